@@ -1,0 +1,49 @@
+# Two commands for a fresh Debian machine (run as root, or with sudo available):
+#   make demo   install what is missing, then run the demo on embedded defaults
+#   make test   install what is missing, then run lint and the test suite
+# Both are idempotent: apt packages are installed only when missing, the virtualenv is
+# rebuilt only when pyproject.toml changes.
+
+SHELL := /bin/bash
+APT_PACKAGES := ffmpeg xvfb obs-studio mosquitto pulseaudio openbox x11-utils xdotool \
+	nginx libnginx-mod-rtmp libportaudio2 libsndfile1 chromium python3-venv python3-pip
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PYTEST_ARGS ?=
+
+.PHONY: demo test deps apt venv lint bench clean
+
+demo: deps
+	$(VENV)/bin/tally demo
+
+test: deps lint
+	$(VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+deps: apt $(STAMP)
+
+apt:
+	@missing=""; for p in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing apt packages:$$missing"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(STAMP): pyproject.toml
+	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+lint: deps
+	$(VENV)/bin/ruff check .
+
+bench: deps
+	$(VENV)/bin/python -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,52 @@
+"""`tally` command line. Each subcommand lives in monitor/commands/<name>.py and exposes
+`register(subparsers)`; modules not written yet are simply absent from the help.
+
+Exit codes: 0 done (a score of any size is success), 1 a self-test or check failed,
+2 unusable input (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+#: Subcommand modules, in help order. Each is monitor.commands.<name>.
+COMMANDS = ("tasks", "score", "synth", "selftest", "analyze", "run", "serve", "replay", "demo", "ingest",
+            "obs", "vmix_emulator", "scenario", "dash")
+
+
+class UserError(Exception):
+    """A problem with what the user gave us: printed as one line, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tally", description="Watch media apps at work and score the result.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        modname = f"monitor.commands.{name}"
+        if importlib.util.find_spec(modname) is None:
+            continue
+        importlib.import_module(modname).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"tally {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"tally {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""`tally tasks`: the catalog, with which tasks have a scorer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from verifiers.catalog import FAMILIES, load_catalog
+from verifiers.registry import implemented_ids
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tasks", help="list the task catalog")
+    p.add_argument("--family", choices=FAMILIES)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    done = implemented_ids()
+    tasks = [t for t in cat if not args.family or t.family == args.family]
+    if args.json:
+        out = [{
+            "id": t.id, "family": t.family, "title": t.title, "implemented": t.id in done,
+            "artifacts": [a.path for a in t.artifacts], "live": sorted(t.live), "emulated": t.emulated or None,
+            "checks": [{"name": c.name, "weight": c.weight, "evidence": c.evidence, "params": c.params,
+                        "group": c.group} for c in t.checks],
+            "weight_total": sum(c.weight for c in t.checks),
+        } for t in tasks]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=f"tally tasks ({len(tasks)})")
+    for col in ("id", "family", "impl", "live", "checks", "title"):
+        table.add_column(col)
+    for t in tasks:
+        table.add_row(t.id, t.family, "yes" if t.id in done else "-", ",".join(sorted(t.live)),
+                      " ".join(f"{c.name}:{c.weight:g}" for c in t.checks), t.title)
+    Console().print(table)
+    return 0

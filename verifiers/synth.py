@@ -1,0 +1,177 @@
+"""Synthetic task instances and the self-test that proves each verifier.
+
+An instance folder holds `workdir/` (what the agent gets), `gt/` (hidden truth), `oracle/`
+(a perfect solution's outputs, laid over the work dir) and `mutants/<name>/` (outputs with one
+planted fault) each with `expect.json` = {"lowers": [check names]}. In oracle and mutant folders
+two top-level names are reserved: `expect.json`, and `events.jsonl` (the live evidence a run
+would have recorded for that solution), which are not laid over the work dir.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verifiers.catalog import load_catalog
+from verifiers.registry import verifier_class
+from verifiers.scoring import UnusableInput, score_task
+
+RESERVED = {"expect.json", "events.jsonl"}
+ORACLE_MIN = 99.0
+NOTHING_MAX = 5.0
+UNCHANGED_TOL = 1e-3
+
+
+class InstanceWriter:
+    """What a verifier's `synth` writes through; keeps the folder layout in one place."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        self.root = Path(root)
+        self.seed = seed
+        for sub in ("workdir", "gt", "oracle", "mutants"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    @property
+    def workdir(self) -> Path:
+        return self.root / "workdir"
+
+    @property
+    def gt(self) -> Path:
+        return self.root / "gt"
+
+    @property
+    def oracle(self) -> Path:
+        return self.root / "oracle"
+
+    def mutant(self, name: str, lowers: list[str], why: str = "") -> Path:
+        path = self.root / "mutants" / name
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "expect.json").write_text(json.dumps({"lowers": sorted(lowers), "why": why}, indent=2) + "\n")
+        return path
+
+    @staticmethod
+    def write_json(path: Path, obj: Any) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return path
+
+    @staticmethod
+    def write_events(folder: Path, events: list[dict[str, Any]]) -> Path:
+        """Live evidence for a solution, in the bundle's events.jsonl encoding."""
+        path = folder / "events.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for i, e in enumerate(events):
+                line = {"seq": i, "mono_ns": 0, "wall_time": 0.0, "payload": {}, **e}
+                fh.write(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n")
+        return path
+
+
+def synth_instance(task_id: str, out: Path, seed: int = 0) -> Path:
+    cls = verifier_class(task_id)
+    if cls is None:
+        raise UnusableInput(f"{task_id}: not implemented (no verifier)")
+    verifier = cls(load_catalog().get(task_id))
+    if not verifier.has_synth:
+        raise UnusableInput(f"{task_id}: the verifier has no synthetic instance generator")
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    verifier.synth(InstanceWriter(out, seed), np.random.default_rng(seed))
+    return out
+
+
+def overlay(workdir: Path, solution: Path, dest: Path) -> None:
+    """dest = copy of workdir with the solution's files laid over it (reserved names skipped)."""
+    shutil.copytree(workdir, dest, dirs_exist_ok=True)
+    for item in solution.iterdir():
+        if item.name in RESERVED:
+            continue
+        target = dest / item.name
+        if item.is_dir():
+            shutil.copytree(item, target, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(item, target)
+
+
+def load_solution_events(solution: Path | None) -> list[dict[str, Any]] | None:
+    if solution is None or not (solution / "events.jsonl").exists():
+        return None
+    return [json.loads(line) for line in (solution / "events.jsonl").read_text().splitlines() if line.strip()]
+
+
+def score_solution(task_id: str, inst: Path, solution: Path | None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tally-selftest-") as tmp:
+        work = Path(tmp) / "work"
+        if solution is None:
+            shutil.copytree(inst / "workdir", work)
+        else:
+            overlay(inst / "workdir", solution, work)
+        return score_task(task_id, work, inst / "gt", load_solution_events(solution)).to_dict()
+
+
+@dataclass
+class SelftestResult:
+    task: str
+    ok: bool
+    oracle: float | None = None
+    nothing: float | None = None
+    mutants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "ok": self.ok, "oracle": self.oracle, "nothing": self.nothing,
+                "mutants": self.mutants, "problems": self.problems}
+
+
+def _by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+def selftest_task(task_id: str, seed: int = 0, keep: Path | None = None,
+                  progress: Callable[[str], None] | None = None) -> SelftestResult:
+    res = SelftestResult(task_id, ok=False)
+    with tempfile.TemporaryDirectory(prefix="tally-synth-") as tmp:
+        inst = synth_instance(task_id, (keep or Path(tmp)) / task_id, seed)
+        if progress:
+            progress(f"{task_id}: oracle")
+        oracle = score_solution(task_id, inst, inst / "oracle")
+        res.oracle = oracle["score"]
+        if oracle["score"] < ORACLE_MIN or oracle["errors"]:
+            res.problems.append(f"oracle scored {oracle['score']:.2f} (< {ORACLE_MIN}) or had errors: "
+                                + "; ".join(f"{c['name']}={c['score']:.3f} {c['message']}" for c in oracle["checks"]
+                                            if c["status"] != "pass"))
+        if progress:
+            progress(f"{task_id}: do-nothing")
+        nothing = score_solution(task_id, inst, None)
+        res.nothing = nothing["score"]
+        if nothing["score"] > NOTHING_MAX:
+            res.problems.append(f"do-nothing scored {nothing['score']:.2f} (> {NOTHING_MAX})")
+        base = _by_name(oracle)
+        mutant_dirs = sorted(p for p in (inst / "mutants").iterdir() if p.is_dir())
+        if not mutant_dirs:
+            res.problems.append("no mutants")
+        for mdir in mutant_dirs:
+            if progress:
+                progress(f"{task_id}: mutant {mdir.name}")
+            expect = set(json.loads((mdir / "expect.json").read_text())["lowers"])
+            rep = score_solution(task_id, inst, mdir)
+            got = _by_name(rep)
+            lowered = {n for n in base if got[n]["score"] < base[n]["score"] - UNCHANGED_TOL
+                       or (got[n]["status"] == "error") != (base[n]["status"] == "error")}
+            raised = {n for n in base if got[n]["score"] > base[n]["score"] + UNCHANGED_TOL}
+            ok = lowered == expect and not raised
+            res.mutants[mdir.name] = {"score": rep["score"], "expected": sorted(expect),
+                                      "lowered": sorted(lowered), "ok": ok}
+            if not ok:
+                res.problems.append(f"mutant {mdir.name}: expected to lower {sorted(expect)}, "
+                                    f"lowered {sorted(lowered)}" + (f", raised {sorted(raised)}" if raised else ""))
+    res.ok = not res.problems
+    return res
