@@ -1,0 +1,119 @@
+"""HTTP API of the ingest (aiohttp): `GET /api/streams` (JSON) and `GET /metrics` (Prometheus text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from rtmp.server import IngestServer
+
+
+def _esc(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def streams_payload(server: IngestServer) -> dict[str, Any]:
+    return {"streams": [rec.api_view() for rec in server.registry.all()]}
+
+
+def metrics_text(server: IngestServer) -> str:
+    mt = server.metrics
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+        for labels, value in samples:
+            lines.append(f"{name}{labels} {value:g}" if isinstance(value, float) else f"{name}{labels} {value}")
+
+    metric("tally_rtmp_connections_total", "counter", "TCP connections accepted.", [("", mt.connections_total)])
+    metric("tally_rtmp_connections_active", "gauge", "Open RTMP connections.", [("", mt.connections_active)])
+    metric("tally_rtmp_handshake_failures_total", "counter", "Handshakes failed or timed out.",
+           [("", mt.handshake_failures_total)])
+    metric("tally_rtmp_protocol_errors_total", "counter", "Sessions ended by a protocol error.",
+           [("", mt.protocol_errors_total)])
+    metric("tally_rtmp_internal_errors_total", "counter", "Sessions ended by an internal error.",
+           [("", mt.internal_errors_total)])
+    metric("tally_rtmp_publishes_total", "counter", "Accepted publishes.", [("", mt.publishes_total)])
+    metric("tally_rtmp_publish_rejected_total", "counter", "Refused publishes.", [("", mt.publish_rejected_total)])
+    metric("tally_rtmp_received_bytes_total", "counter", "Bytes received from publishers.",
+           [("", mt.bytes_received_total)])
+    metric("tally_rtmp_media_messages_total", "counter", "Audio/video messages handled.",
+           [("", mt.media_messages_total)])
+    # Histogram: message complete (last byte parsed) → handled (recorded, measured, events emitted).
+    name = "tally_rtmp_message_delay_seconds"
+    lines.append(f"# HELP {name} Delay from a media message's last byte arriving to its handling.")
+    lines.append(f"# TYPE {name} histogram")
+    cum = 0
+    for bound, count in zip(mt.delay_buckets_s, mt.delay_counts, strict=False):
+        cum += count
+        lines.append(f'{name}_bucket{{le="{bound:g}"}} {cum}')
+    cum += mt.delay_counts[-1]
+    lines.append(f'{name}_bucket{{le="+Inf"}} {cum}')
+    lines.append(f"{name}_sum {mt.delay_sum_s:.9f}")
+    lines.append(f"{name}_count {cum}")
+    live = list(server.registry.live.values())
+    metric("tally_rtmp_streams_live", "gauge", "Streams being published.", [("", len(live))])
+    per: dict[str, list[tuple[str, float]]] = {"bytes": [], "fps": [], "video_bps": [], "audio_bps": [],
+                                               "kf": [], "dur": []}
+    for rec in live:
+        snap = rec.stats.snapshot()
+        labels = f'{{app="{_esc(rec.app)}",key="{_esc(rec.key)}"}}'
+        per["bytes"].append((labels, snap["bytes"]))
+        per["dur"].append((labels, float(snap["duration_s"])))
+        if snap["video"]["fps"] is not None:
+            per["fps"].append((labels, float(snap["video"]["fps"])))
+        if snap["video"]["bitrate_bps"] is not None:
+            per["video_bps"].append((labels, float(snap["video"]["bitrate_bps"])))
+        if snap["audio"]["bitrate_bps"] is not None:
+            per["audio_bps"].append((labels, float(snap["audio"]["bitrate_bps"])))
+        if snap["video"]["keyframe_interval_s"]["last"] is not None:
+            per["kf"].append((labels, float(snap["video"]["keyframe_interval_s"]["last"])))
+    metric("tally_rtmp_stream_bytes", "gauge", "Bytes received per live stream.", per["bytes"])
+    metric("tally_rtmp_stream_duration_seconds", "gauge", "Media duration per live stream.", per["dur"])
+    metric("tally_rtmp_stream_video_fps", "gauge", "Measured frame rate.", per["fps"])
+    metric("tally_rtmp_stream_video_bitrate_bps", "gauge", "Measured video bitrate (recent GOPs).",
+           per["video_bps"])
+    metric("tally_rtmp_stream_audio_bitrate_bps", "gauge", "Measured audio bitrate.", per["audio_bps"])
+    metric("tally_rtmp_stream_keyframe_interval_seconds", "gauge", "Last keyframe interval.", per["kf"])
+    return "\n".join(lines) + "\n"
+
+
+def build_app(server: IngestServer) -> web.Application:
+    app = web.Application()
+
+    async def streams(_request: web.Request) -> web.Response:
+        return web.json_response(streams_payload(server))
+
+    async def metrics(_request: web.Request) -> web.Response:
+        return web.Response(text=metrics_text(server), content_type="text/plain", charset="utf-8",
+                            headers={"X-Content-Format": "prometheus-0.0.4"})
+
+    app.router.add_get("/api/streams", streams)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+class ApiServer:
+    """Runs the aiohttp app on host:port next to an IngestServer."""
+
+    def __init__(self, server: IngestServer, host: str = "127.0.0.1", port: int = 8181) -> None:
+        self.server = server
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(build_app(self.server), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None)  # port 0 → the real one
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

@@ -1,0 +1,99 @@
+"""The ingest server: listens, runs sessions, ticks stats at 1 Hz, shuts down cleanly.
+
+Embeddable: `tally ingest` runs it standalone, `tally run/serve` will start the same object.
+It reports only through the `on_event(kind, payload)` callback it is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES
+from rtmp.session import EventCallback, IngestMetrics, RtmpSession, SessionConfig, SessionContext
+from rtmp.streams import StreamRegistry
+
+
+@dataclass
+class IngestConfig:
+    host: str = "127.0.0.1"
+    port: int = 1935
+    record_dir: Path | None = None
+    allowed_keys: set[str] = field(default_factory=set)
+    allow_any: bool = False
+    handshake_timeout_s: float = 10.0
+    idle_timeout_s: float = 30.0
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    stats_interval_s: float = 1.0
+
+
+class IngestServer:
+    def __init__(self, config: IngestConfig, on_event: EventCallback | None = None) -> None:
+        self.config = config
+        self._on_event = on_event
+        self.registry = StreamRegistry(config.allowed_keys, config.allow_any)
+        self.ctx = SessionContext(
+            SessionConfig(record_dir=config.record_dir, handshake_timeout_s=config.handshake_timeout_s,
+                          idle_timeout_s=config.idle_timeout_s, max_message_bytes=config.max_message_bytes),
+            self.registry, self._emit)
+        self._server: asyncio.Server | None = None
+        self._tick_task: asyncio.Task[None] | None = None
+        self.port: int | None = None
+
+    @property
+    def metrics(self) -> IngestMetrics:
+        return self.ctx.metrics
+
+    def _emit(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(kind, payload)
+        except Exception:  # a consumer's bug must never take a session down
+            pass
+
+    async def start(self) -> None:
+        if self.config.record_dir is not None:
+            self.config.record_dir.mkdir(parents=True, exist_ok=True)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: RtmpSession(self.ctx), self.config.host, self.config.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._tick_task = asyncio.create_task(self._tick(), name="rtmp-stats-tick")
+        self._emit("listening", {"host": self.config.host, "port": self.port,
+                                 "record_dir": str(self.config.record_dir) if self.config.record_dir else None})
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.stats_interval_s)
+            now = time.monotonic()
+            for session in list(self.ctx.sessions):
+                session.check_idle(now)
+            for rec in list(self.registry.live.values()):
+                self._emit("stats", {"app": rec.app, "key": rec.key, "client": rec.client, **rec.stats.snapshot()})
+
+    async def stop(self) -> None:
+        """Stop listening, finish every recording (reason server_shutdown), close every connection."""
+        if self._tick_task is not None:
+            self._tick_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._tick_task
+            self._tick_task = None
+        if self._server is not None:
+            self._server.close()
+        for session in list(self.ctx.sessions):
+            session.close("server_shutdown")
+        if self._server is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+            self._server = None
+
+    async def __aenter__(self) -> IngestServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -1,0 +1,209 @@
+"""Live per-stream measurement from the bitstream (timestamps and byte counts), not from claims.
+
+Windows use *media* time (message timestamps), so a burst of buffered data after a network stall
+does not look like a bitrate spike. Sequence headers and metadata are excluded from bitrates
+(a CBR check must not count them). Bitrate over whole GOPs is the figure to compare with a CBR
+setting: x264's VBV lets single seconds swing, a GOP evens them out.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+#: How much media time the fps window covers.
+FPS_WINDOW_MS = 5000
+#: The live `bitrate_bps` averages at most this many of the most recent complete GOPs.
+GOPS_FOR_BITRATE = 5
+
+
+def _summary(values: list[float] | deque[float]) -> dict[str, float | None]:
+    if not values:
+        return {"last": None, "mean": None, "min": None, "max": None}
+    return {"last": round(values[-1], 4), "mean": round(sum(values) / len(values), 4),
+            "min": round(min(values), 4), "max": round(max(values), 4)}
+
+
+@dataclass
+class _Track:
+    """Byte/timestamp bookkeeping shared by audio and video."""
+
+    frames: int = 0
+    bytes: int = 0               # media payload bytes, sequence headers excluded
+    first_ts_ms: int | None = None
+    last_ts_ms: int | None = None
+    last_bytes: int = 0          # size of the most recent frame (excluded from span bitrates)
+    window: deque[tuple[int, int]] = field(default_factory=deque)  # (ts_ms, bytes) for the last ~5 s
+    backwards: int = 0           # timestamps that went back
+
+    def add(self, ts_ms: int, size: int) -> None:
+        if self.first_ts_ms is None:
+            self.first_ts_ms = ts_ms
+        elif self.last_ts_ms is not None and ts_ms < self.last_ts_ms:
+            self.backwards += 1
+        self.frames += 1
+        self.bytes += size
+        self.last_ts_ms = ts_ms
+        self.last_bytes = size
+        w = self.window
+        w.append((ts_ms, size))
+        while w and w[0][0] < ts_ms - FPS_WINDOW_MS:
+            w.popleft()
+
+    def overall_bps(self) -> float | None:
+        """Bytes of every frame but the last, over the span from first to last timestamp."""
+        if self.first_ts_ms is None or self.last_ts_ms is None or self.last_ts_ms <= self.first_ts_ms:
+            return None
+        return (self.bytes - self.last_bytes) * 8000 / (self.last_ts_ms - self.first_ts_ms)
+
+    def window_bps(self, span_ms: int) -> float | None:
+        """Bitrate over the last `span_ms` of media time, ending at the newest frame."""
+        if not self.window or self.last_ts_ms is None:
+            return None
+        start = self.last_ts_ms - span_ms
+        if self.first_ts_ms is None or self.first_ts_ms > start:
+            return None
+        total = sum(size for ts, size in self.window if start <= ts < self.last_ts_ms)
+        return total * 8000 / span_ms
+
+    def rate_hz(self) -> float | None:
+        w = self.window
+        if len(w) < 2 or w[-1][0] <= w[0][0]:
+            return None
+        return (len(w) - 1) * 1000 / (w[-1][0] - w[0][0])
+
+
+class StreamStats:
+    """Everything measured about one published stream; `snapshot()` is what events/API show."""
+
+    def __init__(self) -> None:
+        self.video = _Track()
+        self.audio = _Track()
+        self.video_codec: str | None = None
+        self.video_config: dict[str, Any] = {}
+        self.audio_codec: str | None = None
+        self.audio_config: dict[str, Any] = {}
+        self.metadata_claimed: dict[str, Any] = {}
+        self.total_bytes = 0            # every audio/video/data body, headers included
+        self.keyframes = 0
+        self._last_kf_ts: int | None = None
+        self._gop_bytes = 0
+        self.keyframe_intervals_s: list[float] = []
+        self.gop_bitrates_bps: list[float] = []
+        self._gop_spans: deque[tuple[int, int]] = deque(maxlen=GOPS_FOR_BITRATE)  # (bytes, ms)
+        self.max_abs_skew_ms = 0
+        self.video_gaps = 0             # frame intervals over 1.5× the typical one (drops)
+        self._typical_interval_ms: float | None = None
+
+    # --- feeding ---------------------------------------------------------------------------------
+    def add_bytes(self, n: int) -> None:
+        self.total_bytes += n
+
+    def on_video_frame(self, ts_ms: int, payload_bytes: int, keyframe: bool) -> None:
+        v = self.video
+        prev = v.last_ts_ms
+        if keyframe:
+            if self._last_kf_ts is not None and ts_ms > self._last_kf_ts:
+                span = ts_ms - self._last_kf_ts
+                self.keyframe_intervals_s.append(span / 1000)
+                self.gop_bitrates_bps.append(self._gop_bytes * 8000 / span)
+                self._gop_spans.append((self._gop_bytes, span))
+                del self.keyframe_intervals_s[:-1000]
+                del self.gop_bitrates_bps[:-1000]
+            self._last_kf_ts = ts_ms
+            self._gop_bytes = 0
+            self.keyframes += 1
+        if self._last_kf_ts is not None:
+            self._gop_bytes += payload_bytes
+        v.add(ts_ms, payload_bytes)
+        if prev is not None and ts_ms > prev:
+            interval = ts_ms - prev
+            typical = self._typical_interval_ms
+            if typical is not None and interval > 1.5 * typical + 1:
+                self.video_gaps += 1
+            # Slow-moving estimate so one gap does not redefine "typical".
+            self._typical_interval_ms = interval if typical is None else typical * 0.95 + interval * 0.05
+        self._skew()
+
+    def on_audio_frame(self, ts_ms: int, payload_bytes: int) -> None:
+        self.audio.add(ts_ms, payload_bytes)
+        self._skew()
+
+    def _skew(self) -> None:
+        a, v = self.audio.last_ts_ms, self.video.last_ts_ms
+        if a is not None and v is not None:
+            self.max_abs_skew_ms = max(self.max_abs_skew_ms, abs(a - v))
+
+    # --- reading ---------------------------------------------------------------------------------
+    def gop_bitrate_bps(self) -> float | None:
+        if not self._gop_spans:
+            return None
+        total_bytes = sum(b for b, _ in self._gop_spans)
+        total_ms = sum(ms for _, ms in self._gop_spans)
+        return total_bytes * 8000 / total_ms if total_ms else None
+
+    def duration_s(self) -> float:
+        firsts = [t.first_ts_ms for t in (self.video, self.audio) if t.first_ts_ms is not None]
+        lasts = [t.last_ts_ms for t in (self.video, self.audio) if t.last_ts_ms is not None]
+        if not firsts or not lasts:
+            return 0.0
+        return max(0, max(lasts) - min(firsts)) / 1000
+
+    def snapshot(self) -> dict[str, Any]:
+        v, a = self.video, self.audio
+        live_bps = self.gop_bitrate_bps()
+        if live_bps is None:
+            live_bps = v.window_bps(1000)
+        skew = (a.last_ts_ms - v.last_ts_ms) if a.last_ts_ms is not None and v.last_ts_ms is not None else None
+        return {
+            "duration_s": round(self.duration_s(), 3),
+            "bytes": self.total_bytes,
+            "av_skew_ms": skew,
+            "max_abs_av_skew_ms": self.max_abs_skew_ms,
+            "video": {
+                "codec": self.video_codec,
+                **self.video_config,
+                "frames": v.frames,
+                "keyframes": self.keyframes,
+                "fps": _round(v.rate_hz(), 3),
+                "fps_overall": _round(((v.frames - 1) * 1000 / (v.last_ts_ms - v.first_ts_ms))
+                                      if v.frames > 1 and v.last_ts_ms and v.first_ts_ms is not None
+                                      and v.last_ts_ms > v.first_ts_ms else None, 3),
+                "bitrate_bps": _round(live_bps, 0),
+                "bitrate_1s_bps": _round(v.window_bps(1000), 0),
+                "bitrate_gop_bps": _summary(self.gop_bitrates_bps),
+                "bitrate_overall_bps": _round(v.overall_bps(), 0),
+                "keyframe_interval_s": _summary(self.keyframe_intervals_s),
+                "gaps": self.video_gaps,
+                "timestamps_backwards": v.backwards,
+                "bytes": v.bytes,
+                "first_ts_ms": v.first_ts_ms,
+                "last_ts_ms": v.last_ts_ms,
+            },
+            "audio": {
+                "codec": self.audio_codec,
+                **self.audio_config,
+                "frames": a.frames,
+                "bitrate_bps": _round(a.overall_bps(), 0),
+                "bitrate_1s_bps": _round(a.window_bps(1000), 0),
+                "frame_rate_hz": _round(a.rate_hz(), 3),
+                "timestamps_backwards": a.backwards,
+                "bytes": a.bytes,
+                "first_ts_ms": a.first_ts_ms,
+                "last_ts_ms": a.last_ts_ms,
+            },
+            "claimed": dict(self.metadata_claimed),
+        }
+
+
+def _round(x: float | None, nd: int) -> float | None:
+    if x is None:
+        return None
+    return round(x, nd) if nd else float(round(x))
+
+
+#: onMetaData keys worth comparing with measurements.
+CLAIM_KEYS = ("width", "height", "framerate", "videodatarate", "audiodatarate", "audiosamplerate",
+              "audiosamplesize", "stereo", "audiochannels", "videocodecid", "audiocodecid", "encoder",
+              "duration")

@@ -1,0 +1,150 @@
+"""Which streams exist: keyed on (app, key without ?query), with allow-list and replacement rules.
+
+The registry only decides and remembers; sessions do the I/O. Ended streams stay listed (up to
+`max_history`) so the API can show what happened after a publisher left.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rtmp.stats import StreamStats
+
+MAX_NAME_BYTES = 128
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def split_key(raw: str) -> str:
+    """Stream key without its `?query` (tokens some services append)."""
+    return raw.split("?", 1)[0]
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` (an app or key) is unsafe as a registry key and a path component, or None."""
+    if not name:
+        return "empty"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"longer than {MAX_NAME_BYTES} bytes"
+    if ".." in name or name == ".":
+        return "contains '..'"
+    if "/" in name or "\\" in name:
+        return "contains a path separator"
+    if _CONTROL.search(name):
+        return "contains control characters"
+    return None
+
+
+@dataclass
+class StreamRecord:
+    """One publish of (app, key), live or ended."""
+
+    app: str
+    key: str
+    client: str
+    started_at: float
+    stats: StreamStats = field(default_factory=StreamStats)
+    state: str = "live"
+    ended_at: float | None = None
+    end_reason: str | None = None
+    recording: str | None = None
+    #: Called to drop this publisher when a new one takes the key over.
+    drop: Callable[[str], None] | None = field(default=None, repr=False)
+
+    def api_view(self) -> dict[str, Any]:
+        """The exact shape `GET /api/streams` promises for one stream."""
+        snap = self.stats.snapshot()
+        v, a = snap["video"], snap["audio"]
+        return {
+            "app": self.app,
+            "key": self.key,
+            "state": self.state,
+            "client": self.client,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.started_at))
+            + f".{int(self.started_at * 1000) % 1000:03d}Z",
+            "duration_s": snap["duration_s"],
+            "bytes": snap["bytes"],
+            "recording": self.recording,
+            "video": {
+                "codec": v["codec"],
+                "profile": v.get("profile"),
+                "width": v.get("width"),
+                "height": v.get("height"),
+                "fps": v["fps"],
+                "bitrate_bps": v["bitrate_bps"],
+                "keyframe_interval_s": v["keyframe_interval_s"],
+            },
+            "audio": {
+                "codec": a["codec"],
+                "sample_rate_hz": a.get("sample_rate_hz"),
+                "channels": a.get("channels"),
+                "bitrate_bps": a["bitrate_bps"],
+            },
+        }
+
+
+class PublishRefused(Exception):
+    """Publish not allowed; `code` is the NetStream status code to send."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class StreamRegistry:
+    def __init__(self, allowed_keys: set[str] | None = None, allow_any: bool = False,
+                 max_history: int = 1000) -> None:
+        if not allow_any and not allowed_keys:
+            raise ValueError("give allowed keys or allow_any")
+        self.allowed_keys = set(allowed_keys or ())
+        self.allow_any = allow_any
+        self.max_history = max_history
+        self.live: dict[tuple[str, str], StreamRecord] = {}
+        self.history: list[StreamRecord] = []
+
+    def check(self, app: str, raw_key: str) -> str:
+        """Return the registry key for a publish or raise PublishRefused (BadName)."""
+        key = split_key(raw_key)
+        problem = name_problem(key)
+        if problem:
+            raise PublishRefused("NetStream.Publish.BadName", f"unsafe stream key: {problem}")
+        problem = name_problem(app)
+        if problem:
+            raise PublishRefused("NetStream.Publish.BadName", f"unsafe app name: {problem}")
+        if not self.allow_any and key not in self.allowed_keys:
+            raise PublishRefused("NetStream.Publish.BadName", "stream key not allowed")
+        return key
+
+    def start(self, app: str, key: str, client: str) -> StreamRecord:
+        """Register a new live stream. The caller has already dropped any stale publisher."""
+        stale = self.live.pop((app, key), None)
+        if stale is not None:
+            self.end(stale, "replaced")
+        rec = StreamRecord(app, key, client, time.time())
+        self.live[(app, key)] = rec
+        self.history.append(rec)
+        if len(self.history) > self.max_history:
+            # Forget the oldest *ended* streams first; live ones are always listed.
+            for i, old in enumerate(self.history):
+                if old.state != "live":
+                    del self.history[i]
+                    break
+        return rec
+
+    def end(self, rec: StreamRecord, reason: str) -> bool:
+        """Mark ended; False if it already was (exactly one unpublish per stream)."""
+        if rec.state != "live":
+            return False
+        rec.state = "ended"
+        rec.ended_at = time.time()
+        rec.end_reason = reason
+        if self.live.get((rec.app, rec.key)) is rec:
+            del self.live[(rec.app, rec.key)]
+        return True
+
+    def all(self) -> list[StreamRecord]:
+        return list(self.history)
