@@ -88,9 +88,11 @@ class EventBus:
         fresh = {s.name: s.dropped - s._reported_dropped for s in self._subs if s.dropped > s._reported_dropped}
         if not fresh:
             return None
+        event = self.emit("bus", "drops", {"new_drops": fresh, "total_drops": self.drops})
+        # A full queue also drops the report itself; count that as reported, or reports never end.
         for s in self._subs:
             s._reported_dropped = s.dropped
-        return self.emit("bus", "drops", {"new_drops": fresh, "total_drops": self.drops})
+        return event
 
     async def _drop_reporter(self) -> None:
         while True:

@@ -12,13 +12,13 @@ import importlib
 import importlib.util
 import sys
 
+from monitor.errors import UserError
+
+__all__ = ["UserError", "main"]
+
 #: Subcommand modules, in help order. Each is monitor.commands.<name>.
 COMMANDS = ("tasks", "score", "synth", "selftest", "analyze", "run", "serve", "replay", "demo", "ingest",
             "obs", "vmix_emulator", "scenario", "dash")
-
-
-class UserError(Exception):
-    """A problem with what the user gave us: printed as one line, exit 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,183 @@
+"""Shared scoring for "place these effects at these frames" tasks (T01, T14 and kin).
+
+GT (gt/events.json): {"fps": 24, "sample_rate_hz": 48000,
+                      "events": [{"frame": 37, "sample": "door_slam.wav", "label": "door slam"}, ...]}
+
+How a render is judged:
+1. Onsets are detected in the render (verifiers.measure.onsets).
+2. Each GT event is paired with the nearest unused onset within `pair_window_s`.
+3. Each paired onset is identified against the library (verifiers.measure.identify.match_at).
+   An onset only counts as *in sync* if some library sound is really there (ncc >= min_ncc):
+   a click train or noise would otherwise put an onset within a frame of every event.
+4. Onsets paired with no GT event, and carrying a library sound, are extras.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.measure.audio_io import Audio, load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.identify import Match, match_at
+from verifiers.measure.onsets import Onset, detect_onsets
+
+ANALYSIS_RATE_HZ = 48_000
+
+
+@dataclass(frozen=True)
+class GTEvent:
+    frame: int
+    sample: str
+    label: str
+
+    def time_s(self, fps: float) -> float:
+        return self.frame / fps
+
+
+@dataclass(frozen=True)
+class EventGT:
+    fps: float
+    sample_rate_hz: int
+    events: tuple[GTEvent, ...]
+
+
+def load_event_gt(ctx: ScoreContext, rel: str = "events.json") -> EventGT:
+    raw = ctx.gt_json(rel)
+    try:
+        fps = float(raw["fps"])
+        events = tuple(GTEvent(int(e["frame"]), str(e["sample"]), str(e.get("label", ""))) for e in raw["events"])
+        rate = int(raw.get("sample_rate_hz", 48_000))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth {rel} malformed: {exc}") from None
+    if fps <= 0 or not events:
+        raise GTError(f"ground truth {rel}: fps must be > 0 and events non-empty")
+    return EventGT(fps, rate, events)
+
+
+def load_library(folder: Path) -> dict[str, np.ndarray]:
+    """Library WAVs as mono arrays at the analysis rate; an unreadable library is a GT problem."""
+    if not folder.is_dir():
+        raise GTError(f"sample library missing: {folder}")
+    lib: dict[str, np.ndarray] = {}
+    for path in sorted(folder.glob("*.wav")):
+        try:
+            lib[path.name] = load_audio(path, sample_rate_hz=ANALYSIS_RATE_HZ).mono
+        except MediaError as exc:
+            raise GTError(f"library sample unreadable: {exc}") from None
+    if not lib:
+        raise GTError(f"sample library {folder} holds no WAV files")
+    return lib
+
+
+def load_render(ctx: ScoreContext, rel: str) -> Audio:
+    path = ctx.artifact(rel)
+    try:
+        return load_audio(path)
+    except MediaError as exc:
+        raise AgentOutputError(f"{rel} unusable: {exc}") from None
+
+
+@dataclass
+class PairedEvent:
+    gt: GTEvent
+    gt_time_s: float
+    onset: Onset | None
+    best: Match | None
+
+
+def pair_events(gt: EventGT, onsets: list[Onset], mix: np.ndarray, library: dict[str, np.ndarray],
+                pair_window_s: float, min_ncc: float) -> tuple[list[PairedEvent], list[tuple[Onset, Match]]]:
+    """Pair GT events to onsets (nearest first, one-to-one) and identify what sits at each onset."""
+    candidates = sorted(
+        ((abs(o.time_s - e.time_s(gt.fps)), i, j) for i, e in enumerate(gt.events) for j, o in enumerate(onsets)
+         if abs(o.time_s - e.time_s(gt.fps)) <= pair_window_s),
+    )
+    used_e: dict[int, int] = {}
+    used_o: set[int] = set()
+    for _d, i, j in candidates:
+        if i in used_e or j in used_o:
+            continue
+        used_e[i] = j
+        used_o.add(j)
+    identified: dict[int, Match | None] = {}
+
+    def ident(j: int) -> Match | None:
+        if j not in identified:
+            matches = match_at(mix, ANALYSIS_RATE_HZ, library, onsets[j].time_s, search_s=0.02)
+            identified[j] = matches[0] if matches and matches[0].ncc >= min_ncc else None
+        return identified[j]
+
+    paired = []
+    for i, e in enumerate(gt.events):
+        j = used_e.get(i)
+        paired.append(PairedEvent(e, e.time_s(gt.fps), onsets[j] if j is not None else None,
+                                  ident(j) if j is not None else None))
+    extras = []
+    for j, o in enumerate(onsets):
+        if j in used_o:
+            continue
+        m = ident(j)
+        if m is not None:
+            extras.append((o, m))
+    # A sound's own decay can yield a second onset; it is the same sound, not an extra.
+    extras = [(o, m) for o, m in extras
+              if not any(p.onset is not None and 0 < o.time_s - p.onset.time_s < len(library[m.name]) / ANALYSIS_RATE_HZ
+                         and p.best is not None and p.best.name == m.name for p in paired)]
+    return paired, extras
+
+
+def score_event_sync(ctx: ScoreContext, checks: Any, output_rel: str, library_rel: str,
+                     sync: str = "sync", sound: str = "correct_sound", spec: str | None = "render_spec") -> None:
+    """Fill the sync / correct-sound / render-spec checks of an event-placement task."""
+    gt = load_event_gt(ctx)
+    library = load_library(ctx.input(library_rel))
+    render = load_render(ctx, output_rel)
+    mix = render.mono if render.sample_rate_hz == ANALYSIS_RATE_HZ else load_audio(
+        ctx.artifact(output_rel), sample_rate_hz=ANALYSIS_RATE_HZ).mono
+    sp, cp = checks.params(sync), checks.params(sound)
+    tol_frames = float(sp.get("tolerance_frames", 1))
+    min_ncc = float(cp.get("min_ncc", 0.6))
+    pair_window_s = float(sp.get("pair_window_s", 0.5))
+    onsets = detect_onsets(mix, ANALYSIS_RATE_HZ)
+    paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc)
+
+    per_event = []
+    in_sync = correct = 0
+    for p in paired:
+        err_frames = None if p.onset is None else (p.onset.time_s - p.gt_time_s) * gt.fps
+        ok_sync = err_frames is not None and p.best is not None and abs(err_frames) <= tol_frames + 1e-9
+        ok_sound = p.best is not None and p.best.name == p.gt.sample
+        in_sync += ok_sync
+        correct += ok_sound
+        per_event.append({
+            "label": p.gt.label, "gt_frame": p.gt.frame, "gt_sample": p.gt.sample,
+            "onset_s": None if p.onset is None else round(p.onset.time_s, 4),
+            "error_frames": None if err_frames is None else round(err_frames, 3),
+            "found_sample": None if p.best is None else p.best.name,
+            "ncc": None if p.best is None else round(p.best.ncc, 3),
+            "in_sync": bool(ok_sync), "correct_sound": bool(ok_sound),
+        })
+    n = len(paired)
+    checks.set(sync, in_sync / n, {"events": per_event, "tolerance_frames": tol_frames, "fps": gt.fps},
+               f"{in_sync}/{n} events within ±{tol_frames:g} frame(s)")
+    checks.set(sound, correct / n, {"events": [{k: e[k] for k in ("label", "gt_sample", "found_sample", "ncc")}
+                                               for e in per_event], "min_ncc": min_ncc},
+               f"{correct}/{n} events carry the right library sample")
+    if spec is None:
+        return
+    pp = checks.params(spec)
+    want_rate = int(pp.get("sample_rate_hz", gt.sample_rate_hz))
+    penalty = float(pp.get("extra_event_penalty", 0.5))
+    rate_ok = render.sample_rate_hz == want_rate
+    extras_score = max(0.0, 1.0 - penalty * len(extras))
+    checks.set(spec, 0.5 * rate_ok + 0.5 * extras_score, {
+        "sample_rate_hz": render.sample_rate_hz, "want_sample_rate_hz": want_rate,
+        "channels": render.info.channels, "bit_depth": render.info.bit_depth,
+        "extra_events": [{"onset_s": round(o.time_s, 4), "sample": m.name, "ncc": round(m.ncc, 3)} for o, m in extras],
+    }, ("rate ok" if rate_ok else f"render is {render.sample_rate_hz} Hz, task asks {want_rate} Hz")
+        + f"; {len(extras)} extra event(s)")
