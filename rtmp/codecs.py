@@ -34,6 +34,7 @@ class VideoTag:
     cts_ms: int           # composition offset (signed 24-bit); 0 when the format has none
     payload_offset: int   # where the codec payload (config record or frames) starts
     enhanced: bool = False
+    end_of_sequence: bool = False  # AVC packet type 2 / SequenceEnd: not a frame
 
 
 @dataclass(slots=True)
@@ -63,14 +64,15 @@ def parse_video_tag(body: bytes) -> VideoTag:
                 raise CodecError("enhanced coded frame truncated")
             cts = _si24(body, 5)
             off = 8
-        return VideoTag(codec, frame_type == 1, packet_type == 0, cts, off, enhanced=True)
+        return VideoTag(codec, frame_type == 1, packet_type == 0, cts, off, enhanced=True,
+                        end_of_sequence=packet_type == 2)
     frame_type = b0 >> 4
     codec_id = b0 & 0x0F
     codec = _VIDEO_CODECS.get(codec_id, f"flv:{codec_id}")
     if codec_id in (7, 12):
         if len(body) < 5:
             raise CodecError("AVC video header truncated")
-        return VideoTag(codec, frame_type == 1, body[1] == 0, _si24(body, 2), 5)
+        return VideoTag(codec, frame_type == 1, body[1] == 0, _si24(body, 2), 5, end_of_sequence=body[1] == 2)
     return VideoTag(codec, frame_type == 1, False, 0, 1)
 
 

@@ -413,7 +413,7 @@ class RtmpSession(asyncio.Protocol):
                 stats.video_config = info
                 self.ctx.emit("sequence_header", {"app": rec.app, "key": rec.key, "track": "video",
                                                   "codec": vt.codec, "enhanced": vt.enhanced, **info})
-            else:
+            elif not vt.end_of_sequence:
                 stats.on_video_frame(ts, len(body) - vt.payload_offset, vt.keyframe)
             tag_type = TAG_VIDEO
         else:
