@@ -1,0 +1,24 @@
+"""Each sound-family verifier proves itself on a seed-fixed synthetic instance.
+
+selftest_task scores the oracle (>= 99), the untouched work dir (<= 5) and every mutant, which must
+lower exactly the checks its expect.json names. Instances are a few seconds of audio.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifiers.synth import selftest_task
+
+TASKS = [
+    "R06.07.01.03-T01",
+]
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_selftest(task_id: str) -> None:
+    res = selftest_task(task_id, seed=7)
+    assert res.ok, res.problems
+    assert res.oracle is not None and res.oracle >= 99
+    assert res.nothing is not None and res.nothing <= 5
+    assert len(res.mutants) >= 3

@@ -1,0 +1,52 @@
+"""Small helpers shared by the sound-family task modules (writing fixtures, loading renders).
+
+Signal processing lives in verifiers.measure; this module only moves files and arrays around.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.measure.audio_io import Audio, load_audio, resample
+from verifiers.measure.errors import MediaError
+
+RATE_HZ = 48_000
+
+
+def write_wav(path: Path, data: np.ndarray, rate: int = RATE_HZ, subtype: str = "PCM_24") -> Path:
+    """Write a WAV (creating folders); data at `RATE_HZ` is resampled when `rate` differs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arr = np.asarray(data, dtype=np.float64)
+    if rate != RATE_HZ:
+        arr = resample(arr, RATE_HZ, rate)
+    sf.write(str(path), arr, rate, subtype=subtype)
+    return path
+
+
+def truncate_file(path: Path) -> Path:
+    """Cut a written file in half: the 'render died mid-write' mutant."""
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2])
+    return path
+
+
+def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> tuple[Audio, np.ndarray]:
+    """(file as written, samples at `rate_hz`): a broken render is the agent's failure, named."""
+    path = ctx.artifact(rel)
+    try:
+        audio = load_audio(path)
+    except MediaError as exc:
+        raise AgentOutputError(f"{rel} unusable: {exc}") from None
+    samples = audio.samples
+    if rate_hz is not None and audio.sample_rate_hz != rate_hz:
+        samples = resample(samples, audio.sample_rate_hz, rate_hz)
+    return audio, samples
+
+
+def format_note(audio: Audio) -> str:
+    """'48000 Hz, 2 ch, PCM_24' for messages."""
+    return f"{audio.sample_rate_hz} Hz, {audio.channels} ch, {audio.info.subtype}"
