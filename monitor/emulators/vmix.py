@@ -380,6 +380,14 @@ class VmixEmulator:
     # -- lifecycle
 
     async def start(self) -> None:
+        """Bind both APIs and start the timeline; on failure (port in use) nothing is left open."""
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
         if self._http_addr is not None:
             app = web.Application()
             app.router.add_get("/api", self._http_api)

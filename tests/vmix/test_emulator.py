@@ -287,3 +287,30 @@ def test_cli_serves_and_follows_the_script(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_cli_port_in_use_is_one_line_exit_2():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = _cli("--script", str(FIXTURES / "t18_cuts.yaml"), "--http", "127.0.0.1:0", "--tcp", f"127.0.0.1:{port}")
+    assert res.returncode == 2 and "cannot listen" in res.stderr and "Traceback" not in res.stderr
+
+
+async def test_start_failure_leaves_nothing_open():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        http_port = free_port()
+        emu = VmixEmulator(script_from_dict(BASIC), http=("127.0.0.1", http_port), tcp=("127.0.0.1", port))
+        with pytest.raises(OSError):
+            await emu.start()
+    # The HTTP side was torn down again: its port can be bound at once.
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", http_port))
