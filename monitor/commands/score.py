@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from monitor.html_report import write_html_report
 
-        write_html_report(data, args.html)
+        write_html_report(data, args.html, events)
     if args.json:
         print(text)
     else:
