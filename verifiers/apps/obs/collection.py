@@ -1,0 +1,435 @@
+"""OBS scene collection JSON (basic/scenes/<name>.json) -> typed, read-only model.
+
+Tolerant of what OBS 29, 30 and 31 write: uuids may be absent (29.0), groups may be listed in
+`groups` or among `sources`, transitions list only configurable ones (Fade and Cut never appear).
+Strict about shape: a file that is not JSON, is truncated, or has wrong types raises ObsFileError
+naming the file and the offending key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifiers.apps.obs.defaults import with_defaults
+from verifiers.apps.obs.errors import ObsFileError
+from verifiers.apps.obs.hotkeys import decode_bindings
+
+# Alignment bits (libobs obs-defs.h).
+ALIGN_CENTER, ALIGN_LEFT, ALIGN_RIGHT, ALIGN_TOP, ALIGN_BOTTOM = 0, 1, 2, 4, 8
+
+BOUNDS_NONE, BOUNDS_STRETCH, BOUNDS_SCALE_INNER, BOUNDS_SCALE_OUTER = 0, 1, 2, 3
+BOUNDS_SCALE_TO_WIDTH, BOUNDS_SCALE_TO_HEIGHT, BOUNDS_MAX_ONLY = 4, 5, 6
+
+#: Fade and Cut exist in every OBS without being saved in `transitions`.
+BUILTIN_TRANSITIONS = {"Fade": "fade_transition", "Cut": "cut_transition"}
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A scene item's placement, in canvas pixels of its parent scene (rotation in degrees)."""
+
+    pos_x: float = 0.0
+    pos_y: float = 0.0
+    scale_x: float = 1.0
+    scale_y: float = 1.0
+    rot_deg: float = 0.0
+    align: int = ALIGN_LEFT | ALIGN_TOP
+    bounds_type: int = BOUNDS_NONE
+    bounds_x: float = 0.0
+    bounds_y: float = 0.0
+    bounds_align: int = ALIGN_CENTER
+    crop_left: int = 0
+    crop_top: int = 0
+    crop_right: int = 0
+    crop_bottom: int = 0
+
+    def close_to(self, other: Transform, tol_px: float = 0.5, tol_scale: float = 1e-3,
+                 tol_deg: float = 0.01) -> bool:
+        """Same placement within tolerances (positions/bounds in px, scale ratio, rotation)."""
+        px = (self.pos_x - other.pos_x, self.pos_y - other.pos_y, self.bounds_x - other.bounds_x,
+              self.bounds_y - other.bounds_y)
+        crop = (self.crop_left - other.crop_left, self.crop_top - other.crop_top,
+                self.crop_right - other.crop_right, self.crop_bottom - other.crop_bottom)
+        return (all(abs(d) <= tol_px for d in px) and all(abs(d) <= tol_px for d in crop)
+                and abs(self.scale_x - other.scale_x) <= tol_scale
+                and abs(self.scale_y - other.scale_y) <= tol_scale
+                and abs(self.rot_deg - other.rot_deg) <= tol_deg
+                and self.align == other.align and self.bounds_type == other.bounds_type
+                and (self.bounds_type == BOUNDS_NONE or self.bounds_align == other.bounds_align))
+
+
+@dataclass(frozen=True)
+class SceneItem:
+    """One layer of a scene. `index` 0 is the bottom layer (OBS's items[0])."""
+
+    id: int
+    source_name: str
+    scene_name: str
+    index: int
+    visible: bool
+    locked: bool
+    transform: Transform
+    source_uuid: str | None = None
+    blend_type: str = "normal"
+    show_transition: dict[str, Any] = field(default_factory=dict)
+    hide_transition: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.source_name
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A source filter; `settings` are effective (defaults filled in), `raw_settings` as saved."""
+
+    name: str
+    kind: str
+    enabled: bool
+    settings: dict[str, Any]
+    raw_settings: dict[str, Any]
+    index: int
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source as saved: inputs, scenes and groups alike (scenes also appear in `scenes`)."""
+
+    name: str
+    kind: str            # `id` (e.g. "ffmpeg_source", "scene")
+    versioned_id: str    # what OBS instantiates (e.g. "color_source_v3")
+    uuid: str | None
+    settings: dict[str, Any]
+    raw_settings: dict[str, Any]
+    filters: tuple[Filter, ...]
+    hotkeys: dict[str, tuple[str, ...]]
+    muted: bool
+    volume: float        # linear multiplier (1.0 = 0 dB)
+    balance: float
+    mixers: int          # audio track bitmask, bit 0 = track 1
+    monitoring_type: int
+    sync_ns: int
+    enabled: bool
+    private_settings: dict[str, Any]
+
+    @property
+    def volume_db(self) -> float:
+        return 20.0 * math.log10(self.volume) if self.volume > 0 else -math.inf
+
+    @property
+    def tracks(self) -> tuple[int, ...]:
+        """Audio tracks (1-based) the source is routed to."""
+        return tracks_from_mask(self.mixers)
+
+    @property
+    def sync_offset_ms(self) -> float:
+        return self.sync_ns / 1e6
+
+    def filter(self, name: str) -> Filter | None:
+        return next((f for f in self.filters if f.name == name), None)
+
+    def filters_of_kind(self, kind_prefix: str) -> list[Filter]:
+        """Filters whose kind starts with the prefix ("noise_suppress_filter" matches _v2)."""
+        return [f for f in self.filters if f.kind.startswith(kind_prefix)]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A scene (or group) with its items bottom-to-top and its transition override."""
+
+    name: str
+    uuid: str | None
+    items: tuple[SceneItem, ...]
+    source: Source
+    is_group: bool = False
+    custom_size: tuple[int, int] | None = None
+    transition_override: str | None = None
+    transition_override_duration_ms: int | None = None
+
+    def item(self, source_name: str) -> SceneItem | None:
+        """The topmost item showing `source_name` (a scene can show a source twice)."""
+        for it in reversed(self.items):
+            if it.source_name == source_name:
+                return it
+        return None
+
+    def item_names(self) -> list[str]:
+        """Source names bottom -> top."""
+        return [it.source_name for it in self.items]
+
+    def is_topmost(self, source_name: str, among: list[str] | None = None,
+                   visible_only: bool = True) -> bool:
+        """True when `source_name` is above every other (visible) item, or every item in `among`."""
+        items = [it for it in self.items if it.visible or not visible_only]
+        if among is not None:
+            items = [it for it in items if it.source_name in among or it.source_name == source_name]
+        return bool(items) and items[-1].source_name == source_name
+
+    @property
+    def select_hotkeys(self) -> tuple[str, ...]:
+        return self.source.hotkeys.get("OBSBasic.SelectScene", ())
+
+
+@dataclass(frozen=True)
+class Transition:
+    name: str
+    kind: str
+    settings: dict[str, Any]
+    uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class Collection:
+    name: str
+    path: str
+    current_scene: str | None
+    current_program_scene: str | None
+    scene_order: tuple[str, ...]
+    scenes: dict[str, Scene]
+    sources: dict[str, Source]
+    transitions: dict[str, Transition]
+    current_transition: str | None
+    transition_duration_ms: int
+    modules: dict[str, Any]
+    raw: dict[str, Any] = field(repr=False)
+
+    def scene(self, name: str) -> Scene:
+        try:
+            return self.scenes[name]
+        except KeyError:
+            raise KeyError(f"no scene {name!r} in collection {self.name!r}") from None
+
+    def source(self, name: str) -> Source:
+        try:
+            return self.sources[name]
+        except KeyError:
+            raise KeyError(f"no source {name!r} in collection {self.name!r}") from None
+
+    @property
+    def inputs(self) -> dict[str, Source]:
+        """Sources that are neither scenes nor groups."""
+        return {n: s for n, s in self.sources.items() if s.kind not in ("scene", "group")}
+
+    def transition(self, name: str) -> Transition:
+        if name in self.transitions:
+            return self.transitions[name]
+        if name in BUILTIN_TRANSITIONS:
+            return Transition(name, BUILTIN_TRANSITIONS[name], {})
+        raise KeyError(f"no transition {name!r} in collection {self.name!r}")
+
+    def scenes_using(self, source_name: str) -> list[str]:
+        return [s.name for s in self.scenes.values() if any(it.source_name == source_name for it in s.items)]
+
+    def nested_scenes(self, scene_name: str) -> list[str]:
+        """Scenes/groups shown as items of `scene_name` (direct children only)."""
+        return [it.source_name for it in self.scene(scene_name).items if it.source_name in self.scenes]
+
+    def advanced_scene_switcher(self) -> dict[str, Any]:
+        """The advanced-scene-switcher plugin's saved data ({} when the plugin never saved)."""
+        mod = self.modules.get("advanced-scene-switcher")
+        return mod if isinstance(mod, dict) else {}
+
+    def macros(self) -> list[dict[str, Any]]:
+        """advanced-scene-switcher macros as saved (each a dict with at least "name")."""
+        macros = self.advanced_scene_switcher().get("macros", [])
+        return [m for m in macros if isinstance(m, dict)] if isinstance(macros, list) else []
+
+
+def tracks_from_mask(mask: int) -> tuple[int, ...]:
+    """Bitmask (bit 0 = track 1) -> 1-based track numbers, for OBS's six tracks."""
+    return tuple(i + 1 for i in range(6) if mask & (1 << i))
+
+
+def mask_from_tracks(tracks: list[int] | tuple[int, ...]) -> int:
+    return sum(1 << (t - 1) for t in tracks)
+
+
+# ---- parsing -------------------------------------------------------------------------------
+
+def load_collection(path: str | Path) -> Collection:
+    """Read and parse a scene collection file; ObsFileError names the file on any problem."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ObsFileError(p, f"cannot read: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise ObsFileError(p, "empty file")
+    try:
+        obj = json.loads(data)
+    except UnicodeDecodeError:
+        raise ObsFileError(p, "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        hint = " (truncated?)" if exc.pos >= len(data.rstrip()) - 1 else ""
+        raise ObsFileError(p, f"not valid JSON{hint}: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return parse_collection(obj, str(p))
+
+
+def parse_collection(obj: Any, path: str = "<collection>") -> Collection:
+    r = _Reader(path)
+    top = r.obj(obj, "top level")
+    sources_raw = r.list(top.get("sources", []), "sources")
+    groups_raw = r.list(top.get("groups", []), "groups")
+
+    sources: dict[str, Source] = {}
+    for i, s in enumerate([*sources_raw, *groups_raw]):
+        src = _parse_source(r, r.obj(s, f"sources[{i}]"), f"sources[{i}]")
+        sources[src.name] = src
+
+    scenes: dict[str, Scene] = {}
+    for src in sources.values():
+        if src.kind in ("scene", "group"):
+            scenes[src.name] = _parse_scene(r, src)
+
+    transitions: dict[str, Transition] = {}
+    for i, t in enumerate(r.list(top.get("transitions", []), "transitions")):
+        t = r.obj(t, f"transitions[{i}]")
+        kind = r.str(t.get("id", ""), f"transitions[{i}].id")
+        name = r.str(t.get("name", ""), f"transitions[{i}].name")
+        settings = r.obj(t.get("settings", {}), f"transitions[{i}].settings")
+        transitions[name] = Transition(name, kind, with_defaults(kind, settings), t.get("uuid"))
+
+    order = []
+    for i, entry in enumerate(r.list(top.get("scene_order", []), "scene_order")):
+        entry = r.obj(entry, f"scene_order[{i}]")
+        order.append(r.str(entry.get("name", ""), f"scene_order[{i}].name"))
+    if not order:  # very old or hand-written files: fall back to source order
+        order = [n for n, s in scenes.items() if not s.is_group]
+
+    modules = top.get("modules", {})
+    return Collection(
+        name=r.str(top.get("name", ""), "name"),
+        path=path,
+        current_scene=_opt_str(r, top.get("current_scene"), "current_scene"),
+        current_program_scene=_opt_str(r, top.get("current_program_scene"), "current_program_scene"),
+        scene_order=tuple(order),
+        scenes=scenes,
+        sources=sources,
+        transitions=transitions,
+        current_transition=_opt_str(r, top.get("current_transition"), "current_transition"),
+        transition_duration_ms=r.int(top.get("transition_duration", 300), "transition_duration"),
+        modules=modules if isinstance(modules, dict) else {},
+        raw=top,
+    )
+
+
+def _parse_source(r: _Reader, s: dict[str, Any], where: str) -> Source:
+    name = r.str(s.get("name"), f"{where}.name")
+    kind = r.str(s.get("id", ""), f"{where}.id")
+    vid = r.str(s.get("versioned_id", kind), f"{where}.versioned_id")
+    raw_settings = r.obj(s.get("settings", {}), f"{where}.settings")
+    filters = []
+    for j, f in enumerate(r.list(s.get("filters", []), f"{where}.filters")):
+        f = r.obj(f, f"{where}.filters[{j}]")
+        fkind = r.str(f.get("versioned_id", f.get("id", "")), f"{where}.filters[{j}].id")
+        fset = r.obj(f.get("settings", {}), f"{where}.filters[{j}].settings")
+        filters.append(Filter(r.str(f.get("name", ""), f"{where}.filters[{j}].name"), fkind,
+                              r.bool(f.get("enabled", True), f"{where}.filters[{j}].enabled"),
+                              with_defaults(fkind, fset), fset, j))
+    hotkeys_raw = r.obj(s.get("hotkeys", {}), f"{where}.hotkeys")
+    hotkeys = {k: decode_bindings(v) for k, v in hotkeys_raw.items()}
+    return Source(
+        name=name, kind=kind, versioned_id=vid, uuid=s.get("uuid"),
+        settings=with_defaults(vid, raw_settings), raw_settings=raw_settings,
+        filters=tuple(filters), hotkeys=hotkeys,
+        muted=r.bool(s.get("muted", False), f"{where}.muted"),
+        volume=r.num(s.get("volume", 1.0), f"{where}.volume"),
+        balance=r.num(s.get("balance", 0.5), f"{where}.balance"),
+        mixers=r.int(s.get("mixers", 0x3F), f"{where}.mixers"),
+        monitoring_type=r.int(s.get("monitoring_type", 0), f"{where}.monitoring_type"),
+        sync_ns=r.int(s.get("sync", 0), f"{where}.sync"),
+        enabled=r.bool(s.get("enabled", True), f"{where}.enabled"),
+        private_settings=r.obj(s.get("private_settings", {}), f"{where}.private_settings"),
+    )
+
+
+def _parse_scene(r: _Reader, src: Source) -> Scene:
+    where = f"scene {src.name!r}"
+    st = src.raw_settings
+    items = []
+    for i, it in enumerate(r.list(st.get("items", []), f"{where}.items")):
+        w = f"{where}.items[{i}]"
+        it = r.obj(it, w)
+        pos = r.obj(it.get("pos", {}), f"{w}.pos")
+        scale = r.obj(it.get("scale", {}), f"{w}.scale")
+        bounds = r.obj(it.get("bounds", {}), f"{w}.bounds")
+        tf = Transform(
+            pos_x=r.num(pos.get("x", 0.0), f"{w}.pos.x"), pos_y=r.num(pos.get("y", 0.0), f"{w}.pos.y"),
+            scale_x=r.num(scale.get("x", 1.0), f"{w}.scale.x"),
+            scale_y=r.num(scale.get("y", 1.0), f"{w}.scale.y"),
+            rot_deg=r.num(it.get("rot", 0.0), f"{w}.rot"),
+            align=r.int(it.get("align", ALIGN_LEFT | ALIGN_TOP), f"{w}.align"),
+            bounds_type=r.int(it.get("bounds_type", BOUNDS_NONE), f"{w}.bounds_type"),
+            bounds_x=r.num(bounds.get("x", 0.0), f"{w}.bounds.x"),
+            bounds_y=r.num(bounds.get("y", 0.0), f"{w}.bounds.y"),
+            bounds_align=r.int(it.get("bounds_align", 0), f"{w}.bounds_align"),
+            crop_left=r.int(it.get("crop_left", 0), f"{w}.crop_left"),
+            crop_top=r.int(it.get("crop_top", 0), f"{w}.crop_top"),
+            crop_right=r.int(it.get("crop_right", 0), f"{w}.crop_right"),
+            crop_bottom=r.int(it.get("crop_bottom", 0), f"{w}.crop_bottom"),
+        )
+        items.append(SceneItem(
+            id=r.int(it.get("id", i + 1), f"{w}.id"), source_name=r.str(it.get("name"), f"{w}.name"),
+            scene_name=src.name, index=i, visible=r.bool(it.get("visible", True), f"{w}.visible"),
+            locked=r.bool(it.get("locked", False), f"{w}.locked"), transform=tf,
+            source_uuid=it.get("source_uuid"), blend_type=str(it.get("blend_type", "normal")),
+            show_transition=it.get("show_transition") if isinstance(it.get("show_transition"), dict) else {},
+            hide_transition=it.get("hide_transition") if isinstance(it.get("hide_transition"), dict) else {},
+        ))
+    custom = None
+    if st.get("custom_size"):
+        custom = (r.int(st.get("cx", 0), f"{where}.cx"), r.int(st.get("cy", 0), f"{where}.cy"))
+    ps = src.private_settings
+    override = ps.get("transition") if isinstance(ps.get("transition"), str) and ps.get("transition") else None
+    dur = ps.get("transition_duration")
+    return Scene(src.name, src.uuid, tuple(items), src, is_group=src.kind == "group", custom_size=custom,
+                 transition_override=override,
+                 transition_override_duration_ms=int(dur) if isinstance(dur, (int, float)) and override else None)
+
+
+def _opt_str(r: _Reader, v: Any, where: str) -> str | None:
+    return None if v is None else r.str(v, where)
+
+
+class _Reader:
+    """Type-checked access that turns wrong shapes into ObsFileError naming file and key."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _fail(self, where: str, want: str, got: Any) -> ObsFileError:
+        return ObsFileError(self.path, f"{where}: expected {want}, got {type(got).__name__}")
+
+    def obj(self, v: Any, where: str) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            raise self._fail(where, "an object", v)
+        return v
+
+    def list(self, v: Any, where: str) -> list[Any]:
+        if not isinstance(v, list):
+            raise self._fail(where, "a list", v)
+        return v
+
+    def str(self, v: Any, where: str) -> str:
+        if not isinstance(v, str):
+            raise self._fail(where, "a string", v)
+        return v
+
+    def bool(self, v: Any, where: str) -> bool:
+        if not isinstance(v, bool):
+            raise self._fail(where, "true/false", v)
+        return v
+
+    def num(self, v: Any, where: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self._fail(where, "a number", v)
+        return float(v)
+
+    def int(self, v: Any, where: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+            raise self._fail(where, "an integer", v)
+        return int(v)
