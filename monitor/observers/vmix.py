@@ -340,7 +340,13 @@ class VmixObserver:
         version: str | None = None
         while True:
             try:
-                line_b = await reader.readuntil(b"\n")
+                if awaiting is None:
+                    line_b = await reader.readuntil(b"\n")
+                else:  # a peer that never answers our handshake is not a working vMix
+                    line_b = await asyncio.wait_for(reader.readuntil(b"\n"), self.config.request_timeout_s)
+            except TimeoutError:
+                self._tcp.error(f"no reply to {awaiting} within {self.config.request_timeout_s:g} s")
+                return f"no reply to {awaiting}"
             except asyncio.IncompleteReadError as exc:
                 if exc.partial:
                     self._tcp.error("connection closed mid-line", partial=exc.partial[:200].decode("utf-8", "replace"))
@@ -359,7 +365,12 @@ class VmixObserver:
                 if size > MAX_XML_BYTES:
                     self._tcp.error(f"XML reply of {size} bytes exceeds limit")
                     return "protocol error: XML too large"
-                body = await reader.readexactly(size)
+                try:
+                    body = await asyncio.wait_for(reader.readexactly(size), self.config.request_timeout_s + size / 1e6)
+                except (asyncio.IncompleteReadError, TimeoutError) as exc:
+                    got = len(exc.partial) if isinstance(exc, asyncio.IncompleteReadError) else None
+                    self._tcp.error(f"XML reply cut short: announced {size} bytes", received=got)
+                    return "XML reply cut short"
                 self._on_tcp_xml(body)
             elif word == "TALLY":
                 self._on_tally(rest, mono_ns)

@@ -308,3 +308,50 @@ async def test_http_outage_reports_changes_missed_during_the_gap():
         async with emu2:
             prog = await wait_event(sub, lambda e: e.kind == "program")
             assert prog.payload["after_gap"] is True and prog.payload["input"]["title"] == "CAM2"
+
+
+async def test_tcp_garbage_never_kills_the_observer():
+    """Invalid UTF-8, absurd XML lengths, a body cut short, a silent peer: errors/gaps, then recovery."""
+    bus = EventBus()
+    sub = bus.subscribe("test")
+    async with VmixEmulator(script_from_dict(BASIC), http=("127.0.0.1", 0), tcp=("127.0.0.1", 0)) as emu:
+        obs = observer_for(bus, emu, use_http=False, request_timeout_s=0.3)
+        async with obs:
+            for junk, expect in ((b"\xff\xfe\x00TALLY\r\n", "unexpected line"),
+                                 (b"XML 99999999999\r\n", "exceeds limit"),
+                                 (b"XML 500\r\n<vmix>", "cut short")):
+                await wait_event(sub, lambda e: e.kind == "connected")
+                emu.send_tcp_raw(junk)
+                if expect == "cut short":
+                    await asyncio.sleep(0.02)
+                    emu.drop_tcp_clients()
+                err = await wait_event(sub, lambda e: e.kind == "error")
+                assert expect in err.payload["error"], err.payload
+                if expect == "unexpected line":
+                    emu.drop_tcp_clients()
+                assert all(not t.done() for t in obs._tasks)
+            await wait_event(sub, lambda e: e.kind == "connected")
+            emu.apply({"cut": "CAM2"})
+            prog = await wait_event(sub, lambda e: e.kind == "program")
+            assert prog.payload["input"]["number"] == 2
+
+
+async def test_silent_peer_is_an_error_and_a_gap():
+    """Something listens on the port but never answers SUBSCRIBE: not taken for a working vMix."""
+    async def mute(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(mute, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bus = EventBus()
+    sub = bus.subscribe("test")
+    try:
+        async with observer_for(bus, tcp_port=port, use_http=False, request_timeout_s=0.2):
+            err = await wait_event(sub, lambda e: e.kind == "error")
+            assert "no reply to SUBSCRIBE" in err.payload["error"]
+            gap = await wait_event(sub, lambda e: e.kind == "gap.start")
+            assert gap.payload["channel"] == "tcp"
+    finally:
+        server.close()
+        await server.wait_closed()
