@@ -1,0 +1,133 @@
+"""Per-event analysis of a render against a GT event list, for the event-placement tasks.
+
+eventsync.score_event_sync fills the fixed sync / correct-sound / spec trio of T01 and T14; tasks
+with other checks (surface switch, categories, variation, level consistency, removed events) need
+the per-event table itself. This builds it once with eventsync's pairing and identification, and
+keeps each GT event's extra fields (surface, category, ...) next to what was found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from verifiers.base import GTError, ScoreContext
+from verifiers.measure.audio_io import Audio
+from verifiers.measure.identify import Match
+from verifiers.measure.onsets import Onset, detect_onsets
+from verifiers.tasks.sound.common import load_output
+from verifiers.tasks.sound.eventsync import (
+    ANALYSIS_RATE_HZ,
+    EventGT,
+    load_event_gt,
+    load_library,
+    pair_events,
+)
+
+
+@dataclass
+class EventRow:
+    index: int
+    gt: dict[str, Any]  # the raw GT event, extra fields included
+    gt_time_s: float
+    onset_s: float | None
+    error_frames: float | None
+    found: str | None  # library file identified at the onset (None: nothing from the library)
+    ncc: float | None
+    peak: float | None  # peak |x| of the mono mix in the 60 ms after the onset
+    in_sync: bool
+
+    def evidence(self) -> dict[str, Any]:
+        return {"i": self.index, "label": self.gt.get("label", ""), "gt_frame": self.gt["frame"],
+                "onset_s": None if self.onset_s is None else round(self.onset_s, 4),
+                "error_frames": None if self.error_frames is None else round(self.error_frames, 2),
+                "found": self.found, "ncc": None if self.ncc is None else round(self.ncc, 3),
+                "in_sync": self.in_sync}
+
+
+@dataclass
+class Analysis:
+    gt: EventGT
+    raw_gt: dict[str, Any]
+    audio: Audio
+    mix: np.ndarray  # mono at ANALYSIS_RATE_HZ
+    library: dict[str, np.ndarray]
+    rows: list[EventRow]
+    extras: list[tuple[Onset, Match]] = field(default_factory=list)
+    onsets: list[Onset] = field(default_factory=list)
+
+    @property
+    def fps(self) -> float:
+        return self.gt.fps
+
+    def in_sync_count(self) -> int:
+        return sum(r.in_sync for r in self.rows)
+
+
+def peak_after(mix: np.ndarray, t_s: float, span_s: float = 0.06) -> float:
+    a = max(0, round(t_s * ANALYSIS_RATE_HZ))
+    seg = mix[a: a + round(span_s * ANALYSIS_RATE_HZ)]
+    return float(np.max(np.abs(seg))) if len(seg) else 0.0
+
+
+def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames: float = 1.0,
+            min_ncc: float = 0.6, pair_window_s: float = 0.5, gt_rel: str = "events.json",
+            threshold_db: float = 12.0) -> Analysis:
+    """Pair GT events with onsets in the render and identify the library sample at each."""
+    gt = load_event_gt(ctx, gt_rel)
+    raw = ctx.gt_json(gt_rel)
+    library = load_library(ctx.input(library_rel))
+    audio, samples = load_output(ctx, output_rel, ANALYSIS_RATE_HZ)
+    mix = samples.mean(axis=1)
+    onsets = detect_onsets(mix, ANALYSIS_RATE_HZ, threshold_db=threshold_db)
+    paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc)
+    rows = []
+    for i, (p, ev) in enumerate(zip(paired, raw["events"], strict=True)):
+        err = None if p.onset is None else (p.onset.time_s - p.gt_time_s) * gt.fps
+        rows.append(EventRow(
+            index=i, gt=dict(ev), gt_time_s=p.gt_time_s,
+            onset_s=None if p.onset is None else p.onset.time_s, error_frames=err,
+            found=None if p.best is None else p.best.name, ncc=None if p.best is None else p.best.ncc,
+            peak=None if p.onset is None else peak_after(mix, p.onset.time_s),
+            in_sync=err is not None and p.best is not None and abs(err) <= tol_frames + 1e-9))
+    return Analysis(gt, raw, audio, mix, library, rows, extras, onsets)
+
+
+def required_count(params: dict[str, Any], n_gt: int, key: str = "min_events_in_sync", of: str = "events") -> int:
+    """The seed's 'at least K of N' scaled to this instance's N (K/N of the GT events, rounded up)."""
+    if key in params and of in params and int(params[of]) > 0:
+        return int(np.ceil(float(params[key]) / float(params[of]) * n_gt - 1e-9))
+    if "min_in_sync_pct" in params:
+        return int(np.ceil(float(params["min_in_sync_pct"]) / 100.0 * n_gt - 1e-9))
+    return n_gt
+
+
+def threshold_score(count: int, required: int) -> float:
+    """1 at or above the required count, else the fraction of it reached."""
+    return 1.0 if count >= required else count / max(required, 1)
+
+
+def cv_pct(values: list[float]) -> float:
+    arr = np.asarray([v for v in values if v is not None], dtype=float)
+    if len(arr) < 2 or arr.mean() <= 0:
+        return 0.0
+    return float(arr.std() / arr.mean() * 100.0)
+
+
+def category_of(name: str | None, categories: list[str]) -> str | None:
+    """Category of a library file from its name prefix ('punch_2.wav' -> 'punch')."""
+    if name is None:
+        return None
+    stem = name.rsplit(".", 1)[0].lower()
+    for c in sorted(categories, key=len, reverse=True):
+        if stem.startswith(c.lower()):
+            return c
+    return None
+
+
+def require_field(raw: dict[str, Any], key: str) -> Any:
+    if key not in raw:
+        raise GTError(f"ground truth events.json lacks '{key}'")
+    return raw[key]

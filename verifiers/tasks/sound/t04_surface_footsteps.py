@@ -1,0 +1,124 @@
+"""R06.07.01.03-T04: cut footsteps to a walk that changes surface (gravel, then wood).
+
+Work dir: fixtures/walk_scene.ptx (closed format; placeholder), fixtures/foley/gravel_*.wav and
+wood_*.wav. Output: output/footsteps.wav.
+GT: gt/events.json {fps, sample_rate_hz, change_frame, events[{frame, sample, label, surface}]}:
+`frame` is the heel strike, `surface` "gravel" before change_frame and "wood" from it on.
+
+Checks: sync (>= 44 of 48 within ±1 frame, scaled to the instance's step count), surface_switch
+(the identified file's surface is the GT one for every step), no_repeats (no file twice in a row),
+level_consistency (CV of step peaks <= 25%).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound.placed import (
+    analyse,
+    category_of,
+    cv_pct,
+    require_field,
+    required_count,
+    threshold_score,
+)
+
+OUTPUT = "output/footsteps.wav"
+LIBRARY = "fixtures/foley"
+FPS = 24
+SURFACES = ["gravel", "wood"]
+
+
+@register
+class SurfaceFootsteps(TaskVerifier):
+    task_id = "R06.07.01.03-T04"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        sp = checks.params("sync")
+        a = analyse(ctx, OUTPUT, LIBRARY, tol_frames=float(sp.get("tolerance_frames", 1)))
+        change = int(require_field(a.raw_gt, "change_frame"))
+        n = len(a.rows)
+        need = required_count(sp, n)
+        ok = a.in_sync_count()
+        checks.set("sync", threshold_score(ok, need), {"steps": [r.evidence() for r in a.rows], "required": need},
+                   f"{ok}/{n} heel strikes within ±{sp.get('tolerance_frames', 1)} frame (need {need})")
+
+        errors = []
+        for r in a.rows:
+            want = "gravel" if r.gt["frame"] < change else "wood"
+            got = category_of(r.found, SURFACES)
+            if got != want:
+                errors.append({"i": r.index, "gt_frame": r.gt["frame"], "want": want, "got": got})
+        max_err = int(checks.params("surface_switch").get("max_errors", 0))
+        checks.set("surface_switch", 1.0 if len(errors) <= max_err else 1.0 - len(errors) / n,
+                   {"change_frame": change, "errors": errors},
+                   f"{len(errors)} step(s) on the wrong surface (allowed {max_err})")
+
+        found = [r.found for r in a.rows]
+        repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+        checks.set("no_repeats", 1.0 - len(repeats) / max(n - 1, 1), {"repeat_at": repeats, "files": found},
+                   f"{len(repeats)} step(s) reuse the previous step's file")
+
+        peaks = [r.peak for r in a.rows if r.peak is not None]
+        cv = cv_pct(peaks)
+        max_cv = float(checks.params("level_consistency").get("max_peak_cv_pct", 25))
+        score = 0.0 if len(peaks) < 2 else (1.0 if cv <= max_cv else max(0.0, 1.0 - (cv - max_cv) / max_cv))
+        checks.set("level_consistency", score, {"peak_cv_pct": round(cv, 1), "max_peak_cv_pct": max_cv,
+                                                "steps_measured": len(peaks)},
+                   f"step peak CV {cv:.1f}% (max {max_cv:g}%)" if len(peaks) >= 2 else "fewer than 2 steps found")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        library = {f"{s}_{k}.wav": sfx.footstep(rng, s) for s in SURFACES for k in range(1, 5)}
+        for name, data in library.items():
+            write_wav(inst.workdir / LIBRARY / name, data)
+        (inst.workdir / "fixtures" / "walk_scene.ptx").write_bytes(b"PTX placeholder: closed Pro Tools session\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        n_steps = 12
+        frames = [12 + 12 * k + int(rng.integers(-1, 2)) for k in range(n_steps)]  # ~2 steps/s
+        change = (frames[5] + frames[6]) // 2
+        events, prev = [], None
+        for f in frames:
+            surface = "gravel" if f < change else "wood"
+            choices = [n for n in library if n.startswith(surface) and n != prev]
+            prev = choices[int(rng.integers(len(choices)))]
+            events.append({"frame": f, "sample": prev, "label": f"step {surface}", "surface": surface})
+        inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": RATE_HZ, "change_frame": change,
+                                                  "events": events})
+        length = int((frames[-1] / FPS + 1.0) * RATE_HZ)
+
+        def render(evts: list[dict], gains: list[float] | None = None) -> np.ndarray:
+            g = gains or [1.0] * len(evts)
+            return sfx.place(length, 2, [(round(e["frame"] / FPS * RATE_HZ), library[e["sample"]] * gk)
+                                         for e, gk in zip(evts, g, strict=True)])
+
+        write_wav(inst.oracle / OUTPUT, render(events))
+        late = [dict(e) for e in events]
+        for i in (1, 4, 8):
+            late[i]["frame"] += 2
+        write_wav(inst.mutant("three_steps_2_frames_late", ["sync"], "3 of 12 steps 2 frames late") / OUTPUT,
+                  render(late))
+        # The switch comes one step late: the first wood step is cut from gravel.
+        late_switch = [dict(e) for e in events]
+        gravel_prev = late_switch[5]["sample"]
+        late_switch[6]["sample"] = next(n for n in library if n.startswith("gravel") and n != gravel_prev
+                                        and n != late_switch[7]["sample"])
+        write_wav(inst.mutant("switch_one_step_late", ["surface_switch"], "first wood step still on gravel")
+                  / OUTPUT, render(late_switch))
+        rep = [dict(e) for e in events]
+        rep[9]["sample"] = rep[8]["sample"]
+        if rep[10]["sample"] == rep[9]["sample"]:
+            rep[10]["sample"] = next(n for n in library if n.startswith("wood") and n != rep[9]["sample"]
+                                     and n != rep[11]["sample"])
+        write_wav(inst.mutant("repeated_sample", ["no_repeats"], "step 10 reuses step 9's file") / OUTPUT,
+                  render(rep))
+        gains = [1.0 if k % 2 == 0 else 0.35 for k in range(n_steps)]
+        write_wav(inst.mutant("uneven_levels", ["level_consistency"], "every other step 9 dB down") / OUTPUT,
+                  render(events, gains))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "surface_switch", "no_repeats",
+                                                             "level_consistency"], "bounce cut off") / OUTPUT,
+                                render(events)))
