@@ -1,0 +1,213 @@
+"""Shared reading for the streaming scorers: the work dir's OBS config and the run's events.
+
+The OBS config dir is the work dir's `obs-studio/` (docs/catalog.md). Collections are parsed by
+verifiers.apps.obs (one parser for the project); an unreadable file becomes an agent-output failure
+with the parser's one-line reason. Live evidence (observer, scenario, ingest events) is read through
+ScoreContext.events_of, so a run without it makes the checks `error`, never `fail`.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from verifiers.apps.obs.collection import Collection, load_collection
+from verifiers.apps.obs.errors import ObsFileError
+from verifiers.base import AgentOutputError, ScoreContext
+
+OBS_DIR = "obs-studio"
+SCENES_DIR = f"{OBS_DIR}/basic/scenes"
+PROFILES_DIR = f"{OBS_DIR}/basic/profiles"
+
+
+def collection_rel(name: str) -> str:
+    return f"{SCENES_DIR}/{name.replace(' ', '_')}.json"
+
+
+def load_named_collection(ctx: ScoreContext, name: str) -> Collection:
+    """The collection OBS saved for `name`; AgentOutputError when absent or unreadable."""
+    path = ctx.artifact(collection_rel(name))
+    try:
+        return load_collection(path)
+    except ObsFileError as exc:
+        raise AgentOutputError(f"unreadable collection {collection_rel(name)}: {exc.reason}") from None
+
+
+def load_collections(ctx: ScoreContext) -> list[Collection]:
+    """Every readable collection in obs-studio/basic/scenes/, sorted by file name (stable)."""
+    d = ctx.workdir / SCENES_DIR
+    out = []
+    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+        try:
+            out.append(load_collection(p))
+        except ObsFileError:
+            continue
+    return out
+
+
+def collection_with(ctx: ScoreContext, *, scene: str | None = None, source: str | None = None) -> Collection:
+    """The collection holding a scene/source the task names (the active one from global.ini first)."""
+    colls = load_collections(ctx)
+    if not colls:
+        raise AgentOutputError(f"artifact missing: no readable scene collection in {SCENES_DIR}/")
+    active = _active_collection_file(ctx)
+    colls.sort(key=lambda c: (Path(c.path).stem != active, Path(c.path).name))
+    for c in colls:
+        if (scene is None or scene in c.scenes) and (source is None or source in c.sources):
+            return c
+    what = f"scene {scene!r}" if scene else f"source {source!r}"
+    raise AgentOutputError(f"no scene collection in {SCENES_DIR}/ has {what}")
+
+
+def _active_collection_file(ctx: ScoreContext) -> str | None:
+    ini = read_ini(ctx.workdir / OBS_DIR / "global.ini")
+    return ini.get("Basic", {}).get("SceneCollectionFile") if ini else None
+
+
+# ---- profile ---------------------------------------------------------------------------------
+
+def read_ini(path: Path) -> dict[str, dict[str, str]] | None:
+    """An OBS ini file as {section: {key: value}} (keys case kept); None when absent/unreadable."""
+    if not path.is_file():
+        return None
+    cp = configparser.RawConfigParser(strict=False)
+    cp.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        cp.read_string(path.read_text(encoding="utf-8-sig", errors="replace"))
+    except configparser.Error:
+        return None
+    return {s: dict(cp.items(s)) for s in cp.sections()}
+
+
+@dataclass
+class Profile:
+    name: str
+    dir: Path
+    basic: dict[str, dict[str, str]]
+
+    def get(self, section: str, key: str, default: str | None = None) -> str | None:
+        return self.basic.get(section, {}).get(key, default)
+
+    def json(self, fname: str) -> dict[str, Any] | None:
+        p = self.dir / fname
+        if not p.is_file():
+            return None
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        return obj if isinstance(obj, dict) else None
+
+
+def active_profile(ctx: ScoreContext) -> Profile:
+    """The profile global.ini names (or the only one); AgentOutputError when there is none."""
+    root = ctx.workdir / PROFILES_DIR
+    dirs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not dirs:
+        raise AgentOutputError(f"artifact missing: no profile in {PROFILES_DIR}/")
+    ini = read_ini(ctx.workdir / OBS_DIR / "global.ini") or {}
+    want = ini.get("Basic", {}).get("ProfileDir")
+    chosen = next((d for d in dirs if d.name == want), dirs[0] if len(dirs) == 1 else None)
+    if chosen is None:
+        chosen = next((d for d in dirs if (d / "basic.ini").is_file()), dirs[0])
+    basic = read_ini(chosen / "basic.ini")
+    if basic is None:
+        raise AgentOutputError(f"artifact missing or unreadable: {PROFILES_DIR}/{chosen.name}/basic.ini")
+    return Profile(chosen.name, chosen, basic)
+
+
+# ---- paths -----------------------------------------------------------------------------------
+
+def path_ends_with(saved: Any, rel: str) -> bool:
+    """OBS saves absolute paths; the task names work-dir-relative ones. Compare the trailing parts."""
+    if not isinstance(saved, str) or not saved:
+        return False
+    parts = (PureWindowsPath(saved).parts if "\\" in saved else PurePosixPath(saved).parts)
+    want = PurePosixPath(rel).parts
+    return len(parts) >= len(want) and tuple(p.lower() for p in parts[-len(want):]) == tuple(w.lower() for w in want)
+
+
+# ---- scoring helpers -------------------------------------------------------------------------
+
+def frac(ok: int, total: int) -> float:
+    return ok / total if total else 0.0
+
+
+def ramp(err: float, tol: float, zero_at: float) -> float:
+    """1 within tol, linear to 0 at zero_at (err in the same unit)."""
+    err = abs(err)
+    if not math.isfinite(err):
+        return 0.0
+    if err <= tol:
+        return 1.0
+    if err >= zero_at:
+        return 0.0
+    return 1.0 - (err - tol) / (zero_at - tol)
+
+
+# ---- live events -----------------------------------------------------------------------------
+
+def t_ms(e: dict[str, Any]) -> float:
+    return float(e.get("mono_ns", 0)) / 1e6
+
+
+def payload(e: dict[str, Any]) -> dict[str, Any]:
+    p = e.get("payload") or {}
+    if isinstance(p.get("eventData"), dict):
+        return p["eventData"]
+    return p if isinstance(p, dict) else {}
+
+
+def program_changes(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
+    """(t_ms, scene) for each program-scene change the OBS observer recorded, in time order."""
+    out = []
+    for e in events:
+        if e.get("source") != "obs":
+            continue
+        kind = e.get("kind")
+        p = payload(e)
+        if kind == "CurrentProgramSceneChanged":
+            name = p.get("sceneName", p.get("scene_name"))
+            if isinstance(name, str):
+                out.append((t_ms(e), name))
+    return sorted(out, key=lambda x: x[0])
+
+
+def mute_changes(events: list[dict[str, Any]], input_name: str) -> list[tuple[float, bool]]:
+    out = []
+    for e in events:
+        if e.get("source") == "obs" and e.get("kind") == "InputMuteStateChanged":
+            p = payload(e)
+            if p.get("inputName", p.get("input_name")) == input_name:
+                out.append((t_ms(e), bool(p.get("inputMuted", p.get("input_muted")))))
+    return sorted(out, key=lambda x: x[0])
+
+
+def scenario_actions(events: list[dict[str, Any]]) -> dict[str, float]:
+    """step id -> when it happened (t_ms), from the scenario's action events that succeeded."""
+    out = {}
+    for e in events:
+        if e.get("source") == "scenario" and e.get("kind") == "action":
+            p = e.get("payload") or {}
+            ns = p.get("actual_ns") or e.get("mono_ns")
+            if isinstance(p.get("step"), str) and ns is not None and p.get("status", "ok") == "ok":
+                out[p["step"]] = float(ns) / 1e6
+    return out
+
+
+def scene_at(changes: list[tuple[float, str]], t: float, initial: str | None = None) -> str | None:
+    cur = initial
+    for tc, name in changes:
+        if tc > t:
+            break
+        cur = name
+    return cur
+
+
+def event(source: str, kind: str, t_ms_: float, payload_: dict[str, Any]) -> dict[str, Any]:
+    """One recorded event for synthetic instances (monotonic time in ns)."""
+    return {"source": source, "kind": kind, "mono_ns": round(t_ms_ * 1e6), "payload": payload_}
