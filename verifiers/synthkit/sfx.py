@@ -104,3 +104,38 @@ def place(length_samples: int, channels: int, items: list[tuple[int, np.ndarray]
         if end > start:
             out[start:end] += sound[: end - start, None]
     return out
+
+
+def chirp_tick(rng: np.random.Generator, f_start_hz: float, f_end_hz: float, dur_s: float = 0.09,
+               sr: int = SR_HZ, peak: float = 0.5) -> np.ndarray:
+    """UI toggle: a short tonal chirp (rising for 'on', falling for 'off') with a click on top."""
+    n = int(dur_s * sr)
+    f = np.geomspace(f_start_hz, f_end_hz, n)
+    tone = np.sin(2 * np.pi * np.cumsum(f) / sr) * _env(n, 0.0005, dur_s / 3, sr)
+    tick = _band_noise(rng, n, 4000, 12000, sr) * _env(n, 0.0002, 0.003, sr)
+    return _norm(tone + 0.4 * tick, peak)
+
+
+def whoosh(rng: np.random.Generator, dur_s: float = 0.3, lo_hz: float = 300.0, hi_hz: float = 3000.0,
+           sr: int = SR_HZ, peak: float = 0.4, swell: bool = True) -> np.ndarray:
+    """Swipe / punch whoosh: band noise swept upward; with `swell`, it grows and stops hard."""
+    n = int(dur_s * sr)
+    x = rng.standard_normal(n)
+    centres = np.geomspace(lo_hz, hi_hz, 8)
+    out = np.zeros(n)
+    edges = np.linspace(0, n, 9).astype(int)
+    for k, fc in enumerate(centres):  # piecewise band sweep, short crossfades between segments
+        sos = signal.butter(2, [fc / 1.6, min(fc * 1.6, sr / 2.2)], btype="bandpass", fs=sr, output="sos")
+        y = signal.sosfilt(sos, x)
+        w = np.zeros(n)
+        a, b = edges[k], edges[k + 1]
+        w[a:b] = 1.0
+        fade = min(256, (b - a) // 4)
+        if k > 0:
+            w[max(0, a - fade):a] = np.linspace(0, 1, a - max(0, a - fade))
+        if k < 7:
+            w[b:b + fade] = np.linspace(1, 0, len(w[b:b + fade]))
+        out += y * w
+    t = np.arange(n) / sr
+    env = (t / dur_s) ** 2 if swell else np.sin(np.pi * t / dur_s)
+    return _norm(out * env, peak)

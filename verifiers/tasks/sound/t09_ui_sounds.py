@@ -1,0 +1,97 @@
+"""R06.07.01.03-T09: sync UI sounds (tap, toggle_on, toggle_off, swipe) to a motion-graphics promo.
+
+Work dir: fixtures/app_promo.mov (30 fps; a placeholder here, the GT holds its length),
+fixtures/ui_sfx/<type>[_k].wav. Output: output/ui_sounds.wav.
+GT: gt/events.json {fps, sample_rate_hz, video_frames, events[{frame, sample, label, type}]}:
+`frame` is where the UI element reacts, `type` one of tap/toggle_on/toggle_off/swipe.
+
+Checks: sync (scaled per event, ±1 frame), correct_sound (type of the identified file), render_spec
+(no extra library sounds; render length equals the video within one frame).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound.placed import analyse, category_of, require_field
+
+OUTPUT = "output/ui_sounds.wav"
+LIBRARY = "fixtures/ui_sfx"
+FPS = 30
+TYPES = ["tap", "toggle_on", "toggle_off", "swipe"]
+
+
+@register
+class UISounds(TaskVerifier):
+    task_id = "R06.07.01.03-T09"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        tol = float(checks.params("sync").get("tolerance_frames", 1))
+        a = analyse(ctx, OUTPUT, LIBRARY, tol_frames=tol)
+        video_frames = int(require_field(a.raw_gt, "video_frames"))
+        n = len(a.rows)
+        ok = a.in_sync_count()
+        checks.set("sync", ok / n, {"events": [r.evidence() for r in a.rows]},
+                   f"{ok}/{n} UI sounds within ±{tol:g} frame")
+        wrong = []
+        for r in a.rows:
+            want = r.gt.get("type") or category_of(r.gt["sample"], TYPES)
+            got = category_of(r.found, TYPES)
+            if got != want:
+                wrong.append({"i": r.index, "want": want, "got": got})
+        checks.set("correct_sound", 1.0 - len(wrong) / n, {"wrong": wrong},
+                   f"{n - len(wrong)}/{n} events carry the right sound type")
+        video_s = video_frames / a.fps
+        length_ok = abs(a.audio.duration_s - video_s) <= 1.0 / a.fps + 1e-9
+        extras = [{"onset_s": round(o.time_s, 3), "sample": m.name} for o, m in a.extras]
+        checks.set("render_spec", 0.5 * length_ok + 0.5 * max(0.0, 1.0 - 0.5 * len(extras)),
+                   {"render_s": round(a.audio.duration_s, 4), "video_s": round(video_s, 4), "extras": extras},
+                   f"render {a.audio.duration_s:.3f} s vs video {video_s:.3f} s; {len(extras)} extra sound(s)")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        library = {
+            "tap.wav": sfx.click(rng, freq_hz=1400, dur_s=0.08),
+            "tap_2.wav": sfx.click(rng, freq_hz=1900, dur_s=0.08),
+            "toggle_on.wav": sfx.chirp_tick(rng, 700, 2400),
+            "toggle_off.wav": sfx.chirp_tick(rng, 2400, 700),
+            "swipe.wav": sfx.whoosh(rng, 0.25, 500, 6000, swell=False),
+        }
+        for name, data in library.items():
+            write_wav(inst.workdir / LIBRARY / name, data)
+        (inst.workdir / "fixtures" / "app_promo.mov").write_bytes(b"placeholder: promo video, 30 fps\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        frames, f = [], 15
+        for _ in range(8):
+            f += int(rng.integers(12, 20))
+            frames.append(f)
+        picks = ["tap.wav", "toggle_on.wav", "swipe.wav", "tap_2.wav", "toggle_off.wav", "tap.wav",
+                 "swipe.wav", "toggle_on.wav"]
+        events = [{"frame": fr, "sample": s, "label": category_of(s, TYPES), "type": category_of(s, TYPES)}
+                  for fr, s in zip(frames, picks, strict=True)]
+        video_frames = frames[-1] + 30
+        inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": RATE_HZ,
+                                                  "video_frames": video_frames, "events": events})
+
+        def render(evts: list[dict], frames_total: int = video_frames) -> np.ndarray:
+            length = round(frames_total / FPS * RATE_HZ)
+            return sfx.place(length, 2, [(round(e["frame"] / FPS * RATE_HZ), library[e["sample"]]) for e in evts])
+
+        write_wav(inst.oracle / OUTPUT, render(events))
+        late = [dict(e) for e in events]
+        late[2]["frame"] += 2
+        write_wav(inst.mutant("swipe_2_frames_late", ["sync"], "a swipe 2 frames late") / OUTPUT, render(late))
+        wrong = [dict(e) for e in events]
+        wrong[1]["sample"] = "toggle_off.wav"
+        write_wav(inst.mutant("toggle_off_for_on", ["correct_sound"], "toggle_off used where it switches on")
+                  / OUTPUT, render(wrong))
+        extra = [*events, {"frame": frames[-1] + 14, "sample": "tap.wav"}]
+        write_wav(inst.mutant("extra_tap", ["render_spec"], "a tap with no UI event") / OUTPUT, render(extra))
+        write_wav(inst.mutant("render_too_long", ["render_spec"], "render runs 1 s past the video") / OUTPUT,
+                  render(events, video_frames + FPS))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "correct_sound", "render_spec"],
+                                            "render cut off") / OUTPUT, render(events), subtype="FLOAT"))
