@@ -18,6 +18,7 @@ from verifiers.synth import load_solution_events, overlay, selftest_task, synth_
 TASKS = [
     "R06.12.01.01-T01",
     "R06.12.01.01-T17",
+    "R06.12.01.01-T06",
 ]
 
 
