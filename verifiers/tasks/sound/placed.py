@@ -131,3 +131,51 @@ def require_field(raw: dict[str, Any], key: str) -> Any:
     if key not in raw:
         raise GTError(f"ground truth events.json lacks '{key}'")
     return raw[key]
+
+
+@dataclass
+class Located:
+    """Where a GT event's sample really sits in the mix, found by NCC rather than by onsets.
+
+    For layered events (a whoosh swelling into an impact) the onset detector fires on the layer that
+    starts first; the impact's own position is where its template correlates best.
+    """
+
+    index: int
+    gt: dict[str, Any]
+    gt_time_s: float
+    found: str | None
+    ncc: float
+    time_s: float | None
+    error_frames: float | None
+    gain: float
+
+
+def locate_events(mix: np.ndarray, raw_events: list[dict[str, Any]], fps: float,
+                  library: dict[str, np.ndarray], *, search_s: float = 0.3, min_ncc: float = 0.6,
+                  length_s: float = 0.3) -> list[Located]:
+    """For each GT event, the best library sample starting within ±search_s of its frame."""
+    from verifiers.measure.identify import match_at
+
+    out = []
+    for i, ev in enumerate(raw_events):
+        t = float(ev["frame"]) / fps
+        matches = match_at(mix, ANALYSIS_RATE_HZ, library, t, search_s=search_s, length_s=length_s)
+        best = matches[0] if matches else None
+        ok = best is not None and best.ncc >= min_ncc
+        out.append(Located(i, dict(ev), t, best.name if ok else None, best.ncc if best else 0.0,
+                           best.offset_s if ok else None, (best.offset_s - t) * fps if ok else None,
+                           best.gain if ok else 0.0))
+    return out
+
+
+def frame_levels_db(mix: np.ndarray, end_s: float, fps: float, frames: int) -> list[float]:
+    """RMS level (dBFS) of each of the `frames` video frames before `end_s`, oldest first."""
+    step = ANALYSIS_RATE_HZ / fps
+    out = []
+    for k in range(frames, 0, -1):
+        a, b = round(end_s * ANALYSIS_RATE_HZ - k * step), round(end_s * ANALYSIS_RATE_HZ - (k - 1) * step)
+        seg = mix[max(0, a): max(0, b)]
+        p = float(np.mean(seg * seg)) if len(seg) else 0.0
+        out.append(10 * np.log10(max(p, 1e-20)))
+    return out

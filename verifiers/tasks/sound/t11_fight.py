@@ -1,0 +1,143 @@
+"""R06.07.01.03-T11: sync layered punches and impacts (whoosh + impact) for a fight scene.
+
+Work dir: fixtures/fight_sc7.ptx (closed; placeholder), fixtures/fight_lib/{punch,body,fall}_k.wav
+(impacts) and whoosh_k.wav. Output: output/fight_fx.wav.
+GT: gt/events.json {fps, sample_rate_hz, events[{frame, sample, label, category}]}: `frame` is the
+contact, `sample` the impact file of the reference solution, `category` punch/body/fall.
+
+Impacts are located by NCC against the impact files (the whoosh before each contact would capture
+an onset detector). Checks: contact_sync (K-of-N within ±1 frame), whoosh_layering (the 6 frames
+before each located impact hold a rising, audible ramp), categories (accuracy >= 85%), variation
+(no impact file twice in a row).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, load_output, truncate_file, write_wav
+from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ, load_event_gt, load_library
+from verifiers.tasks.sound.placed import (
+    category_of,
+    frame_levels_db,
+    locate_events,
+    required_count,
+    threshold_score,
+)
+
+OUTPUT = "output/fight_fx.wav"
+LIBRARY = "fixtures/fight_lib"
+FPS = 24
+CATEGORIES = ["punch", "body", "fall"]
+#: A ramp: last of the prior frames this much above the first, and audible.
+RAMP_RISE_DB = 6.0
+RAMP_MIN_DBFS = -45.0
+
+
+def _is_ramp(levels: list[float]) -> bool:
+    if len(levels) < 2 or levels[-1] < RAMP_MIN_DBFS:
+        return False
+    slope = np.polyfit(np.arange(len(levels)), levels, 1)[0]
+    return levels[-1] - levels[0] >= RAMP_RISE_DB and slope > 0
+
+
+@register
+class FightContacts(TaskVerifier):
+    task_id = "R06.07.01.03-T11"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = load_event_gt(ctx)
+        raw = ctx.gt_json("events.json")["events"]
+        library = load_library(ctx.input(LIBRARY))
+        impacts = {k: v for k, v in library.items() if category_of(k, CATEGORIES)}
+        _audio, samples = load_output(ctx, OUTPUT, ANALYSIS_RATE_HZ)
+        mix = samples.mean(axis=1)
+        sp = checks.params("contact_sync")
+        tol = float(sp.get("tolerance_frames", 1))
+        loc = locate_events(mix, raw, gt.fps, impacts)
+        n = len(loc)
+        in_sync = [x for x in loc if x.error_frames is not None and abs(x.error_frames) <= tol + 1e-9]
+        need = required_count(sp, n)
+        ev = [{"i": x.index, "gt_frame": x.gt["frame"], "found": x.found, "ncc": round(x.ncc, 3),
+               "error_frames": None if x.error_frames is None else round(x.error_frames, 2)} for x in loc]
+        checks.set("contact_sync", threshold_score(len(in_sync), need), {"contacts": ev, "required": need},
+                   f"{len(in_sync)}/{n} impacts within ±{tol:g} frame (need {need})")
+
+        ramp_frames = int(checks.params("whoosh_layering").get("ramp_frames", 6))
+        ramps = []
+        for x in loc:
+            at = x.time_s if x.time_s is not None else x.gt_time_s
+            levels = frame_levels_db(mix, at, gt.fps, ramp_frames)
+            ramps.append({"i": x.index, "levels_db": [round(v, 1) for v in levels], "ramp": _is_ramp(levels)})
+        ok = sum(r["ramp"] for r in ramps)
+        checks.set("whoosh_layering", ok / n, {"events": ramps, "rise_db": RAMP_RISE_DB},
+                   f"{ok}/{n} impacts preceded by a rising whoosh over {ramp_frames} frames")
+
+        right = sum(category_of(x.found, CATEGORIES) == (x.gt.get("category") or category_of(x.gt["sample"],
+                                                                                        CATEGORIES)) for x in loc)
+        need_pct = float(checks.params("categories").get("min_accuracy_pct", 85))
+        need_c = int(np.ceil(need_pct / 100 * n - 1e-9))
+        checks.set("categories", threshold_score(right, need_c), {"correct": right, "required": need_c},
+                   f"{right}/{n} impact categories right (need {need_pct:g}%)")
+
+        found = [x.found for x in loc]
+        reps = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+        checks.set("variation", 1.0 - len(reps) / max(n - 1, 1), {"repeat_at": reps, "files": found},
+                   f"{len(reps)} consecutive repeat(s) of an impact file")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        library = {
+            "punch_1.wav": sfx.impact(rng, dur_s=0.3, body_hz=150), "punch_2.wav": sfx.impact(rng, dur_s=0.3, body_hz=190),
+            "punch_3.wav": sfx.impact(rng, dur_s=0.3, body_hz=235),
+            "body_1.wav": sfx.impact(rng, dur_s=0.35, body_hz=95), "body_2.wav": sfx.impact(rng, dur_s=0.35, body_hz=115),
+            "fall_1.wav": sfx.impact(rng, dur_s=0.6, body_hz=48), "fall_2.wav": sfx.impact(rng, dur_s=0.6, body_hz=60),
+            "whoosh_1.wav": sfx.whoosh(rng, 0.22, 400, 4000), "whoosh_2.wav": sfx.whoosh(rng, 0.22, 300, 5000),
+        }
+        for name, data in library.items():
+            write_wav(inst.workdir / LIBRARY / name, data)
+        (inst.workdir / "fixtures" / "fight_sc7.ptx").write_bytes(b"PTX placeholder: closed Pro Tools session\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        picks = ["punch_1.wav", "punch_2.wav", "body_1.wav", "punch_3.wav", "body_2.wav", "punch_1.wav",
+                 "fall_1.wav", "punch_2.wav", "body_1.wav", "fall_2.wav"]
+        frames, f = [], 18
+        for _ in picks:
+            f += int(rng.integers(17, 24))
+            frames.append(f)
+        events = [{"frame": fr, "sample": s, "label": category_of(s, CATEGORIES), "category": category_of(s, CATEGORIES)}
+                  for fr, s in zip(frames, picks, strict=True)]
+        inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": RATE_HZ, "events": events})
+        length = int((frames[-1] / FPS + 1.0) * RATE_HZ)
+
+        def render(evts: list[dict], whoosh: set[int] | None = None) -> np.ndarray:
+            items = []
+            for k, e in enumerate(evts):
+                at = round(e["frame"] / FPS * RATE_HZ)
+                items.append((at, library[e["sample"]]))
+                if whoosh is None or k in whoosh:
+                    w = library[f"whoosh_{1 + k % 2}.wav"]
+                    items.append((at - len(w), w))  # the whoosh ends on the contact sample
+            return sfx.place(length, 2, items)
+
+        write_wav(inst.oracle / OUTPUT, render(events))
+        late = [dict(e) for e in events]
+        for i in (1, 5, 8):
+            late[i]["frame"] += 2
+        write_wav(inst.mutant("three_contacts_2_frames_late", ["contact_sync"], "3 of 10 contacts 2 frames late")
+                  / OUTPUT, render(late))
+        write_wav(inst.mutant("no_whoosh_on_three", ["whoosh_layering"], "three impacts have no whoosh layer")
+                  / OUTPUT, render(events, whoosh=set(range(len(events))) - {0, 4, 7}))
+        cats = [dict(e) for e in events]
+        cats[0]["sample"], cats[3]["sample"] = "fall_2.wav", "fall_1.wav"  # punches cut as falls
+        write_wav(inst.mutant("punches_as_falls", ["categories"], "two punches use fall impacts") / OUTPUT,
+                  render(cats))
+        rep = [dict(e) for e in events]
+        rep[1]["sample"] = "punch_1.wav"
+        write_wav(inst.mutant("same_impact_twice", ["variation"], "contact 2 reuses contact 1's punch") / OUTPUT,
+                  render(rep))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["contact_sync", "whoosh_layering", "categories",
+                                                             "variation"], "bounce cut off") / OUTPUT,
+                                render(events)))
