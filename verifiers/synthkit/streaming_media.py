@@ -1,0 +1,102 @@
+"""Small synthetic recordings for streaming-task instances (PyAV): video frames plus audio tracks.
+
+What a recording OBS made would hold, at toy size: a few seconds, low resolution, the codec and
+container the task names, any number of audio tracks. Settings that scorers measure (GOP,
+bitrate) are set on the encoder so the measured values are real properties of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+
+def write_media(path: Path, frames: Iterable[np.ndarray] | None, fps: float = 30.0, *,
+                codec: str = "libx264", bitrate_bps: int | None = None, gop_frames: int | None = None,
+                audio: Sequence[np.ndarray] = (), sample_rate_hz: int = 48_000, audio_codec: str = "aac",
+                audio_bitrate_bps: int = 128_000, fmt: str | None = None) -> Path:
+    """Write frames (RGB uint8, all one size) and mono float audio tracks to `path`."""
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = av.open(str(path), "w", format=fmt)
+    rate = Fraction(fps).limit_denominator(1001)
+    frames_list = list(frames) if frames is not None else []
+    vstream = None
+    if frames_list:
+        h, w = frames_list[0].shape[:2]
+        vstream = out.add_stream(codec, rate=rate)
+        vstream.width, vstream.height = w, h
+        vstream.pix_fmt = "yuv420p" if codec != "ffv1" else "yuv444p"
+        opts = {}
+        if codec == "libx264":
+            opts = {"preset": "ultrafast", "tune": "zerolatency"}
+            if bitrate_bps:
+                kb = bitrate_bps // 1000
+                opts["x264-params"] = f"nal-hrd=cbr:force-cfr=1:bitrate={kb}:vbv-maxrate={kb}:vbv-bufsize={kb}"
+        vstream.options = opts
+        if bitrate_bps:
+            vstream.bit_rate = bitrate_bps
+        if gop_frames:
+            vstream.codec_context.gop_size = gop_frames
+            if codec == "libx264":
+                vstream.options = {**opts, "x264-params": opts.get("x264-params", "") +
+                                   (":" if opts.get("x264-params") else "") +
+                                   f"keyint={gop_frames}:min-keyint={gop_frames}:scenecut=0"}
+    astreams = []
+    for _ in audio:
+        a = out.add_stream(audio_codec, rate=sample_rate_hz)
+        a.layout = "mono"
+        if audio_codec == "aac":
+            a.bit_rate = audio_bitrate_bps
+        astreams.append(a)
+    if vstream is not None:
+        for i, img in enumerate(frames_list):
+            vf = av.VideoFrame.from_ndarray(np.ascontiguousarray(img), format="rgb24")
+            vf.pts = i
+            vf.time_base = Fraction(1) / rate
+            for pkt in vstream.encode(vf):
+                out.mux(pkt)
+        for pkt in vstream.encode():
+            out.mux(pkt)
+    for stream, samples in zip(astreams, audio, strict=True):
+        fmt_name = "fltp" if audio_codec == "aac" else "s16"
+        x = np.clip(np.asarray(samples, np.float32), -1, 1)
+        block = 1024
+        for start in range(0, len(x), block):
+            chunk = x[start:start + block]
+            if fmt_name == "s16":
+                arr = (chunk * 32767).astype(np.int16)[None, :]
+            else:
+                arr = chunk[None, :]
+            af = av.AudioFrame.from_ndarray(arr, format=fmt_name, layout="mono")
+            af.sample_rate = sample_rate_hz
+            af.pts = start
+            af.time_base = Fraction(1, sample_rate_hz)
+            for pkt in stream.encode(af):
+                out.mux(pkt)
+        for pkt in stream.encode():
+            out.mux(pkt)
+    out.close()
+    return path
+
+
+def solid(w_px: int, h_px: int, rgb: tuple[int, int, int]) -> np.ndarray:
+    img = np.empty((h_px, w_px, 3), np.uint8)
+    img[:] = rgb
+    return img
+
+
+def tone(freq_hz: float, dur_s: float, rate_hz: int = 48_000, amp: float = 0.3) -> np.ndarray:
+    t = np.arange(int(dur_s * rate_hz)) / rate_hz
+    return (amp * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32)
+
+
+def truncate(path: Path, keep_frac: float = 0.4) -> Path:
+    """Cut a file off mid-write (a recording OBS never finalised)."""
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep_frac)])
+    return path
