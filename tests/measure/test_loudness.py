@@ -121,6 +121,17 @@ def test_incremental_equals_one_shot_with_odd_blocks() -> None:
     assert inc.true_peak_dbtp == pytest.approx(whole.true_peak_dbtp, abs=1e-9)
     assert np.allclose(inc.short_term_lufs, whole.short_term_lufs)
     assert inc.max_momentary_lufs == pytest.approx(-18.0, abs=0.1)
+    # our K-weighted series agree with libebur128's own momentary/short-term readout
+    assert inc.momentary_lufs[-1] == pytest.approx(meter.momentary_lufs, abs=0.01)
+    assert inc.short_term_lufs[-1] == pytest.approx(meter.short_term_lufs, abs=0.01)
+
+
+@pytest.mark.parametrize("sr", [44100, 96000])
+def test_other_sample_rates(sr: int) -> None:
+    x = tones((-23, 5), sr=sr)
+    res = measure_loudness(np.stack([x, x], axis=1), sr)
+    assert res.integrated_lufs == pytest.approx(-23.0, abs=0.1)
+    assert np.all(np.abs(res.momentary_lufs - -23.0) <= 0.1)
 
 
 def test_silence_reads_minus_infinity_and_bad_blocks_raise() -> None:

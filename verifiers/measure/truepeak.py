@@ -1,0 +1,137 @@
+"""True peak (BS.1770 Annex 2): the peak of the signal oversampled to ≥ 192 kHz.
+
+libebur128's true-peak mode made the loudness meter ~2× slower than ffmpeg's `ebur128=peak=true`,
+so true peak is measured here: a polyphase windowed-sinc interpolator (scipy `upfirdn`, 24 taps per
+phase, Kaiser β 7: within ±0.12 dB of the continuous peak for sines up to 20 kHz at 48 kHz), and a
+**skip that cannot change the answer**: an interpolated sample is Σ hₖ·xₙ₋ₖ, so it is at most
+min(‖h‖₁·max|x|, ‖h‖₂·‖x‖₂ over the filter's span) (Hölder, Cauchy–Schwarz); a block whose bound is
+not above the running maximum cannot raise it and is not interpolated.
+Blocks are visited loudest first for whole signals, so most of a programme is skipped; the
+incremental :class:`TruePeakMeter` visits them in order (the live probe's case).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy.signal import firwin, upfirdn
+
+_TAPS_PER_PHASE = 24
+_BLOCK_S = 0.01
+
+
+def oversampling_factor(sample_rate_hz: int) -> int:
+    """4× below 96 kHz, 2× below 192 kHz, none above (BS.1770: reach at least 192 kHz)."""
+    if sample_rate_hz < 96000:
+        return 4
+    if sample_rate_hz < 192000:
+        return 2
+    return 1
+
+
+@lru_cache(maxsize=8)
+def _filter(factor: int) -> tuple[np.ndarray, float, float]:
+    """Interpolation FIR (gain = factor) and its worst-phase L1 and L2 norms (the skip bounds)."""
+    if factor == 1:
+        return np.ones(1), 1.0, 1.0
+    h = firwin(_TAPS_PER_PHASE * factor, 0.98 / factor, window=("kaiser", 7.0)) * factor
+    l1 = max(float(np.abs(h[p::factor]).sum()) for p in range(factor))
+    l2 = max(float(np.sqrt(np.square(h[p::factor]).sum())) for p in range(factor))
+    return h, l1, l2
+
+
+def _interp_abs(x: np.ndarray, factor: int) -> np.ndarray:
+    """|interpolated| signal aligned so that index j·factor + p is input time j + p/factor.
+
+    Outside x the signal is taken as zero, so callers pass enough context and keep only the part
+    whose filter support lies inside x.
+    """
+    if factor == 1:
+        return np.abs(x)
+    h = _filter(factor)[0]
+    delay = (len(h) - 1) // 2
+    return np.abs(upfirdn(h, x, up=factor)[delay: delay + len(x) * factor])
+
+
+_HALF = _TAPS_PER_PHASE // 2  # input samples of support on each side of an interpolated point
+
+
+def _to_dbtp(peak: float) -> float:
+    return 20.0 * math.log10(peak) if peak > 0 else -math.inf
+
+
+def true_peak_dbtp(samples: np.ndarray, sample_rate_hz: int) -> list[float]:
+    """True peak per channel (dBTP) of a whole signal (frames, channels) or (frames,)."""
+    x = np.asarray(samples, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    ctx = _TAPS_PER_PHASE  # context samples each side of a block: covers the filter support
+    factor = oversampling_factor(sample_rate_hz)
+    _, l1, l2 = _filter(factor)
+    span = 2 * _HALF
+    block = max(span, int(_BLOCK_S * sample_rate_hz))
+    out = []
+    for ch in range(x.shape[1]):
+        sig = np.ascontiguousarray(x[:, ch])
+        n = len(sig)
+        if n == 0:
+            out.append(-math.inf)
+            continue
+        nb = -(-n // block)
+        padded = np.zeros(nb * block + span)
+        padded[:n] = sig
+        peaks = np.abs(padded[: nb * block]).reshape(nb, block).max(axis=1)
+        # max energy of any filter-span window starting in each block
+        c = np.concatenate([[0.0], np.cumsum(padded * padded)])
+        win_e = np.maximum(c[span:] - c[:-span], 0.0)[: nb * block].reshape(nb, block).max(axis=1)
+        prev_e = np.concatenate([[0.0], win_e[:-1]])  # windows ending in this block start earlier
+        bounds = np.minimum(peaks * l1, np.sqrt(np.maximum(win_e, prev_e)) * l2)
+        best = float(peaks.max())  # the true peak is never below the sample peak
+        for b in np.argsort(bounds)[::-1]:
+            if bounds[b] <= best:
+                break  # every remaining block is bounded lower still
+            lo, hi = b * block, min(n, (b + 1) * block)
+            seg_lo = max(0, lo - ctx)
+            y = _interp_abs(sig[seg_lo: min(n, hi + ctx)], factor)
+            best = max(best, float(y[(lo - seg_lo) * factor: (hi - seg_lo) * factor].max()))
+        out.append(_to_dbtp(best))
+    return out
+
+
+class TruePeakMeter:
+    """Incremental true peak per channel: push (frames, channels) blocks in order.
+
+    Each push interpolates from the last `_HALF` samples of the previous block up to `_HALF` samples
+    before the end of this one (those need future samples), keeping `2·_HALF` samples of history.
+    """
+
+    def __init__(self, sample_rate_hz: int, channels: int) -> None:
+        self.factor = oversampling_factor(sample_rate_hz)
+        _, self._l1, self._l2 = _filter(self.factor)
+        self._hist = np.zeros((2 * _HALF, channels))
+        self._peak = np.zeros(channels)
+
+    def push(self, x: np.ndarray) -> None:
+        if x.shape[0] == 0:
+            return
+        joined = np.concatenate([self._hist, x], axis=0)
+        col_peak = np.array([max(float(joined[:, c].max()), -float(joined[:, c].min()))
+                             for c in range(joined.shape[1])])
+        self._peak = np.maximum(self._peak, col_peak)
+        bound = col_peak * self._l1  # Hölder bound: cheap, enough once levels settle
+        f = self.factor
+        for ch in np.nonzero(bound > self._peak)[0]:
+            y = _interp_abs(joined[:, ch], f)[_HALF * f: (len(joined) - _HALF) * f]
+            if len(y):
+                self._peak[ch] = max(self._peak[ch], float(y.max()))
+        self._hist = joined[-2 * _HALF:].copy()
+
+    def per_channel_dbtp(self) -> list[float]:
+        """Peaks so far, including the not yet settled tail as if the signal ended here."""
+        f = self.factor
+        tail = np.zeros(self._peak.shape)
+        for ch in range(len(tail)):
+            tail[ch] = float(_interp_abs(self._hist[:, ch], f)[_HALF * f:].max())
+        return [_to_dbtp(float(p)) for p in np.maximum(self._peak, tail)]
