@@ -57,7 +57,10 @@ def footstep(rng: np.random.Generator, surface: str = "wood", dur_s: float = 0.3
     n = int(dur_s * sr)
     t = np.arange(n) / sr
     if surface == "gravel":
-        grains = _band_noise(rng, n, 1500, 9000, sr) * (rng.random(n) < 0.08)
+        # sparse micro-impacts, band-limited after gating (gating filtered noise would leave
+        # sample-level discontinuities: clicks no microphone records)
+        sos = signal.butter(4, [1500, 9000], btype="bandpass", fs=sr, output="sos")
+        grains = signal.sosfilt(sos, rng.standard_normal(n) * (rng.random(n) < 0.08)) * 3.0
         x = grains * _env(n, 0.002, 0.09, sr) + 0.4 * _band_noise(rng, n, 200, 1500, sr) * _env(n, 0.001, 0.04, sr)
     else:
         f0 = rng.uniform(180, 320)
