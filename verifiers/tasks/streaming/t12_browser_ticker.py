@@ -1,0 +1,148 @@
+"""R06.12.01.01-T12: a local HTML ticker as a Browser source at the bottom edge of Live.
+
+Files: the collection's browser_source settings and its item's rendered rectangle (1920x80 at
+y = 1000). Live: a program screenshot the observer took through obs-websocket (obs event
+`ProgramScreenshot`, payload imageData = data: URI PNG as GetSourceScreenshot returns it); the
+ticker band must show text over the scene underneath (gt/ticker.json: the scene's known colour),
+i.e. a transparent page background. Debian's OBS has no browser source, so that screenshot only
+exists from a build with the plugin (catalog `emulated`); without it the check is an error.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from verifiers.apps.obs.geometry import rendered_rect
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, path_ends_with, payload, ramp
+
+TICKER = "Ticker"
+CANVAS_PX = (1920, 1080)
+
+
+def decode_data_uri(uri: Any) -> np.ndarray | None:
+    """data:image/png;base64,... -> RGB array (None when it is not an image)."""
+    if not isinstance(uri, str) or "," not in uri:
+        return None
+    try:
+        raw = base64.b64decode(uri.split(",", 1)[1], validate=False)
+    except ValueError:
+        return None
+    img = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR)
+    return None if img is None else img[:, :, ::-1]
+
+
+def band_transparency(img: np.ndarray, bg_rgb: list[int], band_frac: float) -> dict[str, float]:
+    """Share of the bottom band that still shows the scene colour, and share that is text."""
+    h = img.shape[0]
+    band = img[round(h * (1 - band_frac)):].reshape(-1, 3).astype(float)
+    d = np.linalg.norm(band - np.array(bg_rgb, float), axis=1)
+    return {"scene_visible": float((d < 30).mean()), "text": float((d >= 60).mean())}
+
+
+@register
+class BrowserTicker(TaskVerifier):
+    task_id = "R06.12.01.01-T12"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        coll = collection_with(ctx, scene="Live")
+        live = coll.scenes["Live"]
+        src = coll.sources.get(TICKER)
+        p = checks.params("source_settings")
+        if src is None or live.item(TICKER) is None:
+            checks.fail("source_settings", "no source 'Ticker' in scene Live")
+            checks.fail("position", "no source 'Ticker' in scene Live")
+        else:
+            s = src.raw_settings
+            parts = {"browser_source": src.kind == "browser_source",
+                     "is_local_file": s.get("is_local_file") is True,
+                     "local_file": path_ends_with(s.get("local_file"), p["local_file"]),
+                     "width 1920": s.get("width") == p["width_px"], "height 80": s.get("height") == p["height_px"],
+                     "css": s.get("css") == p["css"], "shutdown": s.get("shutdown") is p["shutdown"]}
+            bad = [k for k, v in parts.items() if not v]
+            checks.set("source_settings", sum(parts.values()) / len(parts), {"wrong": bad},
+                       "; ".join(f"wrong: {b}" for b in bad))
+            pp = checks.params("position")
+            size = (float(s.get("width", 800)), float(s.get("height", 600)))  # OBS's browser defaults
+            r = rendered_rect(live.item(TICKER).transform, *size)
+            err = max(abs(r.y - pp["pos_y_px"]), abs(r.bottom - CANVAS_PX[1]), abs(r.x), abs(r.right - CANVAS_PX[0]))
+            checks.set("position", ramp(err, pp["tolerance_px"], 24), {"rect_px": list(r.as_tuple())},
+                       "" if err <= pp["tolerance_px"] else f"ticker off the bottom edge by {err:.0f} px")
+        shots = ctx.events_of("obs", "ProgramScreenshot")
+        img = decode_data_uri(payload(shots[-1]).get("imageData"))
+        if img is None:
+            checks.fail("renders_transparent", "program screenshot is not a readable image")
+            return
+        gt = ctx.gt_json("ticker.json")
+        m = band_transparency(img, gt["scene_rgb"], 80 / CANVAS_PX[1])
+        ok_bg = min(1.0, m["scene_visible"] / 0.6)
+        ok_text = 1.0 if m["text"] >= 0.01 else 0.0
+        checks.set("renders_transparent", ok_bg * ok_text, m,
+                   "" if ok_bg * ok_text >= 1 else "ticker band hides the scene or shows no text")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        scene_rgb = [40, 90, 160]
+        inst.write_json(inst.gt / "ticker.json", {"scene_rgb": scene_rgb})
+        (inst.workdir / "overlay").mkdir(parents=True)
+        (inst.workdir / "overlay" / "ticker.html").write_text(
+            "<html><body><marquee style='color:white;font:40px sans-serif'>Breaking: tally ships</marquee>"
+            "</body></html>\n")
+        good = build()
+
+        def solution(folder: Path, coll: dict, opaque: bool = False, run: bool = True) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Show")
+            if run:
+                InstanceWriter.write_events(folder, [event("obs", "ProgramScreenshot", 1000, {
+                    "imageData": screenshot(scene_rgb, opaque), "imageWidth": 192})])
+
+        solution(inst.oracle, good)
+        for name, lowers, why, key, val in [
+            ("shutdown_off", ["source_settings"], "'Shutdown source when not visible' left off", "shutdown", False),
+            ("no_css", ["source_settings"], "custom CSS not set (OBS default CSS)", "css", None),
+            ("remote_url", ["source_settings"], "Local file unticked", "is_local_file", False),
+        ]:
+            c = copy.deepcopy(good)
+            st = O.find_source(c, TICKER)["settings"]
+            if val is None:
+                st.pop(key)
+            else:
+                st[key] = val
+            solution(inst.mutant(name, lowers, why), c)
+        c = copy.deepcopy(good)
+        O.find_item(c, "Live", TICKER)["pos"]["y"] = 996.0
+        solution(inst.mutant("ticker_4px_high", ["position"], "ticker dragged 4 px above the edge"), c)
+        solution(inst.mutant("opaque_background", ["renders_transparent"], "page background renders black"),
+                 good, opaque=True)
+        solution(inst.mutant("no_screenshot", ["renders_transparent"], "no run recorded: cannot judge"), good,
+                 run=False)
+
+
+def build() -> dict[str, Any]:
+    ticker = O.source(TICKER, "browser_source", {
+        "is_local_file": True, "local_file": "/home/streamer/work/overlay/ticker.html", "width": 1920,
+        "height": 80, "css": "body{background:rgba(0,0,0,0)}", "shutdown": True})
+    inputs = [O.source("Game", "xshm_input", {}), ticker]
+    scenes = [O.scene("Live", [O.item("Game", 1), O.item(TICKER, 2, pos=(0, 1000))])]
+    return O.collection("Show", scenes, inputs)
+
+
+def screenshot(scene_rgb: list[int], opaque: bool) -> str:
+    """A 192x108 program screenshot: the scene colour, the ticker band with white text."""
+    img = np.empty((108, 192, 3), np.uint8)
+    img[:] = scene_rgb
+    if opaque:
+        img[100:] = 0
+    cv2.putText(img, "Breaking news", (4, 106), cv2.FONT_HERSHEY_PLAIN, 0.6, (255, 255, 255), 1)
+    _ok, buf = cv2.imencode(".png", img[:, :, ::-1])
+    return "data:image/png;base64," + base64.b64encode(buf.tobytes()).decode()
