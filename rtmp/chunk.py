@@ -84,7 +84,13 @@ class ChunkReader:
         buf = self._buf
         buf += data
         out: list[RawMessage] = []
-        pos = self._parse(buf, out)
+        try:
+            pos = self._parse(buf, out)
+        except ChunkError as exc:
+            # Complete messages before the bad chunk are still real: hand them over with the error.
+            exc.messages = out
+            buf.clear()
+            raise
         if pos:
             del buf[:pos]
         return out

@@ -17,7 +17,14 @@ class HandshakeError(RtmpError):
 
 
 class ChunkError(RtmpError):
-    """Chunk stream violates the protocol (unknown csid state, oversize message, bad chunk size)."""
+    """Chunk stream violates the protocol (unknown csid state, oversize message, bad chunk size).
+
+    `messages` holds the complete messages parsed in the same `feed()` before the violation.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.messages: list = []  # type: ignore[type-arg]
 
 
 class AmfError(RtmpError):

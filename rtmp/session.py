@@ -20,7 +20,7 @@ from rtmp import messages as m
 from rtmp.amf0 import UNDEFINED
 from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, ChunkReader, ChunkWriter, RawMessage
 from rtmp.codecs import parse_aac_config, parse_audio_tag, parse_avc_config, parse_video_tag
-from rtmp.errors import CodecError, HandshakeError, RtmpError
+from rtmp.errors import ChunkError, CodecError, HandshakeError, RtmpError
 from rtmp.flv import TAG_AUDIO, TAG_VIDEO, FlvRecorder, recording_path
 from rtmp.handshake import ServerHandshake
 from rtmp.stats import CLAIM_KEYS
@@ -108,8 +108,7 @@ class RtmpSession(asyncio.Protocol):
 
     # --- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.client = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.ctx.sessions.add(self)
@@ -132,7 +131,15 @@ class RtmpSession(asyncio.Protocol):
                 if self._hs_timer:
                     self._hs_timer.cancel()
                 data = self.handshake.leftover
-            for msg in self.reader.feed(data):
+            try:
+                msgs = self.reader.feed(data)
+            except ChunkError as exc:
+                for msg in exc.messages:  # what arrived intact before the violation still counts
+                    self._dispatch(msg, t0)
+                    if self.closed:
+                        return
+                raise
+            for msg in msgs:
                 self._dispatch(msg, t0)
                 if self.closed:
                     return

@@ -230,3 +230,31 @@ class RawClient:
 
 def file_size(path: Path) -> int:
     return path.stat().st_size
+
+
+def flv_tags(path: Path) -> list[tuple[int, int, bytes]]:
+    """(tag type, timestamp ms, body) of every tag of an FLV file, in order."""
+    data = path.read_bytes()
+    pos, out = 13, []
+    while pos + 11 <= len(data):
+        tag, size = data[pos], int.from_bytes(data[pos + 1:pos + 4], "big")
+        ts = int.from_bytes(data[pos + 4:pos + 7], "big") | (data[pos + 7] << 24)
+        out.append((tag, ts, data[pos + 11:pos + 11 + size]))
+        pos += 11 + size + 4
+    return out
+
+
+async def send_tags(client: RawClient, tags: list[tuple[int, int, bytes]], stream_id: int = 1,
+                    ts_offset_ms: int = 0, csids: tuple[int, int] = (4, 6)) -> None:
+    """Publish FLV tags through a RawClient (audio on csids[0], video on csids[1], data on 5)."""
+    for tag, ts, body in tags:
+        if tag == 18:
+            values = amf0.decode_all(body)
+            client.send(RawMessage(5, m.DATA_AMF0, stream_id, 0, amf0.encode("@setDataFrame", *values)))
+        else:
+            client.send(RawMessage(csids[0] if tag == 8 else csids[1], tag, stream_id, ts + ts_offset_ms, body))
+    await client.w.drain()
+
+
+def flv_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.flv"))
