@@ -1,0 +1,212 @@
+"""R06.12.01.01-T15: import a Streamlabs collection as 'Migrated', relink media, replace widgets.
+
+Work dir: fixtures/streamlabs_collection.overlay (a zip with config.json, as Streamlabs exports),
+assets/ (the media to relink to), widget_urls.txt ("<widget source name> <url>" per line).
+Output: obs-studio/basic/scenes/Migrated.json and OBS's log of loading it (obs-studio/logs/).
+GT: gt/migration.json = scenes, the original items' transforms, and the widget sources.
+
+A saved path counts as existing when it exists as saved, or — because OBS saves absolute paths of
+the machine the run happened on — when its part from `assets/` on exists in the work dir.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+import zipfile
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming.common import OBS_DIR, frac, load_named_collection
+
+COLLECTION = "Migrated"
+FILE_KEYS = {"image_source": "file", "ffmpeg_source": "local_file", "vlc_source": None}
+#: OBS 29 log lines that mean a media file could not be found/opened.
+MISSING_RE = re.compile(r"failed to load texture|Failed to open media|missing files?|Failed to open file",
+                        re.IGNORECASE)
+HOME = "/home/streamer/work"
+
+
+def resolve(workdir: Path, saved: Any) -> Path | None:
+    if not isinstance(saved, str) or not saved:
+        return None
+    p = Path(saved)
+    if p.is_absolute() and p.exists():
+        return p
+    parts = PureWindowsPath(saved).parts if "\\" in saved else PurePosixPath(saved).parts
+    if "assets" in parts:
+        cand = workdir.joinpath(*parts[parts.index("assets"):])
+        if cand.exists():
+            return cand
+    return None
+
+
+def file_paths(coll: Any) -> dict[str, Any]:
+    out = {}
+    for name, src in coll.inputs.items():
+        key = FILE_KEYS.get(src.kind)
+        if key and not (src.kind == "ffmpeg_source" and src.settings.get("is_local_file") is False):
+            out[name] = src.settings.get(key)
+    return out
+
+
+def _widget_urls(ctx: ScoreContext) -> dict[str, str]:
+    """widget_urls.txt: '<source name> <url>' per line; the URL is the last word."""
+    out = {}
+    for line in ctx.input("widget_urls.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and " " in line.strip():
+            name, url = line.strip().rsplit(" ", 1)
+            out[name.strip()] = url
+    return out
+
+
+@register
+class StreamlabsMigration(TaskVerifier):
+    task_id = "R06.12.01.01-T15"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("migration.json")
+        coll = load_named_collection(ctx, COLLECTION)
+        p = checks.params("import")
+        present = [s for s in gt["scenes"] if s in coll.scenes]
+        n_scenes = len([s for s in coll.scenes.values() if not s.is_group])
+        checks.set("import", frac(len(present), len(gt["scenes"])) * (1.0 if n_scenes == p["scene_count"] else 0.8),
+                   {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present]},
+                   "" if len(present) == len(gt["scenes"]) else "scenes missing from the import")
+
+        paths = file_paths(coll)
+        ok = {n: resolve(ctx.workdir, v) is not None for n, v in paths.items()}
+        logs = sorted((ctx.workdir / OBS_DIR / "logs").glob("*.txt"))
+        log_text = logs[-1].read_text(encoding="utf-8", errors="replace") if logs else ""
+        missing_lines = [ln.strip() for ln in log_text.splitlines() if MISSING_RE.search(ln)][:5]
+        log_ok = bool(logs) and not missing_lines
+        parts = [*ok.values(), log_ok]
+        bad = [n for n, v in ok.items() if not v]
+        checks.set("media_relinked", frac(sum(parts), len(parts)) if paths else 0.0,
+                   {"unresolved": bad, "log": logs[-1].name if logs else None, "log_missing_lines": missing_lines},
+                   "; ".join([*(f"missing file for {b}" for b in bad),
+                              *(["no OBS log of loading the collection"] if not logs else []),
+                              *(["OBS log reports missing media"] if missing_lines else [])]))
+
+        urls = _widget_urls(ctx)
+        wok = {}
+        for name in gt["widgets"]:
+            src = coll.sources.get(name)
+            wok[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
+                             and not src.raw_settings.get("is_local_file", False))
+        checks.set("widgets_replaced", frac(sum(wok.values()), len(wok)), {"widgets": wok},
+                   "; ".join(f"{n} not a browser source with its URL" for n, v in wok.items() if not v))
+
+        tol = checks.params("transforms_preserved")["tolerance_px"]
+        tok = {}
+        for it in gt["items"]:
+            sc = coll.scenes.get(it["scene"])
+            got = sc.item(it["source"]) if sc else None
+            key = f"{it['scene']}/{it['source']}"
+            tok[key] = bool(got) and abs(got.transform.pos_x - it["pos"][0]) <= tol \
+                and abs(got.transform.pos_y - it["pos"][1]) <= tol \
+                and abs(got.transform.scale_x - it["scale"][0]) <= 0.01 \
+                and abs(got.transform.scale_y - it["scale"][1]) <= 0.01
+        checks.set("transforms_preserved", frac(sum(tok.values()), len(tok)),
+                   {"moved": [k for k, v in tok.items() if not v]},
+                   "; ".join(f"{k} moved or missing" for k, v in tok.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w = inst.workdir
+        for n, rgb in (("intro.png", (200, 80, 0, 255)), ("frame.png", (255, 255, 255, 0)),
+                       ("outro.png", (0, 80, 200, 255)), ("logo.png", (250, 250, 0, 255))):
+            O.png(w / "assets" / n, 64, 36, rgb)
+        (w / "assets" / "music.mp3").write_bytes(b"ID3\x03\x00\x00\x00\x00\x00\x00")  # exists only
+        (w / "widget_urls.txt").write_text("".join(f"{n} {u}\n" for n, u in WIDGETS.items()))
+        good = build()
+        items = [{"scene": s["name"], "source": it["name"], "pos": [it["pos"]["x"], it["pos"]["y"]],
+                  "scale": [it["scale"]["x"], it["scale"]["y"]]}
+                 for s in good["sources"] if s["id"] == "scene" for it in s["settings"]["items"]]
+        inst.write_json(inst.gt / "migration.json", {"scenes": [s["name"] for s in good["scene_order"]],
+                                                     "items": items, "widgets": sorted(WIDGETS)})
+        (w / "fixtures").mkdir()
+        (w / "fixtures" / "streamlabs_collection.overlay").write_bytes(overlay_zip(good))
+
+        def solution(folder: Path, coll: dict, log: str = CLEAN_LOG) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Untitled")
+            (cfg / "logs").mkdir(parents=True, exist_ok=True)
+            (cfg / "logs" / "2026-11-30 21-00-00.txt").write_text(log)
+
+        solution(inst.oracle, good)
+        c = copy.deepcopy(good)
+        O.find_source(c, "Intro BG")["settings"]["file"] = "C:\\Users\\streamer\\Streamlabs\\intro.png"
+        solution(inst.mutant("intro_not_relinked", ["media_relinked"], "Intro BG still points at the old PC"), c,
+                 CLEAN_LOG + "21:00:01.200: [image_source: 'Intro BG'] failed to load texture "
+                 "'C:\\Users\\streamer\\Streamlabs\\intro.png'\n")
+        solution(inst.mutant("log_reports_missing", ["media_relinked"], "OBS log shows a missing file on load"),
+                 good, CLEAN_LOG + "21:00:01.300: MP: Failed to open media: '/home/streamer/old/music.mp3'\n")
+        c = copy.deepcopy(good)
+        s = O.find_source(c, "Alert Box")
+        s.update(id="streamlabs_alertbox", versioned_id="streamlabs_alertbox", settings={})
+        solution(inst.mutant("widget_left", ["widgets_replaced"], "Alert Box left as a Streamlabs widget"), c)
+        c = copy.deepcopy(good)
+        O.find_source(c, "Chat Box")["settings"]["url"] = "https://streamlabs.com/widgets/chat-box/v1/OTHER"
+        solution(inst.mutant("wrong_widget_url", ["widgets_replaced"], "Chat Box pointed at another URL"), c)
+        c = copy.deepcopy(good)
+        O.find_item(c, "Main", "Logo")["pos"]["x"] += 5
+        solution(inst.mutant("logo_moved_5px", ["transforms_preserved"], "Logo nudged 5 px"), c)
+        c = copy.deepcopy(good)
+        c["sources"] = [s for s in c["sources"] if s["name"] != "Outro"]
+        c["scene_order"] = [s for s in c["scene_order"] if s["name"] != "Outro"]
+        solution(inst.mutant("outro_scene_lost", ["import", "transforms_preserved"], "Outro scene not imported"), c)
+
+
+WIDGETS = {"Alert Box": "https://streamlabs.com/alert-box/v3/SANDBOX01",
+           "Chat Box": "https://streamlabs.com/widgets/chat-box/v1/SANDBOX01",
+           "Event List": "https://streamlabs.com/widgets/event-list/v1/SANDBOX01"}
+CLEAN_LOG = ("21:00:00.000: OBS 29.0.2 (linux)\n21:00:00.500: Loading scene collection 'Migrated'\n"
+             "21:00:01.000: All scene data cleared\n21:00:01.100: Switched to scene 'Intro'\n")
+
+
+def build() -> dict[str, Any]:
+    inputs = [
+        O.source("Intro BG", "image_source", {"file": f"{HOME}/assets/intro.png"}),
+        O.source("Frame", "image_source", {"file": f"{HOME}/assets/frame.png"}),
+        O.source("Logo", "image_source", {"file": f"{HOME}/assets/logo.png"}),
+        O.source("Outro BG", "image_source", {"file": f"{HOME}/assets/outro.png"}),
+        O.source("Music", "ffmpeg_source", {"local_file": f"{HOME}/assets/music.mp3", "looping": True}),
+        O.source("Game", "xcomposite_input", {}),
+        O.source("Cam", "v4l2_input", {}),
+        *[O.source(n, "browser_source", {"url": u, "width": 800, "height": 600}) for n, u in WIDGETS.items()],
+    ]
+    scenes = [
+        O.scene("Intro", [O.item("Intro BG", 1), O.item("Music", 2)]),
+        O.scene("Main", [O.item("Game", 1), O.item("Frame", 2), O.item("Logo", 3, pos=(1780, 24), scale=(0.5, 0.5)),
+                         O.item("Alert Box", 4, pos=(560, 0)), O.item("Event List", 5, pos=(1500, 300))]),
+        O.scene("Chatting", [O.item("Cam", 1, scale=(1.5, 1.5)), O.item("Chat Box", 2, pos=(1420, 200))]),
+        O.scene("BRB", [O.item("Intro BG", 1), O.item("Logo", 2, pos=(860, 440))]),
+        O.scene("Outro", [O.item("Outro BG", 1), O.item("Music", 2)]),
+    ]
+    return O.collection(COLLECTION, scenes, inputs)
+
+
+def overlay_zip(coll: dict[str, Any]) -> bytes:
+    """A Streamlabs .overlay: zip of config.json whose media point at the old machine and widgets are widgets."""
+    cfg = copy.deepcopy(coll)
+    for s in cfg["sources"]:
+        st = s["settings"]
+        for key in ("file", "local_file"):
+            if key in st:
+                st[key] = "C:\\Users\\streamer\\Streamlabs\\" + Path(st[key]).name
+        if s["name"] in WIDGETS:
+            kind = "streamlabs_" + s["name"].lower().replace(" ", "")
+            s.update(id=kind, versioned_id=kind, settings={"widgetType": s["name"]})
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo("config.json", (2026, 1, 1, 0, 0, 0)), json.dumps(cfg, sort_keys=True))
+    return buf.getvalue()
