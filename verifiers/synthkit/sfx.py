@@ -53,10 +53,13 @@ def jingle(rng: np.random.Generator, dur_s: float = 0.7, sr: int = SR_HZ, peak: 
 
 def footstep(rng: np.random.Generator, surface: str = "wood", dur_s: float = 0.35, sr: int = SR_HZ,
              peak: float = 0.5) -> np.ndarray:
-    """Heel strike: wood is a resonant knock, gravel a grainy crunch."""
+    """Heel strike: wood is a resonant knock, gravel a grainy crunch, concrete a dry scuff."""
     n = int(dur_s * sr)
     t = np.arange(n) / sr
-    if surface == "gravel":
+    if surface == "concrete":
+        scuff = _band_noise(rng, n, 250, 5000, sr) * _env(n, 0.0008, rng.uniform(0.025, 0.045), sr)
+        x = scuff + 0.5 * _band_noise(rng, n, 80, 400, sr) * _env(n, 0.001, 0.02, sr)
+    elif surface == "gravel":
         # sparse micro-impacts, band-limited after gating (gating filtered noise would leave
         # sample-level discontinuities: clicks no microphone records)
         sos = signal.butter(4, [1500, 9000], btype="bandpass", fs=sr, output="sos")
