@@ -1,0 +1,130 @@
+"""CMX3600 edit decision lists: events with reel, channels, transition and four timecodes.
+
+    TITLE: REEL4 V2
+    FCM: NON-DROP FRAME
+    001  AX       V     C        01:00:02:00 01:00:04:00 01:00:00:00 01:00:02:00
+    * FROM CLIP NAME: SHOT_02
+
+Source in/out is where the material comes from (here: the v1 reel's timeline), record in/out where
+it lands in the new cut. Timecodes are HH:MM:SS:FF (";" before frames = drop frame, accepted for
+29.97/59.94). Comment lines (`*`) attach to the event above; `M2` motion lines are kept as text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class EDLError(ValueError):
+    """Not a CMX3600 EDL, or an event line that does not parse."""
+
+
+_TC = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})([:;.,])(\d{2,3})$")
+_EVENT = re.compile(r"^(\d{1,6})\s+(\S+)\s+(\S+)\s+(C|D|W\d{3}|K[BO]?)\s+(\d{1,4}\s+)?"
+                    r"(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+
+
+def tc_to_frames(tc: str, fps: float) -> int:
+    """Timecode to a frame count (non-drop; drop-frame counting for ';' at 29.97/59.94)."""
+    m = _TC.match(tc.strip())
+    if not m:
+        raise EDLError(f"bad timecode {tc!r}")
+    h, mi, s, sep, f = int(m[1]), int(m[2]), int(m[3]), m[4], int(m[5])
+    nominal = round(fps)
+    if f >= nominal or mi >= 60 or s >= 60:
+        raise EDLError(f"timecode {tc!r} out of range at {fps:g} fps")
+    frames = ((h * 60 + mi) * 60 + s) * nominal + f
+    if sep == ";" and nominal in (30, 60):
+        drop = 2 * nominal // 30
+        total_min = h * 60 + mi
+        frames -= drop * (total_min - total_min // 10)
+    return frames
+
+
+def frames_to_tc(frames: int, fps: float) -> str:
+    nominal = round(fps)
+    f = frames % nominal
+    s = frames // nominal
+    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}:{f:02d}"
+
+
+@dataclass
+class EDLEvent:
+    number: int
+    reel: str
+    channels: str
+    transition: str
+    src_in: int
+    src_out: int
+    rec_in: int
+    rec_out: int
+    comments: list[str] = field(default_factory=list)
+
+    @property
+    def clip_name(self) -> str | None:
+        for c in self.comments:
+            m = re.match(r"\*\s*FROM CLIP NAME:\s*(.+)$", c, re.I)
+            if m:
+                return m[1].strip()
+        return None
+
+
+@dataclass
+class EDL:
+    title: str
+    drop_frame: bool
+    events: list[EDLEvent]
+
+
+def parse_edl(text: str, fps: float) -> EDL:
+    title, drop, events = "", False, []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        up = line.upper()
+        if up.startswith("TITLE:"):
+            title = line[6:].strip()
+        elif up.startswith("FCM:"):
+            drop = "NON" not in up and "DROP" in up
+        elif line.startswith("*") or up.startswith("M2"):
+            if events:
+                events[-1].comments.append(line)
+        else:
+            m = _EVENT.match(line)
+            if not m:
+                raise EDLError(f"line {n}: not a CMX3600 event: {line[:60]!r}")
+            try:
+                tcs = [tc_to_frames(m[i], fps) for i in (6, 7, 8, 9)]
+            except EDLError as exc:
+                raise EDLError(f"line {n}: {exc}") from None
+            events.append(EDLEvent(int(m[1]), m[2], m[3], m[4], *tcs))
+    if not events:
+        raise EDLError("no events: not a CMX3600 EDL")
+    return EDL(title, drop, events)
+
+
+def read_edl(path: str | Path, fps: float) -> EDL:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise EDLError(f"{p.name}: unreadable ({exc.strerror})") from None
+    try:
+        return parse_edl(text, fps)
+    except EDLError as exc:
+        raise EDLError(f"{p.name}: {exc}") from None
+
+
+def write_edl(path: Path, title: str, events: list[EDLEvent], fps: float) -> Path:
+    """A CMX3600 EDL (non-drop) for synthetic fixtures."""
+    lines = [f"TITLE: {title}", "FCM: NON-DROP FRAME", ""]
+    for e in events:
+        tcs = " ".join(frames_to_tc(v, fps) for v in (e.src_in, e.src_out, e.rec_in, e.rec_out))
+        lines.append(f"{e.number:03d}  {e.reel:<8} {e.channels:<5} {e.transition:<8} {tcs}")
+        lines += e.comments
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
