@@ -1,0 +1,163 @@
+"""R06.12.01.01-T10: vMix preset with four NDI cameras, a GT title, a multiview, CAM1/CAM2 live/preview.
+
+Emulated (catalog): vMix is Windows-only. The preset presets/panel.vmix is parsed by
+verifiers.apps.vmix.parse_preset_xml; "the HTTP API state equals the preset after reload" is read
+from the vMix observer's last `snapshot` event (the emulator serves the reloaded preset here).
+Inputs are matched by the camera name inside their title ("STUDIO-PC (CAM1)" is CAM1).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from verifiers.apps.vmix import VmixInput, VmixState, VmixXmlError, parse_preset_xml
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.tasks.streaming.common import event, frac, payload
+
+PRESET = "presets/panel.vmix"
+
+
+def cam(title: str | None, name: str) -> bool:
+    return bool(title) and re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![0-9])", title, re.IGNORECASE) is not None
+
+
+def find_cam(state: VmixState, name: str, ndi_only: bool = True) -> VmixInput | None:
+    return next((i for i in state.inputs if cam(i.title, name) and (not ndi_only or i.type.upper() == "NDI")), None)
+
+
+def is_title(i: VmixInput, template: str) -> bool:
+    return i.type.upper() in ("GT", "XAML", "TITLE") and any(
+        template.lower() in (s or "").lower() for s in (i.title, i.content, *i.extra_attrs.values()))
+
+
+@register
+class VmixPanel(TaskVerifier):
+    task_id = "R06.12.01.01-T10"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        try:
+            state = parse_preset_xml(ctx.artifact(PRESET).read_bytes())
+        except VmixXmlError as exc:
+            raise AgentOutputError(f"unreadable preset {PRESET}: {exc}") from None
+        cams = checks.params("ndi_inputs")["sources"]
+        found = {c: find_cam(state, c) for c in cams}
+        checks.set("ndi_inputs", frac(sum(v is not None for v in found.values()), len(cams)),
+                   {"ndi": {c: (i.title if i else None) for c, i in found.items()}},
+                   "; ".join(f"no NDI input {c}" for c, i in found.items() if i is None))
+
+        pt = checks.params("title_fields")
+        title = next((i for i in state.inputs if is_title(i, pt["template"])), None)
+        if title is None:
+            checks.fail("title_fields", f"no GT title input from {pt['template']}")
+        else:
+            ok = {f: title.text_value(f) == v for f, v in pt["fields"].items()}
+            checks.set("title_fields", frac(sum(ok.values()), len(ok)),
+                       {"fields": {t.name: t.value for t in title.text}},
+                       "; ".join(f"field {f} wrong" for f, v in ok.items() if not v))
+
+        want_keys = {c: (find_cam(state, c, ndi_only=False) or VmixInput("", 0, "", "")).key for c in cams}
+        if title is not None:
+            want_keys["title"] = title.key
+        best: dict[str, bool] = {}
+        for inp in state.inputs:
+            keys = {ly.key for ly in inp.layers}
+            shown = {k: bool(v) and v in keys for k, v in want_keys.items()}
+            if sum(shown.values()) > sum(best.values()):
+                best = shown
+        need = [*cams, "title"]
+        checks.set("multiview", frac(sum(best.get(k, False) for k in need), len(need)), {"shown": best},
+                   "; ".join(f"{k} not in the multiview" for k in need if not best.get(k)))
+
+        pp = checks.params("program_preview")
+        act, prev = state.input_by_number(state.active), state.input_by_number(state.preview)
+        files = {"program CAM1": cam(act.title if act else None, pp["program"]),
+                 "preview CAM2": cam(prev.title if prev else None, pp["preview"])}
+        snap = payload(ctx.events_of("vmix", "snapshot")[-1])
+        by_num = {i.get("number"): i for i in snap.get("inputs", []) if isinstance(i, dict)}
+        live = {"reloaded program CAM1": cam((by_num.get(snap.get("active")) or {}).get("title"), pp["program"]),
+                "reloaded preview CAM2": cam((by_num.get(snap.get("preview")) or {}).get("title"), pp["preview"]),
+                "reloaded inputs equal the preset": sorted((i.get("type"), i.get("title")) for i in by_num.values())
+                == sorted((i.type, i.title) for i in state.inputs)}
+        allp = {**files, **live}
+        checks.set("program_preview", frac(sum(allp.values()), len(allp)), allp,
+                   "; ".join(f"not {k}" for k, v in allp.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        (inst.workdir / "presets").mkdir(parents=True)
+        (inst.workdir / "titles").mkdir()
+        (inst.workdir / "titles" / "LowerThird.gtzip").write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+        good = spec()
+
+        def solution(folder: Path, s: dict[str, Any], reload: dict[str, Any] | None = None,
+                     run: bool = True) -> None:
+            path = folder / PRESET
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(preset_xml(s), encoding="utf-8")
+            if run:
+                InstanceWriter.write_events(folder, [event("vmix", "snapshot", 500, snapshot(reload or s))])
+
+        solution(inst.oracle, good)
+        s = spec()
+        s["inputs"][2]["type"] = "Capture"
+        solution(inst.mutant("cam3_not_ndi", ["ndi_inputs"], "CAM3 added as a capture device"), s)
+        s = spec()
+        s["inputs"][4]["text"]["Role.Text"] = "guest"
+        solution(inst.mutant("role_lowercase", ["title_fields"], "Role typed as 'guest'"), s)
+        s = spec()
+        s["inputs"][5]["layers"] = s["inputs"][5]["layers"][:4]
+        solution(inst.mutant("multiview_no_title", ["multiview"], "title not in the multiview"), s)
+        s = spec()
+        s["active"], s["preview"] = 2, 1
+        solution(inst.mutant("program_preview_swapped", ["program_preview"], "CAM2 on program, CAM1 on preview"), s)
+        s = spec()
+        s["preview"] = 3
+        solution(inst.mutant("unsaved_preview", ["program_preview"], "preset saved before CAM2 went to preview"),
+                 good, reload=s)
+        solution(inst.mutant("no_reload_observed", ["program_preview"], "no run recorded: cannot judge"), good,
+                 run=False)
+        bad = inst.mutant("truncated_preset", ["ndi_inputs", "title_fields", "multiview", "program_preview"],
+                          "preset cut off mid-save")
+        solution(bad, good)
+        p = bad / PRESET
+        p.write_bytes(p.read_bytes()[:400])
+
+
+def spec() -> dict[str, Any]:
+    key = "aa00000{}-0000-4000-8000-00000000000{}".format
+    inputs: list[dict[str, Any]] = [{"key": key(n, n), "type": "NDI", "title": f"STUDIO-PC (CAM{n})"}
+                                    for n in range(1, 5)]
+    inputs.append({"key": key(5, 5), "type": "GT", "title": "LowerThird.gtzip",
+                   "content": "C:\\titles\\LowerThird.gtzip", "text": {"Name.Text": "Dr. Sample", "Role.Text": "Guest"}})
+    inputs.append({"key": key(6, 6), "type": "Mix", "title": "Multiview", "layers": [key(n, n) for n in range(1, 6)]})
+    return {"inputs": inputs, "active": 1, "preview": 2}
+
+
+def preset_xml(s: dict[str, Any]) -> str:
+    """A .vmix preset as vMix 27 saves it (XML root, Input elements with OriginalTitle, Text, Overlay)."""
+    out = ['<?xml version="1.0" encoding="utf-8"?>', "<XML>", "  <Version>27</Version>", "  <Inputs>"]
+    for inp in s["inputs"]:
+        attrs = f'Key="{inp["key"]}" Type="{inp["type"]}" OriginalTitle={quoteattr(inp["title"])}'
+        kids = [f'      <Text Index="{i}" Name={quoteattr(n)}>{escape(v)}</Text>'
+                for i, (n, v) in enumerate(inp.get("text", {}).items())]
+        kids += [f'      <Overlay Index="{i}" Key="{k}"/>' for i, k in enumerate(inp.get("layers", []))]
+        body = escape(inp.get("content", inp["title"]))
+        if kids:
+            out += [f"    <Input {attrs}>{body}", *kids, "    </Input>"]
+        else:
+            out.append(f"    <Input {attrs}>{body}</Input>")
+    out += ["  </Inputs>", f"  <Active>{s['active']}</Active>", f"  <Preview>{s['preview']}</Preview>", "</XML>", ""]
+    return "\n".join(out)
+
+
+def snapshot(s: dict[str, Any]) -> dict[str, Any]:
+    """The observer's snapshot payload for the emulator serving this preset."""
+    return {"via": "http", "version": "27.0.0.49", "active": s["active"], "preview": s["preview"],
+            "inputs": [{"number": n, "key": i["key"], "type": i["type"], "title": i["title"]}
+                       for n, i in enumerate(s["inputs"], 1)]}
