@@ -46,7 +46,7 @@ def _ffprobe_packets(path: Path) -> dict[int, list[dict]]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_packets_match_ffprobe(tmp_path: Path, case: tuple) -> None:
-    name, fps, gop, bf, rate, ext = case
+    _name, fps, gop, bf, rate, _ext = case
     path = _encode(tmp_path, *case)
     ours = probe(path)
     theirs = _ffprobe_packets(path)

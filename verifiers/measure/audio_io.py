@@ -25,7 +25,7 @@ import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
-from verifiers.measure.errors import MediaError
+from verifiers.measure.errors import MediaError, describe
 
 #: WAVE_FORMAT_EXTENSIBLE speaker-mask bits, in mask order (= channel order in the file).
 _SPEAKER_BITS = ("FL", "FR", "FC", "LFE", "BL", "BR", "FLC", "FRC", "BC", "SL", "SR", "TC",
@@ -186,26 +186,25 @@ def _soundfile_info(path: Path) -> AudioInfo | None:
                      channel_layout=layout, channel_names=tuple(names))
 
 
-def _open_av(path: Path):
+def _open_av(path: Path, audio_stream: int = 0):
     import av
 
     try:
         container = av.open(str(path))
     except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
         raise MediaError(f"{_name(path)}: not a readable media file ({_short(exc)})") from None
-    if not container.streams.audio:
+    if len(container.streams.audio) <= audio_stream:
         container.close()
-        raise MediaError(f"{_name(path)}: no audio stream")
+        raise MediaError(f"{_name(path)}: no audio stream" + (f" #{audio_stream}" if audio_stream else ""))
     return container
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:160]
+    return describe(exc)
 
 
-def _av_info(path: Path, container, frames: int | None = None) -> AudioInfo:
-    stream = container.streams.audio[0]
+def _av_info(path: Path, container, frames: int | None = None, audio_stream: int = 0) -> AudioInfo:
+    stream = container.streams.audio[audio_stream]
     ctx = stream.codec_context
     rate = int(ctx.sample_rate or stream.rate or 0)
     if rate <= 0:
@@ -251,12 +250,12 @@ def audio_info(path: str | Path) -> AudioInfo:
         container.close()
 
 
-def _decode_av(path: Path) -> tuple[np.ndarray, AudioInfo]:
+def _decode_av(path: Path, audio_stream: int = 0) -> tuple[np.ndarray, AudioInfo]:
     import av
 
-    container = _open_av(path)
+    container = _open_av(path, audio_stream)
     try:
-        stream = container.streams.audio[0]
+        stream = container.streams.audio[audio_stream]
         chunks: list[np.ndarray] = []
         resampler = None
         try:
@@ -276,8 +275,8 @@ def _decode_av(path: Path) -> tuple[np.ndarray, AudioInfo]:
         if not chunks:
             raise MediaError(f"{_name(path)}: no audio samples decoded")
         samples = np.ascontiguousarray(np.concatenate(chunks, axis=0), dtype=np.float64)
-        declared = _av_info(path, container)
-        info = _av_info(path, container, frames=samples.shape[0])
+        declared = _av_info(path, container, audio_stream=audio_stream)
+        info = _av_info(path, container, frames=samples.shape[0], audio_stream=audio_stream)
         if declared.frames > 0 and info.frames < declared.frames - max(0.5 * info.sample_rate_hz,
                                                                        0.05 * declared.frames):
             raise MediaError(f"{_name(path)}: truncated: container declares {declared.duration_s:.2f} s, "
@@ -287,15 +286,16 @@ def _decode_av(path: Path) -> tuple[np.ndarray, AudioInfo]:
         container.close()
 
 
-def load_audio(path: str | Path, *, sample_rate_hz: int | None = None) -> Audio:
-    """Decode the whole file (first audio stream) to float64 (frames, channels).
+def load_audio(path: str | Path, *, sample_rate_hz: int | None = None, audio_stream: int = 0) -> Audio:
+    """Decode the whole file to float64 (frames, channels).
 
-    With `sample_rate_hz`, resample to it (info keeps the file's own rate). Raises MediaError for a
+    `audio_stream` picks among the file's audio streams (0 = first). With `sample_rate_hz`,
+    resample to it (info keeps the file's own rate). Raises MediaError for a
     missing/empty/truncated/undecodable file, a file with no audio, or non-finite samples.
     """
     path = Path(path)
     _check_file(path)
-    info = _soundfile_info(path)
+    info = _soundfile_info(path) if audio_stream == 0 else None
     if info is not None:
         if info.frames == 0:
             raise MediaError(f"{_name(path)}: no audio samples (0 frames)")
@@ -307,7 +307,7 @@ def load_audio(path: str | Path, *, sample_rate_hz: int | None = None) -> Audio:
             raise MediaError(f"{_name(path)}: truncated: {info.frames} frames declared, "
                              f"{samples.shape[0]} read")
     else:
-        samples, info = _decode_av(path)
+        samples, info = _decode_av(path, audio_stream)
     if samples.shape[0] == 0:
         raise MediaError(f"{_name(path)}: no audio samples (0 frames)")
     bad = ~np.isfinite(samples)

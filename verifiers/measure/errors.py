@@ -14,3 +14,13 @@ class MediaError(Exception):
     The message is one line that says what is wrong and with which file, e.g.
     ``"take.wav: truncated: header says 96000 bytes of audio, file holds 4000"``.
     """
+
+
+def describe(exc: BaseException) -> str:
+    """A library exception as a short clause: no errno, no repeated path, one line."""
+    import re
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", text)
+    text = re.sub(r":\s*'[^']*'\s*$", "", text)
+    return text[:160]

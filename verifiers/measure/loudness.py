@@ -261,9 +261,9 @@ def measure_loudness(samples: np.ndarray, sample_rate_hz: int, *,
     return res
 
 
-def loudness_of_file(path: str | Path) -> LoudnessResult:
-    """Loudness of a file's first audio stream, channels weighted by the file's own layout."""
-    audio = load_audio(path)
+def loudness_of_file(path: str | Path, *, audio_stream: int = 0) -> LoudnessResult:
+    """Loudness of one of a file's audio streams, channels weighted by the file's own layout."""
+    audio = load_audio(path, audio_stream=audio_stream)
     if not audio.info.channel_names and audio.channels not in _DEFAULT_NAMES:
         raise MediaError(f"{Path(path).name}: {audio.channels} channels with no layout: cannot weight them")
     return measure_loudness(audio.samples, audio.sample_rate_hz, channel_names=audio.info.channel_names or None)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verifiers.measure.errors import MediaError
+from verifiers.measure.errors import MediaError, describe
 
 
 @dataclass
@@ -121,7 +121,7 @@ def probe(path: str | Path) -> MediaProbe:
     try:
         container = av.open(str(path))
     except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
-        raise MediaError(f"{path.name}: not a readable media file ({str(exc).splitlines()[0][:120]})") from None
+        raise MediaError(f"{path.name}: not a readable media file ({describe(exc)})") from None
     try:
         probes: list[StreamProbe] = []
         cols: dict[int, list[list]] = {}
@@ -155,7 +155,7 @@ def probe(path: str | Path) -> MediaProbe:
         except av.error.FFmpegError as exc:
             got = sum(len(c[3]) for c in cols.values())
             raise MediaError(f"{path.name}: corrupt or truncated after {got} packets "
-                             f"({str(exc).splitlines()[0][:120]})") from None
+                             f"({describe(exc)})") from None
         for sp in probes:
             c = cols[sp.index]
             sp.pts, sp.dts, sp.duration, sp.size_bytes = (np.array(v, dtype=np.int64) for v in c[:4])
