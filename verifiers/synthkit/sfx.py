@@ -145,3 +145,35 @@ def whoosh(rng: np.random.Generator, dur_s: float = 0.3, lo_hz: float = 300.0, h
     t = np.arange(n) / sr
     env = (t / dur_s) ** 2 if swell else np.sin(np.pi * t / dur_s)
     return _norm(out * env, peak)
+
+
+def distinct_set(rng: np.random.Generator, n: int, sr: int = SR_HZ) -> list[np.ndarray]:
+    """`n` effects that do not mistake each other under NCC: generators cycled with spread parameters."""
+    out = []
+    for k in range(n):
+        kind = k % 5
+        u = (k // 5) / max(1, (n - 1) // 5 + 1)
+        if kind == 0:
+            out.append(impact(rng, dur_s=0.4, body_hz=60 + 140 * u, sr=sr))
+        elif kind == 1:
+            out.append(click(rng, freq_hz=900 + 3000 * u, dur_s=0.15, sr=sr))
+        elif kind == 2:
+            out.append(chirp_tick(rng, 400 + 800 * u, 2500 + 2000 * u, dur_s=0.2, sr=sr))
+        elif kind == 3:
+            out.append(thud(rng, sr=sr) * 0.5 + 0.5 * click(rng, freq_hz=300 + 400 * u, dur_s=0.3, sr=sr))
+        else:
+            out.append(jingle(rng, dur_s=0.4, sr=sr))
+    return out
+
+
+def bed(rng: np.random.Generator, n: int, lo_hz: float = 100.0, hi_hz: float = 4000.0, level_dbfs: float = -30.0,
+        sr: int = SR_HZ, tilt_db_oct: float = -3.0) -> np.ndarray:
+    """Ambience bed: band-limited noise with a spectral tilt (dB/octave) and slow level drift, at an RMS level."""
+    spec = np.fft.rfft(rng.standard_normal(n))
+    f = np.fft.rfftfreq(n, 1 / sr)
+    shape = np.where((f >= lo_hz) & (f <= hi_hz), (np.maximum(f, 1.0) / lo_hz) ** (tilt_db_oct / 6.0206), 0.0)
+    x = np.fft.irfft(spec * shape, n)
+    drift = 1 + 0.1 * np.sin(2 * np.pi * np.arange(n) / sr * rng.uniform(0.1, 0.3) + rng.uniform(0, 6.28))
+    x *= drift
+    rms = float(np.sqrt(np.mean(x * x))) or 1.0
+    return x * (10 ** (level_dbfs / 20) / rms)

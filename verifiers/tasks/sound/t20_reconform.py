@@ -1,0 +1,170 @@
+"""R06.07.01.03-T20: re-conform spotted effects after a picture change (EDL of the v2 cut).
+
+Work dir: fixtures/reel4_v2_changes.edl (CMX3600: v2 events, source = v1 reel timeline),
+fixtures/reel4_fx_v1.ptx (closed; placeholder), fixtures/reel4_media/fx_NN.wav (the session's
+effects) and bg_*.wav. Output: output/reel4_fx_v2.wav.
+GT: gt/events.json {fps, sample_rate_hz, v2_frames, cut_frames: [...], events: [retained events at
+their v2 frames], removed: [{v1_frame, sample, label}]}.
+
+Checks: retained_sync (>= 90% of retained events within ±1 frame, identified by NCC), removed_gone
+(no removed event's sample anywhere in the bounce, outside spots where a retained event uses the same
+sample), bg_continuity (around each v2 cut no run of more than 2 frames where the BG drops 20 dB
+under its median), length (bounce length equals the v2 picture within one frame).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.apps.edl import EDLEvent, write_edl
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.identify import match_at
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ
+from verifiers.tasks.sound.placed import analyse, required_count, threshold_score
+
+OUTPUT = "output/reel4_fx_v2.wav"
+MEDIA = "fixtures/reel4_media"
+FPS = 24
+HOUR = 86400  # 01:00:00:00 at 24 fps
+GAP_DROP_DB = 20.0
+
+
+def frame_rms_db(mix: np.ndarray, fps: float) -> np.ndarray:
+    step = ANALYSIS_RATE_HZ / fps
+    n = int(len(mix) // step)
+    idx = (np.arange(n + 1) * step).astype(int)
+    c = np.concatenate([[0.0], np.cumsum(mix * mix)])
+    p = (c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1)
+    return 10 * np.log10(np.maximum(p, 1e-20))
+
+
+@register
+class Reconform(TaskVerifier):
+    task_id = "R06.07.01.03-T20"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        sp = checks.params("retained_sync")
+        a = analyse(ctx, OUTPUT, MEDIA, tol_frames=float(sp.get("tolerance_frames", 1)))
+        fx = {k: v for k, v in a.library.items() if k.startswith("fx_")}
+        raw = a.raw_gt
+        try:
+            v2_frames = int(raw["v2_frames"])
+            cuts = [int(c) for c in raw["cut_frames"]]
+            removed = list(raw["removed"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth events.json lacks v2_frames/cut_frames/removed: {exc}") from None
+        n = len(a.rows)
+        ok = a.in_sync_count()
+        need = required_count(sp, n)
+        checks.set("retained_sync", threshold_score(ok, need), {"events": [r.evidence() for r in a.rows],
+                                                                "required": need},
+                   f"{ok}/{n} retained events within ±{sp.get('tolerance_frames', 1)} frame (need {need})")
+
+        # A removed event's sound anywhere in the bounce (one NCC scan over the whole mix per sample).
+        mid_s = len(a.mix) / ANALYSIS_RATE_HZ / 2
+        still = []
+        for ev in removed:
+            name = ev["sample"]
+            if name not in fx:
+                raise GTError(f"removed event sample {name} not in {MEDIA}")
+            m = match_at(a.mix, ANALYSIS_RATE_HZ, {name: fx[name]}, mid_s, search_s=mid_s + 0.5, length_s=0.3)[0]
+            explained = any(r.gt["sample"] == name and r.onset_s is not None and abs(r.onset_s - m.offset_s) < 0.1
+                            for r in a.rows)
+            if m.ncc >= 0.6 and not explained:
+                still.append({"sample": name, "label": ev.get("label", ""), "at_s": round(m.offset_s, 3),
+                              "ncc": round(m.ncc, 3)})
+        checks.set("removed_gone", 1.0 - len(still) / max(len(removed), 1), {"still_present": still},
+                   f"{len(still)}/{len(removed)} removed events still audible")
+
+        bp = checks.params("bg_continuity")
+        max_gap = int(bp.get("max_gap_frames", 2))
+        lv = frame_rms_db(a.mix, a.fps)
+        floor = float(np.median(lv)) - GAP_DROP_DB
+        per_cut = []
+        for c in cuts:
+            lo, hi = max(0, c - 6), min(len(lv), c + 6)
+            run = best = 0
+            for v in lv[lo:hi]:
+                run = run + 1 if v < floor else 0
+                best = max(best, run)
+            per_cut.append({"cut_frame": c, "gap_frames": best, "ok": best <= max_gap})
+        good = sum(p["ok"] for p in per_cut)
+        checks.set("bg_continuity", good / max(len(cuts), 1), {"cuts": per_cut, "gap_below_dbfs": round(floor, 1)},
+                   f"{good}/{len(cuts)} cut points with BG continuous (gaps <= {max_gap} frames)")
+
+        want_s = v2_frames / a.fps
+        diff_frames = (a.audio.duration_s - want_s) * a.fps
+        checks.set("length", 1.0 if abs(diff_frames) <= 1 + 1e-9 else 0.0,
+                   {"bounce_s": round(a.audio.duration_s, 4), "v2_picture_s": round(want_s, 4)},
+                   f"bounce is {diff_frames:+.1f} frames against the v2 picture")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        shot_frames = 48
+        n_shots = 7
+        fx = sfx.distinct_set(rng, 2 * n_shots)
+        media = {f"fx_{k:02d}.wav": x for k, x in enumerate(fx)}
+        bgs = {f"bg_{k}.wav": sfx.bed(rng, RATE_HZ * 3, 150 + 100 * k, 5000, -32, tilt_db_oct=-3 + k) for k in range(2)}
+        for name, x in {**media, **bgs}.items():
+            write_wav(inst.workdir / MEDIA / name, x)
+        (inst.workdir / "fixtures" / "reel4_fx_v1.ptx").write_bytes(b"PTX placeholder: closed Pro Tools session\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        # v1: event k of shot s at frame s*48 + offset; v2: drop shots 2 and 5, trim shot 1's head by
+        # 12 frames, swap shots 3 and 4.
+        v1_events = []
+        names = list(media)
+        for s in range(n_shots):
+            for j, off in enumerate((14 + int(rng.integers(0, 4)), 32 + int(rng.integers(0, 4)))):
+                v1_events.append({"shot": s, "v1_frame": s * shot_frames + off, "sample": names[2 * s + j],
+                                  "label": f"shot {s + 1} fx {j + 1}"})
+        order = [(0, 0), (1, 12), (4, 0), (3, 0), (6, 0)]  # (v1 shot, head trim frames)
+        edl, rec, events, cuts = [], 0, [], []
+        for num, (s, trim) in enumerate(order, 1):
+            src_in = s * shot_frames + trim
+            length = shot_frames - trim
+            edl.append(EDLEvent(num, "AX", "V", "C", HOUR + src_in, HOUR + src_in + length, HOUR + rec,
+                                HOUR + rec + length, [f"* FROM CLIP NAME: SHOT_{s + 1:02d}"]))
+            for ev in v1_events:
+                if ev["shot"] == s and src_in <= ev["v1_frame"] < src_in + length:
+                    events.append({"frame": rec + ev["v1_frame"] - src_in, "sample": ev["sample"],
+                                   "label": ev["label"]})
+            rec += length
+            if num < len(order):
+                cuts.append(rec)
+        kept_shots = {s for s, _t in order}
+        removed = [{"v1_frame": e["v1_frame"], "sample": e["sample"], "label": e["label"]}
+                   for e in v1_events if e["shot"] not in kept_shots]
+        write_edl(inst.workdir / "fixtures" / "reel4_v2_changes.edl", "REEL4 V2", edl, FPS)
+        inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": RATE_HZ, "v2_frames": rec,
+                                                  "cut_frames": cuts, "events": events, "removed": removed})
+        v2_len = round(rec / FPS * RATE_HZ)
+        bed = sfx.bed(rng, v2_len + RATE_HZ, 150, 5000, -32)
+
+        def render(evts: list[dict], extra: list[tuple[int, str]] = (), hole_at: int | None = None,
+                   length: int = v2_len) -> np.ndarray:
+            out = sfx.place(length, 2, [(round(e["frame"] / FPS * RATE_HZ), media[e["sample"]]) for e in evts]
+                            + [(round(f / FPS * RATE_HZ), media[s]) for f, s in extra])
+            b = bed[:length].copy()
+            if hole_at is not None:  # BG of a trimmed shot not extended: 6 silent frames after the cut
+                a0 = round(hole_at / FPS * RATE_HZ)
+                b[a0: a0 + round(6 / FPS * RATE_HZ)] = 0.0
+            return out + b[:, None]
+
+        write_wav(inst.oracle / OUTPUT, render(events))
+        late = [dict(e) for e in events]
+        late[1]["frame"] += 2
+        late[4]["frame"] -= 2
+        write_wav(inst.mutant("two_events_2_frames_off", ["retained_sync"], "two retained events 2 frames off")
+                  / OUTPUT, render(late))
+        # removed shot's effects left in, dropped into the quiet middle of shot 1
+        write_wav(inst.mutant("removed_left_in", ["removed_gone"], "a removed shot's effect left in the bounce")
+                  / OUTPUT, render(events, extra=[(events[0]["frame"] + 10, removed[0]["sample"])]))
+        write_wav(inst.mutant("bg_hole_at_cut", ["bg_continuity"], "BG not extended across a new cut")
+                  / OUTPUT, render(events, hole_at=cuts[1]))
+        write_wav(inst.mutant("v1_length", ["length"], "bounce still 1 s longer than the v2 cut") / OUTPUT,
+                  render(events, length=v2_len + RATE_HZ))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["retained_sync", "removed_gone", "bg_continuity",
+                                                             "length"], "bounce cut off") / OUTPUT, render(events)))
