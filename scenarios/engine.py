@@ -42,6 +42,7 @@ class Driver(Protocol):
     """What the engine needs from a desktop driver (the X11 driver, or a fake in unit tests)."""
 
     def focus_title(self, title: str, *, match: str = "exact") -> Any: ...
+    def activate(self, wid: int) -> None: ...
     def active_window(self) -> int | None: ...
     def key_down(self, chord: Any) -> None: ...
     def key_up(self, chord: Any) -> None: ...
@@ -231,16 +232,26 @@ class ScenarioEngine:
         drv = self._need_driver(step)
         if step.action == "key":
             chord = parse_chord(step.arg)
+            # Stamped before sending: the app can react (and its event be stamped by the feed
+            # thread) before this thread runs again, and a reaction must never precede its cause.
+            rec.actual_ns = time.monotonic_ns()
             drv.key_down(chord)
-            rec.actual_ns = rec.done_ns = time.monotonic_ns()
+            rec.done_ns = time.monotonic_ns()
+            rec.extra["send_ms"] = (rec.done_ns - rec.actual_ns) / NS_PER_MS
             self._held.add(step.arg)
             task = asyncio.get_running_loop().create_task(self._release_after(drv, chord, step))
             self._key_tasks.add(task)
             task.add_done_callback(self._key_tasks.discard)
             rec.extra["hold_ms"] = step.hold_ms
         elif step.action == "focus":
-            info = drv.focus_title(step.arg, match=step.match)
-            rec.actual_ns = rec.done_ns = time.monotonic_ns()
+            info = drv.find(step.arg, match=step.match)   # title lookup is not part of the action
+            if info is None:
+                drv.focus_title(step.arg, match=step.match)   # raises with the titles it saw
+                raise RuntimeError(f"no window titled {step.arg!r}")
+            rec.actual_ns = time.monotonic_ns()
+            drv.activate(info.wid)
+            rec.done_ns = time.monotonic_ns()
+            rec.extra["send_ms"] = (rec.done_ns - rec.actual_ns) / NS_PER_MS
             rec.extra["window"] = f"{info.wid:#x}"
             rec.extra["title"] = info.title
             confirmed = await self._confirm_focus(drv, info.wid)

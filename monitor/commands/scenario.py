@@ -78,6 +78,7 @@ async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-
         except X11Error as exc:
             raise UserError(str(exc)) from None
     bus = EventBus()
+    engine = ScenarioEngine(scenario, bus, driver, display)  # before the feed: it must see the start state
     feed = None
     try:
         if args.obs:
@@ -89,7 +90,7 @@ async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-
         elif scenario.expectations:
             print("tally scenario: no --obs given; expectations on OBS state will find no events",
                   file=sys.stderr)
-        return await ScenarioEngine(scenario, bus, driver, display).run()
+        return await engine.run()
     finally:
         if feed is not None:
             await feed.stop()

@@ -1,0 +1,136 @@
+"""The shipped T06 and T20 scenarios against a real OBS 29 under Xvfb + openbox (one OBS for all).
+
+T06: synthetic Ctrl+Alt+1/2/3 and Ctrl+Alt+M (XTEST) switch scenes and toggle Mic, as seen through
+obs-websocket events. T20: a stand-in responder (Advanced Scene Switcher is not packaged here)
+switches to Privacy on focus; 100 ms passes, 700 ms misses the 500 ms deadline, and one that also
+reacts to "Notes" fails the no-false-trigger expectation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import obsws_python as obs
+import pytest
+
+from monitor.bus import EventBus
+from monitor.obs import ObsInstance
+from scenarios.engine import ScenarioEngine, ScenarioResult
+from scenarios.loader import load_scenario
+from scenarios.obs_feed import ObsEventFeed
+from scenarios.responder import FocusResponder
+from scenarios.x11 import X11Driver
+from tests.scenarios.obs_collection import hotkey_collection
+
+pytestmark = [pytest.mark.obs, pytest.mark.slow,
+              pytest.mark.skipif(any(shutil.which(b) is None for b in ("obs", "Xvfb", "openbox")),
+                                 reason="obs-studio, xvfb and openbox needed")]
+
+ROOT = Path(__file__).resolve().parents[2]
+T06 = ROOT / "scenarios" / "files" / "R06.12.01.01-T06.yaml"
+T20 = ROOT / "scenarios" / "files" / "R06.12.01.01-T20.yaml"
+PASSWORD = "scenario-pw"
+
+
+@pytest.fixture(scope="module")
+def obs_instance() -> Iterator[ObsInstance]:
+    with ObsInstance(collection=hotkey_collection("Gameplay"), ws_password=PASSWORD, window_manager=True) as inst:
+        yield inst
+
+
+def reset(inst: ObsInstance) -> None:
+    """Test-only writes: back to Gameplay with Mic unmuted, and let the transition finish."""
+    client = obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password=PASSWORD, timeout=5)
+    try:
+        client.set_current_program_scene("Gameplay")
+        client.set_input_mute("Mic", False)
+        time.sleep(1.0)
+        assert client.get_current_program_scene().current_program_scene_name == "Gameplay"
+    finally:
+        client.disconnect()
+
+
+async def play(inst: ObsInstance, path: Path, responder: FocusResponder | None = None) -> ScenarioResult:
+    scenario = load_scenario(path)
+    bus = EventBus()
+    with X11Driver(inst.display) as driver:
+        engine = ScenarioEngine(scenario, bus, driver, inst.display)
+        feed = ObsEventFeed(bus, inst.ws_url, PASSWORD, inputs=scenario.inputs)
+        await feed.start()
+        try:
+            if responder is not None:
+                responder.start()
+            try:
+                return await engine.run()
+            finally:
+                if responder is not None:
+                    responder.stop()
+        finally:
+            await feed.stop()
+
+
+def test_t06_keys_switch_scenes_and_toggle_mute_via_cli(obs_instance: ObsInstance) -> None:
+    reset(obs_instance)
+    env = {**os.environ, "DISPLAY": obs_instance.display or "", "TALLY_OBS_PASSWORD": PASSWORD}
+    proc = subprocess.run([sys.executable, "-m", "monitor.cli", "scenario", "run", str(T06),
+                           "--obs", obs_instance.ws_url, "--json"],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    assert PASSWORD not in proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    results = {r["id"]: r for r in data["expectations"]}
+    assert proc.returncode == 0, (proc.stderr, {k: r["detail"] for k, r in results.items()})
+    assert data["passed"]
+    # Gameplay was already on program at the first Ctrl+Alt+1; every later key made a real switch
+    for eid in ("just_chatting", "desktop", "gameplay_again", "mic_toggles", "mic_toggles_back"):
+        assert results[eid]["passed"]
+        assert 0.0 < results[eid]["latency_ms"] <= 500.0
+        assert "already" not in results[eid]["detail"]
+    assert "muted after" in results["mic_toggles"]["detail"]
+    assert "unmuted after" in results["mic_toggles_back"]["detail"]
+    keys = [a for a in data["actions"] if a["action"] == "key"]
+    assert len(keys) == 6 and all(a["status"] == "ok" and a["lateness_ms"] is not None for a in keys)
+
+
+async def test_t20_responder_100ms_passes(obs_instance: ObsInstance) -> None:
+    reset(obs_instance)
+    resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
+                          pattern="Password|Bank", delay_ms=100)
+    result = await play(obs_instance, T20, resp)
+    results = {r.id: r for r in result.expectations}
+    assert result.passed, {k: r.detail for k, r in results.items()}
+    for eid in ("switch_on_vault", "switch_on_bank"):
+        assert 100.0 <= results[eid].latency_ms <= 500.0
+    for eid in ("return_after_vault", "return_after_bank"):
+        assert 1500.0 <= results[eid].latency_ms <= 2500.0
+    assert resp.error is None
+
+
+async def test_t20_responder_700ms_fails_deadline(obs_instance: ObsInstance) -> None:
+    reset(obs_instance)
+    resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
+                          pattern="Password|Bank", delay_ms=700)
+    result = await play(obs_instance, T20, resp)
+    failed = {r.id: r for r in result.expectations if not r.passed}
+    assert set(failed) == {"switch_on_vault", "switch_on_bank"}, {k: r.detail for k, r in failed.items()}
+    for r in failed.values():
+        assert r.latency_ms is not None and 700.0 <= r.latency_ms < 1000.0
+        assert "later than 500 ms" in r.detail
+
+
+async def test_t20_responder_matching_notes_fails_no_false_trigger(obs_instance: ObsInstance) -> None:
+    reset(obs_instance)
+    resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
+                          pattern="Password|Bank|Notes", delay_ms=100)
+    result = await play(obs_instance, T20, resp)
+    results = {r.id: r for r in result.expectations}
+    assert not result.passed
+    assert not results["no_false_trigger"].passed
+    assert 100.0 <= results["no_false_trigger"].latency_ms <= 500.0
+    assert "to 'Privacy'" in results["no_false_trigger"].detail
