@@ -1,0 +1,266 @@
+"""R06.12.01.01-T11: an Aitum Vertical 1080x1920 canvas with scene V-Live, recorded beside the main canvas.
+
+Emulated (catalog): the plugin is not in Debian's OBS. Its config is read from
+obs-studio/plugin_config/vertical-canvas/*.json, tolerantly: the first object holding width/height
+1080x1920 is the canvas; its scenes are OBS scene sources (`{"name", "settings": {"items": [...]}}`,
+as the plugin stores vertical scenes) and its recording folder is any of record_path / recordPath /
+record_folder. Please check these key names against a real plugin save before relying on them live.
+
+Frames: sampled frames of the vertical recording; the top 810 px must match the Cam crop and the
+band below it the gameplay crop (SSIM against gt/cam_ref.png and gt/game_ref.png). Recordings: one
+1920x1080 file in recordings/ and one 1080x1920 in recordings/vertical/, ~15 s, started together
+(OBS's "%CCYY-%MM-%DD %hh-%mm-%ss" names, else file times). Audit: the config must have been written
+by OBS, not another process (audit events: source `audit`, kind `write`, payload {path, process}).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from skimage.metrics import structural_similarity
+
+from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming.common import OBS_DIR, event, frac, path_ends_with, payload, ramp
+from verifiers.tasks.streaming.media import frames, probe
+
+PLUGIN_DIR = f"{OBS_DIR}/plugin_config/vertical-canvas"
+VERT_DIR = "recordings/vertical"
+VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")
+NAME_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ _](\d\d)-(\d\d)-(\d\d)")
+OBS_WRITERS = {"obs", "obs-studio", "obs64.exe", "obs.exe", "obs64"}
+
+
+def _walk(obj: Any):
+    if isinstance(obj, dict):
+        yield obj
+        for v in obj.values():
+            yield from _walk(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _walk(v)
+
+
+def find_canvas(ctx: ScoreContext, size: list[int]) -> tuple[dict[str, Any] | None, Path | None]:
+    d = ctx.workdir / PLUGIN_DIR
+    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        for node in _walk(obj):
+            if node.get("width") == size[0] and node.get("height") == size[1]:
+                return node, p
+    return None, None
+
+
+def canvas_scene(canvas: dict[str, Any], name: str) -> dict[str, Any] | None:
+    for s in canvas.get("scenes", []) if isinstance(canvas.get("scenes"), list) else []:
+        if isinstance(s, dict) and s.get("name") == name:
+            return s
+    return None
+
+
+def record_path(canvas: dict[str, Any]) -> Any:
+    return next((canvas[k] for k in ("record_path", "recordPath", "record_folder") if k in canvas), None)
+
+
+def _videos(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_EXT) \
+        if folder.is_dir() else []
+
+
+def _start_time(p: Path) -> float:
+    m = NAME_TIME.search(p.name)
+    if m:
+        return datetime(*map(int, m.groups())).timestamp()
+    return os.stat(p).st_mtime
+
+
+def _region_ssim(frame: np.ndarray, ref: np.ndarray) -> float:
+    a = cv2.cvtColor(cv2.resize(frame, (ref.shape[1], ref.shape[0]), interpolation=cv2.INTER_AREA), cv2.COLOR_RGB2GRAY)
+    b = cv2.cvtColor(ref, cv2.COLOR_RGB2GRAY)
+    return float(structural_similarity(a, b, data_range=255))
+
+
+@register
+class VerticalCanvas(TaskVerifier):
+    task_id = "R06.12.01.01-T11"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        p = checks.params("vertical_canvas_config")
+        canvas, cfg_path = find_canvas(ctx, p["canvas_px"])
+        try:
+            audit = ctx.events_of("audit", "write")
+        except NoLiveEvidence as exc:
+            audit, no_audit = [], str(exc)
+        else:
+            no_audit = ""
+        outsiders = [payload(e) for e in audit if "plugin_config" in str(payload(e).get("path", ""))
+                     and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
+        if no_audit:
+            checks.error("vertical_canvas_config", f"{no_audit} (the config's writer must be audited)")
+        if canvas is None:
+            if not no_audit:
+                checks.fail("vertical_canvas_config", "no 1080x1920 canvas in the Aitum Vertical config")
+            checks.fail("captions_source", "no 1080x1920 canvas in the Aitum Vertical config")
+        else:
+            parts = {"scene V-Live": canvas_scene(canvas, p["scene"]) is not None,
+                     "record path recordings/vertical/": path_ends_with(record_path(canvas), p["record_path"]),
+                     "written by OBS (audit)": not outsiders}
+            if not no_audit:
+                checks.set("vertical_canvas_config", frac(sum(parts.values()), len(parts)),
+                           {"file": cfg_path.name if cfg_path else None, "outside_writers": outsiders, **parts},
+                           "; ".join(f"not {k}" for k, v in parts.items() if not v))
+            scene = canvas_scene(canvas, p["scene"]) or {}
+            texts = [it for it in (scene.get("settings") or {}).get("items", []) if isinstance(it, dict)
+                     and str(it.get("name", "")).lower().startswith(("caption", "subtitle"))
+                     and float((it.get("pos") or {}).get("y", 0)) >= 0.75 * p["canvas_px"][1]]
+            checks.set("captions_source", 1.0 if texts else 0.0, {"captions_items": [t.get("name") for t in texts]},
+                       "" if texts else "no captions text at the bottom of V-Live")
+
+        pl = checks.params("layout_in_frames")
+        top_h = pl["top_region_px"][1]
+        try:
+            cam_ref = cv2.imread(str(ctx.gt_path("cam_ref.png")))[:, :, ::-1]
+            game_ref = cv2.imread(str(ctx.gt_path("game_ref.png")))[:, :, ::-1]
+            gt = ctx.gt_json("vertical.json")
+        except TypeError:
+            checks.error("layout_in_frames", "GT reference frames unreadable")
+            gt = None
+        verts = _videos(ctx.workdir / VERT_DIR)
+        if gt is not None:
+            if not verts:
+                checks.fail("layout_in_frames", f"no recording in {VERT_DIR}/")
+            else:
+                try:
+                    sims = self._ssims(verts[0], cam_ref, game_ref, top_h, gt["game_band_px"], p["canvas_px"])
+                except MediaError as exc:
+                    checks.fail("layout_in_frames", str(exc))
+                else:
+                    lo = pl["min_ssim"]
+                    s = (ramp(max(0.0, lo - sims["cam"]), 0, 0.3) + ramp(max(0.0, lo - sims["game"]), 0, 0.3)) / 2
+                    checks.set("layout_in_frames", s, sims, "" if s >= 1 else "vertical layout does not match the crops")
+
+        pb = checks.params("both_recordings")
+        mains = _videos(ctx.workdir / "recordings")
+        ok: dict[str, Any] = {}
+        for label, files, size in (("main", mains, pb["sizes_px"][0]), ("vertical", verts, pb["sizes_px"][1])):
+            ok[label] = None
+            for f in files:
+                try:
+                    info = probe(f)
+                except MediaError:
+                    continue
+                v = info.video[0] if info.video else None
+                if v and [v.width_px, v.height_px] == size and abs(info.duration_s - pb["duration_s"]) <= 2.0:
+                    ok[label] = f
+                    break
+        overlap = bool(ok["main"] and ok["vertical"]) and abs(_start_time(ok["main"]) - _start_time(ok["vertical"])) <= 5
+        parts = {"main 1920x1080 ~15 s": ok["main"] is not None, "vertical 1080x1920 ~15 s": ok["vertical"] is not None,
+                 "recorded together": overlap}
+        checks.set("both_recordings", frac(sum(parts.values()), 3), parts,
+                   "; ".join(f"missing: {k}" for k, v in parts.items() if not v))
+
+    @staticmethod
+    def _ssims(path: Path, cam_ref: np.ndarray, game_ref: np.ndarray, top_h: int, band: list[int],
+               canvas: list[int]) -> dict[str, float]:
+        cams, games = [], []
+        for i, (_t, img) in enumerate(frames(path, max_width_px=216)):
+            if i % 3:
+                continue
+            sy = img.shape[0] / canvas[1]
+            cams.append(_region_ssim(img[: round(top_h * sy)], cam_ref))
+            games.append(_region_ssim(img[round(band[0] * sy): round(band[1] * sy)], game_ref))
+        if not cams:
+            raise MediaError(f"{path.name}: no frames")
+        return {"cam": float(np.median(cams)), "game": float(np.median(games)), "frames_sampled": len(cams)}
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        cam = blocks(rng, (216, 162), (6, 5))      # 1/5 of 1080x810
+        game = blocks(rng, (216, 160), (8, 6))     # 1/5 of 1080x800 (810..1610)
+        cv2.imwrite(str(inst.gt / "cam_ref.png"), cam[:, :, ::-1])
+        cv2.imwrite(str(inst.gt / "game_ref.png"), game[:, :, ::-1])
+        inst.write_json(inst.gt / "vertical.json", {"game_band_px": [810, 1610]})
+        (inst.workdir / "recordings" / "vertical").mkdir(parents=True)
+        good = config()
+
+        cache: dict[tuple[str, float], bytes] = {}
+
+        def media(path: Path, key: tuple[str, float], make) -> None:
+            """Encode each distinct recording once; mutants reuse the bytes (keeps synth fast)."""
+            if key not in cache:
+                write_media(path, *make())
+                cache[key] = path.read_bytes()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(cache[key])
+
+        def solution(folder: Path, cfg: dict, *, vert_frames: list | None = None, vert_s: float = 15.0,
+                     vert_name: str = "2026-11-30 21-00-01.mkv", writer: str = "obs", run: bool = True) -> None:
+            InstanceWriter.write_json(folder / PLUGIN_DIR / "config.json", cfg)
+            media(folder / "recordings" / "2026-11-30 21-00-00.mkv", ("main", 15),
+                  lambda: ([np.full((1080, 1920, 3), 60, np.uint8)] * 15, 1))
+            vf = vert_frames if vert_frames is not None else vertical_frames(cam, game)
+            media(folder / VERT_DIR / vert_name, ("swap" if vert_frames is not None else "vert", vert_s),
+                  lambda: (vf * round(vert_s / len(vf)), 1))
+            if run:
+                InstanceWriter.write_events(folder, [event("audit", "write", 100, {
+                    "path": f"{PLUGIN_DIR}/config.json", "process": writer, "pid": 4242})])
+
+        solution(inst.oracle, good)
+        c = copy.deepcopy(good)
+        c["canvas"][0]["record_path"] = "/home/streamer/Videos"
+        solution(inst.mutant("record_path_default", ["vertical_canvas_config"], "vertical recordings left in ~/Videos"), c)
+        solution(inst.mutant("config_by_script", ["vertical_canvas_config"], "config JSON written by python3"), good,
+                 writer="python3")
+        c = copy.deepcopy(good)
+        c["canvas"][0]["scenes"][0]["settings"]["items"].pop()
+        solution(inst.mutant("no_captions", ["captions_source"], "captions text not added"), c)
+        solution(inst.mutant("cam_bottom_game_top", ["layout_in_frames"], "webcam and gameplay swapped"), good,
+                 vert_frames=vertical_frames(game, cam, swap=True))
+        solution(inst.mutant("vertical_8s", ["both_recordings"], "vertical recording stopped after 8 s"), good, vert_s=8)
+        solution(inst.mutant("vertical_later", ["both_recordings"], "vertical recording started a minute later"), good,
+                 vert_name="2026-11-30 21-01-05.mkv")
+        solution(inst.mutant("no_audit", ["vertical_canvas_config"],
+                 "no audit recorded: cannot judge"), good, run=False)
+
+
+def blocks(rng: np.random.Generator, size: tuple[int, int], grid: tuple[int, int]) -> np.ndarray:
+    """A blocky colour pattern (compresses well, survives H.264, distinct per seed)."""
+    small = rng.integers(30, 226, size=(grid[1], grid[0], 3)).astype(np.uint8)
+    return cv2.resize(small, size, interpolation=cv2.INTER_NEAREST)
+
+
+def vertical_frames(top: np.ndarray, band: np.ndarray, swap: bool = False) -> list[np.ndarray]:
+    img = np.full((1920, 1080, 3), 16, np.uint8)
+    if swap:
+        img[:800] = cv2.resize(top, (1080, 800), interpolation=cv2.INTER_NEAREST)
+        img[810:1620] = cv2.resize(band, (1080, 810), interpolation=cv2.INTER_NEAREST)
+    else:
+        img[:810] = cv2.resize(top, (1080, 810), interpolation=cv2.INTER_NEAREST)
+        img[810:1610] = cv2.resize(band, (1080, 800), interpolation=cv2.INTER_NEAREST)
+    cv2.putText(img, "captions go here", (60, 1800), cv2.FONT_HERSHEY_SIMPLEX, 2, (255, 255, 255), 4)
+    return [img]
+
+
+def config() -> dict[str, Any]:
+    items = [O.item("Cam", 1, bounds=(1080, 810), bounds_type=1, crop=(420, 135, 420, 135)),
+             O.item("Game Capture", 2, pos=(0, 810), bounds=(1080, 800), bounds_type=3),
+             O.item("Captions", 3, pos=(60, 1700))]
+    scene = O.scene("V-Live", items)
+    return {"canvas": [{"width": 1080, "height": 1920, "fps_numerator": 30, "fps_denominator": 1,
+                        "record_path": "/home/streamer/work/recordings/vertical", "scenes": [scene],
+                        "current_scene": "V-Live"}]}
