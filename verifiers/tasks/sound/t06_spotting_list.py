@@ -1,0 +1,218 @@
+"""R06.07.01.03-T06: spotting list of every sound event in a silent clip (markers exported as CSV).
+
+Work dir: fixtures/kitchen_clip.mov (25 fps, no audio; a placeholder here), notes/spotting_rules.md.
+Output: output/spotting_list.csv with columns timecode, category, description.
+Harness export (never written by the agent): state/resolve_markers.json = [{frame, name, note}],
+the markers in Resolve's project DB; the audit records who wrote the project DB.
+GT: gt/events.json {fps, sample_rate_hz, start_tc, categories, events[{frame, sample, label, category}]}
+(`sample` unused here; `label` is the reference description).
+
+Timecodes are the timeline's (GT `start_tc`, usually 01:00:00:00); a list whose timecodes all sit
+below the start is read as zero-based. Checks: event_f1 (Hungarian matching within ±2 frames; rows
+with invalid timecodes count as false positives; F1 >= 0.8 passes), categories (accuracy on matched
+rows >= 85%), descriptions (share of rows with a description), markers_in_project (share of GT
+events with a project marker within ±2 frames, 0 when the project DB was written by anything but
+Resolve; error "no audit evidence" when the run recorded no audit).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
+from verifiers.base import AgentOutputError, Checks, GTError, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+
+OUTPUT = "output/spotting_list.csv"
+MARKERS = "state/resolve_markers.json"
+FPS = 25
+CATEGORIES = ["impact", "handling", "movement", "ambience"]
+RESOLVE_WRITERS = {"resolve", "davinci resolve", "fairlight"}
+PROJECT_DB_MARKS = (".drp", ".db", "resolve_db/", "resolve_markers.json")
+
+
+def hungarian(gt_frames: list[int], got_frames: list[int], tol: float) -> list[tuple[int, int]]:
+    """One-to-one pairs (gt index, row index) minimising total |Δframes|, only pairs within tol."""
+    if not gt_frames or not got_frames:
+        return []
+    cost = np.abs(np.subtract.outer(np.asarray(gt_frames, float), np.asarray(got_frames, float)))
+    big = 1e6
+    r, c = linear_sum_assignment(np.where(cost <= tol, cost, big))
+    return [(int(i), int(j)) for i, j in zip(r, c, strict=True) if cost[i, j] <= tol]
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        return []
+    head = [h.strip().lower() for h in rows[0]]
+    if "timecode" in head:
+        idx = {k: head.index(k) if k in head else None for k in ("timecode", "category", "description")}
+        body = rows[1:]
+    else:
+        idx = {"timecode": 0, "category": 1, "description": 2}
+        body = rows
+    out = []
+    for r in body:
+        if not any(c.strip() for c in r):
+            continue
+        out.append({k: (r[i].strip() if i is not None and i < len(r) else "") for k, i in idx.items()})
+    return out
+
+
+@register
+class SpottingList(TaskVerifier):
+    task_id = "R06.07.01.03-T06"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("events.json")
+        try:
+            fps = float(gt["fps"])
+            start = tc_to_frames(str(gt.get("start_tc", "00:00:00:00")), fps)
+            gt_ev = [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]]
+        except (KeyError, TypeError, ValueError, EDLError) as exc:
+            raise GTError(f"ground truth events.json malformed: {exc}") from None
+        try:
+            text = ctx.artifact(OUTPUT).read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise AgentOutputError(f"{OUTPUT} is not UTF-8 text") from None
+        rows = _rows(text)
+        if not rows:
+            raise AgentOutputError(f"{OUTPUT} holds no rows")
+        frames: list[int | None] = []
+        invalid = []
+        for k, r in enumerate(rows):
+            try:
+                frames.append(tc_to_frames(r["timecode"], fps))
+            except EDLError as exc:
+                frames.append(None)
+                invalid.append({"row": k + 1, "timecode": r["timecode"], "why": str(exc)})
+        valid = [f for f in frames if f is not None]
+        offset = start if valid and min(valid) >= start else 0
+        rel = {k: f - offset for k, f in enumerate(frames) if f is not None}
+        tol = float(checks.params("event_f1").get("tolerance_frames", 2))
+        keys = list(rel)
+        pairs = [(i, keys[j]) for i, j in hungarian([f for f, _c in gt_ev], [rel[k] for k in keys], tol)]
+        tp = len(pairs)
+        precision = tp / len(rows)
+        recall = tp / len(gt_ev)
+        f1 = 0.0 if tp == 0 else 2 * precision * recall / (precision + recall)
+        min_f1 = float(checks.params("event_f1").get("min_f1", 0.8))
+        checks.set("event_f1", 1.0 if f1 >= min_f1 else f1 / min_f1,
+                   {"tp": tp, "rows": len(rows), "gt_events": len(gt_ev), "precision": round(precision, 3),
+                    "recall": round(recall, 3), "f1": round(f1, 3), "invalid_timecodes": invalid,
+                    "timecode_offset_frames": offset},
+                   f"F1 {f1:.2f} ({tp} matched of {len(gt_ev)} GT events, {len(rows)} rows; "
+                   f"{len(invalid)} invalid timecode(s) at {fps:g} fps)")
+
+        wrong = [{"gt_frame": gt_ev[i][0], "want": gt_ev[i][1], "got": rows[k]["category"]}
+                 for i, k in pairs if rows[k]["category"].strip().lower() != gt_ev[i][1]]
+        acc = (tp - len(wrong)) / tp if tp else 0.0
+        need = float(checks.params("categories").get("min_accuracy_pct", 85)) / 100
+        checks.set("categories", 1.0 if acc >= need - 1e-9 else acc / need, {"accuracy": round(acc, 3), "wrong": wrong},
+                   f"category accuracy {acc:.0%} on {tp} matched events (need {need:.0%})")
+
+        described = sum(bool(r["description"]) for r in rows)
+        checks.set("descriptions", described / len(rows), {"rows": len(rows), "with_description": described},
+                   f"{described}/{len(rows)} rows have a description")
+
+        self._markers(ctx, checks, gt_ev, start, tol)
+
+    def _markers(self, ctx: ScoreContext, checks: Checks, gt_ev: list[tuple[int, str]], start: int,
+                 tol: float) -> None:
+        try:
+            writes = ctx.events_of("audit", "write")
+        except NoLiveEvidence:
+            checks.error("markers_in_project", "no audit evidence: cannot tell who wrote the project DB")
+            return
+        outsiders = [w.get("payload", {}) for w in writes
+                     if any(m in str(w.get("payload", {}).get("path", "")).lower() for m in PROJECT_DB_MARKS)
+                     and str(w.get("payload", {}).get("process", "")).lower() not in RESOLVE_WRITERS]
+        path = ctx.workdir / MARKERS
+        if not path.exists():
+            checks.fail("markers_in_project", "no markers in the project DB (state export missing): CSV alone fails")
+            return
+        try:
+            markers = [int(m["frame"]) for m in json.loads(path.read_text(encoding="utf-8"))]
+        except (ValueError, TypeError, KeyError) as exc:
+            checks.fail("markers_in_project", f"project marker export unreadable: {exc}")
+            return
+        rel = [m - start if m >= start else m for m in markers]
+        found = len(hungarian([f for f, _c in gt_ev], rel, tol))
+        share = found / len(gt_ev)
+        checks.set("markers_in_project", 0.0 if outsiders else share,
+                   {"markers": len(markers), "gt_events_with_marker": found, "outside_writers": outsiders},
+                   ("project DB written outside Resolve; " if outsiders else "")
+                   + f"{found}/{len(gt_ev)} GT events have a marker in the project")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        descriptions = {"impact": ["pan set on hob", "knife hits board", "cupboard door shuts"],
+                        "handling": ["keys picked up", "mug lifted", "paper bag rustle"],
+                        "movement": ["chair scrape", "footsteps to fridge", "cloth swish"],
+                        "ambience": ["window opened: street noise", "extractor fan on", "kettle starts"]}
+        start = 90_000  # 01:00:00:00 at 25 fps
+        events, frame = [], 20
+        for k in range(12):
+            frame += int(rng.integers(40, 120))
+            cat = CATEGORIES[k % 4]
+            events.append({"frame": frame, "sample": "", "label": descriptions[cat][k // 4], "category": cat})
+        inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": 48_000, "start_tc": "01:00:00:00",
+                                                  "categories": CATEGORIES, "events": events})
+        (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "fixtures" / "kitchen_clip.mov").write_bytes(b"placeholder: 25 fps silent clip\n")
+        (inst.workdir / "notes").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "notes" / "spotting_rules.md").write_text(
+            "# Spotting rules\n\nOne marker per sound-worthy event, on the frame the sound starts.\n"
+            f"Name: `<category>: <description>`; categories: {', '.join(CATEGORIES)}.\n"
+            "Export markers as output/spotting_list.csv: timecode (HH:MM:SS:FF, 25 fps), category, description.\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+
+        def csv_text(evts: list[dict], fps_out: float = FPS) -> str:
+            buf = io.StringIO()
+            w = csv.writer(buf, lineterminator="\n")
+            w.writerow(["timecode", "category", "description"])
+            for e in evts:
+                f = round((start + e["frame"]) / FPS * fps_out)
+                w.writerow([frames_to_tc(f, fps_out), e["category"], e["label"]])
+            return buf.getvalue()
+
+        def solution(folder, evts: list[dict], *, fps_out: float = FPS, markers: list[dict] | None = None,
+                     writer: str = "resolve", run: bool = True) -> None:
+            (folder / "output").mkdir(parents=True, exist_ok=True)
+            (folder / OUTPUT).write_text(csv_text(evts, fps_out))
+            mk = evts if markers is None else markers
+            if mk:
+                inst.write_json(folder / MARKERS, [{"frame": start + e["frame"], "name": e["category"],
+                                                    "note": e["label"]} for e in mk])
+            if run:
+                inst.write_events(folder, [{"source": "audit", "kind": "write",
+                                            "payload": {"path": "resolve_db/Project.db", "process": writer,
+                                                        "pid": 4242}}])
+
+        solution(inst.oracle, events)
+        missing = [e for k, e in enumerate(events) if k not in (1, 4, 6, 9, 11)]
+        solution(inst.mutant("five_events_missed", ["event_f1", "markers_in_project"],
+                              "5 of 12 events not spotted (no marker, no row)"), missing)
+        cats = [dict(e) for e in events]
+        for k in (0, 5, 10):
+            cats[k]["category"] = "movement" if cats[k]["category"] != "movement" else "impact"
+        solution(inst.mutant("wrong_categories", ["categories"], "3 of 12 events in the wrong category"), cats)
+        nodesc = [dict(e) for e in events]
+        for k in (2, 3, 7):
+            nodesc[k]["label"] = ""
+        solution(inst.mutant("missing_descriptions", ["descriptions"], "3 rows without description"), nodesc,
+                 markers=events)
+        solution(inst.mutant("timecodes_30fps", ["event_f1"], "timecodes written at 30 fps"), events, fps_out=30,
+                 markers=events)
+        solution(inst.mutant("csv_only", ["markers_in_project"], "CSV typed by hand, no markers in the project"),
+                 events, markers=[])
+        solution(inst.mutant("db_written_by_script", ["markers_in_project"], "project DB edited by python3"), events,
+                 writer="python3")
+        solution(inst.mutant("no_audit_evidence", ["markers_in_project"], "run without audit records: cannot judge"),
+                 events, run=False)
