@@ -1,0 +1,195 @@
+"""R06.12.01.01-T20: Advanced Scene Switcher macros: Privacy on sensitive windows, back 2 s later, Mic muted.
+
+Files: the macros the plugin saves in the collection (modules.advanced-scene-switcher.macros) must
+hold a window-title condition on Password and Bank and a scene-switch action to Privacy (read
+tolerantly: the plugin's JSON keys change between versions). Live: the T20 scenario
+(scenarios/files/R06.12.01.01-T20.yaml) focuses windows at known times and the OBS observer records
+program-scene and Mic mute changes. Emulated (catalog): the plugin is not in Debian's OBS.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming.common import (
+    OBS_DIR,
+    collection_with,
+    event,
+    frac,
+    mute_changes,
+    program_changes,
+    ramp,
+    scenario_actions,
+    scene_at,
+)
+
+PRIVACY = "Privacy"
+MIC = "Mic"
+MATCH_STEPS = ("vault", "bank")
+LEAVE_STEPS = {"vault": "leave_vault", "bank": "leave_bank"}
+WATCH_FROM, WATCH_TO = "notes_first", "end"
+TIMES_MS = {"open_vault": 0, "open_bank": 0, "open_notes": 0, "notes_first": 2000, "vault": 4000,
+            "leave_vault": 6000, "bank": 9000, "leave_bank": 10500, "end": 13500}
+
+
+def macro_config_ok(macros: list[dict[str, Any]], terms: list[str]) -> dict[str, bool]:
+    """Window condition(s) naming every term, a switch to Privacy, and a Mic mute action, anywhere in the macros."""
+    text = json.dumps(macros)
+    conds = [json.dumps(c) for m in macros for c in (m.get("conditions") or []) if isinstance(c, dict)
+             and "window" in str(c.get("id", "")).lower()]
+    acts = [json.dumps(a) for m in macros for a in (m.get("actions") or []) if isinstance(a, dict)]
+    return {"window condition on " + "/".join(terms): all(any(t in c for c in conds) for t in terms),
+            "switch to Privacy": any("scene_switch" in a and f'"{PRIVACY}"' in a for a in acts),
+            "mute Mic": any("audio" in a and f'"{MIC}"' in a for a in acts) or (f'"{MIC}"' in text and "mute" in text)}
+
+
+@register
+class PrivacySwitch(TaskVerifier):
+    task_id = "R06.12.01.01-T20"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        coll = collection_with(ctx, scene=PRIVACY)
+        p = checks.params("switch_on_match")
+        cfg = macro_config_ok(coll.macros(), p["title_terms"])
+        acts = scenario_actions(ctx.events_of("scenario", "action"))
+        events = ctx.events or []
+        changes = program_changes(events)
+        initial = coll.current_program_scene
+        lat = {}
+        for step in MATCH_STEPS:
+            t = acts.get(step)
+            hit = next((tc for tc, n in changes if t is not None and t <= tc <= t + 2000 and n == PRIVACY), None)
+            lat[step] = None if hit is None else hit - t
+        on_time = {f"Privacy within {p['max_latency_ms']} ms of {s}": v is not None and v <= p["max_latency_ms"]
+                   for s, v in lat.items()}
+        parts = {**{f"config: {k}": v for k, v in cfg.items() if k != "mute Mic"}, **on_time}
+        checks.set("switch_on_match", frac(sum(parts.values()), len(parts)), {"latency_ms": lat, **parts},
+                   "; ".join(f"not {k}" for k, v in parts.items() if not v))
+
+        t0, t1 = acts.get(WATCH_FROM, 0.0), acts.get(WATCH_TO, max([tc for tc, _ in changes], default=0.0))
+        allowed = [(acts[s], acts[s] + 1000) for s in MATCH_STEPS if s in acts]
+        false = [tc for tc, n in changes if n == PRIVACY and t0 <= tc <= t1
+                 and not any(a <= tc <= b for a, b in allowed)]
+        checks.set("no_false_trigger", 0.0 if false else 1.0, {"false_switch_ms": false},
+                   f"{len(false)} switch(es) to Privacy without a sensitive window" if false else "")
+
+        pr = checks.params("return_previous")
+        rets = {}
+        for step, leave in LEAVE_STEPS.items():
+            t_on = acts.get(step)
+            t_leave = acts.get(leave)
+            before = scene_at(changes, (t_on or 0) - 1, initial)
+            back = next(((tc, n) for tc, n in changes if t_leave is not None and tc > t_leave and n != PRIVACY), None)
+            if back is None or t_leave is None:
+                rets[step] = {"ok": 0.0, "why": "never left Privacy"}
+                continue
+            delay_s = (back[0] - t_leave) / 1000
+            same = back[1] == before
+            rets[step] = {"ok": ramp(delay_s - pr["return_delay_s"], pr["tolerance_s"], 2.0) if same else 0.0,
+                          "delay_s": delay_s, "to": back[1], "previous": before}
+        msgs = [f"after {s}: " + (r["why"] if "why" in r else f"returned to {r['to']} after {r['delay_s']:.1f} s")
+                for s, r in rets.items() if r["ok"] < 1]
+        checks.set("return_previous", sum(r["ok"] for r in rets.values()) / len(rets), rets, "; ".join(msgs))
+
+        mutes = mute_changes(events, MIC)
+        mic0 = bool(coll.sources[MIC].muted) if MIC in coll.sources else False
+        edges = sorted([tc for tc, _ in changes] + [tc for tc, _ in mutes])
+        agree = total = 0
+        for t in np.arange(t0, t1, 50.0):
+            if any(abs(t - e) <= 300 for e in edges):
+                continue
+            muted = next((m for tc, m in reversed(mutes) if tc <= t), mic0)
+            total += 1
+            agree += muted == (scene_at(changes, t, initial) == PRIVACY)
+        share = agree / total if total else 0.0
+        checks.set("mic_mute", ramp(1 - share, 0.02, 0.3), {"agreement": share, "samples": total},
+                   "" if share >= 0.98 else "Mic mute does not follow the Privacy scene")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        (inst.workdir / "fixtures").mkdir(parents=True)
+        (inst.workdir / "fixtures" / "fake_password_manager").write_text(
+            "#!/bin/sh\n# synthetic password manager window (the harness's test window program)\n"
+            "exec tally-testwindow --title 'Password Manager — Vault'\n")
+        good = build()
+
+        def solution(folder: Path, coll: dict, run: bool = True, **kw: Any) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Stream")
+            if run:
+                InstanceWriter.write_events(folder, live_events(**kw))
+
+        solution(inst.oracle, good)
+        solution(inst.mutant("privacy_at_700ms", ["switch_on_match"], "macro interval 700 ms: Privacy too late"),
+                 good, latency_ms=700)
+        solution(inst.mutant("false_trigger_notes", ["no_false_trigger"], "title match too broad: Notes triggers"),
+                 good, false_trigger=True)
+        solution(inst.mutant("return_after_4s", ["return_previous"], "return delay set to 4 s"), good, return_s=4.0)
+        solution(inst.mutant("returns_to_starting", ["return_previous"], "returns to a fixed scene, not the previous"),
+                 good, return_to="Starting Soon")
+        solution(inst.mutant("mic_not_muted", ["mic_mute"], "no mute action"), good, mute=False)
+        c = copy.deepcopy(good)
+        c["modules"]["advanced-scene-switcher"]["macros"] = []
+        solution(inst.mutant("no_macro_config", ["switch_on_match"], "switching done outside the plugin"), c)
+        solution(inst.mutant("no_run_recorded", ["switch_on_match", "no_false_trigger", "return_previous", "mic_mute"],
+                             "no scenario run: cannot judge"), good, run=False)
+
+
+def build() -> dict[str, Any]:
+    inputs = [O.source("Game", "xcomposite_input", {}), O.source("Privacy Card", "image_source",
+                                                                 {"file": "/home/streamer/work/bg/privacy.png"}),
+              O.source(MIC, "pulse_input_capture", {"device_id": "default"})]
+    scenes = [O.scene("Gameplay", [O.item("Game", 1), O.item(MIC, 2)]),
+              O.scene("Starting Soon", [O.item("Privacy Card", 1)]),
+              O.scene(PRIVACY, [O.item("Privacy Card", 1), O.item(MIC, 2)])]
+
+    def macro(name: str, term: str) -> dict[str, Any]:
+        return {"name": name, "pause": False, "parallel": False, "onChange": True,
+                "conditions": [{"id": "window", "logic": 0, "window": f".*{term}.*", "useRegex": True,
+                                "focus": True, "windowFocusChanged": False}],
+                "actions": [{"id": "scene_switch", "sceneSelection": {"type": 0, "name": PRIVACY},
+                             "transitionSelection": {"type": 0, "name": "Cut"}},
+                            {"id": "audio", "action": 0, "audioSource": {"type": 0, "name": MIC}}]}
+
+    back = {"name": "Leave privacy", "conditions": [{"id": "scene", "type": 0, "sceneSelection": {"name": PRIVACY}},
+                                                    {"id": "window", "logic": 2, "window": ".*(Password|Bank).*",
+                                                     "useRegex": True, "focus": True,
+                                                     "duration": {"value": {"value": 2.0}, "unit": 0}}],
+            "actions": [{"id": "scene_switch", "sceneSelection": {"type": 1, "name": "Previous Scene"}},
+                        {"id": "audio", "action": 1, "audioSource": {"type": 0, "name": MIC}}]}
+    mods = {"advanced-scene-switcher": {"macros": [macro("Privacy: Password", "Password"),
+                                                   macro("Privacy: Bank", "Bank"), back],
+                                        "interval": 300, "active": True}}
+    return O.collection("Stream", scenes, inputs, current_scene="Gameplay", modules=mods)
+
+
+def live_events(*, latency_ms: float = 250, false_trigger: bool = False, return_s: float = 2.1,
+                return_to: str = "Gameplay", mute: bool = True) -> list[dict[str, Any]]:
+    ev = [event("scenario", "start", 0, {"name": "T20 privacy auto-switch"})]
+    for step, t in TIMES_MS.items():
+        ev.append(event("scenario", "action", t, {"step": step, "status": "ok", "actual_ns": t * 1_000_000}))
+
+    def privacy(t_on: float, t_off: float, back_to: str) -> None:
+        ev.append(event("obs", "CurrentProgramSceneChanged", t_on, {"sceneName": PRIVACY}))
+        if mute:
+            ev.append(event("obs", "InputMuteStateChanged", t_on + 20, {"inputName": MIC, "inputMuted": True}))
+        ev.append(event("obs", "CurrentProgramSceneChanged", t_off, {"sceneName": back_to}))
+        if mute:
+            ev.append(event("obs", "InputMuteStateChanged", t_off + 20, {"inputName": MIC, "inputMuted": False}))
+
+    if false_trigger:
+        privacy(TIMES_MS["notes_first"] + 200, TIMES_MS["notes_first"] + 700, "Gameplay")
+    privacy(TIMES_MS["vault"] + latency_ms, TIMES_MS["leave_vault"] + return_s * 1000, return_to)
+    if return_to != "Gameplay":  # the operator switches back to Gameplay before the next test
+        ev.append(event("obs", "CurrentProgramSceneChanged", TIMES_MS["bank"] - 500, {"sceneName": "Gameplay"}))
+    privacy(TIMES_MS["bank"] + latency_ms, TIMES_MS["leave_bank"] + return_s * 1000, return_to)
+    return sorted(ev, key=lambda e: e["mono_ns"])
