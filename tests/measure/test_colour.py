@@ -1,0 +1,156 @@
+"""Colour: ΔE2000 on the 34 Sharma (2005) pairs to 1e-4; frames decoded honouring the stream's
+matrix and range (a BT.709-tagged H.264 of patches within 1 ΔE2000 of the source patches, and
+ignoring the tag is measurably worse); exposure in stops; masks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verifiers.measure.colour import (
+    chroma,
+    delta_e2000,
+    delta_e_masked,
+    exposure_gain_stops,
+    hue_deg,
+    hue_difference_deg,
+    mean_lab,
+    rect_mask,
+    rgb_to_lab,
+)
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+
+# Sharma, Wu, Dalal (2005), "The CIEDE2000 color-difference formula: implementation notes,
+# supplementary test data, and mathematical observations", Table 1: L1 a1 b1 L2 a2 b2 ΔE00.
+SHARMA = np.array([
+    [50.0000, 2.6772, -79.7751, 50.0000, 0.0000, -82.7485, 2.0425],
+    [50.0000, 3.1571, -77.2803, 50.0000, 0.0000, -82.7485, 2.8615],
+    [50.0000, 2.8361, -74.0200, 50.0000, 0.0000, -82.7485, 3.4412],
+    [50.0000, -1.3802, -84.2814, 50.0000, 0.0000, -82.7485, 1.0000],
+    [50.0000, -1.1848, -84.8006, 50.0000, 0.0000, -82.7485, 1.0000],
+    [50.0000, -0.9009, -85.5211, 50.0000, 0.0000, -82.7485, 1.0000],
+    [50.0000, 0.0000, 0.0000, 50.0000, -1.0000, 2.0000, 2.3669],
+    [50.0000, -1.0000, 2.0000, 50.0000, 0.0000, 0.0000, 2.3669],
+    [50.0000, 2.4900, -0.0010, 50.0000, -2.4900, 0.0009, 7.1792],
+    [50.0000, 2.4900, -0.0010, 50.0000, -2.4900, 0.0010, 7.1792],
+    [50.0000, 2.4900, -0.0010, 50.0000, -2.4900, 0.0011, 7.2195],
+    [50.0000, 2.4900, -0.0010, 50.0000, -2.4900, 0.0012, 7.2195],
+    [50.0000, -0.0010, 2.4900, 50.0000, 0.0009, -2.4900, 4.8045],
+    [50.0000, -0.0010, 2.4900, 50.0000, 0.0010, -2.4900, 4.8045],
+    [50.0000, -0.0010, 2.4900, 50.0000, 0.0011, -2.4900, 4.7461],
+    [50.0000, 2.5000, 0.0000, 50.0000, 0.0000, -2.5000, 4.3065],
+    [50.0000, 2.5000, 0.0000, 73.0000, 25.0000, -18.0000, 27.1492],
+    [50.0000, 2.5000, 0.0000, 61.0000, -5.0000, 29.0000, 22.8977],
+    [50.0000, 2.5000, 0.0000, 56.0000, -27.0000, -3.0000, 31.9030],
+    [50.0000, 2.5000, 0.0000, 58.0000, 24.0000, 15.0000, 19.4535],
+    [50.0000, 2.5000, 0.0000, 50.0000, 3.1736, 0.5854, 1.0000],
+    [50.0000, 2.5000, 0.0000, 50.0000, 3.2972, 0.0000, 1.0000],
+    [50.0000, 2.5000, 0.0000, 50.0000, 1.8634, 0.5757, 1.0000],
+    [50.0000, 2.5000, 0.0000, 50.0000, 3.2592, 0.3350, 1.0000],
+    [60.2574, -34.0099, 36.2677, 60.4626, -34.1751, 39.4387, 1.2644],
+    [63.0109, -31.0961, -5.8663, 62.8187, -29.7946, -4.0864, 1.2630],
+    [61.2901, 3.7196, -5.3901, 61.4292, 2.2480, -4.9620, 1.8731],
+    [35.0831, -44.1164, 3.7933, 35.0232, -40.0716, 1.5901, 1.8645],
+    [22.7233, 20.0904, -46.6940, 23.0331, 14.9730, -42.5619, 2.0373],
+    [36.4612, 47.8580, 18.3852, 36.2715, 50.5065, 21.2231, 1.4146],
+    [90.8027, -2.0831, 1.4410, 91.1528, -1.6435, 0.0447, 1.4441],
+    [90.9257, -0.5406, -0.9208, 88.6381, -0.8985, -0.7239, 1.5381],
+    [6.7747, -0.2908, -2.4247, 5.8714, -0.0985, -2.2286, 0.6377],
+    [2.0776, 0.0795, -1.1350, 0.9033, -0.0636, -0.5514, 0.9082],
+])
+
+
+def test_sharma_2005_pairs_to_1e4() -> None:
+    assert SHARMA.shape == (34, 7)
+    got = delta_e2000(SHARMA[:, 0:3], SHARMA[:, 3:6])
+    assert np.max(np.abs(got - SHARMA[:, 6])) <= 1e-4
+    # symmetric, as the formula is
+    assert np.allclose(delta_e2000(SHARMA[:, 3:6], SHARMA[:, 0:3]), got, atol=1e-9)
+
+
+def test_lab_hue_chroma_of_known_colours() -> None:
+    lab = rgb_to_lab(np.array([[[255, 255, 255], [255, 0, 0], [0, 0, 0]]], dtype=np.uint8))[0]
+    assert lab[0] == pytest.approx([100.0, 0.0, 0.0], abs=0.01)
+    assert lab[1] == pytest.approx([53.24, 80.09, 67.20], abs=0.05)  # sRGB red, D65
+    assert chroma(lab[1]) == pytest.approx(104.55, abs=0.1)
+    assert hue_deg(lab[1]) == pytest.approx(40.0, abs=0.1)
+    assert hue_difference_deg(350.0, 10.0) == pytest.approx(20.0)
+    assert hue_difference_deg(10.0, 350.0) == pytest.approx(-20.0)
+
+
+def test_exposure_in_stops() -> None:
+    rng = np.random.default_rng(0)
+    lin = rng.uniform(0.05, 0.4, (64, 64, 3))
+    enc = lambda v: np.clip(np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055), 0, 1)  # noqa: E731
+    assert exposure_gain_stops(enc(lin), enc(lin * 2.0)) == pytest.approx(1.0, abs=0.01)
+    assert exposure_gain_stops(enc(lin), enc(lin * 0.5)) == pytest.approx(-1.0, abs=0.01)
+    with pytest.raises(MediaError):
+        exposure_gain_stops(np.zeros((4, 4, 3)), np.zeros((4, 4, 3)))
+
+
+def test_masked_delta_counts_and_strides() -> None:
+    frame = np.zeros((100, 200, 3), dtype=np.uint8)
+    frame[20:60, 50:150] = (200, 40, 40)
+    mask = rect_mask(100, 200, 50, 20, 100, 40)
+    same = delta_e_masked(frame, np.array([200, 40, 40], dtype=np.uint8), mask)
+    assert same.max < 1e-6 and same.pixels == 4000 and same.stride == 1
+    other = delta_e_masked(frame, np.array([40, 200, 40], dtype=np.uint8), mask, stride=7)
+    assert other.mean > 50 and other.pixels == len(range(0, 4000, 7)) and other.stride == 7
+    assert mean_lab(frame, mask) == pytest.approx(rgb_to_lab(np.array([[[200, 40, 40]]], dtype=np.uint8))[0, 0],
+                                                  abs=0.01)
+
+
+PATCHES = np.array([[230, 20, 30], [30, 200, 40], [25, 40, 220], [40, 210, 220],
+                    [210, 40, 200], [235, 220, 30], [224, 172, 140], [128, 128, 128]], dtype=np.uint8)
+
+
+def _patch_image(w: int, h: int) -> np.ndarray:
+    img = np.zeros((h, w, 3), dtype=np.uint8)
+    pw, ph = w // 4, h // 2
+    for i, c in enumerate(PATCHES):
+        r, col = divmod(i, 4)
+        img[r * ph:(r + 1) * ph, col * pw:(col + 1) * pw] = c
+    return img
+
+
+def _encode_patches(path: Path, w: int, h: int, matrix: str, rng: str) -> None:
+    img = _patch_image(w, h)
+    tag = {"bt709": "bt709", "bt601": "smpte170m"}[matrix]
+    subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo",
+                    "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-r", "25", "-i", "-",
+                    "-vf", f"scale=out_color_matrix={matrix}:out_range={rng},format=yuv420p",
+                    "-colorspace", tag, "-color_primaries", tag, "-color_trc", tag, "-color_range", rng,
+                    "-c:v", "libx264", "-preset", "ultrafast", "-crf", "8", str(path)],
+                   input=img.tobytes() * 5, check=True)
+
+
+def _patch_errors(path: Path, w: int, h: int, force: str | None = None) -> np.ndarray:
+    frame = next(iter(iter_frames(path, force_matrix=force)))
+    pw, ph = w // 4, h // 2
+    errs = []
+    for i, c in enumerate(PATCHES):
+        r, col = divmod(i, 4)
+        mask = rect_mask(h, w, col * pw + pw // 4, r * ph + ph // 4, pw // 2, ph // 2)
+        src = rgb_to_lab(c[None, None])[0, 0]
+        errs.append(float(delta_e2000(mean_lab(frame.rgb, mask), src)))
+    return np.array(errs)
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+@pytest.mark.parametrize(("w", "h", "matrix", "rng", "wrong"), [
+    (1280, 720, "bt709", "tv", "bt601"), (640, 360, "bt709", "pc", "bt601"), (640, 480, "bt601", "tv", "bt709")])
+def test_tagged_patches_decode_within_1_de2000(tmp_path: Path, w: int, h: int, matrix: str, rng: str,
+                                               wrong: str) -> None:
+    path = tmp_path / f"patches_{matrix}_{rng}.mp4"
+    _encode_patches(path, w, h, matrix, rng)
+    frame = next(iter(iter_frames(path)))
+    assert frame.tags.matrix == matrix and frame.tags.full_range == (rng == "pc")
+    errs = _patch_errors(path, w, h)
+    assert errs.max() <= 1.0, errs.round(2)
+    # ignoring the tag is visibly worse on saturated patches: the test can tell the difference
+    assert _patch_errors(path, w, h, force=wrong).max() > 2.0
