@@ -1,0 +1,163 @@
+"""R06.07.01.03-T02: pan a mono car pass-by so the stereo image follows the car on screen.
+
+Work dir: fixtures/road_passby.RPP (track CAR, item over fixtures/media/car_passby_mono.wav; the
+video is referenced by the project). Output: output/passby.wav (stereo); the project saved in place
+must hold pan envelope points on CAR (a task requirement without a share: reported in evidence).
+GT: gt/passby.json {fps, center_frame, x_track: [[frame, x], ...]} with x the car's screen position
+(0 = left edge, 1 = right edge) for the frames it is on screen.
+
+Measurement, per video frame: m = (E_R - E_L) / (E_R + E_L); for an equal-power pan law
+m = sin(p·π/2), so p̂ = (2/π)·asin(m) is the pan position (-1 left … +1 right) whatever law the
+DAW uses, to first order. crossover_timing: where p̂ crosses 0 (nearest the GT centre frame), full
+credit within 5 frames, none at 15. trajectory: Pearson r of p̂ against 2x-1 on screen (>= 0.85).
+extremes: L/R energy ratio >= 12 dB over the first and last 10% of the on-screen span (half each).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from verifiers.apps.reaper import Envelope, EnvPoint, Item, RPPError, Track, read_rpp, track_named, write_rpp
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, write_wav
+
+OUTPUT = "output/passby.wav"
+PROJECT = "fixtures/road_passby.RPP"
+FPS = 24
+AUDIBLE_RE_MAX_DB = -40.0
+
+
+def channel_frame_energy(samples: np.ndarray, rate_hz: int, fps: float) -> np.ndarray:
+    """(frames, channels) mean power per video frame."""
+    step = rate_hz / fps
+    n = int(samples.shape[0] // step)
+    idx = (np.arange(n + 1) * step).astype(int)
+    c = np.vstack([np.zeros((1, samples.shape[1])), np.cumsum(samples * samples, axis=0)])
+    return (c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1)[:, None]
+
+
+def pan_estimate(energy: np.ndarray) -> np.ndarray:
+    el, er = energy[:, 0], energy[:, 1]
+    m = (er - el) / np.maximum(er + el, 1e-20)
+    return 2 / math.pi * np.arcsin(np.clip(m, -1, 1))
+
+
+@register
+class PassbyPan(TaskVerifier):
+    task_id = "R06.07.01.03-T02"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("passby.json")
+        try:
+            fps = float(gt["fps"])
+            center = float(gt["center_frame"])
+            track = np.asarray(gt["x_track"], dtype=float)
+            if track.ndim != 2 or track.shape[1] != 2 or len(track) < 10:
+                raise ValueError("x_track must be >= 10 [frame, x] pairs")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth passby.json malformed: {exc}") from None
+        audio, samples = load_output(ctx, OUTPUT, None)
+        if audio.channels != 2:
+            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: the task asks for a stereo render")
+        energy = channel_frame_energy(samples, audio.sample_rate_hz, fps)
+        total = energy.sum(axis=1)
+        audible = 10 * np.log10(np.maximum(total, 1e-20)) >= 10 * np.log10(max(total.max(), 1e-20)) + AUDIBLE_RE_MAX_DB
+        p = pan_estimate(energy)
+        frames = track[:, 0].astype(int)
+        on = [(f, x) for f, x in zip(frames, track[:, 1], strict=True) if 0 <= f < len(p) and audible[f]]
+        rpp = self._project_evidence(ctx)
+        if len(on) < 10:
+            checks.fail_rest("the car is not audible while it is on screen", None)
+            return
+        f_on = np.array([f for f, _x in on])
+        x_on = np.array([x for _f, x in on])
+
+        tol = float(checks.params("crossover_timing").get("tolerance_frames", 5))
+        crossings = [f + p[f] / (p[f] - p[f + 1]) for f in range(len(p) - 1)
+                     if audible[f] and audible[f + 1] and p[f] < 0 <= p[f + 1]]
+        if crossings:
+            cross = min(crossings, key=lambda c: abs(c - center))
+            err = cross - center
+            checks.set("crossover_timing", 1.0 if abs(err) <= tol else max(0.0, 1 - (abs(err) - tol) / (2 * tol)),
+                       {"crossover_frame": round(cross, 2), "gt_center_frame": center, "error_frames": round(err, 2),
+                        "project": rpp}, f"equal-energy crossover {err:+.1f} frames from the GT centre frame")
+        else:
+            checks.fail("crossover_timing", "the image never crosses from left to right", {"project": rpp})
+
+        r = float(np.corrcoef(p[f_on], 2 * x_on - 1)[0, 1]) if np.std(p[f_on]) > 1e-9 else 0.0
+        need = float(checks.params("trajectory").get("min_correlation", 0.85))
+        checks.set("trajectory", 1.0 if r >= need else max(0.0, r / need), {"pearson_r": round(r, 3),
+                                                                            "frames": len(f_on)},
+                   f"pan trajectory r = {r:.2f} against the screen track (need {need:g})")
+
+        need_db = float(checks.params("extremes").get("min_ratio_db", 12))
+        k = max(1, len(f_on) // 10)
+
+        def ratio_db(sel: np.ndarray) -> float:
+            e = energy[sel]
+            return float(10 * np.log10(max(e[:, 0].sum(), 1e-20) / max(e[:, 1].sum(), 1e-20)))
+
+        entry, exit_ = ratio_db(f_on[:k]), -ratio_db(f_on[-k:])
+        score = 0.5 * (entry >= need_db) + 0.5 * (exit_ >= need_db)
+        checks.set("extremes", score, {"entry_l_over_r_db": round(entry, 1), "exit_r_over_l_db": round(exit_, 1)},
+                   f"entry L/R {entry:.1f} dB, exit R/L {exit_:.1f} dB (need {need_db:g})")
+
+    @staticmethod
+    def _project_evidence(ctx: ScoreContext) -> dict:
+        path = ctx.workdir / PROJECT
+        try:
+            car = track_named(read_rpp(path), "CAR")
+        except RPPError as exc:
+            return {"error": str(exc)}
+        if car is None:
+            return {"error": "no track CAR"}
+        env = car.envelopes.get("PANENV2") or car.envelopes.get("PANENV")
+        return {"pan_points": 0 if env is None else len(env.points)}
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        dur_s = 6.0
+        n = int(dur_s * RATE_HZ)
+        t = np.arange(n) / RATE_HZ
+        f0 = 90.0
+        engine = sum(np.sin(2 * np.pi * f0 * k * t + rng.uniform(0, 6)) / k for k in range(1, 8))
+        engine = engine + 0.3 * rng.standard_normal(n)
+        tc = 3.0 + float(rng.uniform(-0.3, 0.3))
+        swell = 1 / (1 + ((t - tc) / 1.2) ** 2)  # level swell towards the pass
+        car = 0.3 * engine * swell
+        write_wav(inst.workdir / "fixtures/media/car_passby_mono.wav", car)
+        center = round(tc * FPS)
+        half = 36  # frames from screen edge to centre
+        frames = np.arange(center - half, center + half + 1)
+        x = np.clip(0.5 + (frames - center) / (2 * half), 0, 1)
+        inst.write_json(inst.gt / "passby.json", {"fps": FPS, "center_frame": center,
+                                                  "x_track": [[int(f), round(float(v), 4)] for f, v in zip(frames, x, strict=True)]})
+        car_item = [Item(0.0, dur_s, 0.0, "car pass-by", "media/car_passby_mono.wav")]
+        write_rpp(inst.workdir / PROJECT, [Track("CAR", items=car_item)])
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+
+        def pan_at(fr: np.ndarray, shift: float = 0.0, width: float = 1.0, wobble: float = 0.0) -> np.ndarray:
+            xx = np.clip(0.5 + (fr - center - shift) / (2 * half), 0, 1)
+            p = (2 * xx - 1) + wobble * np.sin(4 * np.pi * xx) * np.sin(np.pi * xx) ** 2
+            return np.clip(p, -1, 1) * width
+
+        def render(folder, **kw) -> None:
+            p = pan_at(t * FPS, **kw)
+            theta = (p + 1) * math.pi / 4  # equal-power law
+            write_wav(folder / OUTPUT, np.stack([car * np.cos(theta), car * np.sin(theta)], axis=1))
+            pts = [EnvPoint(float(fr) / FPS, -float(v)) for fr, v in zip(frames[::6], pan_at(frames[::6], **kw),
+                                                                              strict=True)]
+            write_rpp(folder / PROJECT, [Track("CAR", items=car_item, envelopes={"PANENV2": Envelope("PANENV2", pts)})])
+
+        render(inst.oracle)
+        render(inst.mutant("crossing_10_frames_late", ["crossover_timing", "extremes"],
+                           "pan follows the car 10 frames late: crosses late, not full right at exit"),
+               shift=10)
+        render(inst.mutant("half_width_pan", ["extremes"], "pan only goes to 50% L/R"), width=0.5)
+        render(inst.mutant("pan_rushes_then_stalls", ["trajectory"], "pan runs ahead of the car then waits"),
+               wobble=1.6)
+        mono = inst.mutant("mono_render", ["crossover_timing", "trajectory", "extremes"], "rendered mono")
+        write_wav(mono / OUTPUT, car)
