@@ -1,0 +1,156 @@
+"""R06.12.01.01-T08: a 30 s / 512 MB replay buffer saving to recordings/replays/, Save Replay on F9.
+
+Files: the active profile's basic.ini. OBS 29 keeps the buffer in [SimpleOutput] or [AdvOut]
+(RecRB, RecRBTime, RecRBSize) by [Output] Mode, the save folder as that mode's recording path
+(FilePath / RecFilePath), the name as [SimpleOutput] RecRBPrefix (default "Replay") + " " +
+[Output] FilenameFormatting (default "%CCYY-%MM-%DD %hh-%mm-%ss"); only non-default values are
+saved, so absent keys read as OBS's defaults. The hotkey is [Hotkeys] ReplayBuffer.Save.
+Replay file: exactly one video in recordings/replays/ named like the format, 30 ± 1 s long; when a
+run was recorded, the observer's ReplayBufferSaved event must name that file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verifiers.apps.obs.hotkeys import decode_bindings, normalize
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming.common import OBS_DIR, active_profile, event, frac, path_ends_with, payload
+from verifiers.tasks.streaming.media import probe
+
+REPLAYS = "recordings/replays"
+DEFAULT_FORMAT = "%CCYY-%MM-%DD %hh-%mm-%ss"
+#: OBS filename-format specifiers -> regex (the ones the task's format uses, plus common ones)
+_SPEC = {"%CCYY": r"\d{4}", "%YY": r"\d\d", "%MM": r"\d\d", "%DD": r"\d\d", "%hh": r"\d\d", "%mm": r"\d\d",
+         "%ss": r"\d\d", "%%": "%"}
+VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv", ".ts", ".m3u8", ".fragmented.mp4")
+
+
+def name_regex(prefix: str, fmt: str) -> re.Pattern[str]:
+    out, i = "", 0
+    while i < len(fmt):
+        spec = next((s for s in _SPEC if fmt.startswith(s, i)), None)
+        if spec:
+            out += _SPEC[spec]
+            i += len(spec)
+        else:
+            out += re.escape(fmt[i])
+            i += 1
+    pre = re.escape(prefix + " ") if prefix else ""
+    return re.compile(rf"^{pre}{out}\.[A-Za-z0-9]+$")
+
+
+@register
+class ReplayBuffer(TaskVerifier):
+    task_id = "R06.12.01.01-T08"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        prof = active_profile(ctx)
+        p = checks.params("replay_settings")
+        adv = (prof.get("Output", "Mode") or "Simple") == "Advanced"
+        sec = "AdvOut" if adv else "SimpleOutput"
+        enabled = (prof.get(sec, "RecRB") or "false").lower() == "true"
+        rb_time = int(prof.get(sec, "RecRBTime") or 20)
+        rb_size = int(prof.get(sec, "RecRBSize") or 512)
+        folder = prof.get(sec, "RecFilePath" if adv else "FilePath")
+        prefix = prof.get("SimpleOutput", "RecRBPrefix", "Replay") or ""
+        fmt = prof.get("Output", "FilenameFormatting") or DEFAULT_FORMAT
+        want_prefix, want_fmt = p["filename_format"].split(" ", 1)
+        parts = {"max time 30 s": rb_time == p["max_time_s"], "memory 512 MB": rb_size == p["max_memory_mb"],
+                 "file name format": prefix == want_prefix and fmt == want_fmt,
+                 "folder recordings/replays/": path_ends_with(folder, p["folder"].rstrip("/"))}
+        score = frac(sum(parts.values()), len(parts)) if enabled else 0.0
+        checks.set("replay_settings", score, {"mode": sec, "enabled": enabled, "time_s": rb_time, "size_mb": rb_size,
+                                              "prefix": prefix, "format": fmt, "folder": folder},
+                   "replay buffer not enabled" if not enabled else
+                   "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
+
+        key = checks.params("hotkey")["key"]
+        raw = prof.get("Hotkeys", "ReplayBuffer.Save")
+        try:
+            bound = decode_bindings(json.loads(raw)) if raw else ()
+        except json.JSONDecodeError:
+            bound = ()
+        ok = normalize(key) in bound
+        checks.set("hotkey", 1.0 if ok else 0.0, {"bindings": list(bound)},
+                   "" if ok else f"Save Replay bound to {list(bound) or 'nothing'}, not {key}")
+
+        pr = checks.params("replay_file")
+        d = ctx.workdir / REPLAYS
+        files = sorted(f for f in d.iterdir() if f.is_file() and f.name.lower().endswith(VIDEO_EXT)) \
+            if d.is_dir() else []
+        if not files:
+            checks.fail("replay_file", f"no saved replay in {REPLAYS}/")
+            return
+        rx = name_regex(*p["filename_format"].split(" ", 1))
+        f = files[-1]
+        try:
+            dur = probe(f).duration_s
+        except MediaError as exc:
+            dur, err = None, str(exc)
+        else:
+            err = ""
+        rparts = {"exactly one replay": len(files) == pr["count"], "name matches the format": bool(rx.match(f.name)),
+                  "30 s long": dur is not None and abs(dur - pr["duration_s"]) <= pr["tolerance_s"]}
+        if ctx.events is not None:
+            saved = [Path(str(payload(e).get("savedReplayPath", ""))).name for e in ctx.events
+                     if e.get("source") == "obs" and e.get("kind") == "ReplayBufferSaved"]
+            rparts["ReplayBufferSaved names it"] = f.name in saved
+        checks.set("replay_file", frac(sum(rparts.values()), len(rparts)),
+                   {"files": [x.name for x in files], "duration_s": dur, **rparts},
+                   "; ".join([err, *(f"not {k}" for k, v in rparts.items() if not v)]).strip("; "))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        (inst.workdir / "recordings").mkdir(parents=True)
+        cache: dict[float, bytes] = {}
+
+        def solution(folder: Path, *, rb_time: int = 30, rb_size: int = 512, key: str = "F9",
+                     files: tuple[tuple[str, float], ...] = (("Replay 2026-11-30 21-04-10.mkv", 30.0),),
+                     rec_path: str = "/home/streamer/work/recordings/replays", prefix: str | None = None) -> None:
+            cfg = folder / OBS_DIR
+            simple = {"RecRBPrefix": prefix} if prefix is not None else {}
+            basic: dict[str, dict[str, Any]] = {
+                "Output": {"Mode": "Advanced"},
+                "AdvOut": {"RecType": "Standard", "RecFilePath": rec_path, "RecFormat": "mkv", "RecRB": True,
+                           "RecRBTime": rb_time, "RecRBSize": rb_size},
+                "Hotkeys": {"ReplayBuffer.Save": json.dumps({"bindings": [{"key": f"OBS_KEY_{key}"}]},
+                                                            separators=(",", ":"))}}
+            if simple:
+                basic["SimpleOutput"] = simple
+            O.write_profile(cfg, "Stream", basic)
+            O.write_global(cfg, "Stream", "Stream")
+            evs = []
+            for name, dur in files:
+                sub = REPLAYS if rec_path.endswith("/replays") else "recordings"
+                path = folder / sub / name
+                if dur not in cache:
+                    write_media(path, [np.full((36, 64, 3), 90, np.uint8)] * round(dur * 2), 2)
+                    cache[dur] = path.read_bytes()
+                else:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(cache[dur])
+                evs.append(event("obs", "ReplayBufferSaved", 45_000, {"savedReplayPath": f"{rec_path}/{name}"}))
+            InstanceWriter.write_events(folder, [event("obs", "ReplayBufferStateChanged", 1000,
+                                                       {"outputActive": True}), *evs])
+
+        solution(inst.oracle)
+        solution(inst.mutant("replay_20s", ["replay_settings", "replay_file"], "max time left at 20 s"), rb_time=20,
+                 files=(("Replay 2026-11-30 21-04-10.mkv", 20.0),))
+        solution(inst.mutant("memory_256", ["replay_settings"], "memory 256 MB"), rb_size=256)
+        solution(inst.mutant("hotkey_f10", ["hotkey"], "Save Replay bound to F10"), key="F10")
+        solution(inst.mutant("two_replays", ["replay_file"], "saved twice"),
+                 files=(("Replay 2026-11-30 21-04-10.mkv", 30.0), ("Replay 2026-11-30 21-04-40.mkv", 30.0)))
+        solution(inst.mutant("no_prefix", ["replay_settings", "replay_file"], "prefix cleared"), prefix="",
+                 files=(("2026-11-30 21-04-10.mkv", 30.0),))
+        solution(inst.mutant("saved_in_recordings", ["replay_settings", "replay_file"], "folder not changed"),
+                 rec_path="/home/streamer/work/recordings")
