@@ -133,7 +133,7 @@ def run_plots(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     lat = [e for e in events if e.get("source") == "scenario" and "latency_ms" in (e.get("payload") or {})]
     if lat:
         plots.append(("Scenario latencies", plot_spec(
-            {"kind": "bar", "x": [e["payload"].get("name") or e["payload"].get("expect") or str(e["seq"]) for e in lat],
+            {"kind": "bar", "x": [str(e["payload"].get("id") or e["seq"]) for e in lat],
              "y": {"latency (ms)": [e["payload"]["latency_ms"] or 0 for e in lat]}, "y_label": "ms",
              "title": "Reaction latency per expectation"})))
     meters = [e for e in events if e.get("source", "").startswith("probe.audio") and e.get("kind") == "meter"]
