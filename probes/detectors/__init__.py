@@ -1,0 +1,1 @@
+"""Pure detector functions and small state machines: arrays in, numbers/events out, no I/O."""

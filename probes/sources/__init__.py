@@ -1,0 +1,1 @@
+"""Where audio blocks and video frames come from (devices, live streams, files, screenshots)."""

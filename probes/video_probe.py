@@ -1,0 +1,133 @@
+"""Live video analysis for one picture stream: stats, black, freeze, cut, flash, SSIM regions.
+
+Feed `VideoFrame`s in order (`push`). Flash detection runs on every frame pushed (a clapper flash
+lasts one frame); everything else runs at `rate_hz` analysed frames per second of stream time, on
+a `thumb_width_px` wide thumbnail. Events go out through `emit(source, kind, payload)` with source
+"probe.video": `frame` (per analysed frame: luma stats, difference to the previous analysed frame,
+SSIM per region), and `black_start/black_end`, `freeze_start/freeze_end`, `cut`, `flash`,
+`match_start/match_end` (SSIM region above/below its threshold) as they are found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from probes.detectors.video import (
+    CutDetector,
+    FlashDetector,
+    StateRun,
+    VideoChange,
+    frame_difference,
+    is_black,
+    luma_stats,
+    quick_mean,
+    ssim_region,
+    thumbnail,
+    to_full_range,
+)
+from probes.types import Emit, VideoFrame
+
+SOURCE = "probe.video"
+
+
+@dataclass
+class SsimRegion:
+    """Compare `region` (x, y, w, h px of the full frame; None = whole frame) with `reference`."""
+
+    name: str
+    reference: np.ndarray  # gray or RGB uint8
+    region: tuple[int, int, int, int] | None = None
+    threshold: float = 0.8
+
+
+class VideoProbe:
+    def __init__(self, emit: Emit, *, rate_hz: float = 5.0, thumb_width_px: int = 240,
+                 regions: list[SsimRegion] | None = None, black_min_s: float = 0.1, freeze_min_s: float = 1.0,
+                 freeze_noise: float = 0.5, cut_threshold: float = 30.0, flash_rise: float = 60.0,
+                 name: str = "", source: str = SOURCE) -> None:
+        if rate_hz <= 0:
+            raise ValueError("rate_hz must be > 0")
+        self.emit = emit
+        self.source = source
+        self.name = name
+        self.period_s = 1.0 / rate_hz
+        self.thumb_width_px = thumb_width_px
+        self.regions = regions or []
+        self.flash = FlashDetector(rise=flash_rise)
+        self.black = StateRun("black", black_min_s)
+        self.freeze = StateRun("freeze", freeze_min_s)
+        self.freeze_noise = freeze_noise
+        self.cuts = CutDetector(threshold=cut_threshold)
+        self.match = {r.name: StateRun("match", 0.0) for r in self.regions}
+        self._next_t: float | None = None
+        self._prev_thumb: np.ndarray | None = None
+        self.frames_seen = 0
+        self.frames_analysed = 0
+
+    def push(self, frame: VideoFrame) -> None:
+        self.frames_seen += 1
+        t = frame.t_s
+        mean = quick_mean(frame.luma)
+        if not frame.full_range:
+            mean = (mean - 16.0) * 255.0 / 219.0
+        flash = self.flash.push(mean, t)
+        if flash is not None:
+            self._change(flash)
+        if self._next_t is not None and t < self._next_t - 1e-6:
+            return
+        self._next_t = (t if self._next_t is None else self._next_t) + self.period_s
+        if self._next_t <= t:  # a gap in the stream: resync instead of bursting
+            self._next_t = t + self.period_s
+        self._analyse(frame)
+
+    def _analyse(self, frame: VideoFrame) -> None:
+        self.frames_analysed += 1
+        t = frame.t_s
+        y = to_full_range(thumbnail(frame.luma, self.thumb_width_px), frame.full_range)
+        payload: dict[str, Any] = {"t_s": round(t, 4), "luma": luma_stats(y)}
+        black = is_black(y)
+        payload["black"] = black
+        if self._prev_thumb is not None and self._prev_thumb.shape == y.shape:
+            diff = frame_difference(self._prev_thumb, y)
+            payload["diff"] = round(diff, 3)
+            for change in (self.freeze.push(diff < self.freeze_noise, t),):
+                if change is not None:
+                    self._change(change)
+        self._prev_thumb = y
+        for change in (self.black.push(black, t), self.cuts.push(y, t)):
+            if change is not None:
+                self._change(change)
+        if self.regions:
+            sims = {}
+            for reg in self.regions:
+                if frame.rgb is not None and reg.reference.ndim == 3:
+                    score = ssim_region(frame.rgb, reg.reference, reg.region)
+                else:
+                    crop = _crop(frame.luma, reg.region)
+                    score = ssim_region(to_full_range(crop, frame.full_range), reg.reference)
+                sims[reg.name] = round(score, 4)
+                change = self.match[reg.name].push(score >= reg.threshold, t)
+                if change is not None:
+                    self._change(VideoChange(change.kind, change.t_s, {"region": reg.name, "ssim": round(score, 4)}))
+            payload["ssim"] = sims
+        self._send("frame", payload)
+
+    def _change(self, change: VideoChange) -> None:
+        self._send(change.kind, {"t_s": round(change.t_s, 4), **change.detail})
+
+    def _send(self, kind: str, payload: dict[str, Any]) -> None:
+        if self.name:
+            payload = {"name": self.name, **payload}
+        self.emit(self.source, kind, payload)
+
+
+def _crop(img: np.ndarray, region: tuple[int, int, int, int] | None) -> np.ndarray:
+    if region is None:
+        return img
+    x, y, w, h = region
+    if w <= 0 or h <= 0 or x < 0 or y < 0 or x + w > img.shape[1] or y + h > img.shape[0]:
+        raise ValueError(f"region {region} outside the {img.shape[1]}x{img.shape[0]} frame")
+    return img[y:y + h, x:x + w]
