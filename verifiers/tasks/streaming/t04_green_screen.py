@@ -1,0 +1,237 @@
+"""R06.12.01.01-T04: key the GreenCam take over bg/office.png (Crop/Pad + Chroma Key), record 10 s.
+
+Recording recordings/key_test.mkv is compared with the GT alpha mattes at sampled times
+(gt/key.json: times, spill threshold; gt/mattes/<i>.png): the foreground is what differs from the
+office background (bg/office.png scaled to the frame), scored by IoU; residual green is the share
+of background pixels in the green hue band; spill is the mean g-(r+b)/2 in a 2 px band inside the
+matte edge (threshold fixed in GT from the clean composite plus a margin). The filter params must
+be in the collection, and the file-write audit must show no other process wrote obs-studio/
+(audit events source `audit`, kind `write`, payload {path, process}); without audit records the
+`recording` check is an error.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import truncate, write_media
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, payload, ramp
+from verifiers.tasks.streaming.media import frames, probe
+
+REC = "recordings/key_test.mkv"
+SOURCE = "GreenCam"
+OBS_WRITERS = {"obs", "obs-studio", "obs64.exe", "obs.exe", "obs64"}
+SIZE = (160, 90)
+FPS = 10
+
+
+def green_mask(rgb: np.ndarray) -> np.ndarray:
+    """Pixels in the green hue band (OpenCV hue 35..85 = 70..170 deg), saturated and not dark."""
+    hsv = cv2.cvtColor(rgb, cv2.COLOR_RGB2HSV)
+    return (hsv[..., 0] >= 35) & (hsv[..., 0] <= 85) & (hsv[..., 1] >= 80) & (hsv[..., 2] >= 50)
+
+
+def frame_metrics(img: np.ndarray, office: np.ndarray, matte: np.ndarray) -> dict[str, float]:
+    fg_gt = matte > 127
+    fg = np.abs(img.astype(int) - office.astype(int)).max(axis=2) > 40
+    iou = (fg & fg_gt).sum() / max(1, (fg | fg_gt).sum())
+    bg = ~fg_gt
+    resid = (green_mask(img) & bg).sum() / max(1, bg.sum())
+    inner = fg_gt & ~cv2.erode(fg_gt.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    px = img[inner].astype(float)
+    spill = float((px[:, 1] - (px[:, 0] + px[:, 2]) / 2).mean()) if len(px) else 0.0
+    return {"iou": float(iou), "green_pct": float(resid * 100), "spill": spill}
+
+
+@register
+class GreenScreenKey(TaskVerifier):
+    task_id = "R06.12.01.01-T04"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("key.json")
+        mattes = [cv2.imread(str(ctx.gt_path(f"mattes/{i}.png")), cv2.IMREAD_GRAYSCALE) for i in range(len(gt["times_s"]))]
+        office_src = cv2.imread(str(ctx.input("bg/office.png")))
+        self._recording(ctx, checks, gt)
+        try:
+            rec = ctx.artifact(REC)
+            picked: dict[int, np.ndarray] = {}
+            for t, img in frames(rec, max_width_px=SIZE[0]):
+                for i, ts in enumerate(gt["times_s"]):
+                    if i not in picked and t >= ts - 0.5 / FPS:
+                        picked[i] = img
+        except (AgentOutputError, MediaError) as exc:
+            for n in ("key_iou", "no_residual_green", "spill_suppressed"):
+                checks.fail(n, str(exc))
+            return
+        if not picked:
+            for n in ("key_iou", "no_residual_green", "spill_suppressed"):
+                checks.fail(n, "recording too short for the sampled frames")
+            return
+        ms = []
+        for i, img in sorted(picked.items()):
+            h, w = img.shape[:2]
+            office = cv2.resize(office_src, (w, h), interpolation=cv2.INTER_AREA)[:, :, ::-1]
+            matte = cv2.resize(mattes[i], (w, h), interpolation=cv2.INTER_NEAREST)
+            ms.append(frame_metrics(img, office, matte))
+        cover = len(picked) / len(gt["times_s"])
+        iou = float(np.mean([m["iou"] for m in ms]))
+        green = float(np.mean([m["green_pct"] for m in ms]))
+        spill = float(np.mean([m["spill"] for m in ms]))
+        min_iou = checks.params("key_iou")["min_iou"]
+        checks.set("key_iou", cover * ramp(max(0.0, min_iou - iou), 0, 0.25), {"iou": iou, "frames": len(ms)},
+                   "" if iou >= min_iou else f"foreground IoU {iou:.3f} < {min_iou}")
+        mx = checks.params("no_residual_green")["max_green_pct"]
+        checks.set("no_residual_green", cover * ramp(max(0.0, green - mx), 0, 2.0), {"green_pct": green},
+                   "" if green <= mx else f"{green:.2f}% green pixels left in the background")
+        checks.set("spill_suppressed", cover * ramp(max(0.0, spill - gt["max_spill"]), 0, 20.0),
+                   {"spill": spill, "max_spill": gt["max_spill"]},
+                   "" if spill <= gt["max_spill"] else f"green spill {spill:.1f} at the edge")
+
+    def _recording(self, ctx: ScoreContext, checks: Checks, gt: dict[str, Any]) -> None:
+        p = checks.params("recording")
+        try:
+            audit = ctx.events_of("audit", "write")
+        except NoLiveEvidence as exc:
+            checks.error("recording", f"{exc} (scene JSON writers must be audited)")
+            return
+        outsiders = [payload(e) for e in audit if "obs-studio" in str(payload(e).get("path", ""))
+                     and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
+        try:
+            coll = collection_with(ctx, source=SOURCE)
+            kinds = [f.kind for f in coll.sources[SOURCE].filters if f.enabled]
+        except AgentOutputError:
+            kinds = []
+        try:
+            dur = probe(ctx.artifact(REC)).duration_s
+        except (AgentOutputError, MediaError):
+            dur = None
+        parts = {"recording ~10 s": dur is not None and abs(dur - p["duration_s"]) <= 1.5,
+                 **{f"filter {k}": k in kinds for k in p["filters"]},
+                 "no outside writer of obs-studio/": not outsiders}
+        checks.set("recording", frac(sum(parts.values()), len(parts)),
+                   {"duration_s": dur, "filters": kinds, "outside_writers": outsiders, **parts},
+                   "; ".join(f"not {k}" for k, v in parts.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = SIZE
+        office = office_bg(rng, w, h)
+        (inst.workdir / "bg").mkdir(parents=True)
+        cv2.imwrite(str(inst.workdir / "bg" / "office.png"), office[:, :, ::-1])
+        times = [1.0, 3.0, 5.0, 7.0, 9.0]
+        (inst.gt / "mattes").mkdir(parents=True)
+        for i, t in enumerate(times):
+            cv2.imwrite(str(inst.gt / "mattes" / f"{i}.png"), matte_at(t, w, h))
+        clean = composite(office, 10.0)
+        gt_spill = float(np.mean([frame_metrics(clean[round(t * FPS)], office, matte_at(t, w, h))["spill"]
+                                  for t in times]))
+        inst.write_json(inst.gt / "key.json", {"times_s": times, "max_spill": round(gt_spill + 8.0, 2)})
+        take = [green_take(i / FPS, w, h) for i in range(round(10 * FPS))]
+        write_media(inst.workdir / "fixtures" / "greenscreen_take.mp4", take, FPS)
+        good = build()
+
+        def solution(folder: Path, coll: dict, rec: list | None = None, writer: str = "obs",
+                     run: bool = True) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Stream")
+            write_media(folder / REC, clean if rec is None else rec, FPS, codec="ffv1")
+            if run:
+                InstanceWriter.write_events(folder, [event("audit", "write", 50_000, {
+                    "path": "obs-studio/basic/scenes/Stream.json", "process": writer, "pid": 4242})])
+
+        solution(inst.oracle, good)
+        solution(inst.mutant("green_halo", ["key_iou", "no_residual_green"],
+                             "similarity too low: a green halo rings the person"), good, composite(office, 10.0, halo=True))
+        solution(inst.mutant("spill_on_edges", ["spill_suppressed"], "spill reduction at 0"), good,
+                 composite(office, 10.0, spill=True))
+        solution(inst.mutant("dark_green_corner", ["no_residual_green"], "uneven green: a dark patch not keyed"),
+                 good, composite(office, 10.0, patch=True))
+        solution(inst.mutant("hair_keyed_out", ["key_iou"], "smoothness too high: the hair is keyed away"), good,
+                 composite(office, 10.0, no_hair=True))
+        solution(inst.mutant("recording_6s", ["recording", "key_iou", "no_residual_green", "spill_suppressed"],
+                             "stopped after 6 s: later sampled frames missing"), good, composite(office, 6.0))
+        c = copy.deepcopy(good)
+        O.find_source(c, SOURCE)["filters"] = [f for f in O.find_source(c, SOURCE)["filters"] if f["id"] != "crop_filter"]
+        solution(inst.mutant("no_crop_filter", ["recording"], "Crop/Pad filter not added"), c)
+        solution(inst.mutant("json_by_script", ["recording"], "scene JSON edited by python3"), good, writer="python3")
+        solution(inst.mutant("no_audit", ["recording"], "no audit recorded: cannot judge"), good, run=False)
+        solution(inst.mutant("truncated_recording", ["recording", "key_iou", "no_residual_green", "spill_suppressed"],
+                             "recording never finalised"), good)
+        truncate(inst.root / "mutants" / "truncated_recording" / REC, 0.2)
+
+
+def office_bg(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """A blocky office wall in greys, wood and blue: nothing in the green hue band."""
+    palette = np.array([[120, 120, 125], [150, 110, 80], [70, 80, 140], [180, 175, 170], [100, 70, 60]], np.uint8)
+    grid = palette[rng.integers(0, len(palette), size=(6, 8))]
+    return cv2.resize(grid, (w, h), interpolation=cv2.INTER_NEAREST)
+
+
+def matte_at(t: float, w: int, h: int, hair: bool = True) -> np.ndarray:
+    """The person: head + shoulders swaying slowly, with a hair tuft on top (255 = foreground)."""
+    m = np.zeros((h, w), np.uint8)
+    cx = int(w / 2 + 12 * np.sin(t * 0.6))
+    cv2.ellipse(m, (cx, int(h * 0.42)), (16, 20), 0, 0, 360, 255, -1)
+    cv2.ellipse(m, (cx, h), (40, 30), 0, 180, 360, 255, -1)
+    if hair:
+        cv2.ellipse(m, (cx, int(h * 0.2)), (14, 7), 0, 0, 360, 255, -1)
+    return m
+
+
+def person(w: int, h: int, t: float) -> np.ndarray:
+    img = np.empty((h, w, 3), np.uint8)
+    img[:] = (205, 150, 120)  # skin/shirt
+    img[: int(h * 0.28)] = (50, 35, 30)  # hair
+    img[int(h * 0.66):] = (200, 40, 160)  # magenta shirt: far from every office colour
+    return img
+
+
+def green_take(t: float, w: int, h: int) -> np.ndarray:
+    """The camera feed: the person over uneven green (a darker lower-left corner)."""
+    bg = np.empty((h, w, 3), np.uint8)
+    bg[:] = (40, 190, 60)
+    bg[h // 2:, : w // 4] = (30, 130, 45)
+    m = matte_at(t, w, h)[..., None] > 127
+    return np.where(m, person(w, h, t), bg)
+
+
+def composite(office: np.ndarray, dur_s: float, *, halo: bool = False, spill: bool = False, patch: bool = False,
+              no_hair: bool = False) -> list[np.ndarray]:
+    h, w = office.shape[:2]
+    out = []
+    for i in range(round(dur_s * FPS)):
+        t = i / FPS
+        m = matte_at(t, w, h, hair=not no_hair) > 127
+        fgimg = person(w, h, t).astype(int)
+        if spill:
+            edge = m & ~cv2.erode(m.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+            fgimg[edge] = np.clip(fgimg[edge] + [-30, 70, -30], 0, 255)
+        img = np.where(m[..., None], fgimg, office.astype(int)).astype(np.uint8)
+        if halo:
+            ring = cv2.dilate(m.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) & ~m
+            img[ring] = (40, 190, 60)
+        if patch:
+            img[h - 9:h - 1, 1:9] = (30, 130, 45)
+        out.append(img)
+    return out
+
+
+def build() -> dict[str, Any]:
+    key = O.filter_("Chroma Key", "chroma_key_filter", {"key_color_type": "green", "similarity": 420,
+                                                         "smoothness": 60, "spill": 140},
+                    versioned_id="chroma_key_filter_v2")
+    crop = O.filter_("Crop/Pad", "crop_filter", {"left": 10, "right": 10, "relative": True})
+    inputs = [O.source("Office", "image_source", {"file": "/home/streamer/work/bg/office.png"}),
+              O.source(SOURCE, "ffmpeg_source", {"local_file": "/home/streamer/work/fixtures/greenscreen_take.mp4",
+                                                 "looping": True}, filters=[crop, key])]
+    return O.collection("Stream", [O.scene("Key", [O.item("Office", 1), O.item(SOURCE, 2)])], inputs)
