@@ -135,7 +135,7 @@ def delta_e_masked(rgb: np.ndarray, reference: np.ndarray, mask: np.ndarray | No
     ref = np.asarray(reference)
     if ref.shape == (3,):
         ref_lab = rgb_to_lab(ref[None, None])[0, 0] if ref.dtype == np.uint8 else ref.astype(np.float64)
-        ref_lab = np.broadcast_to(ref_lab, lab.shape)
+        ref_lab = np.tile(ref_lab, (len(lab), 1))
     else:
         ref_lab = rgb_to_lab(ref.reshape(-1, 3)[idx][None])[0]
     d = delta_e2000(lab, ref_lab)
