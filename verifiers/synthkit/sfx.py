@@ -177,3 +177,47 @@ def bed(rng: np.random.Generator, n: int, lo_hz: float = 100.0, hi_hz: float = 4
     x *= drift
     rms = float(np.sqrt(np.mean(x * x))) or 1.0
     return x * (10 ** (level_dbfs / 20) / rms)
+
+
+def boing(rng: np.random.Generator, f0_hz: float = 220.0, dur_s: float = 0.5, sr: int = SR_HZ,
+          peak: float = 0.5) -> np.ndarray:
+    """Cartoon boing: a tone with a fast, decaying vibrato."""
+    n = int(dur_s * sr)
+    t = np.arange(n) / sr
+    f = f0_hz * (1 + 0.25 * np.sin(2 * np.pi * rng.uniform(10, 14) * t) * np.exp(-t / 0.25))
+    return _norm(np.sin(2 * np.pi * np.cumsum(f) / sr) * _env(n, 0.001, 0.2, sr), peak)
+
+
+def pop(rng: np.random.Generator, body_hz: float = 600.0, sr: int = SR_HZ, peak: float = 0.5) -> np.ndarray:
+    """Cork pop: a short low-mid burst with a noisy edge."""
+    n = int(0.12 * sr)
+    t = np.arange(n) / sr
+    x = np.sin(2 * np.pi * body_hz * t * (1 - 0.3 * t / 0.12)) * _env(n, 0.0003, 0.02, sr)
+    return _norm(x + 0.4 * _band_noise(rng, n, 1000, 8000, sr) * _env(n, 0.0002, 0.005, sr), peak)
+
+
+def zip_(rng: np.random.Generator, dur_s: float = 0.3, sr: int = SR_HZ, peak: float = 0.45) -> np.ndarray:
+    """Zip: a train of tiny clicks accelerating, through a rising band-pass."""
+    n = int(dur_s * sr)
+    rate = np.linspace(60, 260, n) / sr
+    train = (np.diff(np.floor(np.cumsum(rate)), prepend=0) > 0).astype(float)
+    sos = signal.butter(2, [1500, 7000], btype="bandpass", fs=sr, output="sos")
+    x = signal.sosfilt(sos, train * (1 + 0.2 * rng.standard_normal(n)))
+    return _norm(x * np.minimum(1, np.arange(n) / (0.002 * sr)), peak)
+
+
+def slip(rng: np.random.Generator, dur_s: float = 0.35, sr: int = SR_HZ, peak: float = 0.45) -> np.ndarray:
+    """Banana slip: a fast downward whistle glide over a squeak of noise."""
+    n = int(dur_s * sr)
+    f = np.geomspace(rng.uniform(1800, 2400), 500, n)
+    x = np.sin(2 * np.pi * np.cumsum(f) / sr) * _env(n, 0.002, 0.15, sr)
+    return _norm(x + 0.2 * _band_noise(rng, n, 2000, 6000, sr) * _env(n, 0.001, 0.03, sr), peak)
+
+
+def pitched_tone(f0_hz: np.ndarray, sr: int = SR_HZ, harmonics: int = 3, peak: float = 0.4) -> np.ndarray:
+    """A tone following a per-sample f0 curve (slide whistle, engine), phase-continuous."""
+    phase = 2 * np.pi * np.cumsum(f0_hz) / sr
+    x = sum(np.sin(k * phase) / k ** 1.5 for k in range(1, harmonics + 1))
+    n = len(f0_hz)
+    edge = np.minimum(1, np.minimum(np.arange(n), n - 1 - np.arange(n)) / (0.01 * sr))
+    return _norm(x * edge, peak)

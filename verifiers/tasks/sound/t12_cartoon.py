@@ -1,0 +1,149 @@
+"""R06.07.01.03-T12: mickey-mouse a cartoon: actions (boing, slip, zip, pop) plus a slide whistle.
+
+Work dir: fixtures/cartoon_30s.mov (24 fps; placeholder), fixtures/toon_sfx/<category>_k.wav and
+slide_whistle.wav (a steady whistle the agent pitches). Output: output/cartoon_fx.wav.
+GT: gt/events.json {fps, sample_rate_hz, events[{frame, sample, label, category}],
+fall: {start_frame, end_frame, heights: [[frame, height], ...]}}.
+
+Checks: action_sync (actions within ±1 frame AND the right category; >= 27 of 30, scaled),
+categories (share of actions whose identified file has the GT category), pitch_follows_fall
+(Pearson r between the whistle's log-f0 per video frame, YIN on the mix, and the GT height, >= 0.8).
+The seed's "no clipping" has no share; the sample peak is reported in evidence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.yin import yin
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ
+from verifiers.tasks.sound.placed import analyse, category_of, required_count, threshold_score
+
+OUTPUT = "output/cartoon_fx.wav"
+LIBRARY = "fixtures/toon_sfx"
+FPS = 24
+CATEGORIES = ["boing", "slip", "zip", "pop"]
+WHISTLE_RANGE_HZ = (250.0, 3000.0)
+MIN_VOICED_SHARE = 0.5
+
+
+def pitch_per_frame(mix: np.ndarray, fps: float, frames: list[int]) -> dict[int, float]:
+    """Median YIN f0 of each listed video frame (voiced frames only)."""
+    lo = max(0, round(min(frames) / fps * ANALYSIS_RATE_HZ))
+    hi = min(len(mix), round((max(frames) + 1) / fps * ANALYSIS_RATE_HZ))
+    if hi - lo < 4096:
+        return {}
+    tr = yin(mix[lo:hi], ANALYSIS_RATE_HZ, fmin_hz=WHISTLE_RANGE_HZ[0], fmax_hz=WHISTLE_RANGE_HZ[1])
+    fr = np.floor((tr.times_s + lo / ANALYSIS_RATE_HZ) * fps).astype(int)
+    out = {}
+    for f in frames:
+        sel = (fr == f) & tr.voiced()
+        if sel.sum():
+            out[f] = float(np.median(tr.f0_hz[sel]))
+    return out
+
+
+@register
+class CartoonFX(TaskVerifier):
+    task_id = "R06.07.01.03-T12"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        sp = checks.params("action_sync")
+        a = analyse(ctx, OUTPUT, LIBRARY, tol_frames=float(sp.get("tolerance_frames", 1)))
+        try:
+            fall = a.raw_gt["fall"]
+            heights = {int(f): float(h) for f, h in fall["heights"]}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth events.json lacks a usable fall: {exc}") from None
+        n = len(a.rows)
+        rows = []
+        for r in a.rows:
+            want = r.gt.get("category") or category_of(r.gt["sample"], CATEGORIES)
+            got = category_of(r.found, CATEGORIES)
+            rows.append((r, want, got))
+        good = sum(r.in_sync and want == got for r, want, got in rows)
+        need = required_count(sp, n)
+        peak = float(np.max(np.abs(a.audio.samples)))
+        checks.set("action_sync", threshold_score(good, need),
+                   {"actions": [r.evidence() | {"category": want, "found_category": got} for r, want, got in rows],
+                    "required": need, "sample_peak": round(peak, 4)},
+                   f"{good}/{n} actions in sync with the right category (need {need})")
+        right = sum(want == got for _r, want, got in rows)
+        checks.set("categories", right / n, {"wrong": [{"i": r.index, "want": w, "got": g} for r, w, g in rows
+                                                       if w != g]},
+                   f"{right}/{n} actions in the right category")
+
+        frames = sorted(heights)
+        f0 = pitch_per_frame(a.mix, a.fps, frames)
+        need_r = float(checks.params("pitch_follows_fall").get("min_correlation", 0.8))
+        voiced = [f for f in frames if f in f0]
+        if len(voiced) < MIN_VOICED_SHARE * len(frames) or len(voiced) < 5:
+            checks.fail("pitch_follows_fall", f"no whistle pitch during the fall ({len(voiced)}/{len(frames)} "
+                        "frames pitched)", {"voiced_frames": len(voiced)})
+            return
+        lf0 = np.log2([f0[f] for f in voiced])
+        h = np.array([heights[f] for f in voiced])
+        r = float(np.corrcoef(lf0, h)[0, 1]) if np.std(lf0) > 1e-9 and np.std(h) > 1e-9 else 0.0
+        checks.set("pitch_follows_fall", 1.0 if r >= need_r else max(0.0, r / need_r),
+                   {"pearson_r": round(r, 3), "voiced_frames": len(voiced), "frames": len(frames),
+                    "f0_hz_start_end": [round(f0[voiced[0]], 1), round(f0[voiced[-1]], 1)]},
+                   f"whistle log-pitch vs height r = {r:.2f} (need {need_r:g})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        library = {"boing_1.wav": sfx.boing(rng, 180), "boing_2.wav": sfx.boing(rng, 260),
+                   "slip_1.wav": sfx.slip(rng), "zip_1.wav": sfx.zip_(rng), "zip_2.wav": sfx.zip_(rng, 0.22),
+                   "pop_1.wav": sfx.pop(rng, 500), "pop_2.wav": sfx.pop(rng, 800),
+                   "slide_whistle.wav": sfx.pitched_tone(np.full(RATE_HZ, 880.0))}
+        for name, x in library.items():
+            write_wav(inst.workdir / LIBRARY / name, x)
+        (inst.workdir / "fixtures" / "cartoon_30s.mov").write_bytes(b"placeholder: cartoon, 24 fps\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        picks = ["boing_1.wav", "zip_1.wav", "pop_1.wav", "slip_1.wav", "boing_2.wav", "pop_2.wav", "zip_2.wav",
+                 "boing_1.wav", "pop_1.wav", "slip_1.wav"]
+        frames, f = [], 12
+        for k in range(len(picks)):
+            f += int(rng.integers(16, 22)) + (60 if k == 6 else 0)  # room for the fall after action 6
+            frames.append(f)
+        fall_start, fall_end = frames[5] + 16, frames[5] + 16 + 40
+        fall_frames = list(range(fall_start, fall_end + 1))
+        u = (np.array(fall_frames) - fall_start) / (fall_end - fall_start)
+        height = 1 - u ** 2  # free fall: height drops with t^2
+        events = [{"frame": fr, "sample": s, "label": category_of(s, CATEGORIES), "category": category_of(s, CATEGORIES)}
+                  for fr, s in zip(frames, picks, strict=True)]
+        inst.write_json(inst.gt / "events.json", {
+            "fps": FPS, "sample_rate_hz": RATE_HZ, "events": events,
+            "fall": {"start_frame": fall_start, "end_frame": fall_end,
+                     "heights": [[int(a), round(float(b), 4)] for a, b in zip(fall_frames, height, strict=True)]}})
+        length = int((frames[-1] / FPS + 1.0) * RATE_HZ)
+
+        def whistle(invert: bool = False) -> tuple[int, np.ndarray]:
+            a0 = round(fall_start / FPS * RATE_HZ)
+            n = round((fall_end + 1 - fall_start) / FPS * RATE_HZ)
+            tt = np.arange(n) / n
+            h = 1 - tt ** 2
+            if invert:
+                h = 1 - h
+            return a0, sfx.pitched_tone(500 * 2 ** (1.5 * h))  # 500 Hz at the ground, 1.4 kHz at the top
+
+        def render(evts: list[dict], invert: bool = False) -> np.ndarray:
+            items = [(round(e["frame"] / FPS * RATE_HZ), library[e["sample"]]) for e in evts]
+            return sfx.place(length, 2, [*items, whistle(invert)])
+
+        write_wav(inst.oracle / OUTPUT, render(events))
+        late = [dict(e) for e in events]
+        for i in (0, 3, 8):
+            late[i]["frame"] += 2
+        write_wav(inst.mutant("three_actions_2_frames_late", ["action_sync"], "3 of 10 actions 2 frames late")
+                  / OUTPUT, render(late))
+        wrong = [dict(e) for e in events]
+        wrong[2]["sample"] = "zip_2.wav"
+        write_wav(inst.mutant("zip_for_pop", ["categories"], "one pop replaced by a zip") / OUTPUT, render(wrong))
+        write_wav(inst.mutant("whistle_rises", ["pitch_follows_fall"], "slide whistle rises while he falls")
+                  / OUTPUT, render(events, invert=True))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["action_sync", "categories", "pitch_follows_fall"],
+                                            "render cut off") / OUTPUT, render(events)))
