@@ -1,0 +1,174 @@
+"""R06.12.01.01-T03: Mic filter chain (RNNoise, 4:1 compressor, gain, -1 dB limiter) tuned to -16 LUFS.
+
+Files: the Mic source's filters in the collection, read with OBS's defaults filled in (a compressor
+saved as {} has ratio 10). Recording recordings/mic_check.wav: BS.1770 integrated loudness and true
+peak (verifiers.measure), and the noise floor = the 10th percentile of 50 ms RMS windows, i.e. the
+level in the test voice's pauses (more than 10% of the file is pause).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.loudness import measure_loudness
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, frac, ramp
+
+REC = "recordings/mic_check.wav"
+MIC = "Mic"
+RATE_HZ = 48_000
+
+
+def noise_floor_dbfs(x: np.ndarray, rate_hz: int, window_ms: float = 50.0) -> float:
+    n = int(rate_hz * window_ms / 1000)
+    frames = x[: len(x) // n * n].reshape(-1, n)
+    rms = np.sqrt((frames ** 2).mean(axis=1) + 1e-20)
+    return float(20 * np.log10(np.percentile(rms, 10)))
+
+
+@register
+class MicChain(TaskVerifier):
+    task_id = "R06.12.01.01-T03"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        p = checks.params("filter_order")
+        try:
+            coll = collection_with(ctx, source=MIC)
+            filters = [f for f in coll.sources[MIC].filters if f.enabled]
+        except AgentOutputError as exc:
+            checks.fail("filter_order", str(exc))
+            checks.fail("compressor_params", str(exc))
+            filters = None
+        if filters is not None:
+            kinds = [f.kind for f in filters]
+            seq = [k for k in kinds if k in p["order"]]
+            order_ok = seq == p["order"]
+            ns = next((f for f in filters if f.kind.startswith("noise_suppress_filter")), None)
+            lim = next((f for f in filters if f.kind == "limiter_filter"), None)
+            parts = {"order": 2.0 * order_ok, "RNNoise": float(bool(ns) and ns.settings.get("method") == p["suppress_method"]),
+                     "limiter -1 dB": float(bool(lim) and lim.settings.get("threshold") == p["limiter_threshold_db"])}
+            checks.set("filter_order", sum(parts.values()) / 4, {"filters": kinds, **parts},
+                       "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
+            pc = checks.params("compressor_params")
+            comp = next((f for f in filters if f.kind == "compressor_filter"), None)
+            if comp is None:
+                checks.fail("compressor_params", "no compressor on Mic")
+            else:
+                s = comp.settings
+                cp = {"ratio": s.get("ratio") == pc["ratio"], "threshold": s.get("threshold") == pc["threshold_db"],
+                      "attack": s.get("attack_time") == pc["attack_ms"], "release": s.get("release_time") == pc["release_ms"]}
+                checks.set("compressor_params", frac(sum(cp.values()), 4),
+                           {k: s.get(k) for k in ("ratio", "threshold", "attack_time", "release_time")},
+                           "; ".join(f"wrong {k}" for k, v in cp.items() if not v))
+
+        pl = checks.params("loudness")
+        try:
+            audio = load_audio(ctx.artifact(REC))
+        except (AgentOutputError, MediaError) as exc:
+            checks.fail("loudness", str(exc))
+            checks.fail("peak_noise_floor", str(exc))
+            return
+        res = measure_loudness(audio.samples, audio.sample_rate_hz)
+        lufs = res.integrated_lufs
+        long_enough = audio.duration_s >= pl["duration_s"] - 2
+        s = ramp(lufs - pl["target_lufs"], pl["tolerance_lu"], 4.0) * (1.0 if long_enough else 0.5)
+        checks.set("loudness", s, {"integrated_lufs": lufs, "duration_s": audio.duration_s},
+                   "" if s >= 1 else f"{lufs:.1f} LUFS over {audio.duration_s:.1f} s")
+        pp = checks.params("peak_noise_floor")
+        floor = noise_floor_dbfs(audio.mono, audio.sample_rate_hz)
+        parts2 = {"true peak": res.true_peak_dbtp <= pp["max_true_peak_dbtp"] + 0.05,
+                  "noise floor": floor <= pp["max_noise_floor_dbfs"]}
+        checks.set("peak_noise_floor", frac(sum(parts2.values()), 2),
+                   {"true_peak_dbtp": res.true_peak_dbtp, "noise_floor_dbfs": floor},
+                   "; ".join(f"{k} too high" for k, v in parts2.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        voice, mask = test_voice(rng, 30.0)
+        (inst.workdir / "fixtures").mkdir(parents=True)
+        sf.write(str(inst.workdir / "fixtures" / "test_voice.wav"), voice * 0.2, RATE_HZ, subtype="PCM_16")
+        good = build()
+        levelled: dict[float, np.ndarray] = {}
+
+        def solution(folder: Path, coll: dict, lufs: float = -16.0, floor_db: float = -75.0,
+                     clicks: bool = False) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Stream")
+            if lufs not in levelled:
+                levelled[lufs] = to_lufs(voice, lufs)
+            y = levelled[lufs].copy()
+            noise = np.random.default_rng(5).normal(0, 1, len(y)) * 10 ** (floor_db / 20)
+            y = y + noise * ~mask
+            if clicks:
+                for t in (5.0, 12.0, 21.0):
+                    y[int(t * RATE_HZ)] = 0.99
+            (folder / "recordings").mkdir(parents=True, exist_ok=True)
+            sf.write(str(folder / REC), y.astype(np.float32), RATE_HZ, subtype="PCM_24")
+
+        solution(inst.oracle, good)
+        c = copy.deepcopy(good)
+        f = O.find_source(c, MIC)["filters"]
+        f[1], f[2] = f[2], f[1]
+        solution(inst.mutant("gain_before_compressor", ["filter_order"], "Gain placed above the Compressor"), c)
+        c = copy.deepcopy(good)
+        O.find_source(c, MIC)["filters"][0]["settings"]["method"] = "speex"
+        solution(inst.mutant("speex", ["filter_order"], "Speex instead of RNNoise"), c)
+        c = copy.deepcopy(good)
+        O.find_source(c, MIC)["filters"][3]["settings"] = {"threshold": -6.0}
+        solution(inst.mutant("limiter_default", ["filter_order"], "limiter left at -6 dB"), c)
+        c = copy.deepcopy(good)
+        O.find_source(c, MIC)["filters"][1]["settings"].pop("ratio")
+        solution(inst.mutant("ratio_default_10", ["compressor_params"], "ratio left at its default 10:1"), c)
+        solution(inst.mutant("minus_20_lufs", ["loudness"], "gain not raised: -20 LUFS"), good, lufs=-20.0)
+        solution(inst.mutant("plosive_peaks", ["peak_noise_floor"], "limiter bypassed: plosives hit 0 dBFS"), good,
+                 clicks=True)
+        solution(inst.mutant("hiss_in_pauses", ["peak_noise_floor"], "noise suppression off: -45 dBFS hiss"), good,
+                 floor_db=-45.0)
+
+
+def test_voice(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Syllable-like bursts of band-limited noise with pauses (mask True = speech)."""
+    from scipy.signal import butter, sosfilt
+
+    n = int(dur_s * RATE_HZ)
+    x = sosfilt(butter(4, [150, 3500], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    env = np.zeros(n)
+    t = 0.3
+    while t < dur_s - 0.5:
+        syl = rng.uniform(0.12, 0.25)
+        a, b = int(t * RATE_HZ), int((t + syl) * RATE_HZ)
+        env[a:b] = np.hanning(b - a) ** 0.5
+        t += syl + (rng.uniform(0.6, 0.9) if rng.random() < 0.25 else rng.uniform(0.03, 0.08))
+    y = x * env
+    return y / np.abs(y).max(), env > 0
+
+
+def to_lufs(x: np.ndarray, target: float, ceiling_db: float = -2.5) -> np.ndarray:
+    """Gain to the target loudness through a soft limiter (what the Gain + Limiter pair does)."""
+    c = 10 ** (ceiling_db / 20)
+    y = x
+    for _ in range(3):
+        got = measure_loudness(y, RATE_HZ).integrated_lufs
+        y = c * np.tanh(y * 10 ** ((target - got) / 20) / c)
+    return y
+
+
+def build() -> dict[str, Any]:
+    filters = [O.filter_("Noise Suppression", "noise_suppress_filter", {"method": "rnnoise"},
+                         versioned_id="noise_suppress_filter_v2"),
+               O.filter_("Compressor", "compressor_filter", {"ratio": 4.0, "threshold": -18.0, "attack_time": 6,
+                                                             "release_time": 60}),
+               O.filter_("Gain", "gain_filter", {"db": 7.5}),
+               O.filter_("Limiter", "limiter_filter", {"threshold": -1.0})]
+    inputs = [O.source(MIC, "pulse_input_capture", {"device_id": "tally_voice.monitor"}, filters=filters)]
+    return O.collection("Stream", [O.scene("Live", [O.item(MIC, 1)])], inputs)
