@@ -221,3 +221,8 @@ def pitched_tone(f0_hz: np.ndarray, sr: int = SR_HZ, harmonics: int = 3, peak: f
     n = len(f0_hz)
     edge = np.minimum(1, np.minimum(np.arange(n), n - 1 - np.arange(n)) / (0.01 * sr))
     return _norm(x * edge, peak)
+
+
+def band_noise(rng: np.random.Generator, n: int, lo_hz: float, hi_hz: float, sr: int = SR_HZ) -> np.ndarray:
+    """White noise through a 4th-order Butterworth band-pass (building block for designed sounds)."""
+    return _band_noise(rng, n, lo_hz, hi_hz, sr)

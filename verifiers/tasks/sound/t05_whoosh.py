@@ -1,0 +1,165 @@
+"""R06.07.01.03-T05: design a 1.2 s rising transition whoosh to a spec (REAPER).
+
+Work dir: fixtures/whoosh_sources/{air,noise,tonal_riser}.wav. Output: output/whoosh_transition.wav
+(48 kHz / 24-bit, stereo). GT: gt/spec.json repeats the spec for the record; the checks need only
+the catalog params (any design meeting the spec passes).
+
+Measures (verifiers.measure.spectral, power-weighted centroid): duration 1.2 ± 0.02 s, and the format
+(a wrong rate or bit depth halves that check and is named); centroid of the first 150 ms of sound
+600–1100 Hz, of the last 150 ms 3–5 kHz, Spearman rho of centroid vs time >= 0.9 (a third each);
+RMS peak (20 ms windows) at 1.05–1.15 s; width: Spearman rho of the 100 ms inter-channel correlation
+vs time <= -0.5 (full credit; partial above); hard end: peak of the last 5 ms <= -60 dBFS. Frames
+more than 40 dB under the loudest are not part of "the sound".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.spectral import interchannel_correlation, spectral_centroid_hz
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, write_wav
+
+OUTPUT = "output/whoosh_transition.wav"
+SOURCES = "fixtures/whoosh_sources"
+SOUND_RE_MAX_DB = -40.0
+RMS_WIN_S = 0.02
+MIN_WIDTH_RHO = -0.5
+
+
+def _rho(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
+        return 0.0
+    r = spearmanr(a, b).statistic
+    return float(r) if np.isfinite(r) else 0.0
+
+
+def rms_curve(mono: np.ndarray, rate_hz: int, win_s: float = RMS_WIN_S) -> tuple[np.ndarray, np.ndarray]:
+    n = max(1, round(win_s * rate_hz))
+    hop = max(1, n // 4)
+    starts = np.arange(0, max(1, len(mono) - n + 1), hop)
+    c = np.concatenate([[0.0], np.cumsum(mono * mono)])
+    p = (c[starts + n] - c[starts]) / n
+    return (starts + n / 2) / rate_hz, np.sqrt(p)
+
+
+def whoosh_design(rng: np.random.Generator, *, dur_s: float = 1.2, start_hz: float = 800.0, end_hz: float = 4000.0,
+                  peak_s: float = 1.1, stop_s: float = 1.19, width: bool = True, soft_end: bool = False,
+                  sr: int = RATE_HZ) -> np.ndarray:
+    """Stereo whoosh: a Gaussian band (0.35 octave) swept log-linearly, swelling to `peak_s`, gone by `stop_s`."""
+    n = round(dur_s * sr)
+    t = np.arange(n) / sr
+    bands = np.geomspace(200, 12000, 24)
+    centre = start_hz * (end_hz / start_hz) ** np.clip(t / peak_s, 0, 1)
+    rise = np.clip(t / peak_s, 0, 1) ** 2
+    if soft_end:
+        fall = np.exp(-np.maximum(t - peak_s, 0) / 0.08)
+    else:
+        fall = np.clip((stop_s - t) / (stop_s - peak_s), 0, 1) ** 2
+    amp = np.where(t <= peak_s, 0.05 + 0.95 * rise, fall)
+    chans = []
+    common = [sfx.band_noise(rng, n, fc / 1.12, min(fc * 1.12, sr / 2.2), sr) for fc in bands]
+    for _ch in range(2):
+        own = [sfx.band_noise(rng, n, fc / 1.12, min(fc * 1.12, sr / 2.2), sr) for fc in bands]
+        mix = np.zeros(n)
+        w = np.clip(t / peak_s, 0, 1) if width else np.zeros(n)  # share of decorrelated noise
+        for fc, cm, ow in zip(bands, common, own, strict=True):
+            g = np.exp(-0.5 * (np.log2(fc / centre) / 0.35) ** 2) / np.sqrt(fc)  # flat-ish power per band
+            mix += g * (np.sqrt(1 - w) * cm + np.sqrt(w) * ow)
+        chans.append(mix)
+    x = np.stack(chans, axis=1) * amp[:, None]
+    return 0.7 * x / np.max(np.abs(x))
+
+
+@register
+class RisingWhoosh(TaskVerifier):
+    task_id = "R06.07.01.03-T05"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        audio, x = load_output(ctx, OUTPUT, None)
+        sr = audio.sample_rate_hz
+        if audio.channels != 2:
+            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: a stereo whoosh is needed (width grows)")
+        mono = x.mean(axis=1)
+        dp = checks.params("duration")
+        want_s, tol_s = float(dp.get("duration_s", 1.2)), float(dp.get("tolerance_s", 0.02))
+        want_rate, want_bits = int(dp.get("sample_rate_hz", 48_000)), int(dp.get("bit_depth", 24))
+        dur_ok = abs(audio.duration_s - want_s) <= tol_s + 1e-9
+        fmt_ok = sr == want_rate and audio.info.bit_depth == want_bits and not audio.info.float_samples
+        checks.set("duration", (1.0 if fmt_ok else 0.5) if dur_ok else 0.0,
+                   {"duration_s": round(audio.duration_s, 4), "format": format_note(audio), "format_ok": fmt_ok},
+                   f"{audio.duration_s:.3f} s (want {want_s:g} ± {tol_s:g})"
+                   + ("" if fmt_ok else f"; format {format_note(audio)} breaks the spec ({want_rate} Hz / {want_bits}-bit)"))
+
+        tr, rms = rms_curve(mono, sr)
+        loud = 20 * np.log10(np.maximum(rms, 1e-12))
+        sound = loud >= loud.max() + SOUND_RE_MAX_DB
+        t_on, t_off = float(tr[sound][0]), float(tr[sound][-1])
+        cp = checks.params("centroid_rise")
+        tc, cen = spectral_centroid_hz(mono, sr)
+        frame_db = np.interp(tc, tr, loud)
+        ok = np.isfinite(cen) & (frame_db >= loud.max() + SOUND_RE_MAX_DB)
+        tc, cen = tc[ok], cen[ok]
+        win = float(cp.get("end_window_ms", 150)) / 1000
+        start_c = float(np.median(cen[tc <= t_on + win])) if np.any(tc <= t_on + win) else float("nan")
+        end_c = float(np.median(cen[tc >= t_off - win])) if np.any(tc >= t_off - win) else float("nan")
+        rho_c = _rho(tc, cen)
+        parts = [float(cp.get("start_min_hz", 600)) <= start_c <= float(cp.get("start_max_hz", 1100)),
+                 float(cp.get("end_min_hz", 3000)) <= end_c <= float(cp.get("end_max_hz", 5000)),
+                 rho_c >= float(cp.get("min_spearman", 0.9))]
+        checks.set("centroid_rise", sum(parts) / 3, {"start_centroid_hz": round(start_c, 1),
+                                                    "end_centroid_hz": round(end_c, 1), "spearman": round(rho_c, 3)},
+                   f"centroid {start_c:.0f} Hz -> {end_c:.0f} Hz, rho {rho_c:.2f}")
+
+        pp = checks.params("peak_timing")
+        t_peak = float(tr[int(np.argmax(rms))])
+        lo, hi = float(pp.get("min_peak_s", 1.05)), float(pp.get("max_peak_s", 1.15))
+        checks.set("peak_timing", 1.0 if lo <= t_peak <= hi else 0.0, {"rms_peak_s": round(t_peak, 3)},
+                   f"RMS peak at {t_peak:.3f} s (want {lo:g}-{hi:g})")
+
+        tw, icc = interchannel_correlation(x, sr, window_s=0.1)
+        tw = tw + 0.05
+        w_db = np.interp(tw, tr, loud)
+        ok = np.isfinite(icc) & (w_db >= loud.max() + SOUND_RE_MAX_DB)
+        rho_w = _rho(tw[ok], icc[ok])
+        checks.set("width", 1.0 if rho_w <= MIN_WIDTH_RHO else max(0.0, -rho_w / -MIN_WIDTH_RHO),
+                   {"icc_spearman": round(rho_w, 3), "icc_first_last": [round(float(icc[ok][0]), 3),
+                                                                      round(float(icc[ok][-1]), 3)] if ok.any() else []},
+                   f"inter-channel correlation trend rho {rho_w:.2f} (want <= {MIN_WIDTH_RHO:g})")
+
+        hp = checks.params("hard_end")
+        tail = x[-max(1, round(float(hp.get("tail_ms", 5)) / 1000 * sr)):]
+        tail_db = 20 * np.log10(max(float(np.max(np.abs(tail))), 1e-12))
+        lim = float(hp.get("max_tail_dbfs", -60))
+        checks.set("hard_end", 1.0 if tail_db <= lim else 0.0, {"tail_peak_dbfs": round(tail_db, 1)},
+                   f"last {hp.get('tail_ms', 5)} ms peak {tail_db:.1f} dBFS (want <= {lim:g})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        n = int(1.5 * RATE_HZ)
+        write_wav(inst.workdir / SOURCES / "air.wav", sfx.bed(rng, n, 2000, 16000, -20))
+        write_wav(inst.workdir / SOURCES / "noise.wav", sfx.bed(rng, n, 100, 8000, -20, tilt_db_oct=0))
+        riser = sfx.pitched_tone(np.geomspace(200, 1600, n), harmonics=4)
+        write_wav(inst.workdir / SOURCES / "tonal_riser.wav", riser)
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        inst.write_json(inst.gt / "spec.json", {"duration_s": 1.2, "centroid_start_hz": [600, 1100],
+                                                "centroid_end_hz": [3000, 5000], "peak_s": [1.05, 1.15]})
+        seed = int(rng.integers(1 << 30))
+
+        def design(**kw) -> np.ndarray:
+            return whoosh_design(np.random.default_rng(seed), **kw)
+
+        write_wav(inst.oracle / OUTPUT, design())
+        write_wav(inst.mutant("rate_44k1_16bit", ["duration"], "rendered 44.1 kHz / 16-bit") / OUTPUT, design(),
+                  rate=44_100, subtype="PCM_16")
+        write_wav(inst.mutant("centroid_flat", ["centroid_rise"], "the band never rises: centroid ~2 kHz") / OUTPUT,
+                  design(start_hz=2000, end_hz=2000))
+        write_wav(inst.mutant("peak_early", ["peak_timing"], "level peaks at 0.8 s") / OUTPUT,
+                  design(peak_s=0.8, stop_s=1.19))
+        write_wav(inst.mutant("no_width", ["width"], "both channels identical all the way") / OUTPUT,
+                  design(width=False))
+        write_wav(inst.mutant("soft_end", ["hard_end"], "decays into the end instead of a hard cut") / OUTPUT,
+                  design(soft_end=True))
