@@ -1,4 +1,5 @@
-"""Digital-silence runs and click detection on signals with known defects."""
+"""Digital-silence runs (verifiers.measure.events) and clicks (verifiers.measure.clicks) on signals
+with known defects."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import numpy as np
 import pytest
 
 from tests.measure.signals import pink_noise
-from verifiers.measure.events import detect_clicks, silence_runs
+from verifiers.measure.clicks import detect_clicks
+from verifiers.measure.events import silence_runs
 
 SR = 48000
 
