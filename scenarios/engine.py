@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the bus is passed in: scenarios/ does not import monitor/ a
     from monitor.events import Event
 
 SPIN_NS = 2 * NS_PER_MS
+NAP_NS = 200_000
 
 
 class Driver(Protocol):
@@ -50,15 +51,18 @@ class Driver(Protocol):
 
 
 async def sleep_until(target_ns: int) -> int:
-    """Sleep on the loop until ~2 ms before target, spin the rest; returns the wake time (ns)."""
+    """Sleep on the loop until ~2 ms before target, then in short blocking naps; returns the wake
+    time (ns). The naps (time.sleep, high-resolution timers on Linux) release the GIL: a pure
+    busy-wait would starve the observer threads (their receipt stamps would be late) for up to
+    the interpreter's 5 ms switch interval."""
     while True:
         remaining = target_ns - time.monotonic_ns()
         if remaining <= SPIN_NS:
             break
         await asyncio.sleep((remaining - SPIN_NS) / 1e9)
-    while (now := time.monotonic_ns()) < target_ns:
-        pass
-    return now
+    while (remaining := target_ns - time.monotonic_ns()) > 0:
+        time.sleep(min(remaining, NAP_NS) / 1e9)  # noqa: ASYNC251 -- deliberate, bounded to 2 ms
+    return time.monotonic_ns()
 
 
 @dataclass
@@ -105,6 +109,7 @@ class ScenarioEngine:
         self._windows: list[TestWindowProcess] = []
         self._held: set[str] = set()
         self._key_tasks: set[asyncio.Task[None]] = set()
+        self._watcher: Any = None
         self.start_ns = 0
         # Subscribed now, not in run(): create the engine before starting observers so their
         # start-up snapshot (initial program scene, mute states) is part of what it judges.
@@ -129,6 +134,7 @@ class ScenarioEngine:
         sub = self._sub
         collector = loop.create_task(self._collect(sub))
         self._done = {s.id: loop.create_future() for s in self.scenario.steps}
+        self._start_watcher()
         self.start_ns = time.monotonic_ns()
         self.bus.emit("scenario", "start", {
             "name": self.scenario.name, "task": self.scenario.task, "file": self.scenario.source,
@@ -149,6 +155,8 @@ class ScenarioEngine:
                 await collector
             self.bus.unsubscribe(sub)
             self._release_keys()
+            if self._watcher is not None:
+                await asyncio.to_thread(self._watcher.stop)
             await asyncio.to_thread(self._close_windows)
         results = evaluate(self.scenario, self.records, self.observed, end_ns)
         for r in results:
@@ -254,10 +262,15 @@ class ScenarioEngine:
             rec.extra["send_ms"] = (rec.done_ns - rec.actual_ns) / NS_PER_MS
             rec.extra["window"] = f"{info.wid:#x}"
             rec.extra["title"] = info.title
-            confirmed = await self._confirm_focus(drv, info.wid)
-            rec.extra["focus_confirmed_ms"] = None if confirmed is None else (confirmed - rec.actual_ns) / NS_PER_MS
+            if self._watcher is not None:
+                confirmed = await self._wait_event(EventMatch("active_window", {"wid": info.wid}),
+                                                   rec.actual_ns, 1.0)
+            else:
+                confirmed = await self._confirm_focus(drv, info.wid)
             if confirmed is None:
                 raise RuntimeError(f"window {info.title!r} did not become active within 1 s")
+            rec.anchor_ns = confirmed
+            rec.extra["focus_confirmed_ms"] = (confirmed - rec.actual_ns) / NS_PER_MS
         elif step.action == "open_window":
             rec.actual_ns = time.monotonic_ns()
             win = await asyncio.to_thread(spawn_window, step.arg, self.display, self.window_timeout_s)
@@ -286,6 +299,38 @@ class ScenarioEngine:
         if self.driver is None:
             raise RuntimeError(f"step {step.id!r} ({step.action}) needs a display (no X11 driver)")
         return self.driver
+
+    async def _wait_event(self, match: EventMatch, since_ns: int, timeout_s: float) -> int | None:
+        seen = next((e.mono_ns for e in self.observed if e.mono_ns >= since_ns and event_matches(e, match)), None)
+        if seen is not None:
+            return seen
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        waiter = (match, since_ns, fut)
+        self._waiters.append(waiter)
+        try:
+            return await asyncio.wait_for(fut, timeout_s)
+        except TimeoutError:
+            return None
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    def _start_watcher(self) -> None:
+        """With a real X display, report focus changes onto the bus (source x11, kind active_window)."""
+        from scenarios.x11 import ActiveWindowWatcher, X11Driver
+        if not isinstance(self.driver, X11Driver) or not self.scenario_uses_focus():
+            return
+        loop = asyncio.get_running_loop()
+        bus = self.bus
+
+        def report(t_ns: int, wid: int, title: str) -> None:
+            loop.call_soon_threadsafe(bus.emit, "x11", "active_window", {"wid": wid, "title": title}, t_ns)
+
+        self._watcher = ActiveWindowWatcher(self.driver.dpy.get_display_name(), report)
+        self._watcher.start()
+
+    def scenario_uses_focus(self) -> bool:
+        return any(s.action == "focus" for s in self.scenario.steps)
 
     async def _confirm_focus(self, drv: Driver, wid: int, timeout_s: float = 1.0) -> int | None:
         deadline = time.monotonic_ns() + int(timeout_s * 1e9)

@@ -33,6 +33,8 @@ class ActionRecord:
     scheduled_ns: int | None = None
     actual_ns: int | None = None
     done_ns: int | None = None
+    #: what latencies are measured from: the focus change seen (focus), else actual_ns
+    anchor_ns: int | None = None
     status: str = "pending"        # ok | failed | skipped
     error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -208,7 +210,7 @@ def evaluate(scenario: Scenario, actions: Mapping[str, ActionRecord], events: It
                if rec.status == "ok" and rec.done_ns is not None}
     # Latency is measured from when the action happened (key down, focus request sent), not from
     # when a long action (opening a window) finished; `after:` steps chain on completion instead.
-    starts = {sid: rec.actual_ns for sid, rec in actions.items()
+    starts = {sid: rec.anchor_ns or rec.actual_ns for sid, rec in actions.items()
               if rec.status == "ok" and rec.actual_ns is not None}
     results = []
     for exp in scenario.expectations:

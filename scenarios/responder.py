@@ -46,7 +46,7 @@ class FocusResponder:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.error: str | None = None
-        #: (focus_seen_ns, switched_ns, title) for each switch it made; for benchmarks
+        #: (what, focus_seen_ns, request_sent_ns, title) for each switch it made; for benchmarks
         self.log: list[tuple[str, int, int, str]] = []
 
     def start(self) -> None:
@@ -93,7 +93,7 @@ class FocusResponder:
         root.change_attributes(event_mask=X.PropertyChangeMask)
         dpy.sync()
         self._ready.set()
-        timers: list[tuple[int, int, str]] = []   # (due_ns, seq, what)
+        timers: list[tuple[int, int, str, int]] = []   # (due_ns, seq, what, focus_ns that armed it)
         seq = 0
         in_privacy = False
         previous_scene: str | None = None
@@ -117,10 +117,10 @@ class FocusResponder:
         while not self._stop.is_set():
             now = time.monotonic_ns()
             while timers and timers[0][0] <= now:
-                _due, _s, what = heapq.heappop(timers)
+                _due, _s, what, armed_ns = heapq.heappop(timers)
                 try:
                     in_privacy, previous_scene = self._act(client, what, in_privacy, previous_scene,
-                                                           focus_ns, title)
+                                                           armed_ns, title)
                 except Exception as exc:  # OBS said no (missing scene/input): note it, keep watching
                     self.error = f"{what}: {type(exc).__name__}: {exc}"
                 now = time.monotonic_ns()
@@ -137,30 +137,36 @@ class FocusResponder:
                     timers = [t for t in timers if t[2] != "return"]
                     heapq.heapify(timers)
                     if not in_privacy and not any(t[2] == "privacy" for t in timers):
+                        # ask for the scene to return to now, so the timer only has to switch
+                        try:
+                            previous_scene = client.get_current_program_scene().current_program_scene_name
+                        except Exception as exc:
+                            self.error = f"GetCurrentProgramScene: {type(exc).__name__}: {exc}"
                         seq += 1
-                        heapq.heappush(timers, (focus_ns + int(self.delay_ms * 1e6), seq, "privacy"))
+                        heapq.heappush(timers, (focus_ns + int(self.delay_ms * 1e6), seq, "privacy", focus_ns))
                 else:
                     timers = [t for t in timers if t[2] != "privacy"]
                     heapq.heapify(timers)
                     if in_privacy and not any(t[2] == "return" for t in timers):
                         seq += 1
-                        heapq.heappush(timers, (focus_ns + int(self.return_delay_ms * 1e6), seq, "return"))
+                        heapq.heappush(timers, (focus_ns + int(self.return_delay_ms * 1e6), seq, "return", focus_ns))
 
 
     def _act(self, client: Any, what: str, in_privacy: bool, previous_scene: str | None, focus_ns: int,
              title: str) -> tuple[bool, str | None]:
         if what == "privacy" and not in_privacy:
-            previous_scene = client.get_current_program_scene().current_program_scene_name
+            sent_ns = time.monotonic_ns()
             client.set_current_program_scene(self.privacy_scene)
             in_privacy = True
-            self.log.append(("privacy", focus_ns, time.monotonic_ns(), title))
+            self.log.append(("privacy", focus_ns, sent_ns, title))
             if self.mute_input:
                 client.set_input_mute(self.mute_input, True)
         elif what == "return" and in_privacy:
+            sent_ns = time.monotonic_ns()
             if previous_scene:
                 client.set_current_program_scene(previous_scene)
             in_privacy = False
-            self.log.append(("return", focus_ns, time.monotonic_ns(), title))
+            self.log.append(("return", focus_ns, sent_ns, title))
             if self.mute_input:
                 client.set_input_mute(self.mute_input, False)
         return in_privacy, previous_scene

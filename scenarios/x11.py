@@ -16,8 +16,10 @@ so a chord must stay down across at least one poll. `press()` therefore holds ke
 from __future__ import annotations
 
 import re
+import select
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from Xlib import X, Xatom, display, error
@@ -195,3 +197,58 @@ def title_matches(title: str, pattern: str, match: str = "exact") -> bool:
 
 def any_title_matches(title: str, patterns: Iterable[str], match: str) -> bool:
     return any(_title_matches(title, p, match) for p in patterns)
+
+
+class ActiveWindowWatcher:
+    """Reports every _NET_ACTIVE_WINDOW change with its receipt time (monotonic ns), on a thread.
+
+    Why: a focus request is only a request; the window manager applies it a few ms later (tens
+    under load). Apps like Advanced Scene Switcher react to the change itself, so latencies "from
+    focus" are measured from this report, and the reports go into the run as evidence.
+    The callback runs on the watcher thread: hand over with loop.call_soon_threadsafe.
+    """
+
+    def __init__(self, display_name: str | None, callback: Callable[[int, int, str], None]) -> None:
+        self.display_name = display_name
+        self.callback = callback
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self.error: str | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="x11-active-window", daemon=True)
+        self._thread.start()
+        self._ready.wait(5)
+        if self.error:
+            raise X11Error(self.error)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2)
+
+    def _run(self) -> None:
+        try:
+            drv = X11Driver(self.display_name)
+        except X11Error as exc:
+            self.error = str(exc)
+            self._ready.set()
+            return
+        try:
+            net_active = drv.atom("_NET_ACTIVE_WINDOW")
+            drv.root.change_attributes(event_mask=X.PropertyChangeMask)
+            drv.dpy.sync()
+            self._ready.set()
+            fd = drv.dpy.fileno()
+            while not self._stop.is_set():
+                if drv.dpy.pending_events() == 0:
+                    select.select([fd], [], [], 0.1)
+                for _ in range(drv.dpy.pending_events()):
+                    ev = drv.dpy.next_event()
+                    if ev.type == X.PropertyNotify and ev.atom == net_active:
+                        t_ns = time.monotonic_ns()
+                        wid = drv.active_window() or 0
+                        self.callback(t_ns, wid, drv.title(wid) if wid else "")
+        finally:
+            drv.close()
