@@ -13,6 +13,7 @@ from verifiers.synth import selftest_task
 TASKS = [
     "R06.07.01.03-T01",
     "R06.07.01.03-T02",
+    "R06.07.01.03-T03",
     "R06.07.01.03-T04",
     "R06.07.01.03-T05",
     "R06.07.01.03-T06",
