@@ -1,0 +1,1 @@
+"""File and process audit: who wrote which file under the work dir, and which forbidden tools ran."""

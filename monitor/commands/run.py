@@ -1,0 +1,89 @@
+"""`tally run`: one supervised run of a task, from start to report.json."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+from monitor.cli import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="watch one task run live, record a bundle, score it")
+    p.add_argument("task")
+    p.add_argument("--workdir", required=True, type=Path)
+    p.add_argument("--gt", required=True, type=Path)
+    p.add_argument("--bundle", type=Path, help="bundle folder (default runs/<run id>)")
+    p.add_argument("--obs", metavar="URL", help="obs-websocket, e.g. ws://127.0.0.1:4455")
+    p.add_argument("--vmix", metavar="URL", help="vMix API, e.g. http://127.0.0.1:8088")
+    p.add_argument("--mqtt", metavar="URL", help="broker mqtt://host:port (default: an embedded one on 127.0.0.1)")
+    p.add_argument("--no-mqtt", action="store_true", help="no MQTT feed at all")
+    p.add_argument("--node", help="node name in MQTT topics (default: host name)")
+    p.add_argument("--ingest", default="127.0.0.1:1935", metavar="HOST:PORT", help="RTMP ingest address")
+    p.add_argument("--timeout", type=float, metavar="S", help="end the run after S seconds")
+    p.add_argument("--audit", choices=("auto", "fanotify", "inotify"), default="auto")
+    p.add_argument("--tui", action="store_true", help="live dashboard")
+    p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
+    p.set_defaults(func=run)
+
+
+def _hostport(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise UserError(f"--ingest {text!r}: expected HOST:PORT") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from monitor.run.serve_common import open_feed
+    from monitor.run.session import RunConfig, RunSession, default_node
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UserError("--timeout must be positive")
+    for name in ("workdir", "gt"):
+        if not getattr(args, name).is_dir():
+            raise UserError(f"--{name} {getattr(args, name)} is not a directory")
+    if args.tui:
+        print("tally run: --tui is not available yet (no dashboard wired); printing plain lines", file=sys.stderr)
+    host, port = _hostport(args.ingest)
+    config = RunConfig(task_id=args.task, workdir=args.workdir, gt=args.gt, bundle_dir=args.bundle,
+                       node=args.node or default_node(), timeout_s=args.timeout, obs_url=args.obs,
+                       vmix_url=args.vmix, ingest_host=host, ingest_port=port, audit_mode=args.audit)
+
+    async def main() -> dict:
+        try:
+            session = RunSession(config)
+        except KeyError as exc:
+            raise UserError(str(exc.args[0])) from None
+        async with contextlib.AsyncExitStack() as stack:
+            if not args.no_mqtt:
+                session.feed = await open_feed(stack, args.mqtt, config.node,
+                                               session.bundle_dir / ".mqtt-outbox", session.on_command)
+            print(f"tally run: {session.run_id} → {session.bundle_dir}", file=sys.stderr)
+            print(f"tally run: done with `touch {session.done.done_file}`, SIGUSR1, or an MQTT "
+                  f"{{\"cmd\":\"done\"}} on {_cmd_topic(config.node)}", file=sys.stderr)
+            result = await session.execute()
+        return result.report
+
+    try:
+        report = asyncio.run(main())
+    except OSError as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        from monitor.render import print_report
+
+        print_report(report)
+    return 0
+
+
+def _cmd_topic(node: str) -> str:
+    from monitor.mqtt import topics
+
+    return topics.command(node)

@@ -1,0 +1,127 @@
+"""A disk outbox: messages for the MQTT broker wait on disk until the broker has acknowledged them.
+
+Why on disk and not in memory: the broker can be away for minutes (restart, network), and the
+daemon itself can be killed; events must still arrive, in order, when it returns. The outbox is
+one append-only file of JSON lines (`queue.jsonl`) and a small cursor file (`cursor`) holding the
+byte offset of the first record not yet acknowledged. Appending is one `os.write` on an O_APPEND
+descriptor (a SIGKILL tears at most the last line, which the reader skips). The cursor is saved
+every few records rather than fsynced per message, so after a crash a few messages are sent
+again: delivery is at-least-once, and subscribers deduplicate by the event's `seq`.
+
+When the reader has caught up and the file has grown, both are truncated to zero, so a
+long-running daemon does not grow the file forever.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+QUEUE_NAME = "queue.jsonl"
+CURSOR_NAME = "cursor"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRecord:
+    """One message waiting for the broker; `end` is the byte offset just past its line."""
+
+    topic: str
+    payload: str
+    retain: bool
+    end: int
+
+
+class Outbox:
+    """Append-only on-disk queue with a persistent read cursor (single process, single reader)."""
+
+    def __init__(self, folder: Path, compact_after_bytes: int = 4 << 20, cursor_every: int = 50) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._queue_path = self.folder / QUEUE_NAME
+        self._cursor_path = self.folder / CURSOR_NAME
+        self._fd = os.open(self._queue_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        self._seal_torn_tail()
+        self._compact_after_bytes = compact_after_bytes
+        self._cursor_every = cursor_every
+        self._since_cursor_save = 0
+        self.cursor = self._load_cursor()
+        self.appended = 0
+        self.acked = 0
+        self.torn_skipped = 0
+
+    def _seal_torn_tail(self) -> None:
+        """End a torn last line (killed writer) so the next append starts a fresh line."""
+        size = os.fstat(self._fd).st_size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            os.write(self._fd, b"\n")
+
+    def _load_cursor(self) -> int:
+        try:
+            value = int(self._cursor_path.read_text(encoding="ascii").strip() or "0")
+        except (FileNotFoundError, ValueError):
+            return 0
+        size = os.fstat(self._fd).st_size
+        return value if 0 <= value <= size else 0
+
+    def append(self, topic: str, payload: str, retain: bool = False) -> None:
+        line = json.dumps({"t": topic, "p": payload, "r": retain}, separators=(",", ":"), ensure_ascii=False)
+        os.write(self._fd, (line + "\n").encode("utf-8"))
+        self.appended += 1
+
+    @property
+    def size_bytes(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    @property
+    def pending_bytes(self) -> int:
+        return self.size_bytes - self.cursor
+
+    def peek(self, max_records: int = 64) -> list[OutboxRecord]:
+        """Records from the cursor on, without consuming them; a torn tail is left for later."""
+        size = self.size_bytes
+        if self.cursor >= size:
+            return []
+        data = os.pread(self._fd, min(size - self.cursor, 1 << 20), self.cursor)
+        out: list[OutboxRecord] = []
+        pos = self.cursor
+        for raw in data.split(b"\n")[:-1]:  # the last piece is incomplete (or empty)
+            pos += len(raw) + 1
+            try:
+                obj = json.loads(raw)
+                out.append(OutboxRecord(str(obj["t"]), str(obj["p"]), bool(obj.get("r", False)), pos))
+            except (ValueError, KeyError, TypeError):
+                # A torn line left by a killed process, followed by newer lines: skip it for good.
+                self.torn_skipped += 1
+                self.ack(OutboxRecord("", "", False, pos))
+                continue
+            if len(out) >= max_records:
+                break
+        if not out and len(data) == (1 << 20):
+            raise ValueError(f"{self._queue_path}: a record longer than 1 MiB cannot be sent")
+        return out
+
+    def ack(self, record: OutboxRecord) -> None:
+        """The broker has the record: move the cursor past it (saved every few records)."""
+        self.cursor = record.end
+        self.acked += 1
+        self._since_cursor_save += 1
+        if self.cursor >= self.size_bytes and self.cursor >= self._compact_after_bytes:
+            os.ftruncate(self._fd, 0)
+            self.cursor = 0
+            self.save_cursor()
+        elif self._since_cursor_save >= self._cursor_every:
+            self.save_cursor()
+
+    def save_cursor(self) -> None:
+        tmp = self._cursor_path.with_suffix(".tmp")
+        tmp.write_text(str(self.cursor), encoding="ascii")
+        os.replace(tmp, self._cursor_path)
+        self._since_cursor_save = 0
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self.save_cursor()
+            os.close(self._fd)
+            self._fd = -1

@@ -1,0 +1,145 @@
+"""Score a bundle: the one function both `tally run` (at the end) and `tally replay` call.
+
+Because the run writes its report.json by calling exactly this on the bundle it just closed, a
+replay of the same bundle (same work dir contents) gives the same bytes. Nothing here may read a
+clock or anything outside the bundle, the work dir and the GT dir.
+
+It also says what a bundle lacks: a run killed with SIGKILL has no end record, maybe a torn last
+event line, components that never reported stopping, and no artifact hashes; those are listed
+under `run.missing` and in the notes, and the checks that needed absent evidence come out as
+"could not judge" (error) from the scorer itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from monitor.bundle import Bundle, sha256_file
+from verifiers.scoring import UnusableInput, score_task
+
+
+class ReplayError(Exception):
+    """The bundle cannot be scored at all (no task recorded, work dir gone): one line for the user."""
+
+
+def _component_story(events: list[dict[str, Any]]) -> dict[str, Any]:
+    started, stopped, failed, unavailable = [], [], {}, {}
+    for e in events:
+        if e["source"] != "run":
+            continue
+        p = e["payload"]
+        if e["kind"] == "component_started":
+            started.append(p.get("component"))
+        elif e["kind"] == "component_stopped":
+            stopped.append(p.get("component"))
+        elif e["kind"] == "component_failed":
+            failed[p.get("component")] = p.get("error")
+        elif e["kind"] == "component_unavailable":
+            unavailable[p.get("need")] = p.get("reason")
+    return {"started": started, "stopped": stopped, "failed": failed, "unavailable": unavailable,
+            "never_stopped": [c for c in started if c not in stopped]}
+
+
+def _seq_gaps(events: list[dict[str, Any]]) -> list[list[int]]:
+    """Ranges of sequence numbers absent from the log (lost lines); [first, last] inclusive."""
+    gaps = []
+    seqs = sorted(e["seq"] for e in events)
+    for a, b in itertools.pairwise(seqs):
+        if b > a + 1:
+            gaps.append([a + 1, b - 1])
+    return gaps
+
+
+def _artifacts(manifest: dict[str, Any], workdir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Compare the manifest's artifact hashes with the work dir as it is now."""
+    out, notes = [], []
+    recorded = manifest.get("artifacts") or {}
+    for rel in sorted(recorded):
+        entry = recorded[rel] or {}
+        path = workdir / rel
+        now = sha256_file(path) if path.is_file() else None
+        writer = entry.get("writer") or {}
+        row = {"path": rel, "sha256": entry.get("sha256"), "size_bytes": entry.get("size_bytes"),
+               "writer_exe": writer.get("exe"), "writer_pid": writer.get("pid"),
+               "unchanged": now == entry.get("sha256")}
+        if now is None:
+            notes.append(f"artifact {rel} recorded in the manifest is gone from the work dir")
+        elif now != entry.get("sha256"):
+            notes.append(f"artifact {rel} changed since the run recorded it (sha256 differs)")
+        out.append(row)
+    return out, notes
+
+
+def score_bundle(root: Path) -> dict[str, Any]:
+    """The report dict for a bundle (what report.json holds), deterministic for the same inputs."""
+    bundle = Bundle.open(Path(root))
+    manifest = bundle.manifest
+    run = manifest.get("run") or {}
+    task_id = run.get("task")
+    if not task_id:
+        raise ReplayError(f"{root}: the manifest records no task ({bundle.manifest_problem or 'no run section'})")
+    workdir, gt = Path(run.get("workdir", "")), Path(run.get("gt", ""))
+    events = [e.to_dict() for e in bundle.events]
+    try:
+        report = score_task(task_id, workdir, gt, events=events, manifest=manifest).to_dict()
+    except UnusableInput as exc:
+        raise ReplayError(str(exc)) from None
+
+    missing: list[str] = []
+    notes: list[str] = list(bundle.log.problems)
+    if bundle.manifest_problem:
+        missing.append("manifest")
+        notes.append(bundle.manifest_problem)
+    end = manifest.get("end")
+    if not end:
+        missing.append("end record (the run was killed or is still running; events end at the last line)")
+    story = _component_story(events)
+    for name in story["never_stopped"]:
+        missing.append(f"stop record of component {name}")
+    for name, err in sorted(story["failed"].items()):
+        notes.append(f"component {name} failed to start: {err}")
+    for need, why in sorted(story["unavailable"].items()):
+        notes.append(f"live need {need} was not served: {why}")
+    gaps = _seq_gaps(events)
+    if gaps:
+        notes.append(f"event sequence has {len(gaps)} gap(s): {gaps[:5]}")
+    if not manifest.get("artifacts") and end:
+        notes.append("the manifest lists no artifacts (nothing was written under the work dir)")
+    elif not manifest.get("artifacts"):
+        missing.append("artifact hashes and writers (recorded only at the end of a run)")
+    artifacts, art_notes = _artifacts(manifest, workdir)
+    notes.extend(art_notes)
+    audit = manifest.get("audit") or {"mode": "off"}
+    if audit.get("mode") == "inotify":
+        notes.append("file audit ran on inotify: who wrote each file is unknown (weaker evidence than fanotify)")
+    elif audit.get("mode") == "off" and "audit" in (run.get("live_needs") or []):
+        notes.append("file audit was requested but did not run: writers are unknown")
+    drops = [e for e in events if e["source"] == "bus" and e["kind"] == "drops"]
+    if drops:
+        notes.append(f"bus subscribers dropped events: {drops[-1]['payload'].get('total_drops')}")
+
+    report["notes"] = list(report.get("notes", [])) + notes
+    report["run"] = {
+        "run_id": run.get("run_id"),
+        "task": task_id,
+        "node": run.get("node"),
+        "ended": (end or {}).get("reason"),
+        "clean": bool(end) and not bundle.log.torn_last_line and not missing,
+        "event_count": len(events),
+        "last_seq": max((e["seq"] for e in events), default=None),
+        "torn_last_line": bundle.log.torn_last_line,
+        "bad_lines": bundle.log.bad_lines,
+        "missing": missing,
+        "components": story,
+        "audit": audit,
+        "artifacts": artifacts,
+    }
+    return report
+
+
+def report_bytes(report: dict[str, Any]) -> bytes:
+    """The exact bytes of report.json (same encoding as bundle.write_json_atomic)."""
+    return (json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,200 @@
+"""Which components a task's `live` needs turn into: one adapter per need.
+
+Adapters import their module lazily, so a need whose module has not landed (or cannot import on
+this machine) becomes an `Unavailable` entry recorded in the bundle, never a crash. Adding a new
+live part means adding one adapter function here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from monitor.bus import EventBus
+from monitor.run.component import Component, Unavailable
+from verifiers.catalog import TaskSpec
+
+
+@dataclass
+class LiveOptions:
+    """What the command line (or a serve `start` message) says about the live side."""
+
+    workdir: Path
+    bundle_dir: Path
+    obs_url: str | None = None
+    vmix_url: str | None = None
+    ingest_host: str = "127.0.0.1"
+    ingest_port: int = 1935
+    extra: list[Component] = field(default_factory=list)
+
+
+# -- ingest -------------------------------------------------------------------------------------
+
+def ingest_target(task: TaskSpec) -> tuple[str, str | None]:
+    """The (app, key) a task publishes to: from the task params or a check's `server`/`key` params."""
+    params = task.params.get("ingest") if isinstance(task.params.get("ingest"), dict) else {}
+    app, key = params.get("app"), params.get("key")
+    for check in task.checks:
+        server = check.params.get("server")
+        if isinstance(server, str) and server.startswith("rtmp://"):
+            app = app or urlsplit(server).path.strip("/").split("/")[0] or None
+            key = key or check.params.get("key")
+    return (app or "live"), key
+
+
+class IngestComponent:
+    """rtmp.IngestServer bridged onto the bus: its on_event(kind, payload) becomes rtmp/<kind>."""
+
+    name = "ingest"
+
+    def __init__(self, host: str, port: int, record_dir: Path, app: str, key: str | None) -> None:
+        self.host, self.port, self.record_dir, self.app, self.key = host, port, record_dir, app, key
+        self.server: Any = None
+
+    async def start(self, bus: EventBus) -> None:
+        from rtmp.server import IngestConfig, IngestServer
+
+        config = IngestConfig(host=self.host, port=self.port, record_dir=self.record_dir,
+                              allowed_keys={self.key} if self.key else set(), allow_any=self.key is None)
+        self.server = IngestServer(config, on_event=lambda kind, payload: bus.emit("rtmp", kind, payload))
+        await self.server.start()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            await self.server.stop()
+
+    def describe(self) -> dict[str, Any]:
+        port = self.server.port if self.server is not None else self.port
+        return {"url": f"rtmp://{self.host}:{port}/{self.app}", "key_required": self.key is not None}
+
+
+def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
+    if importlib.util.find_spec("rtmp.server") is None:
+        return Unavailable("ingest", "rtmp.server is not available")
+    app, key = ingest_target(task)
+    return IngestComponent(opts.ingest_host, opts.ingest_port, opts.bundle_dir / "captures" / "rtmp", app, key)
+
+
+# -- observers ----------------------------------------------------------------------------------
+
+class ObsComponent:
+    """monitor.observers.obs.ObsObserver (which runs until stopped) as a component."""
+
+    name = "obs"
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.observer: Any = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, bus: EventBus) -> None:
+        from monitor.observers.obs import ObsObserver
+
+        self.observer = ObsObserver(bus, host=self.host, port=self.port)
+        self._task = asyncio.get_running_loop().create_task(self.observer.run(), name="obs-observer")
+
+    async def stop(self) -> None:
+        if self.observer is not None:
+            await self.observer.stop()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+def _hostport(url: str, default_port: int) -> tuple[str, int]:
+    parts = urlsplit(url if "://" in url else f"tcp://{url}")
+    return parts.hostname or "127.0.0.1", parts.port or default_port
+
+
+def _obs(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
+    if importlib.util.find_spec("monitor.observers.obs") is None:
+        return Unavailable("obs", "monitor.observers.obs is not available")
+    if not opts.obs_url:
+        return Unavailable("obs", "no --obs URL given (ws://host:4455)")
+    host, port = _hostport(opts.obs_url, 4455)
+    return ObsComponent(host, port)
+
+
+class VmixComponent:
+    name = "vmix"
+
+    def __init__(self, host: str, http_port: int) -> None:
+        self.host, self.http_port = host, http_port
+        self.observer: Any = None
+
+    async def start(self, bus: EventBus) -> None:
+        from monitor.observers.vmix import VmixObserver, VmixObserverConfig
+
+        self.observer = VmixObserver(bus, VmixObserverConfig(host=self.host, http_port=self.http_port))
+        await self.observer.start()
+
+    async def stop(self) -> None:
+        if self.observer is not None:
+            await self.observer.stop()
+
+
+def _vmix(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
+    if importlib.util.find_spec("monitor.observers.vmix") is None:
+        return Unavailable("vmix", "monitor.observers.vmix is not available")
+    if not opts.vmix_url:
+        return Unavailable("vmix", "no --vmix URL given (http://host:8088)")
+    host, port = _hostport(opts.vmix_url, 8088)
+    return VmixComponent(host, port)
+
+
+# -- audit ---------------------------------------------------------------------------------------
+
+def _audit(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
+    from monitor.audit.component import AuditComponent
+
+    return AuditComponent(opts.workdir, forbidden=task.forbidden_writers)
+
+
+# -- not wired yet: explicit adapter points -------------------------------------------------------
+
+def _not_wired(need: str, module: str) -> Callable[[TaskSpec, LiveOptions], Unavailable]:
+    def adapter(task: TaskSpec, opts: LiveOptions) -> Unavailable:
+        return Unavailable(need, f"adapter point: {module} exists but `tally run` does not drive it yet"
+                           if importlib.util.find_spec(module) else f"{module} is not available")
+    return adapter
+
+
+ADAPTERS: dict[str, Callable[[TaskSpec, LiveOptions], Component | Unavailable]] = {
+    "ingest": _ingest,
+    "obs": _obs,
+    "vmix": _vmix,
+    "audit": _audit,
+    # The scenario runs after the agent is done (see session); probes need a media source.
+    "scenario": _not_wired("scenario", "scenarios.engine"),
+    "probe_audio": _not_wired("probe_audio", "probes.run"),
+    "probe_video": _not_wired("probe_video", "probes.run"),
+}
+
+
+def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = True
+                     ) -> tuple[list[Component], list[Unavailable]]:
+    """Components for the task's live needs (audit always, cheap and needed for the manifest)."""
+    needs = sorted(task.live | ({"audit"} if always_audit else set()))
+    # Audit first: it must be watching before anything else can write.
+    needs.sort(key=lambda n: (n != "audit", n))
+    components: list[Component] = []
+    unavailable: list[Unavailable] = []
+    for need in needs:
+        adapter = ADAPTERS.get(need)
+        if adapter is None:
+            unavailable.append(Unavailable(need, "no adapter for this live need"))
+            continue
+        made = adapter(task, opts)
+        if isinstance(made, Unavailable):
+            unavailable.append(made)
+        else:
+            components.append(made)
+    components.extend(opts.extra)
+    return components, unavailable
