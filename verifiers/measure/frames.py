@@ -56,6 +56,10 @@ def to_rgb(frame, *, width: int | None = None, height: int | None = None,
     from av.video.reformatter import ColorRange
 
     tags = colour_tags(frame, frame.height)
+    if width and not height:
+        height = max(2, round(frame.height * width / frame.width))
+    elif height and not width:
+        width = max(2, round(frame.width * height / frame.height))
     sws = {v: k for k, v in _MATRIX_NAME.items()}[force_matrix or tags.matrix]
     if frame.format.name in ("rgb24", "bgr24", "rgba", "bgra", "gbrp"):
         out = frame.reformat(width=width, height=height, format="rgb24")
@@ -73,7 +77,8 @@ def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = No
                 force_matrix: str | None = None) -> Iterator[Frame]:
     """Decode frames of the `stream`-th video stream as sRGB, optionally one per `every_s` seconds.
 
-    `width`/`height` scale during conversion (cheap thumbnails for matching). `force_matrix` ("bt601",
+    `width`/`height` scale during conversion (cheap thumbnails for matching); give one to keep the
+    aspect ratio. `force_matrix` ("bt601",
     "bt709") overrides the tags: only for showing what ignoring them costs.
     """
     import av
