@@ -67,11 +67,20 @@ class ExpectationResult:
 
 # ---- reading observer events --------------------------------------------------------------
 def _unwrap(event: Event) -> tuple[str, Mapping[str, Any]]:
+    """(OBS event type or our kind, its data) for every shape we accept.
+
+    monitor/observers/obs publishes kind `event` {type, data} and kind `snapshot` {reason, state};
+    the scenario feed publishes the OBS type as the kind with eventData as payload, and `state`."""
     payload = event.payload
-    for tkey, dkey in (("eventType", "eventData"), ("event_type", "event_data")):
+    pairs = (("eventType", "eventData"), ("event_type", "event_data"))
+    if event.kind == "event":
+        pairs = (("type", "data"), *pairs)
+    for tkey, dkey in pairs:
         if isinstance(payload.get(tkey), str):
             data = payload.get(dkey)
             return payload[tkey], data if isinstance(data, Mapping) else {}
+    if event.kind == "snapshot" and isinstance(payload.get("state"), Mapping):
+        return "snapshot", payload["state"]
     return event.kind, payload
 
 
@@ -143,6 +152,12 @@ class Timeline:
             if kind == "SceneTransitionStarted":
                 pending_start = ev.mono_ns
             for what, name, value in state_changes(ev):
+                # A snapshot's state was read over several requests before it was published, so
+                # it can be older than change events already seen: snapshots only give the
+                # initial value of a series, never a change.
+                series = self.program if what == "program" else self.mutes.get(name, [])
+                if not is_change and any(c for _ns, _v, c in series):
+                    continue
                 if what == "program":
                     at = ev.mono_ns
                     if is_change and measure == "start" and pending_start is not None:
@@ -173,23 +188,24 @@ class Timeline:
     def program_changes(self, lo_ns: int, hi_ns: int) -> list[tuple[int, str]]:
         """Program scene changes (a new scene differing from the one before) in (lo, hi]."""
         out, prev = [], self.program_at(lo_ns)
-        for ns, scene, _c in self.program:
+        for ns, scene, is_change in self.program:
             if ns <= lo_ns:
                 continue
             if ns > hi_ns:
                 break
-            if scene != prev:
+            if scene != prev and is_change:
                 out.append((ns, scene))
-                prev = scene
+            prev = scene
         return out
 
     def mute_changes(self, name: str, lo_ns: int, hi_ns: int) -> list[tuple[int, bool]]:
         out, prev = [], self.muted_at(name, lo_ns)
-        for ns, muted, _c in self.mutes.get(name, []):
+        for ns, muted, is_change in self.mutes.get(name, []):
             if ns > hi_ns:
                 break
-            if ns > lo_ns and muted != prev:
-                out.append((ns, muted))
+            if ns > lo_ns:
+                if muted != prev and is_change:
+                    out.append((ns, muted))
                 prev = muted
         return out
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib.util
 import json
 import os
 import sys
+import time
 
 from rich.console import Console
 from rich.table import Table
@@ -30,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run_p.add_argument("--password-env", default="TALLY_OBS_PASSWORD", metavar="VAR",
                        help="environment variable holding the OBS websocket password")
     run_p.add_argument("--display", default=None, help="X display (default $DISPLAY)")
+    run_p.add_argument("--feed", choices=("observer", "minimal"), default="observer",
+                       help="OBS events from the read-only observer (default) or the scenarios' minimal feed")
     run_p.add_argument("--json", action="store_true", help="machine-readable result")
     run_p.set_defaults(func=run)
     check_p = ssub.add_parser("check", help="validate scenario files without running them")
@@ -66,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
 
 async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from scenarios.engine import ScenarioEngine
-    from scenarios.obs_feed import ObsEventFeed, ObsFeedError
     from scenarios.x11 import X11Driver, X11Error
 
     display = args.display or os.environ.get("DISPLAY")
@@ -82,11 +86,8 @@ async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-
     feed = None
     try:
         if args.obs:
-            try:
-                feed = ObsEventFeed(bus, args.obs, os.environ.get(args.password_env, ""), inputs=scenario.inputs)
-                await feed.start()
-            except ObsFeedError as exc:
-                raise UserError(str(exc)) from None
+            feed = await start_obs_events(bus, args.obs, os.environ.get(args.password_env, ""),
+                                          scenario.inputs, args.feed)
         elif scenario.expectations:
             print("tally scenario: no --obs given; expectations on OBS state will find no events",
                   file=sys.stderr)
@@ -96,6 +97,51 @@ async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-
             await feed.stop()
         if driver is not None:
             driver.close()
+
+
+class _ObserverHandle:
+    """The product's OBS observer running as a task, with the feed's start/stop shape."""
+
+    def __init__(self, observer, task: asyncio.Task) -> None:  # type: ignore[no-untyped-def]
+        self.observer, self.task = observer, task
+
+    async def stop(self) -> None:
+        await self.observer.stop()
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.task
+        self.observer.close()
+
+
+async def start_obs_events(bus: EventBus, url: str, password: str, inputs: tuple[str, ...],
+                           feed: str = "observer", timeout_s: float = 20.0):  # type: ignore[no-untyped-def]
+    """Start publishing OBS events on the bus; return once the start state is on the bus.
+
+    "observer": monitor/observers/obs (read-only, snapshots, reconnects) when it is installed;
+    "minimal": scenarios.obs_feed (events + one start state). Either way the engine must have
+    been created (subscribed) before this is called, so the start state reaches it."""
+    from scenarios.obs_feed import ObsEventFeed, ObsFeedError, parse_ws_url
+    try:
+        host, port = parse_ws_url(url)
+    except ObsFeedError as exc:
+        raise UserError(str(exc)) from None
+    if feed == "observer" and importlib.util.find_spec("monitor.observers.obs") is not None:
+        from monitor.observers.obs import ObsObserver
+        observer = ObsObserver(bus, host, port, password, env_file=None)
+        task = asyncio.get_running_loop().create_task(observer.run())
+        deadline = time.monotonic() + timeout_s
+        while observer.last_snapshot is None:
+            if task.done() or time.monotonic() > deadline:
+                await _ObserverHandle(observer, task).stop()
+                raise UserError(f"no answer from OBS at {url} within {timeout_s:g} s")
+            await asyncio.sleep(0.05)
+        return _ObserverHandle(observer, task)
+    try:
+        minimal = ObsEventFeed(bus, url, password, inputs=inputs)
+        await minimal.start()
+    except ObsFeedError as exc:
+        raise UserError(str(exc)) from None
+    return minimal
 
 
 def _ms(v: float | None) -> str:

@@ -141,3 +141,28 @@ def test_timeline_reads_wrapped_and_snake_case_events() -> None:
     tl = Timeline([wrapped, snake])
     assert tl.program_at(T0) == "X" and tl.muted_at("Mic", T0 + MS) is True
     assert tl.muted_at("Mic", T0) is None
+
+
+def obs_event(t_ms: float, etype: str, **data: object) -> Event:
+    """The shape monitor/observers/obs publishes: kind `event` {type, data}."""
+    return Event(0, T0 + int(t_ms * MS), 0.0, "obs", "event", {"type": etype, "data": dict(data)})
+
+
+def test_observer_shaped_events_and_stale_snapshots() -> None:
+    events = [
+        Event(0, T0, 0.0, "obs", "snapshot", {"reason": "start", "state": {
+            "current_program_scene": "Gameplay", "inputs": {"Mic": {"muted": False, "kind": "x"}}}}),
+        obs_event(3100, "SceneTransitionStarted", transitionName="Fade"),
+        obs_event(3102, "InputMuteStateChanged", inputName="Mic", inputMuted=True),
+        obs_event(3450, "CurrentProgramSceneChanged", sceneName="Privacy"),
+        # a change-triggered snapshot whose state was read just before the switch: it must not
+        # count as a switch back to Gameplay
+        Event(0, T0 + 3500 * MS, 0.0, "obs", "snapshot", {"reason": "change", "state": {
+            "current_program_scene": "Gameplay", "inputs": {"Mic": {"muted": False}}}}),
+        obs_event(7100, "SceneTransitionStarted", transitionName="Fade"),
+        obs_event(7101, "InputMuteStateChanged", inputName="Mic", inputMuted=False),
+        obs_event(7400, "CurrentProgramSceneChanged", sceneName="Gameplay"),
+    ]
+    r = judge(events)
+    assert all(x.passed for x in r.values()), {k: v.detail for k, v in r.items()}
+    assert abs(r["privacy"].latency_ms - 100) < 1e-6 and abs(r["back"].latency_ms - 2100) < 1e-6

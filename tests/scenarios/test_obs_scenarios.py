@@ -8,6 +8,7 @@ reacts to "Notes" fails the no-false-trigger expectation.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -21,10 +22,10 @@ import obsws_python as obs
 import pytest
 
 from monitor.bus import EventBus
+from monitor.commands.scenario import start_obs_events
 from monitor.obs import ObsInstance
 from scenarios.engine import ScenarioEngine, ScenarioResult
 from scenarios.loader import load_scenario
-from scenarios.obs_feed import ObsEventFeed
 from scenarios.responder import FocusResponder
 from scenarios.x11 import X11Driver
 from tests.scenarios.obs_collection import hotkey_collection
@@ -57,13 +58,14 @@ def reset(inst: ObsInstance) -> None:
         client.disconnect()
 
 
-async def play(inst: ObsInstance, path: Path, responder: FocusResponder | None = None) -> ScenarioResult:
+async def play(inst: ObsInstance, path: Path, responder: FocusResponder | None = None,
+               feed_kind: str = "observer") -> ScenarioResult:
+    """Run a scenario with OBS events from the product observer (or the scenarios' minimal feed)."""
     scenario = load_scenario(path)
     bus = EventBus()
     with X11Driver(inst.display) as driver:
         engine = ScenarioEngine(scenario, bus, driver, inst.display)
-        feed = ObsEventFeed(bus, inst.ws_url, PASSWORD, inputs=scenario.inputs)
-        await feed.start()
+        feed = await start_obs_events(bus, inst.ws_url, PASSWORD, scenario.inputs, feed_kind)
         try:
             if responder is not None:
                 responder.start()
@@ -105,6 +107,9 @@ async def test_t20_responder_100ms_passes(obs_instance: ObsInstance) -> None:
     result = await play(obs_instance, T20, resp)
     results = {r.id: r for r in result.expectations}
     assert result.passed, {k: r.detail for k, r in results.items()}
+    if importlib.util.find_spec("monitor.observers.obs") is not None:
+        assert any(e.kind == "snapshot" for e in result.observed)  # the product observer fed it
+    assert any(e.source == "x11" and e.kind == "active_window" for e in result.observed)
     for eid in ("switch_on_vault", "switch_on_bank"):
         assert 100.0 <= results[eid].latency_ms <= 500.0
     for eid in ("return_after_vault", "return_after_bank"):
@@ -116,7 +121,8 @@ async def test_t20_responder_700ms_fails_deadline(obs_instance: ObsInstance) -> 
     reset(obs_instance)
     resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
                           pattern="Password|Bank", delay_ms=700)
-    result = await play(obs_instance, T20, resp)
+    result = await play(obs_instance, T20, resp, feed_kind="minimal")
+    assert any(e.kind == "state" for e in result.observed)        # the minimal feed fed it
     failed = {r.id: r for r in result.expectations if not r.passed}
     assert set(failed) == {"switch_on_vault", "switch_on_bank"}, {k: r.detail for k, r in failed.items()}
     for r in failed.values():
