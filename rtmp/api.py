@@ -39,6 +39,8 @@ def metrics_text(server: IngestServer) -> str:
     metric("tally_rtmp_publish_rejected_total", "counter", "Refused publishes.", [("", mt.publish_rejected_total)])
     metric("tally_rtmp_received_bytes_total", "counter", "Bytes received from publishers.",
            [("", mt.bytes_received_total)])
+    metric("tally_rtmp_reads_total", "counter", "Socket reads (event-loop wakeups for input).",
+           [("", mt.reads_total)])
     metric("tally_rtmp_media_messages_total", "counter", "Audio/video messages handled.",
            [("", mt.media_messages_total)])
     # Histogram: message complete (last byte parsed) → handled (recorded, measured, events emitted).

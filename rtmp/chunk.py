@@ -63,7 +63,7 @@ class _StreamState:
         self.stream_id = 0
         self.ext = False        # last header used an extended timestamp
         self.ext_value = 0      # ...and this was its 4-byte value
-        self.buf: bytearray | None = None   # partial message body, None when between messages
+        self.buf: list[bytes] | None = None  # pieces of a partial message, None between messages
         self.remaining = 0
 
 
@@ -96,10 +96,18 @@ class ChunkReader:
         return out
 
     def _parse(self, buf: bytearray, out: list[RawMessage]) -> int:
+        mv = memoryview(buf)
+        try:
+            return self._parse_view(buf, mv, out)
+        finally:
+            mv.release()  # feed() resizes buf next; an exported view would forbid that
+
+    def _parse_view(self, buf: bytearray, mv: memoryview, out: list[RawMessage]) -> int:
         """Parse whole chunks from `buf`; return how many bytes were consumed.
 
         Nothing in a chunk stream's state is changed until the chunk's payload is complete,
-        so a chunk split across TCP reads is simply parsed again on the next feed.
+        so a chunk split across TCP reads is simply parsed again on the next feed. Payload bytes
+        are copied once (view slice → bytes) and joined once per multi-chunk message.
         """
         n = len(buf)
         pos = 0
@@ -202,22 +210,29 @@ class ChunkReader:
             st.length = length
             st.type_id = type_id
             st.stream_id = stream_id
-            if new_message:
-                # A fresh header mid-message means the peer abandoned the old one: drop it.
-                st.buf = bytearray()
-            body_buf = st.buf
-            assert body_buf is not None
-            if take:
-                body_buf += buf[pos:pos + take]
-                pos += take
+            piece = mv[pos:pos + take].tobytes()
+            pos += take
             remaining -= take
             st.remaining = remaining
-            if remaining == 0:
-                st.buf = None
-                msg = RawMessage(csid, type_id, stream_id, timestamp, bytes(body_buf))
-                out.append(msg)
-                if stream_id == 0 and type_id in (MSG_SET_CHUNK_SIZE, MSG_ABORT):
-                    self._control(msg)
+            if new_message:
+                # (A fresh header mid-message means the peer abandoned the old one: it is dropped.)
+                if remaining:
+                    st.buf = [piece]
+                    continue
+                body = piece
+            else:
+                parts = st.buf
+                if parts is None:  # cannot happen: a continuation always has parts
+                    raise ChunkError("continuation chunk without a message")
+                parts.append(piece)
+                if remaining:
+                    continue
+                body = b"".join(parts)
+            st.buf = None
+            msg = RawMessage(csid, type_id, stream_id, timestamp, body)
+            out.append(msg)
+            if stream_id == 0 and type_id in (MSG_SET_CHUNK_SIZE, MSG_ABORT):
+                self._control(msg)
         return pos
 
     def _control(self, msg: RawMessage) -> None:

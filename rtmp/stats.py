@@ -14,8 +14,12 @@ from typing import Any
 
 #: How much media time the fps window covers.
 FPS_WINDOW_MS = 5000
-#: The live `bitrate_bps` averages at most this many of the most recent complete GOPs.
-GOPS_FOR_BITRATE = 5
+#: The live `bitrate_bps` averages the most recent complete GOPs covering at least this much
+#: media time (whole GOPs only, so a CBR encoder's VBV swings inside a GOP cancel out). Short on
+#: purpose: x264's first GOP in CBR overshoots (the VBV starts nearly full) and a live figure
+#: should let that go once the stream has settled.
+LIVE_BITRATE_SPAN_MS = 4000
+_GOPS_KEPT = 64
 
 
 def _summary(values: list[float] | deque[float]) -> dict[str, float | None]:
@@ -91,7 +95,7 @@ class StreamStats:
         self._gop_bytes = 0
         self.keyframe_intervals_s: list[float] = []
         self.gop_bitrates_bps: list[float] = []
-        self._gop_spans: deque[tuple[int, int]] = deque(maxlen=GOPS_FOR_BITRATE)  # (bytes, ms)
+        self._gop_spans: deque[tuple[int, int]] = deque(maxlen=_GOPS_KEPT)  # (bytes, ms), newest last
         self.max_abs_skew_ms = 0
         self.video_gaps = 0             # frame intervals over 1.5× the typical one (drops)
         self._typical_interval_ms: float | None = None
@@ -137,10 +141,12 @@ class StreamStats:
 
     # --- reading ---------------------------------------------------------------------------------
     def gop_bitrate_bps(self) -> float | None:
-        if not self._gop_spans:
-            return None
-        total_bytes = sum(b for b, _ in self._gop_spans)
-        total_ms = sum(ms for _, ms in self._gop_spans)
+        total_bytes = total_ms = 0
+        for size, ms in reversed(self._gop_spans):
+            total_bytes += size
+            total_ms += ms
+            if total_ms >= LIVE_BITRATE_SPAN_MS:
+                break
         return total_bytes * 8000 / total_ms if total_ms else None
 
     def duration_s(self) -> float:
