@@ -1,0 +1,212 @@
+"""R06.07.01.03-T18: place spot ambience elements in a 5.1 forest bed.
+
+Work dir: fixtures/forest_51.ptx (closed; placeholder), fixtures/forest_media/ (wind_L/R.wav,
+stream.wav, bird_1..6.wav, woodpecker.wav), notes/bird_positions.csv (bird, azimuth_deg; + = left).
+Output: output/forest_51.wav, 6 channels (FL FR FC LFE BL BR or SL SR).
+GT: gt/forest.json {birds: {file: az}, stream_az_deg, woodpecker: {start_deg, end_deg, duration_s}}.
+
+Elements are isolated by their known sources: each is located in the downmix by NCC, then every
+channel's least-squares gain on the source at that offset gives per-channel energies, and
+verifiers.measure.spectral.energy_vector_azimuth_deg turns them into an azimuth. The woodpecker's
+azimuth is taken per 0.5 s of its clip; its move time is the time between crossing 120° and 60°,
+scaled by 90/60. center_clear: centre energy against the mean of FL and FR, <= -30 dB.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.identify import match_at
+from verifiers.measure.spectral import energy_vector_azimuth_deg
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.synthkit.spatial import ORDER, place_51
+from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, write_wav
+
+OUTPUT = "output/forest_51.wav"
+MEDIA = "fixtures/forest_media"
+STEP_S = 0.5
+
+
+def ang_diff(a: float, b: float) -> float:
+    return abs((a - b + 180) % 360 - 180)
+
+
+def source_azimuth(x: np.ndarray, names: tuple[str, ...], template: np.ndarray, offset: int) -> float:
+    """Azimuth of a known source at `offset` from per-channel least-squares gains."""
+    seg = x[offset: offset + len(template)]
+    t = template[: len(seg)]
+    tt = float(np.dot(t, t))
+    if tt <= 0:
+        return float("nan")
+    gains = seg.T @ t / tt
+    comp = t[:, None] * gains[None, :]
+    _t, az, _m = energy_vector_azimuth_deg(comp, RATE_HZ, names, window_s=len(t) / RATE_HZ)
+    return float(az[0]) if len(az) else float("nan")
+
+
+def locate(mono: np.ndarray, template: np.ndarray) -> tuple[int, float]:
+    half = len(mono) / RATE_HZ / 2
+    m = match_at(mono, RATE_HZ, {"s": template}, half, search_s=half + 0.5, length_s=min(0.5, len(template) / RATE_HZ))[0]
+    return round(m.offset_s * RATE_HZ), m.ncc
+
+
+@register
+class Forest51(TaskVerifier):
+    task_id = "R06.07.01.03-T18"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("forest.json")
+        try:
+            birds = {str(k): float(v) for k, v in gt["birds"].items()}
+            stream_az = float(gt["stream_az_deg"])
+            wp = gt["woodpecker"]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise GTError(f"ground truth forest.json malformed: {exc}") from None
+        try:
+            media = {p.name: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(MEDIA).glob("*.wav"))}
+        except MediaError as exc:
+            raise GTError(f"source unreadable: {exc}") from None
+        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+        if audio.channels != 6 or not audio.info.channel_names:
+            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: the task asks for a 6-channel 5.1 file")
+        names = audio.info.channel_names
+        mono = x.mean(axis=1)
+
+        tol = float(checks.params("bird_positions").get("tolerance_deg", 20))
+        res = []
+        for name, want in birds.items():
+            if name not in media:
+                raise GTError(f"bird source {name} missing from {MEDIA}")
+            off, ncc = locate(mono, media[name])
+            az = source_azimuth(x, names, media[name], off) if ncc >= 0.5 else float("nan")
+            res.append({"bird": name, "want_deg": want, "got_deg": None if np.isnan(az) else round(az, 1),
+                        "ncc": round(ncc, 3), "ok": bool(np.isfinite(az) and ang_diff(az, want) <= tol)})
+        ok = sum(r["ok"] for r in res)
+        checks.set("bird_positions", ok / len(birds), {"birds": res, "tolerance_deg": tol},
+                   f"{ok}/{len(birds)} birds within {tol:g}° of their azimuth")
+
+        st = media.get("stream.wav")
+        if st is None:
+            raise GTError("stream.wav missing from sources")
+        tmpl = st[: 2 * RATE_HZ]
+        off, ncc = locate(mono, tmpl)
+        az = source_azimuth(x, names, tmpl, off) if ncc >= 0.3 else float("nan")
+        tol_s = float(checks.params("stream").get("tolerance_deg", 20))
+        good = bool(np.isfinite(az) and ang_diff(az, stream_az) <= tol_s)
+        checks.set("stream", 1.0 if good else 0.0, {"want_deg": stream_az, "got_deg": None if np.isnan(az) else round(az, 1),
+                                                    "ncc": round(ncc, 3)},
+                   f"stream at {az:.0f}° (want {stream_az:g}° ± {tol_s:g})" if np.isfinite(az) else "stream not found")
+
+        self._woodpecker(checks, x, names, mono, media, wp)
+
+        ci, li, ri = (names.index(c) if c in names else None for c in ("FC", "FL", "FR"))
+        if ci is None or li is None or ri is None:
+            raise AgentOutputError(f"{OUTPUT}: layout {audio.info.channel_layout} lacks FC/FL/FR")
+        e = (x * x).sum(axis=0)
+        rel = 10 * np.log10(max(e[ci], 1e-20) / max((e[li] + e[ri]) / 2, 1e-20))
+        lim = float(checks.params("center_clear").get("max_center_re_lr_db", -30))
+        checks.set("center_clear", 1.0 if rel <= lim else 0.0, {"center_re_lr_db": round(rel, 1)},
+                   f"centre {rel:.1f} dB re L/R (max {lim:g})")
+
+    def _woodpecker(self, checks: Checks, x: np.ndarray, names: tuple[str, ...], mono: np.ndarray,
+                    media: dict[str, np.ndarray], wp: dict) -> None:
+        p = checks.params("woodpecker")
+        src = media.get("woodpecker.wav")
+        if src is None:
+            raise GTError("woodpecker.wav missing from sources")
+        off, ncc = locate(mono, src[: RATE_HZ])
+        if ncc < 0.5:
+            checks.fail("woodpecker", "woodpecker not found in the render", {"ncc": round(ncc, 3)})
+            return
+        step = round(STEP_S * RATE_HZ)
+        times, azs = [], []
+        for k in range(0, len(src) - step + 1, step):
+            seg = src[k: k + step]
+            if float(np.dot(seg, seg)) < 1e-6 or off + k + step > len(x):
+                continue
+            azs.append(source_azimuth(x, names, seg, off + k))
+            times.append((k + step / 2) / RATE_HZ)
+        t, az = np.array(times), np.array(azs)
+        start, end = float(p.get("start_deg", 135)), float(p.get("end_deg", 45))
+        want_dur, tol_dur = float(p.get("duration_s", 8)), float(p.get("tolerance_s", 0.5))
+        a0 = float(np.median(az[t <= t[0] + 1.0])) if len(t) else float("nan")
+        a1 = float(np.median(az[t >= t[-1] - 1.0])) if len(t) else float("nan")
+        hi_c, lo_c = start - (start - end) / 6, end + (start - end) / 6  # 120° and 60°
+        t_hi = next((tt for tt, a in zip(t, az, strict=True) if a <= hi_c), None)
+        t_lo = next((tt for tt, a in zip(t, az, strict=True) if a <= lo_c), None)
+        dur = (t_lo - t_hi) * 1.5 if t_hi is not None and t_lo is not None else None
+        parts = [ang_diff(a0, start) <= 20, ang_diff(a1, end) <= 20,
+                 dur is not None and abs(dur - want_dur) <= tol_dur]
+        checks.set("woodpecker", sum(parts) / 3, {"start_deg": round(a0, 1), "end_deg": round(a1, 1),
+                                                  "move_s": None if dur is None else round(dur, 2),
+                                                  "track": [[round(a, 2), round(b, 1)] for a, b in zip(t, az, strict=True)]},
+                   f"woodpecker {a0:.0f}° -> {a1:.0f}° over {dur if dur is None else round(dur, 2)} s "
+                   f"(want {start:g}° -> {end:g}° over {want_dur:g} ± {tol_dur:g} s)")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        dur_s = 12.0
+        n = round(dur_s * RATE_HZ)
+        wind = [sfx.bed(rng, n, 60, 2500, -30, tilt_db_oct=-5) for _ in range(4)]
+        stream = sfx.bed(rng, n, 400, 9000, -28, tilt_db_oct=-1) * (1 + 0.3 * np.sin(2 * np.pi * 3.1 * np.arange(n) / RATE_HZ))
+        birds = {f"bird_{k}.wav": sfx.pitched_tone(np.geomspace(1800 + 400 * k, 3200 + 300 * k, int(0.35 * RATE_HZ))
+                                                     * (1 + 0.08 * np.sin(np.linspace(0, (8 + k) * np.pi, int(0.35 * RATE_HZ)))))
+                 for k in range(1, 7)}
+        knock = sfx.click(rng, freq_hz=1100, dur_s=0.04, peak=0.6)
+        wp = np.zeros(10 * RATE_HZ)
+        for b in range(10):  # each burst with its own count and spacing, so the clip locates uniquely
+            for j in range(7 + b % 5):
+                at = round((b + 0.25 + (0.035 + 0.004 * b) * j) * RATE_HZ)
+                wp[at: at + len(knock)] += knock * (0.8 + 0.2 * rng.random())
+        for name, x in {"wind_L.wav": wind[0], "wind_R.wav": wind[1], "stream.wav": stream, **birds,
+                        "woodpecker.wav": wp}.items():
+            write_wav(inst.workdir / MEDIA / name, x)
+        (inst.workdir / "fixtures" / "forest_51.ptx").write_bytes(b"PTX placeholder: closed Pro Tools session\n")
+        bird_az = dict(zip(birds, [60.0, -45.0, 100.0, -120.0, 160.0, 20.0], strict=True))
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["bird", "azimuth_deg"])
+        w.writerows([k.removesuffix(".wav"), v] for k, v in bird_az.items())
+        (inst.workdir / "notes").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "notes" / "bird_positions.csv").write_text(buf.getvalue())
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        inst.write_json(inst.gt / "forest.json", {"birds": bird_az, "stream_az_deg": -30.0,
+                                                  "woodpecker": {"start_deg": 135, "end_deg": 45, "duration_s": 8}})
+
+        def render(bird_over: dict | None = None, stream_az: float = -30.0, wp_static: bool = False,
+                   wind_in_center: bool = False) -> np.ndarray:
+            out = np.zeros((n, 6))
+            for c, wch in zip(("FL", "FR", "BL", "BR"), (wind[0], wind[1], wind[2], wind[3]), strict=True):
+                out[:, ORDER.index(c)] += wch
+            if wind_in_center:
+                out[:, ORDER.index("FC")] += 0.3 * (wind[0] + wind[1])
+            out += place_51(stream, stream_az)
+            az = {**bird_az, **(bird_over or {})}
+            for k, (name, s) in enumerate(birds.items()):
+                at = round((0.7 + 1.6 * k) * RATE_HZ)
+                out[at: at + len(s)] += place_51(s, az[name])
+            at = round(1.0 * RATE_HZ)
+            tt = np.arange(len(wp)) / RATE_HZ
+            traj = np.full(len(wp), 90.0) if wp_static else np.clip(135 - 90 * (tt - 1.0) / 8.0, 45, 135)
+            out[at: at + len(wp)] += place_51(wp, traj)
+            return out * 0.8
+
+        write_wav(inst.oracle / OUTPUT, render())
+        write_wav(inst.mutant("bird_mirrored", ["bird_positions"], "bird 1 panned right instead of left") / OUTPUT,
+                  render(bird_over={"bird_1.wav": -60.0}))
+        write_wav(inst.mutant("stream_front_left", ["stream"], "stream placed front-left") / OUTPUT,
+                  render(stream_az=30.0))
+        write_wav(inst.mutant("woodpecker_static", ["woodpecker"], "woodpecker parked at 90° left") / OUTPUT,
+                  render(wp_static=True))
+        write_wav(inst.mutant("wind_in_center", ["center_clear"], "wind bed also fed to the centre") / OUTPUT,
+                  render(wind_in_center=True))
+        stereo = inst.mutant("stereo_fold_down", ["bird_positions", "stream", "woodpecker", "center_clear"],
+                             "delivered a stereo fold-down")
+        write_wav(stereo / OUTPUT, render()[:, :2])
