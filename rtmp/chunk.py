@@ -28,6 +28,9 @@ MAX_CHUNK_SIZE = 0x7FFFFFFF
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 #: A peer opening thousands of chunk streams is attacking memory, not streaming.
 DEFAULT_MAX_CHUNK_STREAMS = 256
+#: Declared sizes of all messages being reassembled at once (interleaved on several chunk
+#: streams) may not exceed this: without it, 256 half-sent 16 MiB messages would hold 4 GiB.
+DEFAULT_MAX_PENDING_BYTES = 2 * DEFAULT_MAX_MESSAGE_BYTES
 
 MSG_SET_CHUNK_SIZE = 1
 MSG_ABORT = 2
@@ -71,9 +74,11 @@ class ChunkReader:
     """Incremental chunk parser. Raises `ChunkError` on protocol violations."""
 
     def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 max_chunk_streams: int = DEFAULT_MAX_CHUNK_STREAMS) -> None:
+                 max_chunk_streams: int = DEFAULT_MAX_CHUNK_STREAMS,
+                 max_pending_bytes: int | None = None) -> None:
         self.chunk_size = DEFAULT_CHUNK_SIZE
         self.max_message_bytes = max_message_bytes
+        self.max_pending_bytes = max_pending_bytes if max_pending_bytes is not None else 2 * max_message_bytes
         self.max_chunk_streams = max_chunk_streams
         self.bytes_received = 0
         self._buf = bytearray()
@@ -217,6 +222,11 @@ class ChunkReader:
             if new_message:
                 # (A fresh header mid-message means the peer abandoned the old one: it is dropped.)
                 if remaining:
+                    st.buf = None
+                    pending = length + sum(o.length for o in streams.values() if o.buf is not None)
+                    if pending > self.max_pending_bytes:
+                        raise ChunkError(f"{pending} bytes of interleaved messages pending "
+                                         f"(limit {self.max_pending_bytes})")
                     st.buf = [piece]
                     continue
                 body = piece

@@ -56,6 +56,9 @@ def parse_video_tag(body: bytes) -> VideoTag:
             raise CodecError("enhanced video header truncated")
         frame_type = (b0 >> 4) & 0x07
         packet_type = b0 & 0x0F
+        if packet_type == 6:
+            # Multitrack (OBS 30+ with several encoders): track layout follows; not split here.
+            return VideoTag("multitrack", frame_type == 1, False, 0, 1, enhanced=True)
         codec = _FOURCC.get(bytes(body[1:5]), "fourcc:" + bytes(body[1:5]).hex())
         cts = 0
         off = 5

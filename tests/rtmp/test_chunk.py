@@ -109,3 +109,12 @@ def test_ack_counter_counts_bytes() -> None:
     r = ChunkReader()
     r.feed(b"\x02" + b"\x00" * 5)
     assert r.bytes_received == 6
+
+
+def test_interleaved_pending_bytes_are_bounded() -> None:
+    """Many half-sent large messages on different chunk streams: refused before memory runs away."""
+    w = ChunkWriter(chunk_size=128)
+    data = b"".join(w.write(RawMessage(10 + i, 9, 1, 0, bytes(1_000_000)))[:140] for i in range(40))
+    r = ChunkReader(max_message_bytes=1_000_000, max_pending_bytes=8_000_000)
+    with pytest.raises(ChunkError, match="pending"):
+        r.feed(data)
