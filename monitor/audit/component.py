@@ -128,8 +128,8 @@ class AuditComponent:
         opened = str(record.get("exe_opened") or "")
         if later.get("exe") == opened:
             record = {**record, **later}
-        else:  # gone already (or exec failed): keep what cannot mislead
-            record = {**record, "cmdline": None, "cwd": None, "comm": later.get("comm") or record.get("comm")}
+        else:  # gone already: the argv read at exec time was the old image's; cwd was already the new one's
+            record = {**record, "cmdline": None, "comm": later.get("comm") or record.get("comm")}
         self._on_exec(record, "fanotify")
 
     # -- loop side --------------------------------------------------------------------------------
