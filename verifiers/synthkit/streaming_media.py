@@ -17,8 +17,9 @@ import numpy as np
 def write_media(path: Path, frames: Iterable[np.ndarray] | None, fps: float = 30.0, *,
                 codec: str = "libx264", bitrate_bps: int | None = None, gop_frames: int | None = None,
                 audio: Sequence[np.ndarray] = (), sample_rate_hz: int = 48_000, audio_codec: str = "aac",
-                audio_bitrate_bps: int = 128_000, fmt: str | None = None) -> Path:
-    """Write frames (RGB uint8, all one size) and mono float audio tracks to `path`."""
+                audio_bitrate_bps: int = 128_000, fmt: str | None = None, preset: str = "ultrafast") -> Path:
+    """Write frames (RGB uint8 (h, w, 3), or yuv420p planes (h*3/2, w) which skip colour conversion
+    and make 1080p cheap) and mono float audio tracks to `path`."""
     import av
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -27,13 +28,16 @@ def write_media(path: Path, frames: Iterable[np.ndarray] | None, fps: float = 30
     frames_list = list(frames) if frames is not None else []
     vstream = None
     if frames_list:
+        yuv = frames_list[0].ndim == 2
         h, w = frames_list[0].shape[:2]
+        if yuv:
+            h = h * 2 // 3
         vstream = out.add_stream(codec, rate=rate)
         vstream.width, vstream.height = w, h
         vstream.pix_fmt = "yuv420p" if codec != "ffv1" else "yuv444p"
         opts = {}
         if codec == "libx264":
-            opts = {"preset": "ultrafast", "tune": "zerolatency"}
+            opts = {"preset": preset, "tune": "zerolatency"}
             if bitrate_bps:
                 kb = bitrate_bps // 1000
                 opts["x264-params"] = f"nal-hrd=cbr:force-cfr=1:bitrate={kb}:vbv-maxrate={kb}:vbv-bufsize={kb}"
@@ -55,7 +59,7 @@ def write_media(path: Path, frames: Iterable[np.ndarray] | None, fps: float = 30
         astreams.append(a)
     if vstream is not None:
         for i, img in enumerate(frames_list):
-            vf = av.VideoFrame.from_ndarray(np.ascontiguousarray(img), format="rgb24")
+            vf = av.VideoFrame.from_ndarray(np.ascontiguousarray(img), format="yuv420p" if yuv else "rgb24")
             vf.pts = i
             vf.time_base = Fraction(1) / rate
             for pkt in vstream.encode(vf):
@@ -82,6 +86,48 @@ def write_media(path: Path, frames: Iterable[np.ndarray] | None, fps: float = 30
             out.mux(pkt)
     out.close()
     return path
+
+
+def remux(src: Path, dst: Path) -> Path:
+    """Stream-copy every stream into a new container (what OBS's File > Remux Recordings does)."""
+    import av
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(src)) as i, av.open(str(dst), "w") as o:
+        streams = {}
+        for s in i.streams:
+            if s.type in ("video", "audio"):
+                streams[s.index] = o.add_stream_from_template(s)
+        for pkt in i.demux(list(i.streams)):
+            if pkt.dts is None or pkt.stream.index not in streams:
+                continue
+            pkt.stream = streams[pkt.stream.index]
+            o.mux(pkt)
+    return dst
+
+
+def merge(video_src: Path, audio_src: Path, dst: Path) -> Path:
+    """Stream-copy the video of one file and the audio tracks of another into dst (no re-encode)."""
+    import av
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(video_src)) as v, av.open(str(audio_src)) as a, av.open(str(dst), "w") as o:
+        vmap = {s.index: o.add_stream_from_template(s) for s in v.streams.video}
+        amap = {s.index: o.add_stream_from_template(s) for s in a.streams.audio}
+        pkts = [(p, vmap) for p in v.demux(list(v.streams.video)) if p.dts is not None]
+        pkts += [(p, amap) for p in a.demux(list(a.streams.audio)) if p.dts is not None]
+        pkts.sort(key=lambda x: float(x[0].dts * x[0].time_base))
+        for pkt, m in pkts:
+            pkt.stream = m[pkt.stream.index]
+            o.mux(pkt)
+    return dst
+
+
+def yuv_flat(w_px: int, h_px: int, luma: int) -> np.ndarray:
+    """A flat grey yuv420p frame (planes stacked), for write_media's cheap path."""
+    img = np.full((h_px * 3 // 2, w_px), 128, np.uint8)
+    img[:h_px] = luma
+    return img
 
 
 def solid(w_px: int, h_px: int, rgb: tuple[int, int, int]) -> np.ndarray:

@@ -6,6 +6,7 @@ scorers turn into an agent-output failure (their recordings) — never a traceba
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ class VideoInfo:
     duration_s: float
     bitrate_bps: float
     keyframe_times_s: list[float] = field(default_factory=list)
+    packet_digest: str = ""  # sha1 of the packet sizes in order: equal for a remux, not for a re-encode
 
     @property
     def gop_frames(self) -> float | None:
@@ -88,6 +90,7 @@ def probe(path: str | Path) -> MediaInfo:
         last: dict[int, float] = {}
         counts: dict[int, int] = {s.index: 0 for s in vs}
         keys: dict[int, list[float]] = {s.index: [] for s in vs}
+        digests = {s.index: hashlib.sha1() for s in vs}
         try:
             for pkt in c.demux([*vs, *aus]):
                 if pkt.size == 0 or pkt.pts is None:
@@ -100,6 +103,7 @@ def probe(path: str | Path) -> MediaInfo:
                 last[i] = max(last.get(i, end), end)
                 if i in counts:
                     counts[i] += 1
+                    digests[i].update(pkt.size.to_bytes(4, "little"))
                     if pkt.is_keyframe:
                         keys[i].append(t)
         except av.error.FFmpegError as exc:
@@ -112,7 +116,8 @@ def probe(path: str | Path) -> MediaInfo:
             video.append(VideoInfo(int(s.codec_context.width), int(s.codec_context.height), round(fps, 3),
                                    s.codec_context.name, counts[s.index], dur,
                                    sizes[s.index] * 8 / dur if dur > 0 else 0.0,
-                                   sorted(k - first.get(s.index, 0.0) for k in keys[s.index])))
+                                   sorted(k - first.get(s.index, 0.0) for k in keys[s.index]),
+                                   digests[s.index].hexdigest()))
         audio = []
         for s in aus:
             dur = last.get(s.index, 0.0) - first.get(s.index, 0.0)

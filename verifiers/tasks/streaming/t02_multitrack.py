@@ -1,0 +1,212 @@
+"""R06.12.01.01-T02: multitrack 1080p60 MKV recording at 12 Mbps CBR, remuxed to recordings/test_rec.mp4.
+
+Measured on the files (PyAV packet scan, like ffprobe -show_packets): size, frame rate, video
+bitrate (bytes/duration), GOP (median keyframe spacing), audio stream count. Routing: the harness
+feeds known signals to Mic and Desktop Audio (gt/mic_ref.wav, gt/desktop_ref.wav); each MP4 audio
+track is projected onto both (routing.project, 50 ms least squares): track 1 must hold both,
+track 2 only the mic, track 3 only the desktop. The MKV is the newest .mkv in recordings/; the MP4
+is a remux when its streams match the MKV's packet for packet in count and bytes (no re-encode).
+Profile: basic.ini [Output] Mode, [AdvOut] RecFormat/RecTracks, recordEncoder.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import merge, remux, write_media, yuv_flat
+from verifiers.tasks.streaming.common import OBS_DIR, active_profile, frac, ramp
+from verifiers.tasks.streaming.media import MediaInfo, decode_audio_tracks, probe
+from verifiers.tasks.streaming.routing import project
+
+MP4 = "recordings/test_rec.mp4"
+RATE_HZ = 48_000
+MIN_SHARE = 0.02   # a reference holding at least 2% of a track's fitted energy is "in" it
+LEAK_SHARE = 0.01  # ... and under 1% is "not in" it (AAC and least squares leave a trace)
+#: encoded recordings, reused across instances in one process (1080p60 costs seconds to encode)
+_CACHE: dict[tuple, bytes] = {}
+
+
+def _mkv(ctx: ScoreContext) -> Path | None:
+    d = ctx.workdir / "recordings"
+    mkvs = sorted(d.glob("*.mkv")) if d.is_dir() else []
+    return mkvs[-1] if mkvs else None
+
+
+def _same_streams(a: MediaInfo, b: MediaInfo) -> bool:
+    if len(a.video) != len(b.video) or len(a.audio) != len(b.audio):
+        return False
+    for x, y in zip(a.video, b.video, strict=True):
+        if x.codec != y.codec or x.frames != y.frames or x.packet_digest != y.packet_digest:
+            return False
+    return all(x.codec == y.codec for x, y in zip(a.audio, b.audio, strict=True))
+
+
+@register
+class MultitrackRecording(TaskVerifier):
+    task_id = "R06.12.01.01-T02"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        p = checks.params("video_settings")
+        mkv = _mkv(ctx)
+        try:
+            mkv_info = probe(mkv) if mkv else None
+        except MediaError:
+            mkv_info = None
+        pr = checks.params("recording_exists")
+        rparts = {"MKV recording": mkv_info is not None and "matroska" in mkv_info.container,
+                  "about 10 s": mkv_info is not None and abs(mkv_info.duration_s - pr["duration_s"]) <= 1.5}
+        checks.set("recording_exists", frac(sum(rparts.values()), 2),
+                   {"file": mkv.name if mkv else None, "duration_s": mkv_info.duration_s if mkv_info else None},
+                   "; ".join(f"no {k}" for k, v in rparts.items() if not v))
+        try:
+            info = probe(ctx.artifact(MP4))
+        except (AgentOutputError, MediaError) as exc:
+            for n in ("video_settings", "three_tracks", "remuxed_mp4"):
+                checks.fail(n, str(exc))
+            return
+        checks.set("remuxed_mp4", 1.0 if ("mp4" in info.container and mkv_info and _same_streams(mkv_info, info))
+                   else 0.0, {"container": info.container},
+                   "" if mkv_info and _same_streams(mkv_info, info) else "test_rec.mp4 is not a remux of the MKV")
+
+        v = info.video[0] if info.video else None
+        vparts: dict[str, float] = {}
+        if v is None:
+            vparts["video stream"] = 0.0
+        else:
+            vparts["1920x1080"] = float([v.width_px, v.height_px] == p["size_px"])
+            vparts["60 fps"] = float(abs(v.fps - p["fps"]) < 0.05)
+            err_pct = abs(v.bitrate_bps / 1000 - p["bitrate_kbps"]) / p["bitrate_kbps"] * 100
+            vparts["12 Mbps"] = ramp(err_pct, p["bitrate_tolerance_pct"], 3 * p["bitrate_tolerance_pct"])
+            vparts["GOP 120"] = float(v.gop_frames is not None and abs(v.gop_frames - p["gop_frames"]) <= 1)
+        try:
+            prof = active_profile(ctx)
+            enc = prof.json("recordEncoder.json") or {}
+            vparts["profile Advanced/MKV"] = float(prof.get("Output", "Mode") == "Advanced"
+                                                   and (prof.get("AdvOut", "RecFormat") or "mkv") == "mkv")
+            vparts["recordEncoder CBR 12000 keyint 2"] = float(
+                enc.get("rate_control", "CBR") == "CBR" and enc.get("bitrate") == p["bitrate_kbps"]
+                and enc.get("keyint_sec") == p["keyframe_interval_s"])
+        except AgentOutputError:
+            vparts["profile"] = 0.0
+        checks.set("video_settings", sum(vparts.values()) / len(vparts),
+                   {"measured": {"size": [v.width_px, v.height_px], "fps": v.fps, "bitrate_kbps": v.bitrate_bps / 1000,
+                                 "gop_frames": v.gop_frames} if v else None, **vparts},
+                   "; ".join(f"wrong {k}" for k, s in vparts.items() if s < 1))
+
+        pt = checks.params("three_tracks")
+        refs = [_ref(ctx, "mic_ref.wav"), _ref(ctx, "desktop_ref.wav")]
+        try:
+            tracks, rate = decode_audio_tracks(ctx.workdir / MP4)
+        except MediaError as exc:
+            checks.fail("three_tracks", str(exc))
+            return
+        shares = []
+        for t in tracks[:3]:
+            pj = project(t.astype(np.float64), refs, rate)
+            shares.append((pj.total_share(0), pj.total_share(1)))
+        tparts = {"3 audio streams": len(tracks) == pt["audio_streams"],
+                  "track 1 = mix": len(shares) > 0 and min(shares[0]) >= MIN_SHARE,
+                  "track 2 = mic only": len(shares) > 1 and shares[1][0] >= MIN_SHARE and shares[1][1] < LEAK_SHARE,
+                  "track 3 = desktop only": len(shares) > 2 and shares[2][1] >= MIN_SHARE and shares[2][0] < LEAK_SHARE}
+        checks.set("three_tracks", frac(sum(tparts.values()), 4),
+                   {"shares_mic_desktop": [[round(a, 3), round(b, 3)] for a, b in shares], **tparts},
+                   "; ".join(f"not {k}" for k, v in tparts.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        mic, desk = reference_signals(rng, 10.0)
+        sf.write(str(inst.gt / "mic_ref.wav"), mic, RATE_HZ, subtype="FLOAT")
+        sf.write(str(inst.gt / "desktop_ref.wav"), desk, RATE_HZ, subtype="FLOAT")
+        (inst.workdir / "recordings").mkdir(parents=True)
+        mix = [mic + desk, mic, desk]
+        coll = O.collection("Stream", [O.scene("Live", [O.item("Game", 1)])], [
+            O.source("Game", "xshm_input", {}),
+            O.source("Mic", "pulse_input_capture", {"device_id": "tally_mic.monitor"}, mixers=0b011),
+            O.source("Desktop Audio", "pulse_output_capture", {"device_id": "default"}, mixers=0b101)])
+        tmp = inst.root / ".tmp"
+        tmp.mkdir()
+
+        def cached(key: tuple, make) -> Path:
+            path = tmp / ("-".join(map(str, key)) + ".mkv")
+            if key not in _CACHE:
+                make(path)
+                _CACHE[key] = path.read_bytes()
+            elif not path.exists():
+                path.write_bytes(_CACHE[key])
+            return path
+
+        def mkv_bytes(kbps: int, gop: int, audio_key: str, audio: list[np.ndarray], preset: str = "ultrafast") -> bytes:
+            looks = [yuv_flat(1920, 1080, 40), yuv_flat(1920, 1080, 80)]  # 600 references to 2 frames
+            video = cached(("v", kbps, gop, preset), lambda p: write_media(
+                p, [looks[(i // 30) % 2] for i in range(600)], 60,
+                bitrate_bps=kbps * 1000, gop_frames=gop, preset=preset))
+            sound = cached(("a", inst.seed, audio_key), lambda p: write_media(p, None, audio=audio))
+            return cached(("av", inst.seed, kbps, gop, preset, audio_key),
+                          lambda p: merge(video, sound, p)).read_bytes()
+
+        def solution(folder: Path, *, kbps: int = 12000, gop: int = 120, keyint_s: int = 2, fmt: str = "mkv",
+                     audio_key: str = "ok", audio: list[np.ndarray] = mix, reencode: bool = False) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, "Stream", "Stream")
+            O.write_profile(cfg, "Stream", {
+                "Output": {"Mode": "Advanced"},
+                "AdvOut": {"RecType": "Standard", "RecFilePath": "/home/streamer/work/recordings", "RecFormat": fmt,
+                           "RecEncoder": "obs_x264", "RecTracks": 7},
+                "Video": {"BaseCX": 1920, "BaseCY": 1080, "OutputCX": 1920, "OutputCY": 1080, "FPSType": 0,
+                          "FPSCommon": "60"}},
+                record_encoder={"rate_control": "CBR", "bitrate": kbps, "keyint_sec": keyint_s, "preset": "veryfast"})
+            data = mkv_bytes(kbps, gop, audio_key, audio)
+            rec = folder / "recordings" / "2026-11-30 21-10-00.mkv"
+            rec.parent.mkdir(parents=True, exist_ok=True)
+            rec.write_bytes(data)
+            if reencode:
+                src = folder / "recordings" / ".tmp.mkv"
+                src.write_bytes(mkv_bytes(kbps, gop, audio_key, audio, preset="superfast"))
+                remux(src, folder / MP4)
+                src.unlink()
+            else:
+                remux(rec, folder / MP4)
+            if fmt != "mkv":
+                rec.unlink()
+
+        solution(inst.oracle)
+        solution(inst.mutant("bitrate_10mbps", ["video_settings"], "10 Mbps instead of 12"), kbps=10000)
+        solution(inst.mutant("keyframe_auto", ["video_settings"], "keyframe interval 0 (auto): GOP 250"),
+                 gop=250, keyint_s=0)
+        solution(inst.mutant("tracks_swapped", ["three_tracks"], "Mic on track 3, Desktop on track 2"),
+                 audio_key="swapped", audio=[mic + desk, desk, mic])
+        solution(inst.mutant("one_track", ["three_tracks"], "only track 1 enabled"), audio_key="one",
+                 audio=[mic + desk])
+        solution(inst.mutant("recorded_mp4_directly", ["video_settings", "recording_exists", "remuxed_mp4"],
+                             "recorded straight to MP4, no MKV"), fmt="mp4")
+        solution(inst.mutant("reencoded_not_remuxed", ["remuxed_mp4"], "MP4 re-encoded instead of remuxed"),
+                 reencode=True)
+        for f in tmp.iterdir():
+            f.unlink()
+        tmp.rmdir()
+
+
+def _ref(ctx: ScoreContext, name: str) -> np.ndarray:
+    x, _rate = sf.read(str(ctx.gt_path(name)), dtype="float64", always_2d=True)
+    return x.mean(axis=1)
+
+
+def reference_signals(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mic: speech-like bursts of 300-3000 Hz noise; desktop: continuous 100-8000 Hz noise, 12 dB quieter."""
+    from scipy.signal import butter, sosfilt
+
+    n = int(dur_s * RATE_HZ)
+    mic = sosfilt(butter(4, [300, 3000], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    env = (np.sin(2 * np.pi * 1.3 * np.arange(n) / RATE_HZ) > -0.3).astype(float)
+    mic = 0.25 * mic * env / np.abs(mic).max()
+    desk = sosfilt(butter(4, [100, 8000], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    desk = 0.08 * desk / np.abs(desk).max()
+    return mic.astype(np.float32), desk.astype(np.float32)
