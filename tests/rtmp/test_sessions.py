@@ -233,3 +233,46 @@ async def test_real_acks_over_the_wire(tmp_path: Path) -> None:
         ack = await c.expect(lambda x: x.type_id == m.ACKNOWLEDGEMENT)
         assert struct.unpack(">I", ack.body)[0] >= 5000
         await c.close()
+
+
+async def test_idle_publisher_is_dropped(tmp_path: Path) -> None:
+    async with running_ingest(tmp_path, idle_timeout_s=1.0, stats_interval_s=0.25) as h:
+        c = await RawClient.connect(h.port)
+        await c.start_publishing("live", "idle")
+        c.send(RawMessage(4, m.AUDIO, 1, 0, b"\xaf\x01" + b"\x00" * 20))
+        [unp] = await h.wait_for("unpublish", timeout_s=5)
+        assert unp["reason"] == "idle_timeout"
+        assert await asyncio.wait_for(c.r.read(), 3) == b""
+        await c.close()
+
+
+def _flv_tag(tag: int, ts: int, body: bytes) -> bytes:
+    return (bytes([tag]) + len(body).to_bytes(3, "big") + (ts & 0xFFFFFF).to_bytes(3, "big")
+            + bytes([ts >> 24]) + b"\0\0\0" + body + (11 + len(body)).to_bytes(4, "big"))
+
+
+async def test_enhanced_rtmp_hevc_and_aggregate(tmp_path: Path) -> None:
+    """hvc1 FourCC frames (Enhanced RTMP) inside an aggregate message: split, measured, recorded."""
+    async with running_ingest(tmp_path) as h:
+        c = await RawClient.connect(h.port)
+        await c.start_publishing("live", "hevc")
+        c.set_chunk_size(4096)
+        c.send(RawMessage(6, m.VIDEO, 1, 0, bytes([0x90]) + b"hvc1" + b"\x01" * 30))  # SequenceStart
+        tags = []
+        for i in range(90):
+            key = i % 30 == 0
+            body = bytes([(0x90 if key else 0xA0) | 1]) + b"hvc1" + b"\x00\x00\x00" + bytes(500 if key else 100)
+            tags.append(_flv_tag(9, 1000 + i * 40, body))
+        for start in range(0, 90, 10):  # aggregates of 10 tags; inner timestamps are relative
+            c.send(RawMessage(6, m.AGGREGATE, 1, 1000 + start * 40, b"".join(tags[start:start + 10])))
+        c.command("deleteStream", 7, None, 1.0)
+        [unp] = await h.wait_for("unpublish")
+        [seq] = [e for e in h.of("sequence_header") if e["track"] == "video"]
+        await c.close()
+    assert seq["codec"] == "hevc" and seq["enhanced"] is True
+    v = unp["stats"]["video"]
+    assert (v["codec"], v["frames"], v["keyframes"]) == ("hevc", 90, 3)
+    assert v["keyframe_interval_s"]["mean"] == pytest.approx(1.2)
+    assert v["fps"] == pytest.approx(25.0)
+    rec = flv_tags(Path(unp["recording"]["path"]))
+    assert [ts for t, ts, _ in rec if t == 9] == [0] + [1000 + i * 40 for i in range(90)]
