@@ -1,0 +1,190 @@
+"""R06.12.01.01-T07: duck Music ~12 dB under Mic with a sidechain compressor, record 40 s.
+
+The harness plays known stems (gt/music_ref.wav, gt/voice_ref.wav; speech segments in
+gt/duck.json, in stem time). The music gain per 50 ms window is the least-squares coefficient of the
+music stem when recordings/duck_test.wav is projected onto both stems (routing.project, after
+aligning by cross-correlation). Gains are relative to the un-ducked level (95th percentile), so the
+Music fader's own setting does not matter. Depth: median gain in speech windows (after a 150 ms
+attack allowance); recovery: time from each speech end until the gain is back above -2 dB, and
+windows more than 500 ms into a pause must not be ducked.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, frac, ramp
+from verifiers.tasks.streaming.routing import project
+
+REC = "recordings/duck_test.wav"
+RATE_HZ = 48_000
+ATTACK_S = 0.15
+
+
+def gain_curve(ctx: ScoreContext, window_ms: float) -> tuple[np.ndarray, float, list[list[float]], float]:
+    """(music gain dB per window relative to the un-ducked level, window s, segments in file time, dur s)."""
+    audio = load_audio(ctx.artifact(REC))
+    music, _ = sf.read(str(ctx.gt_path("music_ref.wav")), dtype="float64")
+    voice, _ = sf.read(str(ctx.gt_path("voice_ref.wav")), dtype="float64")
+    x = audio.mono if audio.sample_rate_hz == RATE_HZ else None
+    if x is None:
+        from verifiers.measure.audio_io import resample
+
+        x = resample(audio.samples, audio.sample_rate_hz, RATE_HZ).mean(axis=1)
+    pj = project(x, [music, voice], RATE_HZ, window_ms / 1000)
+    a = np.abs(pj.coeffs[:, 0])
+    g = 20 * np.log10(np.maximum(a, 1e-4))
+    g[~pj.active] = np.nan
+    ref = np.nanpercentile(g, 95)
+    shift = pj.lag_samples / RATE_HZ
+    segs = [[s + shift, e + shift] for s, e in ctx.gt_json("duck.json")["speech_s"]]
+    return g - ref, window_ms / 1000, segs, audio.duration_s
+
+
+@register
+class SidechainDucking(TaskVerifier):
+    task_id = "R06.12.01.01-T07"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        p = checks.params("sidechain_configured")
+        try:
+            coll = collection_with(ctx, source=p["source"])
+            comps = [f for f in coll.sources[p["source"]].filters if f.kind == "compressor_filter" and f.enabled]
+            sc = [f.settings.get("sidechain_source") for f in comps]
+            parts = {"compressor on Music": bool(comps), "sidechain Mic": p["sidechain_source"] in sc}
+            checks.set("sidechain_configured", frac(sum(parts.values()), 2), {"sidechains": sc, **parts},
+                       "; ".join(f"no {k}" for k, v in parts.items() if not v))
+        except AgentOutputError as exc:
+            checks.fail("sidechain_configured", str(exc))
+
+        pr = checks.params("recording")
+        try:
+            g, win, segs, dur = gain_curve(ctx, checks.params("ducking_depth")["window_ms"])
+        except (AgentOutputError, MediaError) as exc:
+            for n in ("ducking_depth", "recovery", "recording"):
+                checks.fail(n, str(exc))
+            return
+        checks.set("recording", ramp(dur - pr["duration_s"], 1.0, 10.0), {"duration_s": dur},
+                   "" if abs(dur - pr["duration_s"]) <= 1 else f"recording is {dur:.1f} s")
+        t = (np.arange(len(g)) + 0.5) * win
+        in_speech = np.zeros(len(g), bool)
+        for s, e in segs:
+            in_speech |= (t >= s + ATTACK_S) & (t <= e)
+        pd = checks.params("ducking_depth")
+        sp = g[in_speech & np.isfinite(g)]
+        depth = float(-np.median(sp)) if sp.size else 0.0
+        checks.set("ducking_depth", ramp(depth - pd["target_reduction_db"], pd["tolerance_db"], 9.0) if sp.size else 0.0,
+                   {"reduction_db": depth, "speech_windows": int(sp.size)},
+                   "" if abs(depth - pd["target_reduction_db"]) <= pd["tolerance_db"] else f"music ducks {depth:.1f} dB")
+
+        pc = checks.params("recovery")
+        lim = pc["recovered_min_gain_db"]
+        rec_ms = []
+        for i, (_s, e) in enumerate(segs):
+            nxt = segs[i + 1][0] if i + 1 < len(segs) else min(dur, e + 3)
+            after = np.nonzero((t > e) & (t < nxt) & np.isfinite(g))[0]
+            if after.size == 0:
+                continue
+            ok = after[g[after] >= lim]
+            rec_ms.append((t[ok[0]] - e) * 1000 if ok.size else (nxt - e) * 1000)
+        on_time = frac(sum(r <= pc["max_recovery_ms"] for r in rec_ms), len(rec_ms))
+        quiet = np.ones(len(g), bool)
+        for s, e in segs:
+            quiet &= ~((t >= s - 0.1) & (t <= e + pc["max_recovery_ms"] / 1000))
+        q = g[quiet & np.isfinite(g)]
+        no_duck = float((q >= lim).mean()) if q.size else 0.0
+        score = (on_time + (1.0 if no_duck >= 0.95 else no_duck)) / 2
+        checks.set("recovery", score, {"recovery_ms": rec_ms, "undisturbed_silence_share": no_duck},
+                   "" if score >= 1 else "music recovers late or ducks during silence")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        music, voice, segs = stems(rng, 40.0)
+        sf.write(str(inst.gt / "music_ref.wav"), music, RATE_HZ, subtype="FLOAT")
+        sf.write(str(inst.gt / "voice_ref.wav"), voice, RATE_HZ, subtype="FLOAT")
+        inst.write_json(inst.gt / "duck.json", {"speech_s": segs})
+        (inst.workdir / "recordings").mkdir(parents=True)
+        good = build()
+
+        def solution(folder: Path, coll: dict, *, depth_db: float = 12.0, release_ms: float = 250.0,
+                     dur_s: float = 40.0, false_ducks: bool = False, lag_ms: float = 37.0) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Stream")
+            mids = [(segs[i][1] + segs[i + 1][0]) / 2 for i in (1, 3)]  # middle of two pauses
+            extra = [[m - 0.4, m + 0.4] for m in mids] if false_ducks else []
+            g = envelope(len(music), [*segs, *extra], depth_db, release_ms)
+            mix = music * g + voice
+            lag = int(lag_ms / 1000 * RATE_HZ)
+            mix = np.concatenate([np.zeros(lag), mix])[: int(dur_s * RATE_HZ)]
+            (folder / "recordings").mkdir(parents=True, exist_ok=True)
+            sf.write(str(folder / REC), np.stack([mix, mix], axis=1).astype(np.float32), RATE_HZ, subtype="PCM_24")
+
+        solution(inst.oracle, good)
+        solution(inst.mutant("ducks_6db", ["ducking_depth"], "ratio too low: music drops 6 dB"), good, depth_db=6.0)
+        solution(inst.mutant("release_1500ms", ["recovery"], "release 1500 ms: music crawls back"), good,
+                 release_ms=1500.0)
+        c = copy.deepcopy(good)
+        O.find_source(c, "Music")["filters"][0]["settings"].pop("sidechain_source")
+        solution(inst.mutant("no_sidechain", ["sidechain_configured", "ducking_depth"],
+                             "compressor without sidechain: music never ducks"), c, depth_db=0.0)
+        solution(inst.mutant("ducks_on_noise", ["recovery"], "threshold too low: room noise ducks the music"), good,
+                 false_ducks=True)
+        solution(inst.mutant("recording_30s", ["recording"], "stopped after 30 s"), good, dur_s=30.0)
+
+
+def stems(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray, list[list[float]]]:
+    """Music: steady 80-6000 Hz noise bed; voice: 300-3000 Hz syllable bursts in 1.5-3 s segments."""
+    from scipy.signal import butter, sosfilt
+
+    n = int(dur_s * RATE_HZ)
+    music = sosfilt(butter(2, [80, 6000], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    music = 0.1 * music / np.std(music) * 0.5
+    voice = sosfilt(butter(4, [300, 3000], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    voice = 0.15 * voice / np.std(voice)
+    env = np.zeros(n)
+    segs, t = [], 2.0
+    while t < dur_s - 4:
+        length = float(rng.uniform(1.5, 3.0))
+        segs.append([round(t, 3), round(t + length, 3)])
+        env[int(t * RATE_HZ): int((t + length) * RATE_HZ)] = 1
+        t += length + float(rng.uniform(2.0, 3.0))
+    return music.astype(np.float32), (voice * env).astype(np.float32), segs
+
+
+def envelope(n: int, segs: list[list[float]], depth_db: float, release_ms: float, attack_ms: float = 10.0) -> np.ndarray:
+    """Compressor-like gain: down to -depth within the attack, back up along the release after each segment."""
+    target = np.zeros(n)
+    for s, e in segs:
+        target[int(s * RATE_HZ): int(e * RATE_HZ)] = -depth_db
+    hop = 48
+    tg = target[::hop]
+    out = np.zeros_like(tg)
+    a_att = np.exp(-hop / (attack_ms / 1000 * RATE_HZ))
+    a_rel = np.exp(-hop / (release_ms / 1000 / 4.6 * RATE_HZ))  # ~99% recovered after release_ms
+    cur = 0.0
+    for i, v in enumerate(tg):
+        a = a_att if v < cur else a_rel
+        cur = a * cur + (1 - a) * v
+        out[i] = cur
+    g_db = np.repeat(out, hop)[:n]
+    return 10 ** (g_db / 20)
+
+
+def build() -> dict[str, Any]:
+    comp = O.filter_("Ducking", "compressor_filter", {"ratio": 20.0, "threshold": -30.0, "attack_time": 10,
+                                                      "release_time": 250, "sidechain_source": "Mic"})
+    inputs = [O.source("Mic", "pulse_input_capture", {"device_id": "tally_voice.monitor"}),
+              O.source("Music", "ffmpeg_source", {"local_file": "/home/streamer/work/fixtures/music.wav",
+                                                  "looping": True}, filters=[comp])]
+    return O.collection("Stream", [O.scene("Live", [O.item("Mic", 1), O.item("Music", 2)])], inputs)
