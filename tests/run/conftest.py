@@ -99,7 +99,7 @@ async def tap_broker(address: BrokerAddress, filters: list[str], tap: Tap, stop:
                     await client.subscribe(f, qos=1)
                 tap.ready.set()
                 async for message in client.messages:
-                    payload = message.payload.decode() if isinstance(message.payload, bytes) else str(message.payload)
+                    payload = message.payload.decode("utf-8", "replace") if isinstance(message.payload, bytes) else str(message.payload)
                     tap.messages.append((str(message.topic), payload, bool(message.retain)))
                     if stop.is_set():
                         return

@@ -1,0 +1,101 @@
+"""`tally serve` over MQTT: bad control messages get an error event and change nothing; a good
+start/done pair produces a scored run; status is retained and turns offline with the last will."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import aiomqtt
+
+from monitor.mqtt import topics
+from monitor.mqtt.feed import MqttFeed
+from monitor.run.daemon import Daemon
+from tests.run.conftest import tapping
+
+TASK = "R06.04.01.04-T01"
+
+
+async def _send(address, node: str, *payloads: bytes) -> None:
+    async with aiomqtt.Client(address.host, address.port) as client:
+        for p in payloads:
+            await client.publish(topics.command(node), p, qos=1)
+
+
+async def _until(cond, timeout_s: float = 20.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not cond():
+            await asyncio.sleep(0.05)
+
+
+async def test_bad_commands_change_nothing_and_a_run_completes(mosquitto, tmp_path):
+    work, gt = tmp_path / "work", tmp_path / "gt"
+    work.mkdir()
+    gt.mkdir()
+    daemon = Daemon("srv", tmp_path / "runs")
+    feed = MqttFeed(mosquitto.address, "srv", tmp_path / "state", on_command=daemon.on_command)
+    async with tapping(mosquitto.address, ["tally/srv/#"]) as tap:
+        await feed.start()
+        serving = asyncio.get_running_loop().create_task(daemon.serve(feed))
+        await asyncio.wait_for(feed.connected.wait(), 10)
+        await asyncio.sleep(0.3)  # the command subscription is in place
+        start = {"cmd": "start", "task": TASK, "workdir": str(work), "gt": str(gt), "run": "r1"}
+        await _send(mosquitto.address, "srv",
+                    b"\xff not json",
+                    json.dumps({"cmd": "start", "task": "R06.99.99.99-T99", "workdir": str(work), "gt": str(gt)}).encode(),
+                    json.dumps({"cmd": "done"}).encode(),
+                    json.dumps({"cmd": "reboot"}).encode())
+        await _until(lambda: len(daemon.errors) == 4)
+        assert not daemon.active and not (tmp_path / "runs").exists()
+        await _send(mosquitto.address, "srv", json.dumps(start).encode())
+        await _until(lambda: daemon.active and daemon.session is not None and daemon.session.started.is_set())
+        await _send(mosquitto.address, "srv", json.dumps({**start, "run": "r2"}).encode(),
+                    json.dumps({"cmd": "abort", "run": "zzz"}).encode())
+        await _until(lambda: len(daemon.errors) == 6)
+        assert daemon.active and daemon.session.run_id == "r1"
+        await _send(mosquitto.address, "srv", json.dumps({"cmd": "done", "run": "r1"}).encode())
+        await _until(lambda: not daemon.active)
+        daemon.request_stop()
+        await serving
+        await feed.drained(10)
+        await feed.stop()
+        await asyncio.sleep(0.3)
+
+    messages = [e["payload"]["error"] for e in daemon.errors]
+    assert "malformed JSON" in messages[0]
+    assert "unknown task" in messages[1]
+    assert "no run is active" in messages[2]
+    assert "unknown cmd" in messages[3]
+    assert "already active" in messages[4]
+    assert "not the active run" in messages[5]
+    published = tap.json_on(topics.control_error("srv"))
+    assert [p["payload"]["error"] for p in published] == messages
+    assert [p["seq"] for p in published] == list(range(6))
+    assert daemon.results[0].end_reason == "mqtt:done"
+    assert sorted(os.listdir(tmp_path / "runs")) == ["r1"]
+    report = json.loads((tmp_path / "runs" / "r1" / "report.json").read_text())
+    assert tap.json_on(topics.score("srv", "r1"))[-1] == report
+    states = [s["state"] for s in tap.json_on(topics.status("srv"))]
+    assert "running" in states and states[-1] == "offline"
+
+
+async def test_last_will_marks_a_killed_daemon_offline(mosquitto, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "monitor.cli", "serve", "--mqtt",
+                             f"mqtt://127.0.0.1:{mosquitto.port}", "--node", "doomed", "--runs",
+                             str(tmp_path / "runs"), "--state", str(tmp_path / "state")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        async with tapping(mosquitto.address, [topics.status("doomed")]) as tap:
+            await _until(lambda: any(s.get("state") == "idle" for s in tap.json_on(topics.status("doomed"))), 30)
+            os.kill(proc.pid, signal.SIGKILL)
+            # keepalive is 5 s: the broker gives up on the client after 1.5x that and publishes the will
+            await _until(lambda: tap.json_on(topics.status("doomed"))[-1].get("state") == "offline", 15)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait()
