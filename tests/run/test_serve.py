@@ -29,7 +29,7 @@ async def _send(address, node: str, *payloads: bytes) -> None:
 
 async def _until(cond, timeout_s: float = 20.0) -> None:
     async with asyncio.timeout(timeout_s):
-        while not cond():
+        while not cond():  # noqa: ASYNC110 - polling state owned by another task is the point
             await asyncio.sleep(0.05)
 
 
@@ -85,7 +85,7 @@ async def test_bad_commands_change_nothing_and_a_run_completes(mosquitto, tmp_pa
 
 
 async def test_last_will_marks_a_killed_daemon_offline(mosquitto, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "monitor.cli", "serve", "--mqtt",
+    proc = subprocess.Popen([sys.executable,  # noqa: ASYNC220 - a real daemon process to SIGKILL "-m", "monitor.cli", "serve", "--mqtt",
                              f"mqtt://127.0.0.1:{mosquitto.port}", "--node", "doomed", "--runs",
                              str(tmp_path / "runs"), "--state", str(tmp_path / "state")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
