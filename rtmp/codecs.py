@@ -287,3 +287,86 @@ def parse_aac_config(asc: bytes) -> AacConfig:
     if sample_rate <= 0:
         raise CodecError("AAC sample rate 0")
     return AacConfig(ot, _AAC_OBJECTS.get(ot, f"object {ot}"), sample_rate, channels, sbr)
+
+
+_HEVC_PROFILES = {1: "Main", 2: "Main 10", 3: "Main Still Picture", 4: "Range Extensions"}
+
+
+@dataclass(slots=True)
+class HevcConfig:
+    profile_idc: int
+    profile: str
+    level: float
+    width_px: int
+    height_px: int
+    chroma_format_idc: int
+
+
+def parse_hevc_config(record: bytes) -> HevcConfig:
+    """HEVCDecoderConfigurationRecord (hvcC) → the first SPS's profile, level and cropped size."""
+    if len(record) < 23 or record[0] != 1:
+        raise CodecError("not an HEVCDecoderConfigurationRecord")
+    pos = 22
+    n_arrays = record[pos]
+    pos += 1
+    for _ in range(n_arrays):
+        if pos + 3 > len(record):
+            break
+        nal_type = record[pos] & 0x3F
+        n_nalus = int.from_bytes(record[pos + 1:pos + 3], "big")
+        pos += 3
+        for _ in range(n_nalus):
+            size = int.from_bytes(record[pos:pos + 2], "big")
+            nal = record[pos + 2:pos + 2 + size]
+            pos += 2 + size
+            if len(nal) != size:
+                raise CodecError("hvcC NAL unit truncated")
+            if nal_type == 33:
+                return parse_hevc_sps(nal)
+    raise CodecError("hvcC has no SPS")
+
+
+def parse_hevc_sps(nal: bytes) -> HevcConfig:
+    if len(nal) < 3 or (nal[0] >> 1) & 0x3F != 33:
+        raise CodecError("NAL unit is not an HEVC SPS")
+    r = BitReader(unescape_rbsp(nal[2:]))
+    r.u(4)  # sps_video_parameter_set_id
+    max_sub_layers_minus1 = r.u(3)
+    r.u(1)  # sps_temporal_id_nesting_flag
+    # profile_tier_level(1, max_sub_layers_minus1)
+    r.u(2)  # general_profile_space
+    r.u(1)  # general_tier_flag
+    profile_idc = r.u(5)
+    r.u(32)  # compatibility flags
+    r.u(48)  # progressive/interlaced/non-packed/frame-only + 43 reserved/constraint bits + 1
+    level_idc = r.u(8)
+    sub_profile = []
+    sub_level = []
+    for _ in range(max_sub_layers_minus1):
+        sub_profile.append(r.u(1))
+        sub_level.append(r.u(1))
+    if max_sub_layers_minus1 > 0:
+        for _ in range(max_sub_layers_minus1, 8):
+            r.u(2)
+    for i in range(max_sub_layers_minus1):
+        if sub_profile[i]:
+            r.u(88)
+        if sub_level[i]:
+            r.u(8)
+    r.ue()  # sps_seq_parameter_set_id
+    chroma_format_idc = r.ue()
+    if chroma_format_idc > 3:
+        raise CodecError("bad chroma_format_idc")
+    separate = r.u(1) if chroma_format_idc == 3 else 0
+    width = r.ue()
+    height = r.ue()
+    if r.u(1):  # conformance_window_flag
+        left, right, top, bottom = r.ue(), r.ue(), r.ue(), r.ue()
+        sub_w = 2 if chroma_format_idc in (1, 2) and not separate else 1
+        sub_h = 2 if chroma_format_idc == 1 and not separate else 1
+        width -= sub_w * (left + right)
+        height -= sub_h * (top + bottom)
+    if width <= 0 or height <= 0:
+        raise CodecError("HEVC SPS leaves no picture")
+    return HevcConfig(profile_idc, _HEVC_PROFILES.get(profile_idc, f"profile {profile_idc}"), level_idc / 30,
+                      width, height, chroma_format_idc)

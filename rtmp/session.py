@@ -20,7 +20,13 @@ from typing import Any
 from rtmp import messages as m
 from rtmp.amf0 import UNDEFINED
 from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, ChunkReader, ChunkWriter, RawMessage
-from rtmp.codecs import parse_aac_config, parse_audio_tag, parse_avc_config, parse_video_tag
+from rtmp.codecs import (
+    parse_aac_config,
+    parse_audio_tag,
+    parse_avc_config,
+    parse_hevc_config,
+    parse_video_tag,
+)
 from rtmp.errors import ChunkError, CodecError, HandshakeError, RtmpError
 from rtmp.flv import TAG_AUDIO, TAG_VIDEO, FlvRecorder, recording_path
 from rtmp.handshake import ServerHandshake
@@ -430,8 +436,9 @@ class RtmpSession(asyncio.BufferedProtocol):
             stats.video_codec = vt.codec
             if vt.sequence_header:
                 info: dict[str, Any] = {}
-                if vt.codec == "h264":
-                    cfg = parse_avc_config(body[vt.payload_offset:])
+                if vt.codec in ("h264", "hevc"):
+                    record = body[vt.payload_offset:]
+                    cfg = parse_avc_config(record) if vt.codec == "h264" else parse_hevc_config(record)
                     info = {"profile": cfg.profile, "level": cfg.level, "width": cfg.width_px,
                             "height": cfg.height_px}
                 stats.video_config = info

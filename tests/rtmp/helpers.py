@@ -258,3 +258,15 @@ async def send_tags(client: RawClient, tags: list[tuple[int, int, bytes]], strea
 
 def flv_files(root: Path) -> list[Path]:
     return sorted(root.rglob("*.flv"))
+
+
+def hevc_config_record(tmp_dir: Path, size: str = "854x480") -> bytes:
+    """A real hvcC (HEVCDecoderConfigurationRecord) from a libx265 encode, via PyAV."""
+    import av
+
+    out = tmp_dir / f"hevc-{size}.mp4"
+    subprocess.run([FFMPEG, "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=25", "-t", "0.2",
+                    "-c:v", "libx265", "-x265-params", "log-level=error", "-pix_fmt", "yuv420p", "-tag:v", "hvc1",
+                    str(out)], check=True, timeout=120)
+    with av.open(str(out)) as container:
+        return bytes(container.streams.video[0].codec_context.extradata)

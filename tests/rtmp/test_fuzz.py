@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 
 from rtmp import amf0
 from rtmp.chunk import ChunkReader, ChunkWriter, RawMessage
-from rtmp.errors import ChunkError, HandshakeError, RtmpError
+from rtmp.codecs import (
+    parse_aac_config,
+    parse_audio_tag,
+    parse_avc_config,
+    parse_hevc_config,
+    parse_video_tag,
+)
+from rtmp.errors import ChunkError, CodecError, HandshakeError, RtmpError
 from rtmp.handshake import ServerHandshake, client_handshake_bytes
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1700"))
@@ -147,6 +154,23 @@ def test_fuzz_amf0(first: bytes, seed: int) -> None:
             amf0.decode_all(data)
         except RtmpError:
             continue
+
+
+_AVCC = bytes.fromhex("0164001fffe1001967640028acd940780227e5c04400000fa40003a9803c60c658"
+                      "01000668ebe3cb22c0")
+
+
+@settings(max_examples=max(1, EXAMPLES // 4), deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(first=st.one_of(st.binary(max_size=300), mutated(_AVCC), mutated(b"\x12\x10\x56\xe5\x00")),
+       seed=st.integers(0, 2**32 - 1))
+def test_fuzz_codec_configs(first: bytes, seed: int) -> None:
+    """Not counted in the 100 000: codec configs come from peers too and may only raise CodecError."""
+    for data in _inputs(first, seed):
+        for parse in (parse_avc_config, parse_hevc_config, parse_aac_config, parse_video_tag, parse_audio_tag):
+            try:
+                parse(data)
+            except CodecError:
+                continue
 
 
 def test_fuzz_total_inputs() -> None:

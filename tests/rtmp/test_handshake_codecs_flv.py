@@ -9,12 +9,18 @@ from pathlib import Path
 import pytest
 
 from rtmp import amf0
-from rtmp.codecs import parse_aac_config, parse_audio_tag, parse_avc_config, parse_video_tag
+from rtmp.codecs import (
+    parse_aac_config,
+    parse_audio_tag,
+    parse_avc_config,
+    parse_hevc_config,
+    parse_video_tag,
+)
 from rtmp.errors import CodecError, HandshakeError
 from rtmp.flv import FlvRecorder, recording_path
 from rtmp.handshake import HANDSHAKE_SIZE, ServerHandshake, client_handshake_bytes
 from rtmp.streams import PublishRefused, StreamRegistry, name_problem, split_key
-from tests.rtmp.helpers import FFMPEG, decode_errors, probe_format
+from tests.rtmp.helpers import FFMPEG, decode_errors, hevc_config_record, probe_format
 
 
 def test_handshake_split_and_leftover() -> None:
@@ -76,6 +82,15 @@ def test_enhanced_rtmp_fourcc_and_cts() -> None:
     assert parse_video_tag(bytes([0x93]) + b"av01").codec == "av1"
     assert parse_video_tag(bytes([0x27, 1, 0xFF, 0xFF, 0xEF])).cts_ms == -17  # legacy AVC signed 24-bit
     assert parse_audio_tag(bytes([0x90]) + b"Opus").codec == "opus"
+
+
+@pytest.mark.parametrize("size", ["1920x1080", "854x480", "320x240"])
+def test_hevc_sps_from_real_encodes(tmp_path: Path, size: str) -> None:
+    cfg = parse_hevc_config(hevc_config_record(tmp_path, size))
+    assert (cfg.width_px, cfg.height_px) == tuple(int(x) for x in size.split("x"))
+    assert cfg.profile == "Main" and cfg.chroma_format_idc == 1
+    with pytest.raises(CodecError):
+        parse_hevc_config(b"\x01" * 30)
 
 
 def test_aac_he_and_escape() -> None:

@@ -23,6 +23,7 @@ from tests.rtmp.helpers import (
     finish,
     flv_files,
     flv_tags,
+    hevc_config_record,
     packets,
     publish,
     running_ingest,
@@ -253,11 +254,12 @@ def _flv_tag(tag: int, ts: int, body: bytes) -> bytes:
 
 async def test_enhanced_rtmp_hevc_and_aggregate(tmp_path: Path) -> None:
     """hvc1 FourCC frames (Enhanced RTMP) inside an aggregate message: split, measured, recorded."""
+    hvcc = hevc_config_record(tmp_path)
     async with running_ingest(tmp_path) as h:
         c = await RawClient.connect(h.port)
         await c.start_publishing("live", "hevc")
         c.set_chunk_size(4096)
-        c.send(RawMessage(6, m.VIDEO, 1, 0, bytes([0x90]) + b"hvc1" + b"\x01" * 30))  # SequenceStart
+        c.send(RawMessage(6, m.VIDEO, 1, 0, bytes([0x90]) + b"hvc1" + hvcc))  # SequenceStart
         tags = []
         for i in range(90):
             key = i % 30 == 0
@@ -270,6 +272,7 @@ async def test_enhanced_rtmp_hevc_and_aggregate(tmp_path: Path) -> None:
         [seq] = [e for e in h.of("sequence_header") if e["track"] == "video"]
         await c.close()
     assert seq["codec"] == "hevc" and seq["enhanced"] is True
+    assert (seq["width"], seq["height"], seq["profile"]) == (854, 480, "Main")
     v = unp["stats"]["video"]
     assert (v["codec"], v["frames"], v["keyframes"]) == ("hevc", 90, 3)
     assert v["keyframe_interval_s"]["mean"] == pytest.approx(1.2)
