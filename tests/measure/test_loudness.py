@@ -161,3 +161,17 @@ def test_file_agrees_with_ffmpeg_ebur128(tmp_path: Path) -> None:
     assert ours.integrated_lufs == pytest.approx(ff_i, abs=0.1)
     assert ours.lra_lu == pytest.approx(ff_lra, abs=0.5)  # both within Tech 3342 ±1; ffmpeg bins LRA at 0.1
     assert ours.true_peak_dbtp == pytest.approx(ff_tp, abs=0.2)
+
+
+def test_streamed_file_equals_in_memory(tmp_path: Path) -> None:
+    """loudness_of_file streams in blocks; the answer must equal the whole-signal one."""
+    rng = np.random.default_rng(9)
+    x = stereo((-30, 4), (-16, 3), (-26, 5)) * (1 + 0.3 * rng.standard_normal((12 * SR, 1)))
+    path = tmp_path / "prog.wav"
+    sf.write(path, x, SR, subtype="FLOAT")
+    whole = measure_loudness(sf.read(path, dtype="float64")[0], SR)
+    streamed = loudness_of_file(path, block_s=0.7)
+    assert streamed.integrated_lufs == pytest.approx(whole.integrated_lufs, abs=1e-9)
+    assert streamed.lra_lu == pytest.approx(whole.lra_lu, abs=1e-9)
+    assert streamed.true_peak_dbtp == pytest.approx(whole.true_peak_dbtp, abs=1e-9)
+    assert np.allclose(streamed.short_term_lufs, whole.short_term_lufs)

@@ -322,6 +322,93 @@ def load_audio(path: str | Path, *, sample_rate_hz: int | None = None, audio_str
     return Audio(samples=samples, sample_rate_hz=rate, info=info)
 
 
+class AudioBlocks:
+    """A file's audio as consecutive (frames, channels) float64 blocks, without holding it all.
+
+    `info` is known before iterating (header facts; `frames` may be the declared count). Iterating
+    raises MediaError on non-finite samples (naming the time), decode errors, and files that turn
+    out shorter than declared (truncated), exactly as :func:`load_audio` would.
+    """
+
+    def __init__(self, path: str | Path, *, block_s: float = 10.0, audio_stream: int = 0) -> None:
+        self.path = Path(path)
+        _check_file(self.path)
+        self.audio_stream = audio_stream
+        self._sf = _soundfile_info(self.path) if audio_stream == 0 else None
+        if self._sf is not None:
+            if self._sf.frames == 0:
+                raise MediaError(f"{_name(self.path)}: no audio samples (0 frames)")
+            self.info = self._sf
+        else:
+            container = _open_av(self.path, audio_stream)
+            try:
+                self.info = _av_info(self.path, container, audio_stream=audio_stream)
+            finally:
+                container.close()
+        self.block_frames = max(1, int(block_s * self.info.sample_rate_hz))
+        self.frames_read = 0
+
+    def _check(self, block: np.ndarray) -> np.ndarray:
+        bad = ~np.isfinite(block)
+        if bad.any():
+            first = self.frames_read + int(np.argmax(bad.any(axis=1)))
+            raise MediaError(f"{_name(self.path)}: non-finite (NaN/inf) samples, first at "
+                             f"{first / self.info.sample_rate_hz:.3f} s")
+        self.frames_read += block.shape[0]
+        return block
+
+    def __iter__(self):
+        if self._sf is not None:
+            try:
+                for block in sf.blocks(str(self.path), blocksize=self.block_frames, dtype="float64",
+                                       always_2d=True):
+                    yield self._check(block)
+            except (RuntimeError, sf.LibsndfileError) as exc:
+                raise MediaError(f"{_name(self.path)}: audio cannot be decoded ({_short(exc)})") from None
+            if self.frames_read < self.info.frames:
+                raise MediaError(f"{_name(self.path)}: truncated: {self.info.frames} frames declared, "
+                                 f"{self.frames_read} read")
+            return
+        yield from self._iter_av()
+
+    def _iter_av(self):
+        import av
+
+        container = _open_av(self.path, self.audio_stream)
+        try:
+            stream = container.streams.audio[self.audio_stream]
+            pending: list[np.ndarray] = []
+            have = 0
+            resampler = None
+            try:
+                for frame in container.decode(stream):
+                    if resampler is None:
+                        resampler = av.AudioResampler(format="dblp", layout=frame.layout, rate=frame.sample_rate)
+                    for out in [*resampler.resample(frame)]:
+                        pending.append(out.to_ndarray().T)
+                        have += pending[-1].shape[0]
+                    if have >= self.block_frames:
+                        yield self._check(np.concatenate(pending, axis=0))
+                        pending, have = [], 0
+                if resampler is not None:
+                    pending.extend(out.to_ndarray().T for out in resampler.resample(None))
+            except av.error.FFmpegError as exc:
+                raise MediaError(f"{_name(self.path)}: truncated or corrupt audio after "
+                                 f"{self.frames_read + have} frames ({_short(exc)})") from None
+            if pending:
+                yield self._check(np.concatenate(pending, axis=0))
+            if self.frames_read == 0:
+                raise MediaError(f"{_name(self.path)}: no audio samples decoded")
+            declared = self.info.frames
+            if declared > 0 and self.frames_read < declared - max(0.5 * self.info.sample_rate_hz,
+                                                                  0.05 * declared):
+                raise MediaError(f"{_name(self.path)}: truncated: container declares "
+                                 f"{declared / self.info.sample_rate_hz:.2f} s, only "
+                                 f"{self.frames_read / self.info.sample_rate_hz:.2f} s decodes")
+        finally:
+            container.close()
+
+
 def check_signal(samples: np.ndarray, what: str = "signal") -> np.ndarray:
     """Validate an in-memory signal for the primitives: non-empty, finite, numeric; float64 view."""
     arr = np.asarray(samples)
@@ -341,4 +428,4 @@ def db(power: float | np.ndarray, floor_db: float = -200.0) -> float | np.ndarra
     return float(out) if np.ndim(out) == 0 else out
 
 
-__all__ = ["Audio", "AudioInfo", "audio_info", "check_signal", "db", "load_audio", "resample"]
+__all__ = ["Audio", "AudioBlocks", "AudioInfo", "audio_info", "check_signal", "db", "load_audio", "resample"]

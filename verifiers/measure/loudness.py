@@ -31,7 +31,7 @@ import numpy as np
 import pyebur128 as r128
 from scipy.signal import sosfilt
 
-from verifiers.measure.audio_io import check_signal, load_audio
+from verifiers.measure.audio_io import AudioBlocks, check_signal
 from verifiers.measure.errors import MediaError
 from verifiers.measure.truepeak import TruePeakMeter, true_peak_dbtp
 
@@ -261,9 +261,23 @@ def measure_loudness(samples: np.ndarray, sample_rate_hz: int, *,
     return res
 
 
-def loudness_of_file(path: str | Path, *, audio_stream: int = 0) -> LoudnessResult:
-    """Loudness of one of a file's audio streams, channels weighted by the file's own layout."""
-    audio = load_audio(path, audio_stream=audio_stream)
-    if not audio.info.channel_names and audio.channels not in _DEFAULT_NAMES:
-        raise MediaError(f"{Path(path).name}: {audio.channels} channels with no layout: cannot weight them")
-    return measure_loudness(audio.samples, audio.sample_rate_hz, channel_names=audio.info.channel_names or None)
+def loudness_of_file(path: str | Path, *, audio_stream: int = 0, block_s: float = 10.0) -> LoudnessResult:
+    """Loudness of one of a file's audio streams, channels weighted by the file's own layout.
+
+    Streams the file through the incremental meter in `block_s` blocks, so an hour of audio does not
+    have to fit in memory. Unusable audio (truncated, NaN, undecodable) raises MediaError.
+    """
+    blocks = AudioBlocks(path, block_s=block_s, audio_stream=audio_stream)
+    info = blocks.info
+    names = info.channel_names or None
+    if not names and info.channels not in _DEFAULT_NAMES:
+        raise MediaError(f"{Path(path).name}: {info.channels} channels with no layout: cannot weight them")
+    meter = LoudnessMeter(info.sample_rate_hz, info.channels, channel_names=names)
+    for block in blocks:
+        if block.shape[1] != info.channels:
+            raise MediaError(f"{Path(path).name}: channel count changes mid-stream "
+                             f"({info.channels} → {block.shape[1]})")
+        meter.push(block)
+    if meter.frames == 0:
+        raise MediaError(f"{Path(path).name}: no audio samples")
+    return meter.result()

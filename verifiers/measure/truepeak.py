@@ -62,41 +62,59 @@ def _to_dbtp(peak: float) -> float:
     return 20.0 * math.log10(peak) if peak > 0 else -math.inf
 
 
+def _scan(sig: np.ndarray, lo: int, hi: int, best: float, factor: int, block: int) -> float:
+    """Max |interpolated| at input positions [lo, hi) of `sig` (outside `sig`: zeros), or `best`.
+
+    Positions go in blocks, loudest bound first; a block whose bound (Hölder: ‖h‖₁·max|x| over the
+    filter span; Cauchy–Schwarz: ‖h‖₂·‖x‖₂ over it) is not above the running maximum is skipped,
+    and once one is, all the rest are.
+    """
+    n = len(sig)
+    if hi <= lo:
+        return best
+    _, l1, l2 = _filter(factor)
+    span = 2 * _HALF
+    nb = -(-(hi - lo) // block)
+    base = lo - span  # ext[0] is sig[base]
+    ext = np.zeros(nb * block + 2 * span)
+    s0, s1 = max(0, base), min(n, base + len(ext))
+    ext[s0 - base: s1 - base] = sig[s0:s1]
+    a = np.abs(ext)
+    core = a[span: span + nb * block].reshape(nb, block).max(axis=1)
+    prev_pk = np.concatenate([[a[:span].max()], core[:-1]])
+    next_pk = np.concatenate([core[1:], [a[span + nb * block:].max()]])
+    peak_near = np.maximum(core, np.maximum(prev_pk, next_pk))  # block ≥ span: covers ±_HALF
+    c = np.concatenate([[0.0], np.cumsum(ext * ext)])
+    win_e = c[span:] - c[:-span]  # win_e[s] = Σ ext[s:s+span]: the span of position s + _HALF
+    e_max = np.maximum(win_e[_HALF: _HALF + nb * block], 0.0).reshape(nb, block).max(axis=1)
+    bounds = np.minimum(peak_near * l1, np.sqrt(e_max) * l2)
+    ctx = _TAPS_PER_PHASE
+    for k in np.argsort(bounds)[::-1]:
+        if bounds[k] <= best:
+            break  # every remaining block is bounded lower still
+        p0 = lo + int(k) * block
+        p1 = min(hi, p0 + block)
+        seg_lo = max(0, p0 - ctx)
+        y = _interp_abs(sig[seg_lo: min(n, p1 + ctx)], factor)
+        best = max(best, float(y[(p0 - seg_lo) * factor: (p1 - seg_lo) * factor].max()))
+    return best
+
+
 def true_peak_dbtp(samples: np.ndarray, sample_rate_hz: int) -> list[float]:
     """True peak per channel (dBTP) of a whole signal (frames, channels) or (frames,)."""
     x = np.asarray(samples, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
-    ctx = _TAPS_PER_PHASE  # context samples each side of a block: covers the filter support
     factor = oversampling_factor(sample_rate_hz)
-    _, l1, l2 = _filter(factor)
-    span = 2 * _HALF
-    block = max(span, int(_BLOCK_S * sample_rate_hz))
+    block = max(2 * _HALF, int(_BLOCK_S * sample_rate_hz))
     out = []
     for ch in range(x.shape[1]):
         sig = np.ascontiguousarray(x[:, ch])
-        n = len(sig)
-        if n == 0:
+        if len(sig) == 0:
             out.append(-math.inf)
             continue
-        nb = -(-n // block)
-        padded = np.zeros(nb * block + span)
-        padded[:n] = sig
-        peaks = np.abs(padded[: nb * block]).reshape(nb, block).max(axis=1)
-        # max energy of any filter-span window starting in each block
-        c = np.concatenate([[0.0], np.cumsum(padded * padded)])
-        win_e = np.maximum(c[span:] - c[:-span], 0.0)[: nb * block].reshape(nb, block).max(axis=1)
-        prev_e = np.concatenate([[0.0], win_e[:-1]])  # windows ending in this block start earlier
-        bounds = np.minimum(peaks * l1, np.sqrt(np.maximum(win_e, prev_e)) * l2)
-        best = float(peaks.max())  # the true peak is never below the sample peak
-        for b in np.argsort(bounds)[::-1]:
-            if bounds[b] <= best:
-                break  # every remaining block is bounded lower still
-            lo, hi = b * block, min(n, (b + 1) * block)
-            seg_lo = max(0, lo - ctx)
-            y = _interp_abs(sig[seg_lo: min(n, hi + ctx)], factor)
-            best = max(best, float(y[(lo - seg_lo) * factor: (hi - seg_lo) * factor].max()))
-        out.append(_to_dbtp(best))
+        best = max(float(sig.max()), -float(sig.min()))  # never below the sample peak
+        out.append(_to_dbtp(_scan(sig, 0, len(sig), best, factor, block)))
     return out
 
 
@@ -109,7 +127,7 @@ class TruePeakMeter:
 
     def __init__(self, sample_rate_hz: int, channels: int) -> None:
         self.factor = oversampling_factor(sample_rate_hz)
-        _, self._l1, self._l2 = _filter(self.factor)
+        self._block = max(2 * _HALF, int(_BLOCK_S * sample_rate_hz))
         self._hist = np.zeros((2 * _HALF, channels))
         self._peak = np.zeros(channels)
 
@@ -120,12 +138,10 @@ class TruePeakMeter:
         col_peak = np.array([max(float(joined[:, c].max()), -float(joined[:, c].min()))
                              for c in range(joined.shape[1])])
         self._peak = np.maximum(self._peak, col_peak)
-        bound = col_peak * self._l1  # Hölder bound: cheap, enough once levels settle
-        f = self.factor
-        for ch in np.nonzero(bound > self._peak)[0]:
-            y = _interp_abs(joined[:, ch], f)[_HALF * f: (len(joined) - _HALF) * f]
-            if len(y):
-                self._peak[ch] = max(self._peak[ch], float(y.max()))
+        for ch in range(joined.shape[1]):
+            sig = np.ascontiguousarray(joined[:, ch])
+            self._peak[ch] = _scan(sig, _HALF, len(joined) - _HALF, float(self._peak[ch]), self.factor,
+                                   self._block)
         self._hist = joined[-2 * _HALF:].copy()
 
     def per_channel_dbtp(self) -> list[float]:
