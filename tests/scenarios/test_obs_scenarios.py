@@ -8,6 +8,7 @@ reacts to "Notes" fails the no-false-trigger expectation.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import os
@@ -41,8 +42,23 @@ PASSWORD = "scenario-pw"
 
 
 @pytest.fixture(scope="module")
-def obs_instance() -> Iterator[ObsInstance]:
-    with ObsInstance(collection=hotkey_collection("Gameplay"), ws_password=PASSWORD, window_manager=True) as inst:
+def replay_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("replays")
+
+
+@pytest.fixture(scope="module")
+def obs_instance(replay_dir: Path) -> Iterator[ObsInstance]:
+    # A small output and a 5 s replay buffer with Save Replay on F9 (a frontend hotkey, profile).
+    profile = {"basic.ini": {
+        "Output": {"Mode": "Advanced"},
+        "AdvOut": {"RecType": "Standard", "RecFilePath": str(replay_dir), "RecFormat": "mkv",
+                   "RecEncoder": "obs_x264", "RecTracks": "1", "RecRB": "true", "RecRBTime": "5",
+                   "RecRBSize": "512"},
+        "Video": {"OutputCX": "320", "OutputCY": "180", "FPSType": "1", "FPSInt": "10"},
+        # OBS keeps the replay-buffer output's hotkeys as one JSON under [Hotkeys] ReplayBuffer
+        "Hotkeys": {"ReplayBuffer": json.dumps({"ReplayBuffer.Save": [{"key": "OBS_KEY_F9"}]})}}}
+    with ObsInstance(collection=hotkey_collection("Gameplay"), profile=profile, ws_password=PASSWORD,
+                     window_manager=True) as inst:
         yield inst
 
 
@@ -140,3 +156,34 @@ async def test_t20_responder_matching_notes_fails_no_false_trigger(obs_instance:
     assert not results["no_false_trigger"].passed
     assert 100.0 <= results["no_false_trigger"].latency_ms <= 500.0
     assert "to 'Privacy'" in results["no_false_trigger"].detail
+
+
+F9_SCENARIO = """
+name: F9 saves a replay
+steps:
+  - {id: f9, at_ms: 2500, key: F9, hold_ms: 120}
+expect:
+  - {id: replay_saved, event: ReplayBufferSaved, after: f9, within_ms: 3000}
+"""
+
+
+async def test_f9_saves_replay_through_frontend_hotkey(obs_instance: ObsInstance, replay_dir: Path,
+                                                       tmp_path: Path) -> None:
+    """The T08 mechanism with a 5 s buffer: XTEST F9 -> OBS's Save Replay -> ReplayBufferSaved."""
+    client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
+    try:
+        client.start_replay_buffer()
+        f = tmp_path / "f9.yaml"
+        f.write_text(F9_SCENARIO)
+        result = await play(obs_instance, f)
+    finally:
+        client.stop_replay_buffer()
+        client.disconnect()
+    (r,) = result.expectations
+    assert r.passed, r.detail
+    assert 0.0 < r.latency_ms <= 3000.0
+    saved = [e for e in result.observed if "ReplayBufferSaved" in (e.kind, e.payload.get("type"))]
+    data = saved[0].payload.get("data", saved[0].payload)
+    path = Path(data["savedReplayPath"])
+    assert path.parent == replay_dir
+    assert await asyncio.to_thread(os.path.getsize, path) > 0
