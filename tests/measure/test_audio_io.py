@@ -145,3 +145,22 @@ def test_video_without_audio_is_media_error(tmp_path: Path) -> None:
     _ffmpeg("-f", "lavfi", "-i", "testsrc=d=0.2:s=64x64", "-c:v", "libx264", str(out))
     with pytest.raises(MediaError, match="no audio stream"):
         load_audio(out)
+
+
+@needs_ffmpeg
+def test_truncated_mp3_is_reported_by_both_readers(tmp_path: Path) -> None:
+    from verifiers.measure.audio_io import AudioBlocks
+
+    wav, mp3 = tmp_path / "a.wav", tmp_path / "a.mp3"
+    sf.write(wav, _tone(440, 4 * SR), SR)
+    _ffmpeg("-i", str(wav), "-b:a", "128k", str(mp3))
+    cut = tmp_path / "cut.mp3"
+    cut.write_bytes(mp3.read_bytes()[: mp3.stat().st_size * 2 // 5])
+    with pytest.raises(MediaError, match="truncated"):
+        load_audio(cut)
+    with pytest.raises(MediaError, match="truncated"):
+        for _ in AudioBlocks(cut, block_s=1.0):
+            pass
+    blocks = AudioBlocks(mp3, block_s=1.0)
+    total = sum(b.shape[0] for b in blocks)
+    assert total == pytest.approx(4 * SR, abs=0.03 * SR) and blocks.info.sample_rate_hz == SR
