@@ -1,0 +1,230 @@
+"""R06.12.01.01-T13: record only the Calculator window (1280x720, ~20 s) while computing 12 x 34 =.
+
+Emulated (catalog): the harness's stand-in calculator window plays Calculator here; its display
+font and layout are known, so "OCR" is template classification: the display box of the last
+frames is matched (normalised cross-correlation) against renders of the candidate readings in
+gt/display/<text>.png and must read 408. Leaks are colour signatures: the desktop wallpaper is a
+known template and the notification fired mid-task (scenario action `notify`) a known banner colour
+(gt/t13.json). window_only also needs the audit: no process but OBS may have written obs-studio/,
+and none of the catalog's forbidden writers (ffmpeg, bash, sh) the recording.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import truncate, write_media
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, payload
+from verifiers.tasks.streaming.media import frames, probe
+
+REC = "recordings/calc_tutorial.mp4"
+WINDOW_KINDS = ("xcomposite_input", "window_capture", "game_capture", "pipewire-window-capture-source")
+DISPLAY_KINDS = ("xshm_input", "monitor_capture", "display_capture", "pipewire-desktop-capture-source")
+OBS_WRITERS = {"obs", "obs-studio", "obs64.exe", "obs.exe", "obs64"}
+CANDIDATES = ("0", "1", "12", "34", "408", "1234")
+FPS = 2
+
+
+def colour_share(img: np.ndarray, colours: list[list[int]], tol: int = 18) -> float:
+    """Share of pixels within tol (per channel) of any of the colours."""
+    px = img.reshape(-1, 3).astype(np.int16)
+    hit = np.zeros(len(px), bool)
+    for c in colours:
+        hit |= (np.abs(px - np.array(c, np.int16)) <= tol).all(axis=1)
+    return float(hit.mean())
+
+
+def display_box(gt: dict[str, Any], w: int, h: int) -> tuple[int, int, int, int]:
+    """The calculator display in frame pixels: window scaled to fit the canvas and centred (OBS 'fit')."""
+    ww, wh = gt["window_px"]
+    s = min(w / ww, h / wh)
+    ox, oy = (w - ww * s) / 2, (h - wh * s) / 2
+    x0, y0, x1, y1 = gt["display_box_px"]
+    return round(ox + x0 * s), round(oy + y0 * s), round(ox + x1 * s), round(oy + y1 * s)
+
+
+def read_display(img: np.ndarray, refs: dict[str, np.ndarray]) -> tuple[str, float]:
+    g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY).astype(np.float32)
+    best, score = "", -1.0
+    for text, ref in refs.items():
+        r = cv2.resize(ref, (g.shape[1], g.shape[0]), interpolation=cv2.INTER_AREA).astype(np.float32)
+        a, b = g - g.mean(), r - r.mean()
+        ncc = float((a * b).sum() / (np.sqrt((a * a).sum() * (b * b).sum()) + 1e-9))
+        if ncc > score:
+            best, score = text, ncc
+    return best, score
+
+
+@register
+class WindowTutorial(TaskVerifier):
+    task_id = "R06.12.01.01-T13"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("t13.json")
+        refs = {t: cv2.imread(str(ctx.gt_path(f"display/{t}.png")), cv2.IMREAD_GRAYSCALE) for t in CANDIDATES}
+        try:
+            coll = collection_with(ctx, scene="Tutorial")
+            kinds = [coll.sources[n].kind for n in coll.scenes["Tutorial"].item_names() if n in coll.sources]
+        except AgentOutputError:
+            kinds = []
+        try:
+            info = probe(ctx.artifact(REC))
+            v = info.video[0] if info.video else None
+            samples = list(frames(ctx.artifact(REC), max_width_px=320))
+        except (AgentOutputError, MediaError) as exc:
+            info, v, samples, err = None, None, [], str(exc)
+        else:
+            err = ""
+        wall = max((colour_share(img, gt["wallpaper_rgb"]) for _t, img in samples), default=0.0)
+        try:
+            audit = ctx.events_of("audit", "write")
+        except NoLiveEvidence as exc:
+            checks.error("window_only", f"{exc} (who wrote the scene JSON and the recording must be audited)")
+        else:
+            forbidden = set(self.task.forbidden_writers)
+            bad = [payload(e) for e in audit
+                   if ("obs-studio" in str(payload(e).get("path", ""))
+                       and str(payload(e).get("process", "")).lower() not in OBS_WRITERS)
+                   or str(payload(e).get("process", "")).lower() in forbidden]
+            parts = {"window capture in Tutorial": any(k.startswith(WINDOW_KINDS) for k in kinds),
+                     "no display capture": bool(kinds) and not any(k.startswith(DISPLAY_KINDS) for k in kinds),
+                     "no wallpaper in frames": bool(samples) and wall <= 0.001,
+                     "no outside/forbidden writer": not bad}
+            checks.set("window_only", frac(sum(parts.values()), 4), {"sources": kinds, "max_wallpaper_share": wall,
+                                                                      "bad_writers": bad, **parts},
+                       "; ".join(f"not {k}" for k, s in parts.items() if not s) or err)
+        pc = checks.params("canvas_duration")
+        if info is None or v is None:
+            checks.fail("canvas_duration", err or "no video stream")
+            checks.fail("action_recorded", err or "no video stream")
+        else:
+            cparts = {"1280x720": [v.width_px, v.height_px] == pc["size_px"],
+                      "18-25 s": pc["min_duration_s"] <= info.duration_s <= pc["max_duration_s"]}
+            checks.set("canvas_duration", frac(sum(cparts.values()), 2), {"size": [v.width_px, v.height_px],
+                                                                          "duration_s": info.duration_s, **cparts},
+                       "; ".join(f"not {k}" for k, s in cparts.items() if not s))
+            last = samples[-3:] if samples else []
+            reads = []
+            for _t, img in last:
+                x0, y0, x1, y1 = display_box(gt, img.shape[1], img.shape[0])
+                reads.append(read_display(img[y0:y1, x0:x1], refs))
+            want = checks.params("action_recorded")["expected_text"]
+            ok = bool(reads) and any(r[0] == want and r[1] >= 0.6 for r in reads)
+            checks.set("action_recorded", 1.0 if ok else 0.0, {"read": reads},
+                       "" if ok else f"display does not read {want} at the end")
+        notify = [e for e in ctx.events_of("scenario", "action") if (payload(e).get("action") == "notify")]
+        if not notify:
+            checks.error("no_notification_leak", "no live evidence: the scenario fired no test notification")
+            return
+        leak = [t for t, img in samples if colour_share(img, [gt["notification_rgb"]]) > 0.002]
+        checks.set("no_notification_leak", 0.0 if leak or not samples else 1.0,
+                   {"frames_with_notification_s": leak[:10]},
+                   "notification visible in the recording" if leak else (err if not samples else ""))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        gt = {"window_px": [320, 480], "display_box_px": [20, 20, 300, 100],
+              "wallpaper_rgb": [[200, 30, 170], [20, 170, 160]], "notification_rgb": [250, 140, 10]}
+        inst.write_json(inst.gt / "t13.json", gt)
+        (inst.gt / "display").mkdir(parents=True)
+        for t in CANDIDATES:
+            cv2.imwrite(str(inst.gt / "display" / f"{t}.png"), display_img(t))
+        (inst.workdir / "recordings").mkdir(parents=True)
+        good = build()
+        cache: dict[tuple, bytes] = {}
+
+        def solution(folder: Path, coll: dict, *, dur_s: float = 20.0, size=(1280, 720), final: str = "408",
+                     wallpaper: bool = False, notification: bool = False, writer: str = "obs",
+                     run: bool = True) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Tutorial")
+            key = (dur_s, size, final, wallpaper, notification)
+            path = folder / REC
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if key not in cache:
+                write_media(path, recording(gt, dur_s, size, final, wallpaper, notification), FPS)
+                cache[key] = path.read_bytes()
+            else:
+                path.write_bytes(cache[key])
+            if run:
+                InstanceWriter.write_events(folder, [
+                    event("scenario", "action", 9000, {"step": "toast", "action": "notify", "status": "ok",
+                                                      "arg": "Test notification"}),
+                    event("audit", "write", 1000, {"path": "obs-studio/basic/scenes/Tutorial.json", "process": "obs"}),
+                    event("audit", "write", 21000, {"path": REC, "process": writer})])
+
+        solution(inst.oracle, good)
+        c = copy.deepcopy(good)
+        O.find_source(c, "Calculator")["id"] = O.find_source(c, "Calculator")["versioned_id"] = "xshm_input"
+        solution(inst.mutant("display_capture", ["window_only"], "display capture cropped to the calculator"), c,
+                 wallpaper=True)
+        solution(inst.mutant("notification_leaks", ["no_notification_leak"], "notification drawn over the window"),
+                 good, notification=True)
+        solution(inst.mutant("recording_15s", ["canvas_duration"], "stopped after 15 s"), good, dur_s=15.0)
+        solution(inst.mutant("canvas_1080p", ["canvas_duration"], "canvas left at 1920x1080"), good, size=(1920, 1080))
+        solution(inst.mutant("no_equals", ["action_recorded"], "= never pressed: display shows 34"), good, final="34")
+        solution(inst.mutant("ffmpeg_wrote_recording", ["window_only"], "recording made with ffmpeg x11grab"), good,
+                 writer="ffmpeg")
+        solution(inst.mutant("no_run_recorded", ["window_only", "no_notification_leak"], "no audit/scenario: cannot judge"),
+                 good, run=False)
+        solution(inst.mutant("truncated", ["window_only", "canvas_duration", "action_recorded", "no_notification_leak"],
+                             "recording never finalised"), good)
+        truncate(inst.root / "mutants" / "truncated" / REC, 0.05)
+
+
+def display_img(text: str) -> np.ndarray:
+    """The stand-in calculator's display (280x80, black digits right-aligned on white)."""
+    img = np.full((80, 280), 255, np.uint8)
+    (tw, _th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 1.8, 3)
+    cv2.putText(img, text, (270 - tw, 62), cv2.FONT_HERSHEY_SIMPLEX, 1.8, 0, 3)
+    return img
+
+
+def window_img(text: str) -> np.ndarray:
+    win = np.full((480, 320, 3), 70, np.uint8)
+    win[20:100, 20:300] = cv2.cvtColor(display_img(text), cv2.COLOR_GRAY2RGB)
+    for r in range(4):
+        for c in range(4):
+            x, y = 20 + c * 72, 120 + r * 88
+            win[y:y + 76, x:x + 64] = (110, 110, 120)
+    return win
+
+
+def recording(gt: dict, dur_s: float, size: tuple[int, int], final: str, wallpaper: bool,
+              notification: bool) -> list[np.ndarray]:
+    w, h = size
+    out = []
+    for i in range(round(dur_s * FPS)):
+        t = i / FPS
+        text = "0" if t < 3 else "12" if t < 6 else "34" if t < 9 else final if t >= 11 else "34"
+        win = window_img(text)
+        s = min(w / 320, h / 480)
+        ww, wh = round(320 * s), round(480 * s)
+        img = np.zeros((h, w, 3), np.uint8)
+        if wallpaper:
+            img[:] = gt["wallpaper_rgb"][0]
+            img[::40, :] = gt["wallpaper_rgb"][1]
+        ox, oy = (w - ww) // 2, (h - wh) // 2
+        img[oy:oy + wh, ox:ox + ww] = cv2.resize(win, (ww, wh), interpolation=cv2.INTER_AREA)
+        if notification and 9 <= t < 14:
+            img[20:120, w - 420:w - 20] = gt["notification_rgb"]
+        out.append(img)
+    return out
+
+
+def build() -> dict[str, Any]:
+    inputs = [O.source("Calculator", "xcomposite_input", {"capture_window": "0x3a00007\rCalculator\rtally-calc",
+                                                          "show_cursor": True}),
+              O.source("Mic", "pulse_input_capture", {"device_id": "default"})]
+    scenes = [O.scene("Tutorial", [O.item("Calculator", 1, bounds=(1280, 720), bounds_type=2), O.item("Mic", 2)])]
+    return O.collection("Tutorial", scenes, inputs)
