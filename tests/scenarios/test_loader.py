@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scenarios.keys import KeyChordError, parse_chord
-from scenarios.loader import ScenarioError, load_scenario, parse_scenario
+from scenarios.loader import ScenarioError, build_scenario, load_scenario, parse_scenario
 
 FILES = sorted((Path(__file__).resolve().parents[2] / "scenarios" / "files").glob("*.yaml"))
 
@@ -100,3 +102,23 @@ def test_missing_and_binary_files(tmp_path: Path) -> None:
     junk.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ScenarioError, match=r"junk\.yaml: cannot read"):
         load_scenario(junk)
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True),
+                     st.text(max_size=12))
+_keys = st.sampled_from(["id", "at_ms", "at_s", "after", "after_event", "delay_ms", "key", "focus", "mark",
+                         "wait", "open_window", "match", "hold_ms", "program_scene", "within_ms", "no_switch",
+                         "muted_while", "input_muted", "event", "until", "stays_s", "kind", "data", "x"])
+_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                         st.dictionaries(_keys, inner, max_size=5)),
+                       max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["name", "task", "inputs", "settle_ms", "steps", "expect", "junk"]),
+                       _values, max_size=5))
+def test_garbage_documents_give_scenario_errors_only(doc: dict) -> None:
+    try:
+        build_scenario(doc, "fuzz.yaml")
+    except ScenarioError as exc:
+        assert str(exc).startswith("fuzz.yaml")
