@@ -1,0 +1,209 @@
+"""R06.12.01.01-T14: measure the webcam's A/V offset with a clap test, correct it, record sync_after.mkv.
+
+The harness's clapper feed (gt/t14.json: which side is late and by how much, the clapper's colour
+and where it is in the frame) delays the video by a hidden 120 ms. Visual close time: the
+clapper's opening (rows of bar colour between the two jaws) shrinks linearly while closing; a line
+fitted to the last open frames is extrapolated to zero, giving sub-frame precision. Audio: the clap
+transient from verifiers.measure.onsets. Offset = audio onset - visual close, averaged over the
+claps. The fix: Mic sync offset (source `sync`, ns) of +delay when the video is late (a Cam render
+delay `gpu_delay` filter would only make a late video later, so it counts when the audio is late).
+before_test: another recording exists in recordings/ and, in the observer's log, its
+RecordStateChanged (stopped) came before the Mic's InputAudioSyncOffsetChanged.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.onsets import detect_onsets
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, payload, ramp, t_ms
+from verifiers.tasks.streaming.media import decode_audio_tracks, frames
+
+AFTER = "recordings/sync_after.mkv"
+FPS = 30
+CLAPS_S = (1.0, 2.5, 4.0, 5.5, 7.0)
+CLOSE_S = 0.3  # jaws take 300 ms to close
+
+
+def visual_closes(path: Path, gt: dict[str, Any]) -> list[float]:
+    """Close times (s) of each clap from the jaw opening per frame."""
+    x0, x1 = gt["clapper_cols"]
+    col = np.array(gt["clapper_rgb"], float)
+    ts, gaps = [], []
+    for t, img in frames(path, max_width_px=160):
+        band = img[:, x0:x1].astype(float)
+        is_bar = np.linalg.norm(band - col, axis=2).mean(axis=1) < 60
+        rows = np.nonzero(is_bar)[0]
+        ts.append(t)
+        gaps.append(float(rows.max() - rows.min()) if rows.size else np.nan)
+    t, g = np.array(ts), np.array(gaps)
+    full = np.nanmax(g) if np.isfinite(g).any() else 0.0
+    closes = []
+    i = 0
+    while i < len(g) - 1:
+        # a closing run: opening strictly decreasing from (near) full down to the closed height
+        if np.isfinite(g[i]) and g[i] >= 0.9 * full and g[i + 1] < g[i] - 1:
+            j = i + 1
+            while j + 1 < len(g) and g[j + 1] < g[j] - 1:
+                j += 1
+            closed = g[j + 1] if j + 1 < len(g) else g[j]
+            run = slice(i, j + 1)
+            sel = g[run] > closed + 1
+            if sel.sum() >= 2:
+                slope, icpt = np.polyfit(t[run][sel], g[run][sel], 1)
+                closes.append(float((closed - icpt) / slope))
+            i = j + 1
+        else:
+            i += 1
+    return closes
+
+
+def audio_claps(path: Path) -> list[float]:
+    tracks, rate = decode_audio_tracks(path)
+    if not tracks:
+        raise MediaError(f"{path.name}: no audio")
+    return [o.time_s for o in detect_onsets(tracks[0].astype(np.float64), rate, min_gap_s=0.5, threshold_db=20.0)]
+
+
+@register
+class AvOffset(TaskVerifier):
+    task_id = "R06.12.01.01-T14"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("t14.json")
+        po = checks.params("offset_set")
+        delay = gt.get("injected_delay_ms", po["injected_delay_ms"])
+        try:
+            coll = collection_with(ctx, source="Mic")
+            mic_ms = coll.sources["Mic"].sync_offset_ms
+            cam = coll.sources.get("Cam")
+            render = sum(float(f.settings.get("delay_ms", 0)) for f in (cam.filters if cam else ())
+                         if f.kind == "gpu_delay" and f.enabled)
+        except AgentOutputError:
+            mic_ms, render = 0.0, 0.0
+        fix = mic_ms - render if gt["late"] == "video" else render - mic_ms
+        checks.set("offset_set", ramp(fix - delay, po["tolerance_ms"], 3 * po["tolerance_ms"]),
+                   {"mic_sync_ms": mic_ms, "cam_render_delay_ms": render, "net_fix_ms": fix},
+                   "" if abs(fix - delay) <= po["tolerance_ms"] else f"net correction {fix:.0f} ms, needed {delay} ms")
+
+        pr = checks.params("residual_offset")
+        try:
+            path = ctx.artifact(AFTER)
+            vis, aud = visual_closes(path, gt), audio_claps(path)
+        except (AgentOutputError, MediaError) as exc:
+            checks.fail("residual_offset", str(exc))
+        else:
+            pairs = [(a - min(vis, key=lambda v, a=a: abs(v - a))) * 1000 for a in aud] if vis else []
+            pairs = [d for d in pairs if abs(d) < 400]
+            if len(pairs) < min(3, pr["claps"]):
+                checks.fail("residual_offset", f"found {len(pairs)} claps in sync_after.mkv", {"offsets_ms": pairs})
+            else:
+                mean = float(np.mean(np.abs(pairs)))
+                checks.set("residual_offset", ramp(mean, pr["max_mean_offset_ms"], 60.0) * min(1.0, len(pairs) / pr["claps"]),
+                           {"offsets_ms": pairs, "mean_abs_ms": mean},
+                           "" if mean <= pr["max_mean_offset_ms"] else f"residual offset {mean:.0f} ms")
+
+        d = ctx.workdir / "recordings"
+        others = [p for p in sorted(d.iterdir()) if p.is_file() and p.name != Path(AFTER).name
+                  and p.suffix.lower() in (".mkv", ".mp4", ".mov", ".flv")] if d.is_dir() else []
+        evs = ctx.events_of("obs")
+        stops = [(t_ms(e), Path(str(payload(e).get("outputPath", ""))).name) for e in evs
+                 if e.get("kind") == "RecordStateChanged" and payload(e).get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
+        fixes = [t_ms(e) for e in evs if e.get("kind") == "InputAudioSyncOffsetChanged"
+                 and payload(e).get("inputName") == "Mic"]
+        first_fix = min(fixes) if fixes else float("inf")
+        before = [n for t, n in stops if t < first_fix and n in {p.name for p in others}]
+        parts = {"a clap test recording besides sync_after": bool(others), "recorded before the fix": bool(before)}
+        checks.set("before_test", frac(sum(parts.values()), 2), {"other_recordings": [p.name for p in others],
+                                                                  "stopped_before_fix": before, **parts},
+                   "; ".join(f"no {k}" for k, v in parts.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        gt = {"injected_delay_ms": 120, "late": "video", "clapper_rgb": [240, 240, 240], "clapper_cols": [60, 100]}
+        inst.write_json(inst.gt / "t14.json", gt)
+        (inst.workdir / "recordings").mkdir(parents=True)
+        good = build(120)
+        cache: dict[float, bytes] = {}
+
+        def rec(path: Path, offset_ms: float) -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if offset_ms not in cache:
+                vid, aud = clap_test(offset_ms)
+                write_media(path, vid, FPS, audio=[aud], audio_codec="pcm_s16le")
+                cache[offset_ms] = path.read_bytes()
+            else:
+                path.write_bytes(cache[offset_ms])
+
+        def solution(folder: Path, coll: dict, *, after_ms: float = 3.0, before: bool = True,
+                     fix_first: bool = False, run: bool = True) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, coll)
+            O.write_global(cfg, coll["name"], "Stream")
+            if before:
+                rec(folder / "recordings" / "2026-11-30 21-20-00.mkv", -120.0)
+            rec(folder / AFTER, after_ms)
+            if run:
+                t_fix = 5_000 if fix_first else 20_000
+                evs = [event("obs", "InputAudioSyncOffsetChanged", t_fix, {"inputName": "Mic", "inputAudioSyncOffset": 120})]
+                if before:
+                    evs.append(event("obs", "RecordStateChanged", 12_000, {
+                        "outputActive": False, "outputState": "OBS_WEBSOCKET_OUTPUT_STOPPED",
+                        "outputPath": "/home/streamer/work/recordings/2026-11-30 21-20-00.mkv"}))
+                evs.append(event("obs", "RecordStateChanged", 40_000, {
+                    "outputActive": False, "outputState": "OBS_WEBSOCKET_OUTPUT_STOPPED",
+                    "outputPath": "/home/streamer/work/recordings/sync_after.mkv"}))
+                InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
+
+        solution(inst.oracle, good)
+        solution(inst.mutant("offset_80ms", ["offset_set", "residual_offset"], "sync offset 80 ms: 40 ms left"),
+                 build(80), after_ms=-40.0)
+        solution(inst.mutant("wrong_sign", ["offset_set", "residual_offset"], "sync offset -120 ms: 240 ms off"),
+                 build(-120), after_ms=-240.0)
+        solution(inst.mutant("no_before_test", ["before_test"], "went straight to the fix"), good, before=False)
+        solution(inst.mutant("before_after_fix", ["before_test"], "the 'before' clip was recorded after changing the "
+                             "offset"), good, fix_first=True)
+        solution(inst.mutant("no_run_recorded", ["before_test"], "no observer log: cannot judge"), good, run=False)
+
+
+def clap_test(offset_ms: float, dur_s: float = 8.5, rate_hz: int = 48_000) -> tuple[list[np.ndarray], np.ndarray]:
+    """Clapper frames (jaws closing over 300 ms, closed at each clap) and claps offset_ms after each close."""
+    n = round(dur_s * FPS)
+    vid = []
+    for i in range(n):
+        t = i / FPS
+        img = np.full((90, 160, 3), 30, np.uint8)
+        nxt = min((c for c in CLAPS_S if c >= t), default=None)
+        gap = 40.0
+        if nxt is not None and nxt - t <= CLOSE_S:
+            gap = 4 + 36 * (nxt - t) / CLOSE_S
+        elif any(0 <= t - c < 0.4 for c in CLAPS_S):
+            gap = 4.0
+        top = 20
+        img[top:top + 4, 60:100] = 240
+        b = int(round(top + gap))
+        img[b:b + 4, 60:100] = 240
+        vid.append(img)
+    aud = np.zeros(int(dur_s * rate_hz), np.float32)
+    rng = np.random.default_rng(11)
+    for c in CLAPS_S:
+        s = int((c + offset_ms / 1000) * rate_hz)
+        burst = rng.normal(0, 0.5, 2400) * np.exp(-np.arange(2400) / 300)
+        aud[s:s + 2400] += burst.astype(np.float32)
+    return vid, aud
+
+
+def build(mic_sync_ms: float) -> dict[str, Any]:
+    inputs = [O.source("Cam", "v4l2_input", {"device_id": "/dev/video0"}),
+              O.source("Mic", "pulse_input_capture", {"device_id": "tally_clap.monitor"},
+                       sync_ns=int(mic_sync_ms * 1_000_000))]
+    return O.collection("Stream", [O.scene("Live", [O.item("Cam", 1), O.item("Mic", 2)])], inputs)
