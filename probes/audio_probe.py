@@ -16,6 +16,7 @@ measurement cannot disagree. −inf readings (silence) are sent as null.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,7 +34,8 @@ class AudioProbe:
     def __init__(self, emit: Emit, sample_rate_hz: int, channels: int, *, tones_hz: Sequence[float] = (),
                  channel_names: Sequence[str] | None = None, track: int = 0, name: str = "",
                  frame_s: float = 0.1, silence_dbfs: float = -60.0, silence_min_s: float = 0.3,
-                 clip_level: float = 0.999, tone_min_dbfs: float = -60.0, source: str = SOURCE) -> None:
+                 clip_level: float = 0.999, tone_min_dbfs: float = -60.0, chunk_s: float = 0.1,
+                 source: str = SOURCE) -> None:
         self.emit = emit
         self.source = source
         self.sr = int(sample_rate_hz)
@@ -51,6 +53,10 @@ class AudioProbe:
         self.noise = NoiseFloor(self.channels)
         self.clip_level = clip_level
         self.frame_len = max(1, round(frame_s * self.sr))
+        self.chunk_len = max(1, round(chunk_s * self.sr))
+        self._buf: list[np.ndarray] = []
+        self._buf_n = 0
+        self._buf_t = 0.0
         self._in_frame = 0
         self._t0: float | None = None
         self.frames_seen = 0  # samples
@@ -62,6 +68,9 @@ class AudioProbe:
 
     # -- feeding -------------------------------------------------------------------------------
     def push(self, block: AudioBlock) -> None:
+        """Queue a block; work is done per `chunk_s` of signal (per-call overhead dominates below
+        that), so events come out at most `chunk_s` after the samples that caused them. Their
+        `t_s` values are exact whatever the chunking."""
         x = np.asarray(block.samples)
         if x.ndim == 1:
             x = x[:, None]
@@ -69,9 +78,22 @@ class AudioProbe:
             raise ValueError(f"block has {x.shape[1]} channels, probe was made for {self.channels}")
         if block.sample_rate_hz != self.sr:
             raise ValueError(f"block at {block.sample_rate_hz} Hz, probe was made for {self.sr} Hz")
+        if not self._buf:
+            self._buf_t = block.t_s
+        self._buf.append(x)
+        self._buf_n += x.shape[0]
+        if self._buf_n >= self.chunk_len:
+            self.flush()
+
+    def flush(self) -> None:
+        """Process whatever is queued (call at end of input)."""
+        if not self._buf:
+            return
+        x = self._buf[0] if len(self._buf) == 1 else np.concatenate(self._buf, axis=0)
+        t = self._buf_t
+        self._buf, self._buf_n = [], 0
         if self._t0 is None:
-            self._t0 = block.t_s
-        t = block.t_s
+            self._t0 = t
         pos = 0
         while pos < x.shape[0]:
             take = min(x.shape[0] - pos, self.frame_len - self._in_frame)
@@ -119,8 +141,8 @@ class AudioProbe:
         tp = lm.true_peak_per_channel_dbtp()
         payload: dict[str, Any] = {
             "t_s": round(t_s, 4),
-            "momentary_lufs": db_or_none(lm.momentary_lufs),
-            "short_term_lufs": db_or_none(lm.short_term_lufs),
+            "momentary_lufs": db_or_none(_latest(lm, "_m", "momentary_lufs")),
+            "short_term_lufs": db_or_none(_latest(lm, "_s", "short_term_lufs")),
             "integrated_lufs": db_or_none(lm.integrated_lufs),
             "true_peak_dbtp": [db_or_none(v) for v in tp],
             "sample_peak_dbfs": [db_or_none(lin_to_db(float(v))) for v in self._frame_peak],
@@ -140,7 +162,23 @@ class AudioProbe:
 
     def summary(self) -> dict[str, Any]:
         """Whole-run readings so far (same numbers a file measurement gives), JSON-ready."""
+        self.flush()
         lm = self.loudness
         return {"duration_s": round(self.frames_seen / self.sr, 4), "integrated_lufs": db_or_none(lm.integrated_lufs),
                 "lra_lu": db_or_none(lm.lra_lu), "true_peak_dbtp": [db_or_none(v) for v in lm.true_peak_per_channel_dbtp()],
                 "sample_peak_dbfs": [db_or_none(v) for v in lm.sample_peak_per_channel_dbfs()]}
+
+
+def _latest(meter: LoudnessMeter, series: str, prop: str) -> float:
+    """The meter's newest momentary/short-term value, from its own per-hop series.
+
+    LoudnessMeter computes both series every 100 ms from its own K-weighted hop energies — the
+    exact values a file measurement reports. Asking libebur128 instead (`short_term_lufs`)
+    re-sums 3 s of samples per call: 1 ms each, half this probe's budget at 10 Hz. The series
+    are not public API yet, so fall back to the property if they move; only full windows count
+    (None before 0.4 s / 3 s), as in the file measurement.
+    """
+    values = getattr(meter, series, None)
+    if isinstance(values, list):
+        return values[-1] if values else -math.inf
+    return float(getattr(meter, prop))

@@ -68,6 +68,8 @@ class ProbeSet:
             self.video.push(item)
 
     def finish(self) -> None:
+        if self.audio is not None:
+            self.audio.flush()
         if self.avsync is not None:
             self.avsync.flush()
 

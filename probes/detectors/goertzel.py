@@ -23,16 +23,21 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 
 def goertzel_basis(freqs_hz: list[float], sample_rate_hz: int, window_len: int) -> np.ndarray:
-    """(window_len, n_freqs) complex: Hann weights × e^{-jωn}, scaled so a sine of peak A reads A."""
+    """(window_len, 2·n_freqs) real: Hann × cos ωn then Hann × sin ωn, scaled so a sine of peak A
+    reads A. Real (not complex) so the product with real windows needs no complex copy."""
     n = np.arange(window_len)
     w = np.hanning(window_len + 2)[1:-1]  # no zero end points: every sample counts
     omega = 2.0 * np.pi * np.asarray(freqs_hz, dtype=float)[None, :] / sample_rate_hz
-    return (w[:, None] * np.exp(-1j * omega * n[:, None])) * (2.0 / w.sum())
+    scale = 2.0 / w.sum()
+    return np.concatenate([w[:, None] * np.cos(omega * n[:, None]), w[:, None] * np.sin(omega * n[:, None])],
+                          axis=1) * scale
 
 
 def bin_amplitudes(windows: np.ndarray, basis: np.ndarray) -> np.ndarray:
     """Peak-amplitude estimate per window and frequency: (..., window_len) @ basis → (..., n_freqs)."""
-    return np.abs(windows @ basis)
+    y = windows @ basis
+    nf = basis.shape[1] // 2
+    return np.hypot(y[..., :nf], y[..., nf:])
 
 
 def tone_amplitude(x: np.ndarray, freq_hz: float, sample_rate_hz: int) -> float:
@@ -60,7 +65,7 @@ class ToneTracker:
     """
 
     def __init__(self, sample_rate_hz: int, channels: int, freqs_hz: list[float], *, window_s: float = 0.025,
-                 hop_s: float = 0.0025, min_level_dbfs: float = -60.0, min_share: float = 0.2) -> None:
+                 hop_s: float = 0.005, min_level_dbfs: float = -60.0, min_share: float = 0.2) -> None:
         if not freqs_hz:
             raise ValueError("ToneTracker needs at least one frequency")
         nyquist = sample_rate_hz / 2
@@ -97,18 +102,44 @@ class ToneTracker:
             self._hist = joined
             return []
         starts = np.arange(0, n - self.win + 1, self.hop)
-        # windows: (n_win, channels, win)
-        view = sliding_window_view(joined, self.win, axis=0)[starts]
+        # windows: (n_win, channels, win), a strided view (hop) of the joined signal
+        view = sliding_window_view(joined, self.win, axis=0)[:: self.hop]
         amp = bin_amplitudes(view, self.basis)  # (n_win, ch, nf)
-        power = np.einsum("wcn,wcn->wc", view, view) / self.win
+        csum = np.concatenate([np.zeros((1, joined.shape[1])), np.cumsum(joined * joined, axis=0)])
+        power = (csum[starts + self.win] - csum[starts]) / self.win
+        centres = self._hist_t0 + (starts + self.win / 2) / self.sr
         changes: list[ToneChange] = []
-        for i, s in enumerate(starts):
-            centre_t = float(self._hist_t0 + (s + self.win / 2) / self.sr)
-            changes.extend(self._step(centre_t, amp[i], power[i]))
+        if not self._quiet_block(amp, power, centres):
+            for i in range(len(starts)):
+                changes.extend(self._step(float(centres[i]), amp[i], power[i]))
         keep_from = starts[-1] + self.hop
         self._hist = joined[keep_from:]
         self._hist_t0 += keep_from / self.sr
         return changes
+
+    def _quiet_block(self, amp: np.ndarray, power: np.ndarray, centres: np.ndarray) -> bool:
+        """Fast path: no state can change in this block (no new tone, no tone falling off, nothing
+        pending), so only the slow level follow and the recent history are updated, without the
+        per-window loop. This is the common case and keeps the tracker cheap."""
+        if self._pending:
+            return False
+        present = (amp >= self.min_amp) & (amp * amp >= (2.0 * self.min_share) * power[:, :, None])
+        on = self.on
+        if np.any(present & ~on):
+            return False
+        if on.any():
+            a_on = amp[:, on]  # (n_win, tones on)
+            level = self.level[on]
+            if np.any(a_on < np.maximum(level / 2, self.min_amp)):
+                return False
+            follow = present[:, on] & (a_on >= 0.7 * level)
+            k = follow.sum(axis=0)
+            mean_amp = np.where(k > 0, (a_on * follow).sum(axis=0) / np.maximum(k, 1), level)
+            decay = 0.9 ** k
+            self.level[on] = decay * level + (1 - decay) * mean_amp
+        for i in range(max(0, len(centres) - (self._recent.maxlen or 1)), len(centres)):
+            self._recent.append((float(centres[i]), amp[i]))
+        return True
 
     def _step(self, t: float, amp: np.ndarray, power: np.ndarray) -> list[ToneChange]:
         out: list[ToneChange] = []

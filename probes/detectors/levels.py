@@ -10,7 +10,6 @@ programme level.
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +58,14 @@ class SilenceTracker:
         self._quiet_since: list[float | None] = [None] * channels
 
     def push(self, starts: np.ndarray, rms: np.ndarray, window_s: float) -> list[LevelChange]:
+        if len(starts) == 0:
+            return []
+        quiet_all = rms < self.threshold
+        # fast path: every window continues the state each channel is already in
+        steady_loud = ~quiet_all.any(axis=0) & ~self.silent & np.array([q is None for q in self._quiet_since])
+        steady_silent = quiet_all.all(axis=0) & self.silent
+        if np.all(steady_loud | steady_silent):
+            return []
         out: list[LevelChange] = []
         for i, t in enumerate(starts):
             for c in range(rms.shape[1]):
@@ -83,17 +90,24 @@ class NoiseFloor:
 
     def __init__(self, channels: int, *, span_s: float = 3.0, window_s: float = 0.01,
                  percentile: float = 10.0) -> None:
-        self._levels: deque[np.ndarray] = deque(maxlen=max(1, round(span_s / window_s)))
+        self._ring = np.zeros((max(1, round(span_s / window_s)), channels))
+        self._n = 0  # windows written so far
         self.percentile = percentile
         self.channels = channels
 
     def push(self, rms: np.ndarray) -> None:
-        self._levels.extend(rms)
+        size = len(self._ring)
+        rms = rms[-size:]
+        idx = (self._n + np.arange(len(rms))) % size
+        self._ring[idx] = rms
+        self._n += len(rms)
 
     def floor_dbfs(self) -> list[float]:
-        if not self._levels:
+        if self._n == 0:
             return [-math.inf] * self.channels
-        p = np.percentile(np.array(self._levels), self.percentile, axis=0)
+        ring = self._ring[: min(self._n, len(self._ring))]
+        k = min(len(ring) - 1, int(self.percentile / 100.0 * (len(ring) - 1)))
+        p = np.partition(ring, k, axis=0)[k]  # lower order statistic: no interpolation needed
         return [20 * math.log10(v) if v > 0 else -math.inf for v in p]
 
 

@@ -57,7 +57,7 @@ def luma_plane(frame: Any) -> tuple[np.ndarray, bool]:
         plane = frame.planes[0]
         buf = np.frombuffer(plane, dtype=np.uint8).reshape(frame.height, plane.line_size)
         full = fmt in _FULL_RANGE_FORMATS or str(getattr(frame, "color_range", "")) in ("2", "JPEG")
-        return buf[:, : frame.width].copy(), full
+        return buf[:, : frame.width], full  # a view: the array keeps the frame buffer alive
     return frame.to_ndarray(format="gray"), True
 
 
