@@ -13,7 +13,6 @@ RecordStateChanged (stopped) came before the Mic's InputAudioSyncOffsetChanged.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +189,7 @@ def clap_test(offset_ms: float, dur_s: float = 8.5, rate_hz: int = 48_000) -> tu
             gap = 4.0
         top = 20
         img[top:top + 4, 60:100] = 240
-        b = int(round(top + gap))
+        b = round(top + gap)
         img[b:b + 4, 60:100] = 240
         vid.append(img)
     aud = np.zeros(int(dur_s * rate_hz), np.float32)

@@ -1,0 +1,208 @@
+"""R06.12.01.01-T18: vMix streams to two local RTMP endpoints and records Program (MP4) plus CAM1/CAM2 ISOs.
+
+Emulated (catalog): vMix is Windows-only; the emulator publishes and writes the files here, and
+D:\\rec\\ is the work dir's rec/. Live: the RTMP ingest's stats for apps `a` and `b` (any key), and the
+vMix observer's `output` events (streaming, recording, multiCorder on/off). Files: the ISO recordings
+are the videos whose names carry CAM1 / CAM2 (MultiCorder names files after the input); the Program
+recording is the other MP4. Cuts are shot boundaries: a jump in the mean absolute difference of
+consecutive small grey frames far above the file's median.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming.common import event, frac, payload, ramp, t_ms
+from verifiers.tasks.streaming.media import frames, probe
+from verifiers.tasks.streaming.t05_rtmp_stream import gop_bitrate_kbps
+
+REC_DIR = "rec"
+VIDEO_EXT = (".mp4", ".mov", ".mkv", ".avi")
+FPS = 2
+
+
+def cuts_s(path: Path) -> tuple[list[float], float]:
+    """Shot boundaries (s) and the duration seen."""
+    prev, diffs, ts = None, [], []
+    for t, img in frames(path, max_width_px=64):
+        g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY).astype(np.float32)
+        if prev is not None:
+            diffs.append(float(np.abs(g - prev).mean()))
+            ts.append(t)
+        prev = g
+    if not diffs:
+        return [], 0.0
+    d = np.array(diffs)
+    base = float(np.median(d))
+    return [ts[i] for i in np.nonzero(d > max(25.0, 6 * base))[0]], (ts[-1] if ts else 0.0)
+
+
+def classify(files: list[Path]) -> tuple[Path | None, dict[str, Path]]:
+    isos = {cam: f for cam in ("CAM1", "CAM2") for f in files if cam.lower() in f.name.lower()}
+    prog = [f for f in files if f not in isos.values() and f.suffix.lower() == ".mp4"]
+    return (prog[0] if prog else None), isos
+
+
+@register
+class VmixDualStream(TaskVerifier):
+    task_id = "R06.12.01.01-T18"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        d = ctx.workdir / REC_DIR
+        files = sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in VIDEO_EXT) if d.is_dir() else []
+        prog, isos = classify(files)
+
+        pp = checks.params("program_recording")
+        if prog is None:
+            checks.fail("program_recording", f"no Program MP4 in {REC_DIR}/")
+        else:
+            try:
+                found, _dur = cuts_s(prog)
+            except MediaError as exc:
+                checks.fail("program_recording", str(exc))
+            else:
+                hit = [any(abs(c - want) <= pp["tolerance_s"] for c in found) for want in pp["cuts_s"]]
+                extra = [c for c in found if all(abs(c - w) > pp["tolerance_s"] for w in pp["cuts_s"])]
+                s = frac(sum(hit), len(hit)) * (1.0 if not extra else 0.5)
+                checks.set("program_recording", s, {"cuts_s": found, "extra_cuts_s": extra},
+                           "" if s >= 1 else f"cuts at {[round(c, 1) for c in found]}")
+
+        pi = checks.params("iso_files")
+        iso_ok = {}
+        for cam in ("CAM1", "CAM2"):
+            f = isos.get(cam)
+            if f is None:
+                iso_ok[cam] = {"ok": False, "why": "missing"}
+                continue
+            try:
+                found, _ = cuts_s(f)
+                dur = probe(f).duration_s
+            except MediaError as exc:
+                iso_ok[cam] = {"ok": False, "why": str(exc)}
+                continue
+            iso_ok[cam] = {"ok": not found and dur >= pi["min_duration_s"], "duration_s": dur, "cuts_s": found}
+        n_ok = sum(v["ok"] for v in iso_ok.values())
+        checks.set("iso_files", n_ok / pi["count"], iso_ok,
+                   "; ".join(f"{c}: {v.get('why') or ('cut inside' if v.get('cuts_s') else 'too short')}"
+                             for c, v in iso_ok.items() if not v["ok"]))
+
+        pd = checks.params("dual_streaming")
+        try:
+            rtmp = ctx.events_of("rtmp")
+        except NoLiveEvidence as exc:
+            checks.error("dual_streaming", str(exc))
+        else:
+            parts: dict[str, float] = {}
+            for url in pd["endpoints"]:
+                app = url.rstrip("/").rsplit("/", 1)[-1]
+                mine = [payload(e) for e in rtmp if payload(e).get("app") == app]
+                snaps = [p.get("stats") or {} for p in mine if "stats" in p] + [p for p in mine if "video" in p]
+                if not snaps:
+                    parts[f"{app}: stream"] = 0.0
+                    continue
+                v = snaps[-1].get("video") or {}
+                kbps = gop_bitrate_kbps(v) or 0.0
+                parts[f"{app}: 1080p30"] = float([v.get("width"), v.get("height")] == pd["size_px"]
+                                                 and abs((v.get("fps") or 0) - pd["fps"]) <= 0.5)
+                parts[f"{app}: 6 Mbps"] = ramp(abs(kbps - pd["bitrate_kbps"]) / pd["bitrate_kbps"] * 100, 10, 30)
+            need = 2 * len(pd["endpoints"])
+            checks.set("dual_streaming", sum(parts.values()) / need, parts,
+                       "; ".join(f"not {k}" for k, s in parts.items() if s < 1))
+
+        ps = checks.params("settings")
+        try:
+            outs = [(t_ms(e), payload(e)) for e in ctx.events_of("vmix", "output")]
+        except NoLiveEvidence as exc:
+            checks.error("settings", str(exc))
+            return
+        on: dict[str, list[tuple[float, bool]]] = {}
+        for t, p in outs:
+            on.setdefault(str(p.get("name")), []).append((t, bool(p.get("active"))))
+
+        def span(name: str) -> float:
+            """Seconds from the output's first start to its last stop (0 when it never ran)."""
+            starts = [t for t, a in on.get(name, []) if a]
+            stops = [t for t, a in on.get(name, []) if not a]
+            return (max(stops) - min(starts)) / 1000 if starts and stops and max(stops) > min(starts) else 0.0
+        sparts = {"streaming": span("streaming") > 0, "recording": span("recording") > 0,
+                  "multiCorder": span("multiCorder") > 0,
+                  "45 s run": abs(span("recording") - ps["run_s"]) <= 3,
+                  "Program as MP4": prog is not None}
+        checks.set("settings", frac(sum(sparts.values()), len(sparts)),
+                   {"spans_s": {k: span(k) for k in ("streaming", "recording", "multiCorder")}, **sparts},
+                   "; ".join(f"not {k}" for k, v in sparts.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        (inst.workdir / REC_DIR).mkdir(parents=True)
+        cams = {"CAM1": cam_frames(rng, (40, 70, 160), 45), "CAM2": cam_frames(rng, (190, 110, 40), 45)}
+        cache: dict[tuple, bytes] = {}
+
+        def video(path: Path, key: tuple, make) -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if key not in cache:
+                write_media(path, make(), FPS)
+                cache[key] = path.read_bytes()
+            else:
+                path.write_bytes(cache[key])
+
+        def program(cuts: tuple[float, ...]) -> list[np.ndarray]:
+            out = []
+            for i in range(45 * FPS):
+                n = sum(i / FPS >= c for c in cuts)
+                out.append(cams["CAM1" if n % 2 == 0 else "CAM2"][i])
+            return out
+
+        def solution(folder: Path, *, cuts: tuple[float, ...] = (15.0, 30.0), iso_cut: bool = False,
+                     iso2: bool = True, b_kbps: float = 6000.0, only_a: bool = False, run_s: float = 45.0,
+                     run: bool = True) -> None:
+            video(folder / REC_DIR / "capture 20261130 211500.mp4", ("prog", cuts), lambda: program(cuts))
+            video(folder / REC_DIR / "CAM1 20261130 211500.mp4", ("iso1", iso_cut),
+                  lambda: program((20.0,)) if iso_cut else cams["CAM1"])
+            if iso2:
+                video(folder / REC_DIR / "CAM2 20261130 211500.mp4", ("iso2",), lambda: cams["CAM2"])
+            if not run:
+                return
+            evs = [event("rtmp", "listening", -1000, {"host": "127.0.0.1", "port": 1935})]
+            for app, kbps in (("a", 6000.0), ("b", b_kbps)):
+                if only_a and app == "b":
+                    continue
+                snap = {"duration_s": run_s, "video": {"codec": "h264", "width": 1920, "height": 1080, "fps": 30.0,
+                                                       "bitrate_gop_bps": {"mean": kbps * 1000}},
+                        "audio": {"codec": "aac", "sample_rate_hz": 48000}}
+                evs += [event("rtmp", "publish", 0, {"app": app, "key": "vmix"}),
+                        event("rtmp", "unpublish", run_s * 1000, {"app": app, "key": "vmix", "stats": snap})]
+            for name in ("streaming", "recording", "multiCorder"):
+                evs += [event("vmix", "output", 0, {"name": name, "active": True, "via": "tcp"}),
+                        event("vmix", "output", run_s * 1000, {"name": name, "active": False, "via": "tcp"})]
+            InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
+
+        solution(inst.oracle)
+        solution(inst.mutant("iso_with_cut", ["iso_files"], "CAM1 ISO recorded the program: a cut inside"),
+                 iso_cut=True)
+        solution(inst.mutant("no_cam2_iso", ["iso_files"], "MultiCorder only on CAM1"), iso2=False)
+        solution(inst.mutant("cut_at_22s", ["program_recording"], "second cut at 22 s"), cuts=(15.0, 22.0))
+        solution(inst.mutant("extra_cut", ["program_recording"], "a stray cut at 38 s"), cuts=(15.0, 30.0, 38.0))
+        solution(inst.mutant("b_at_4500", ["dual_streaming"], "destination b at 4500 kbps"), b_kbps=4500.0)
+        solution(inst.mutant("only_a", ["dual_streaming"], "second destination never started"), only_a=True)
+        solution(inst.mutant("run_35s", ["settings"], "stopped after 35 s"), run_s=35.0)
+        solution(inst.mutant("no_run_recorded", ["dual_streaming", "settings"], "no ingest/observer: cannot judge"),
+                 run=False)
+
+
+def cam_frames(rng: np.random.Generator, rgb: tuple[int, int, int], dur_s: int) -> list[np.ndarray]:
+    """A camera: a coloured set with a slowly drifting blocky texture (no cuts)."""
+    base = rng.integers(-40, 40, size=(6, 8, 3))
+    out = []
+    for i in range(dur_s * FPS):
+        tex = cv2.resize(base.astype(np.float32), (160, 90), interpolation=cv2.INTER_LINEAR)
+        img = np.clip(np.array(rgb, np.float32) + np.roll(tex, i, axis=1), 0, 255).astype(np.uint8)
+        out.append(img)
+    return out
