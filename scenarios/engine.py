@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -96,8 +97,13 @@ class ScenarioEngine:
     """One run of one scenario against a display (driver) and a bus carrying observer events."""
 
     def __init__(self, scenario: Scenario, bus: EventBus, driver: Driver | None = None,
-                 display: str | None = None, window_timeout_s: float = 10.0) -> None:
+                 display: str | None = None, window_timeout_s: float = 10.0, realtime: bool = False) -> None:
         self.scenario = scenario
+        #: opt-in: run the loop thread SCHED_FIFO during the scenario (where permitted) so a
+        #: loaded machine does not delay actions; nothing in the loop busy-waits, so it only
+        #: wins the CPU when it wakes up
+        self.realtime = realtime
+        self.realtime_status = "off"
         self.bus = bus
         self.driver = driver
         self.display = display
@@ -135,11 +141,12 @@ class ScenarioEngine:
         collector = loop.create_task(self._collect(sub))
         self._done = {s.id: loop.create_future() for s in self.scenario.steps}
         self._start_watcher()
+        restore = self._enter_realtime() if self.realtime else None
         self.start_ns = time.monotonic_ns()
         self.bus.emit("scenario", "start", {
             "name": self.scenario.name, "task": self.scenario.task, "file": self.scenario.source,
-            "steps": len(self.scenario.steps), "expectations": len(self.scenario.expectations)},
-            mono_ns=self.start_ns)
+            "steps": len(self.scenario.steps), "expectations": len(self.scenario.expectations),
+            "realtime": self.realtime_status}, mono_ns=self.start_ns)
         try:
             await asyncio.gather(*(self._run_step(s, i) for i, s in enumerate(self.scenario.steps)))
             if self._key_tasks:
@@ -150,6 +157,8 @@ class ScenarioEngine:
                 self._on_event(sub.queue.get_nowait())
             end_ns = time.monotonic_ns()
         finally:
+            if restore is not None:
+                restore()
             collector.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await collector
@@ -167,6 +176,21 @@ class ScenarioEngine:
             "failed": [r.id for r in results if not r.passed],
             "failed_steps": [a.step for a in self.records.values() if a.status != "ok"]})
         return result
+
+    def _enter_realtime(self) -> Any:
+        """SCHED_FIFO for this thread only; returns the undo, or None (status says why)."""
+        try:
+            policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        except (OSError, AttributeError) as exc:
+            self.realtime_status = f"unavailable: {exc}"
+            return None
+        self.realtime_status = "SCHED_FIFO 10"
+
+        def undo() -> None:
+            with contextlib.suppress(OSError):
+                os.sched_setscheduler(0, policy, param)
+        return undo
 
     def _observation_end_ns(self) -> int:
         last = max((r.done_ns or 0 for r in self.records.values()), default=self.start_ns)

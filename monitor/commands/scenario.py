@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run_p.add_argument("--feed", choices=("observer", "minimal"), default="observer",
                        help="OBS events from the read-only observer (default) or the scenarios' minimal feed")
     run_p.add_argument("--json", action="store_true", help="machine-readable result")
+    run_p.add_argument("--realtime", action="store_true",
+                       help="run the scenario thread SCHED_FIFO where permitted (steadier timing on a loaded host)")
     run_p.set_defaults(func=run)
     check_p = ssub.add_parser("check", help="validate scenario files without running them")
     check_p.add_argument("files", nargs="+")
@@ -82,7 +84,7 @@ async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-
         except X11Error as exc:
             raise UserError(str(exc)) from None
     bus = EventBus()
-    engine = ScenarioEngine(scenario, bus, driver, display)  # before the feed: it must see the start state
+    engine = ScenarioEngine(scenario, bus, driver, display, realtime=args.realtime)  # before the feed: it must see the start state
     feed = None
     try:
         if args.obs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 
@@ -119,3 +120,13 @@ async def test_steps_needing_a_display_fail_cleanly_without_one() -> None:
     result = await ScenarioEngine(sc, bus, None).run()
     assert result.actions["k"].status == "failed" and "needs a display" in result.actions["k"].error
     assert result.actions["m"].status == "ok"
+
+
+async def test_realtime_is_restored_after_the_run() -> None:
+    before = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+    sc = parse_scenario("steps: [{id: m, at_ms: 5, mark: ok}]", "rt.yaml")
+    engine = ScenarioEngine(sc, EventBus(), None, realtime=True)
+    result = await engine.run()
+    assert result.passed
+    assert engine.realtime_status == "SCHED_FIFO 10" or engine.realtime_status.startswith("unavailable")
+    assert (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority) == before
