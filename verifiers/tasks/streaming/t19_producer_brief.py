@@ -1,0 +1,296 @@
+"""R06.12.01.01-T19: a whole show from a producer's brief: collection 'Show_v1', filters, outputs, VOD track.
+
+GT gt/brief.json holds the brief's numbers (scenes with item transforms, source count, hotkeys,
+filter chains, encoder and server, countdown length); gt/music_ref.wav is the music bed the
+harness plays. Live (2-minute dry run): the ingest's stats for the brief's server, the observer's
+program changes (the countdown must switch Starting Soon -> Live within 1 s of the scenario's
+`countdown_start` + countdown length), and the dry-run recording in recordings/: track 2 (VOD)
+must not correlate with the music (|r| <= 0.05 after alignment) while track 1 does.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from verifiers.apps.obs.hotkeys import normalize
+from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import obs_synth as O
+from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming.common import (
+    OBS_DIR,
+    active_profile,
+    event,
+    frac,
+    load_named_collection,
+    program_changes,
+    scenario_actions,
+)
+from verifiers.tasks.streaming.media import decode_audio_tracks
+from verifiers.tasks.streaming.routing import best_lag
+from verifiers.tasks.streaming.t05_rtmp_stream import final_stats, gop_bitrate_kbps
+
+RATE_HZ = 48_000
+VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")
+SCALE_TOL = 0.002  # 2 px on a 1000 px source: the brief's ±2 px applied to scale
+
+
+def music_corr(track: np.ndarray, music: np.ndarray, rate: int) -> float:
+    lag = best_lag(track, [music], rate)
+    n = len(track)
+    m = np.zeros(n)
+    if lag >= 0:
+        seg = music[: max(0, n - lag)]
+        m[lag: lag + len(seg)] = seg
+    else:
+        seg = music[-lag: -lag + n]
+        m[: len(seg)] = seg
+    den = np.sqrt((track ** 2).sum() * (m ** 2).sum())
+    return float(abs((track * m).sum()) / den) if den > 0 else 0.0
+
+
+@register
+class ProducerBrief(TaskVerifier):
+    task_id = "R06.12.01.01-T19"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        brief = ctx.gt_json("brief.json")
+        coll = load_named_collection(ctx, brief["collection"])
+        p = checks.params("scenes_layout")
+        tol = p["tolerance_px"]
+        scenes_ok = set(brief["scenes"]) <= set(coll.scenes) and len([s for s in coll.scenes.values()
+                                                                      if not s.is_group]) == p["scene_count"]
+        count_ok = len(coll.inputs) == p["source_count"]
+        items, moved = 0, []
+        for scene, its in brief["scenes"].items():
+            for it in its:
+                got = coll.scenes[scene].item(it["source"]) if scene in coll.scenes else None
+                ok = got is not None and abs(got.transform.pos_x - it["pos"][0]) <= tol \
+                    and abs(got.transform.pos_y - it["pos"][1]) <= tol \
+                    and all(abs(a - b) <= SCALE_TOL for a, b in zip((got.transform.scale_x, got.transform.scale_y),
+                                                                      it.get("scale", [1, 1]), strict=True))
+                items += ok
+                if not ok:
+                    moved.append(f"{scene}/{it['source']}")
+        n_items = sum(len(v) for v in brief["scenes"].values())
+        hk = {s: normalize(c) in (coll.scenes[s].select_hotkeys if s in coll.scenes else ())
+              for s, c in brief["hotkeys"].items()}
+        s = 0.1 * scenes_ok + 0.1 * count_ok + 0.6 * frac(items, n_items) + 0.2 * frac(sum(hk.values()), len(hk))
+        checks.set("scenes_layout", s, {"scenes_ok": scenes_ok, "inputs": len(coll.inputs), "items_ok": items,
+                                        "items": n_items, "misplaced": moved, "hotkeys": hk},
+                   "; ".join([*(["scene list"] if not scenes_ok else []), *(["source count"] if not count_ok else []),
+                              *(f"misplaced {m}" for m in moved), *(f"hotkey {k}" for k, v in hk.items() if not v)]))
+
+        chain_parts = {}
+        for src, chain in brief["filters"].items():
+            got = [f for f in coll.sources[src].filters if f.enabled] if src in coll.sources else []
+            chain_parts[f"{src} order"] = [f.kind for f in got] == [k for k, _ in chain]
+            for kind, params in chain:
+                f = next((g for g in got if g.kind == kind), None)
+                for key, val in params.items():
+                    chain_parts[f"{src} {kind}.{key}"] = f is not None and f.settings.get(key) == val
+        checks.set("audio_chains", frac(sum(chain_parts.values()), len(chain_parts)),
+                   {"wrong": [k for k, v in chain_parts.items() if not v]},
+                   "; ".join(f"wrong {k}" for k, v in chain_parts.items() if not v))
+
+        enc = brief["encoder"]
+        app = enc["server"].rstrip("/").rsplit("/", 1)[-1]
+        try:
+            svc = active_profile(ctx).json("service.json") or {}
+        except AgentOutputError:
+            svc = {}
+        st = svc.get("settings") or {}
+        try:
+            stats, _stopped = final_stats(ctx, app, enc["key"])
+        except NoLiveEvidence as exc:
+            checks.error("outputs", str(exc))
+        except AgentOutputError as exc:
+            checks.fail("outputs", str(exc))
+        else:
+            v = stats.get("video") or {}
+            kbps = gop_bitrate_kbps(v) or 0.0
+            ki = (v.get("keyframe_interval_s") or {}).get("mean")
+            op = {"server/key": str(st.get("server", "")).rstrip("/") == enc["server"] and st.get("key") == enc["key"],
+                  "size": [v.get("width"), v.get("height")] == enc["size_px"],
+                  "fps": abs((v.get("fps") or 0) - enc["fps"]) <= 0.5,
+                  "bitrate": abs(kbps - enc["bitrate_kbps"]) <= 0.1 * enc["bitrate_kbps"],
+                  "keyframe": ki is not None and abs(ki - enc["keyframe_interval_s"]) <= 0.1}
+            checks.set("outputs", frac(sum(op.values()), len(op)), {"bitrate_kbps": kbps, "keyframe_s": ki, **op},
+                       "; ".join(f"wrong {k}" for k, v in op.items() if not v))
+
+        pv = checks.params("vod_track_countdown")
+        try:
+            acts = scenario_actions(ctx.events_of("scenario", "action"))
+        except NoLiveEvidence as exc:
+            checks.error("vod_track_countdown", str(exc))
+            return
+        t0 = acts.get("countdown_start")
+        due = None if t0 is None else t0 + brief["countdown_s"] * 1000
+        sw = [t for t, n in program_changes(ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
+        d = ctx.workdir / "recordings"
+        recs = sorted(f for f in d.iterdir() if f.suffix.lower() in VIDEO_EXT) if d.is_dir() else []
+        corr: list[float] = []
+        if recs:
+            try:
+                tracks, rate = decode_audio_tracks(recs[-1])
+                music, _ = sf.read(str(ctx.gt_path("music_ref.wav")), dtype="float64")
+                corr = [music_corr(t.astype(np.float64), music, rate) for t in tracks[:2]]
+            except MediaError:
+                corr = []
+        vparts = {"track 1 has music": len(corr) > 0 and corr[0] >= 0.2,
+                  "track 2 has no music": len(corr) > 1 and corr[1] <= pv["max_music_correlation"],
+                  "countdown switches to Live at 0": bool(sw)}
+        weights = {"track 1 has music": 0.25, "track 2 has no music": 0.25, "countdown switches to Live at 0": 0.5}
+        checks.set("vod_track_countdown", sum(weights[k] for k, v in vparts.items() if v),
+                   {"music_correlation": corr, "switch_ms_after_due": [t - due for t in sw] if due else None, **vparts},
+                   "; ".join(f"not {k}" for k, v in vparts.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        brief, coll = build()
+        inst.write_json(inst.gt / "brief.json", brief)
+        music, mic = stems(rng, 12.0)
+        sf.write(str(inst.gt / "music_ref.wav"), music, RATE_HZ, subtype="FLOAT")
+        (inst.workdir / "recordings").mkdir(parents=True)
+        (inst.workdir / "brief_stream.pdf").write_bytes(brief_pdf(brief))
+        cache: dict[str, bytes] = {}
+
+        def solution(folder: Path, c: dict, *, kbps: float = 6000.0, vod_music: bool = False,
+                     countdown: bool = True, run: bool = True) -> None:
+            cfg = folder / OBS_DIR
+            O.write_collection(cfg, c)
+            O.write_global(cfg, c["name"], "Show")
+            enc = brief["encoder"]
+            O.write_profile(cfg, "Show", {"Output": {"Mode": "Advanced"}, "AdvOut": {"RecTracks": 3}},
+                            stream_encoder={"rate_control": "CBR", "bitrate": int(kbps), "keyint_sec": 2},
+                            service={"type": "rtmp_custom", "settings": {"server": enc["server"], "key": enc["key"]}})
+            key = "music" if vod_music else "clean"
+            path = folder / "recordings" / "2026-11-30 21-30-00.mkv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if key not in cache:
+                write_media(path, [np.full((36, 64, 3), 50, np.uint8)] * 24, 2,
+                            audio=[mic + music, mic + (music if vod_music else 0)])
+                cache[key] = path.read_bytes()
+            else:
+                path.write_bytes(cache[key])
+            if not run:
+                return
+            snap = {"duration_s": 120.0, "video": {"codec": "h264", "width": 1920, "height": 1080, "fps": 30.0,
+                                                   "bitrate_gop_bps": {"mean": kbps * 1000},
+                                                   "keyframe_interval_s": {"mean": 2.0}}}
+            evs = [event("rtmp", "listening", -1000, {"port": 1935}),
+                   event("rtmp", "publish", 0, {"app": "show", "key": enc["key"]}),
+                   event("rtmp", "unpublish", 120_000, {"app": "show", "key": enc["key"], "stats": snap}),
+                   event("scenario", "action", 1000, {"step": "countdown_start", "status": "ok"})]
+            if countdown:
+                evs.append(event("obs", "CurrentProgramSceneChanged", 1000 + brief["countdown_s"] * 1000 + 150,
+                                 {"sceneName": "Live"}))
+            InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
+
+        solution(inst.oracle, coll)
+        c = copy.deepcopy(coll)
+        O.find_item(c, "Live", "Cam")["pos"]["x"] += 4
+        solution(inst.mutant("cam_4px_off", ["scenes_layout"], "Cam 4 px off the brief"), c)
+        c = copy.deepcopy(coll)
+        O.find_source(c, "BRB")["hotkeys"]["OBSBasic.SelectScene"] = [O.binding("5", ctrl=True, shift=True)]
+        solution(inst.mutant("hotkey_wrong_scene", ["scenes_layout"], "BRB bound to Ctrl+Shift+5"), c)
+        c = copy.deepcopy(coll)
+        O.find_source(c, "Mic")["filters"][1]["settings"]["ratio"] = 4.0
+        solution(inst.mutant("mic_ratio_4", ["audio_chains"], "mic compressor 4:1, brief says 3:1"), c)
+        c = copy.deepcopy(coll)
+        O.find_source(c, "Music")["filters"][0]["settings"].pop("sidechain_source")
+        solution(inst.mutant("no_sidechain", ["audio_chains"], "music compressor without sidechain"), c)
+        solution(inst.mutant("bitrate_10mbps", ["outputs"], "10 Mbps instead of 6"), coll, kbps=10000.0)
+        solution(inst.mutant("music_on_vod", ["vod_track_countdown"], "music routed to track 2"), coll, vod_music=True)
+        solution(inst.mutant("countdown_stuck", ["vod_track_countdown"], "countdown ends, no switch"), coll,
+                 countdown=False)
+        solution(inst.mutant("no_run_recorded", ["outputs", "vod_track_countdown"], "no dry run: cannot judge"), coll,
+                 run=False)
+
+
+def stems(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.signal import butter, sosfilt
+
+    n = int(dur_s * RATE_HZ)
+    music = sosfilt(butter(2, [80, 6000], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    mic = sosfilt(butter(4, [300, 3000], "bandpass", fs=RATE_HZ, output="sos"), rng.normal(0, 1, n))
+    mic *= (np.sin(2 * np.pi * 0.7 * np.arange(n) / RATE_HZ) > 0)
+    return (0.05 * music / music.std()).astype(np.float32), (0.1 * mic / mic.std()).astype(np.float32)
+
+
+def build() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The brief (GT) and a collection that follows it: 6 scenes, 14 inputs."""
+    names = ["BG Start", "Countdown", "Logo", "Game", "Cam", "Frame", "Alerts", "Chat", "Ticker", "BRB Card",
+             "Outro Card", "Credits", "Mic", "Music"]
+    kinds = {"Countdown": "text_ft2_source", "Ticker": "text_ft2_source", "Credits": "text_ft2_source",
+             "Game": "xshm_input", "Cam": "v4l2_input", "Mic": "pulse_input_capture", "Music": "ffmpeg_source",
+             "Alerts": "color_source", "Chat": "color_source"}
+    layout = {
+        "Starting Soon": [("BG Start", (0, 0), (1, 1)), ("Countdown", (760, 480), (1, 1)), ("Music", (0, 0), (1, 1))],
+        "Live": [("Game", (0, 0), (1, 1)), ("Cam", (1416, 786), (0.375, 0.375)), ("Frame", (0, 0), (1, 1)),
+                 ("Alerts", (560, 40), (1, 1)), ("Mic", (0, 0), (1, 1)), ("Music", (0, 0), (1, 1))],
+        "Just Chatting": [("Cam", (240, 135), (1.125, 1.125)), ("Chat", (1500, 100), (1, 1)), ("Mic", (0, 0), (1, 1))],
+        "BRB": [("BRB Card", (0, 0), (1, 1)), ("Ticker", (0, 1000), (1, 1)), ("Music", (0, 0), (1, 1))],
+        "Outro": [("Outro Card", (0, 0), (1, 1)), ("Credits", (660, 300), (1, 1)), ("Music", (0, 0), (1, 1))],
+        "Overlay": [("Logo", (1820, 20), (0.5, 0.5)), ("Ticker", (0, 1000), (1, 1))],
+    }
+    hotkeys = {"Starting Soon": ("1", "Ctrl+Shift+1"), "Live": ("2", "Ctrl+Shift+2"), "BRB": ("3", "Ctrl+Shift+3"),
+               "Outro": ("4", "Ctrl+Shift+4")}
+    filters = {"Mic": [["noise_suppress_filter_v2", {"method": "rnnoise"}],
+                       ["compressor_filter", {"ratio": 3.0, "threshold": -20.0}],
+                       ["limiter_filter", {"threshold": -2.0}]],
+               "Music": [["compressor_filter", {"ratio": 10.0, "threshold": -30.0, "sidechain_source": "Mic"}]]}
+    inputs = []
+    for n in names:
+        kind = kinds.get(n, "image_source")
+        chain = [O.filter_(f"{n} {k}", k.removesuffix("_v2"), params, versioned_id=k) for k, params in filters.get(n, [])]
+        settings = {"file": f"/home/streamer/work/assets/{n.lower().replace(' ', '_')}.png"} if kind == "image_source" else {}
+        inputs.append(O.source(n, kind, settings, filters=chain,
+                               versioned_id="text_ft2_source_v2" if kind == "text_ft2_source" else None))
+    scenes = []
+    for s, its in layout.items():
+        hk = hotkeys.get(s)
+        scenes.append(O.scene(s, [O.item(n, i + 1, pos=pos, scale=sc) for i, (n, pos, sc) in enumerate(its)],
+                              select_hotkey=[O.binding(hk[0], ctrl=True, shift=True)] if hk else None))
+    coll = O.collection("Show_v1", scenes, inputs, current_scene="Starting Soon")
+    brief = {"collection": "Show_v1",
+             "scenes": {s: [{"source": n, "pos": list(pos), "scale": list(sc)} for n, pos, sc in its]
+                        for s, its in layout.items()},
+             "hotkeys": {s: v[1] for s, v in hotkeys.items()}, "filters": filters,
+             "encoder": {"server": "rtmp://127.0.0.1/show", "key": "show_key", "size_px": [1920, 1080], "fps": 30,
+                         "bitrate_kbps": 6000, "keyframe_interval_s": 2},
+             "countdown_s": 30}
+    return brief, coll
+
+
+def brief_pdf(brief: dict[str, Any]) -> bytes:
+    """A one-page PDF with the brief as text lines (what the agent reads)."""
+    lines = [f"Show brief: collection {brief['collection']}"]
+    for s, its in brief["scenes"].items():
+        lines.append(f"{s}: " + ", ".join(f"{i['source']} at {i['pos']} scale {i['scale']}" for i in its))
+    lines += [f"Hotkey {s}: {k}" for s, k in brief["hotkeys"].items()]
+    e = brief["encoder"]
+    lines.append(f"Stream {e['server']} key {e['key']} {e['size_px']} {e['fps']} fps {e['bitrate_kbps']} kbps "
+                 f"keyframe {e['keyframe_interval_s']} s; countdown {brief['countdown_s']} s then Live")
+    text = "BT /F1 7 Tf 20 800 Td 9 TL " + " ".join(
+        "(" + ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") '" for ln in lines) + " ET"
+    objs = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 842] /Contents 4 0 R "
+            "/Resources << /Font << /F1 5 0 R >> >> >>",
+            f"<< /Length {len(text)} >>\nstream\n{text}\nendstream",
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offs = b"%PDF-1.4\n", []
+    for i, o in enumerate(objs, 1):
+        offs.append(len(out))
+        out += f"{i} 0 obj\n{o}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offs)
+    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out
