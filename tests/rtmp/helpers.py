@@ -74,10 +74,15 @@ def encode(spec: EncodeSpec, cache_dir: Path) -> Path:
     return out
 
 
-async def publish(url: str, src: Path, *extra: str) -> asyncio.subprocess.Process:
-    """ffmpeg -re -copyts -c copy: the source's own timestamps go on the wire unchanged."""
+async def publish(url: str, src: Path, *extra: str, realtime: bool = True) -> asyncio.subprocess.Process:
+    """ffmpeg [-re] -copyts -c copy: the source's own timestamps go on the wire unchanged.
+
+    `realtime=False` pushes as fast as the socket allows: same bytes and timestamps, for tests
+    about protocol and recording correctness that do not need wall-clock pacing.
+    """
     return await asyncio.create_subprocess_exec(
-        FFMPEG, "-v", "error", "-nostdin", "-re", "-copyts", "-i", str(src), "-c", "copy", *extra,
+        FFMPEG, "-v", "error", "-nostdin", *(["-re"] if realtime else []), "-copyts", "-i", str(src),
+        "-c", "copy", *extra,
         "-f", "flv", url, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
 
 
