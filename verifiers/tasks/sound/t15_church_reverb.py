@@ -1,0 +1,224 @@
+"""R06.07.01.03-T15: match the Foley's reverb to the on-screen church (convolution, IR choice, wet level).
+
+Work dir: fixtures/church_scene.drp (closed; placeholder), fixtures/media/foley_dry.wav (the dry
+Foley as the project plays it), fixtures/irs/<space>.wav (6 spaces). Output: output/church_foley.wav.
+GT: gt/church.json {church_ir, dialogue_rt60_s, dialogue_drr_db}: the production dialogue's measured
+RT60 and DRR (band 200 Hz–4 kHz).
+
+The task is convolution with one of the given IRs plus a wet level, so the render is modelled as
+r ≈ a·dry(t - lag) + b·(dry ⊛ IR_k)(t - lag): `lag` from the cross-correlation peak of render and
+dry (the direct path), then a least-squares fit of (a, b) for every IR. correct_ir: the church IR
+fits best (R²), and the wet part is audible (b·IR carries > -40 dB of the render's energy).
+The system h = a·δ + b·IR_k of the best fit is then measured as an impulse response with
+verifiers.measure.room (T20, else T30; DRR) in the same band as the GT. (Blind deconvolution of
+sparse Foley proved ill-conditioned: -2 dB error.) timing_intact: |lag| <= 1 ms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.signal import butter, fftconvolve, sosfiltfilt
+
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.onsets import detect_onsets
+from verifiers.measure.room import drr_db, reverb_time
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.synthkit.rooms import impulse_response
+from verifiers.tasks.sound.common import RATE_HZ, load_output, write_wav
+
+OUTPUT = "output/church_foley.wav"
+DRY = "fixtures/media/foley_dry.wav"
+IRS = "fixtures/irs"
+BAND_HZ = (200.0, 4000.0)
+MAX_LAG_S = 0.05
+MIN_WET_DB = -40.0
+
+
+def band(x: np.ndarray) -> np.ndarray:
+    return sosfiltfilt(butter(4, BAND_HZ, btype="bandpass", fs=RATE_HZ, output="sos"), x)
+
+
+def rt60_of(h: np.ndarray) -> float | None:
+    rt = reverb_time(h, RATE_HZ)
+    fit = rt.t20 or rt.t30
+    return None if fit is None else fit.rt60_s
+
+
+def coarse_lag(render: np.ndarray, dry: np.ndarray) -> int:
+    """Samples by which the dry sits late in the render, to within an onset detector's precision.
+
+    The smallest difference of matched onsets: reverb does not move the direct sound's onset (the
+    cross-correlation peak can sit on a strong early reflection), and events whose direct sound is
+    masked by earlier reverb pair with later onsets.
+    """
+    d_on = [o.time_s for o in detect_onsets(dry, RATE_HZ)]
+    r_on = [o.time_s for o in detect_onsets(render, RATE_HZ)]
+    diffs = [min((r - d for r in r_on), key=abs) for d in d_on if r_on]
+    diffs = [x for x in diffs if abs(x) <= MAX_LAG_S]
+    return round(min(diffs, key=abs) * RATE_HZ) if diffs else 0
+
+
+def _xcorr_lags(x: np.ndarray, y: np.ndarray, lags: range) -> np.ndarray:
+    """Σ x(t)·y(t - lag) for each lag (FFT cross-correlation, read at the lags)."""
+    c = fftconvolve(x, y[::-1], mode="full")
+    zero = len(y) - 1
+    return np.array([c[zero + k] if 0 <= zero + k < len(c) else 0.0 for k in lags])
+
+
+def fit_systems(render: np.ndarray, dry: np.ndarray, irs: dict[str, np.ndarray],
+                lags: range) -> tuple[str, int, float, float, float, dict[str, float]]:
+    """Best (ir, lag, a, b, R²) of render ≈ a·dry(t-lag) + b·(dry ⊛ ir)(t-lag), and R² per IR.
+
+    A common shift leaves the Gram matrix of the two regressors unchanged (up to the file's edges),
+    so only the projections on the render depend on the lag: two FFT cross-correlations per IR.
+    """
+    d = np.zeros(len(render))
+    d[: min(len(dry), len(render))] = dry[: len(render)]
+    rr = max(float(np.dot(render, render)), 1e-30)
+    best = ("", 0, 0.0, 0.0, -np.inf)
+    per_ir: dict[str, float] = {}
+    rd = _xcorr_lags(render, d, lags)
+    for name, ir in irs.items():
+        wet = fftconvolve(d, ir)[: len(render)]
+        g = np.array([[d @ d, d @ wet], [d @ wet, wet @ wet]])
+        if abs(np.linalg.det(g)) <= 1e-12 * g[0, 0] * g[1, 1]:
+            continue
+        gi = np.linalg.inv(g)
+        rw = _xcorr_lags(render, wet, lags)
+        for k, lag in enumerate(lags):
+            rhs = np.array([rd[k], rw[k]])
+            a, b = gi @ rhs
+            r2 = float(rhs @ np.array([a, b])) / rr  # explained share: (Aθ)·r / r·r at the LS optimum
+            per_ir[name] = max(per_ir.get(name, -np.inf), r2)
+            if r2 > best[4]:
+                best = (name, lag, float(a), float(b), r2)
+    return (*best, per_ir)
+
+
+def system(a: float, b: float, ir: np.ndarray) -> np.ndarray:
+    h = b * ir.copy()
+    h[0] += a
+    return h
+
+
+@register
+class ChurchReverb(TaskVerifier):
+    task_id = "R06.07.01.03-T15"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("church.json")
+        try:
+            church = str(gt["church_ir"])
+            want_rt, want_drr = float(gt["dialogue_rt60_s"]), float(gt["dialogue_drr_db"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth church.json malformed: {exc}") from None
+        try:
+            dry = load_audio(ctx.input(DRY), sample_rate_hz=RATE_HZ).mono
+            irs = {p.name: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(IRS).glob("*.wav"))}
+        except MediaError as exc:
+            raise GTError(f"task input unreadable: {exc}") from None
+        if church not in irs:
+            raise GTError(f"GT church IR {church} not in {IRS}")
+        _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+        r = x.mean(axis=1)
+        c = coarse_lag(r, dry)
+        w = round(0.001 * RATE_HZ)
+        best, lag, a, b, r2, per_ir = fit_systems(r, dry, irs, range(c - w, c + w + 1))
+        wet_db = 10 * np.log10(max(b * b * float(np.sum(fftconvolve(dry, irs[best]) ** 2)), 1e-30)
+                               / max(float(np.dot(r, r)), 1e-30)) if best else -np.inf
+        audible = wet_db > MIN_WET_DB
+        ok_ir = best == church and audible
+        checks.set("correct_ir", 1.0 if ok_ir else 0.0,
+                   {"r2": {k: round(v, 4) for k, v in per_ir.items()}, "best": best, "wet_share_db": round(wet_db, 1)},
+                   ("no audible reverb" if not audible else f"render fits {best} best (R² {r2:.3f})")
+                   + ("" if ok_ir else f"; want {church}"))
+
+        h = band(system(a, b, irs[best])) if audible else None
+        rt = rt60_of(h) if h is not None else None
+        tol = float(checks.params("rt60_match").get("tolerance_pct", 15)) / 100
+        if rt is None:
+            checks.fail("rt60_match", "no measurable decay in the render")
+        else:
+            err = rt / want_rt - 1
+            checks.set("rt60_match", 1.0 if abs(err) <= tol else max(0.0, 1 - (abs(err) - tol) / tol),
+                       {"rt60_s": round(rt, 3), "dialogue_rt60_s": want_rt, "error_pct": round(100 * err, 1)},
+                       f"Foley RT60 {rt:.2f} s vs dialogue {want_rt:.2f} s ({100 * err:+.0f}%)")
+
+        tol_db = float(checks.params("drr_match").get("tolerance_db", 3))
+        if h is None:
+            checks.fail("drr_match", "no reverb: DRR unbounded")
+        else:
+            drr = drr_db(h, RATE_HZ)
+            d = drr - want_drr
+            checks.set("drr_match", 1.0 if abs(d) <= tol_db else max(0.0, 1 - (abs(d) - tol_db) / tol_db),
+                       {"drr_db": round(drr, 2), "dialogue_drr_db": want_drr},
+                       f"DRR {drr:.1f} dB vs dialogue {want_drr:.1f} dB ({d:+.1f})")
+
+        lag_ms = lag / RATE_HZ * 1000
+        tol_ms = float(checks.params("timing_intact").get("tolerance_ms", 1))
+        checks.set("timing_intact", 1.0 if abs(lag_ms) <= tol_ms else 0.0, {"direct_path_ms": round(lag_ms, 3)},
+                   f"dry Foley at {lag_ms:+.2f} ms (max ±{tol_ms:g})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        spaces = {"church.wav": 2.4, "cathedral.wav": 2.5, "hall.wav": 1.6, "stairwell.wav": 1.1,
+                  "living_room.wav": 0.5, "car.wav": 0.15}
+        irs = {name: impulse_response(rng, rt, late_level=1.0) for name, rt in spaces.items()}
+        irs = {name: ir / np.max(np.abs(ir)) * 0.9 for name, ir in irs.items()}
+        for name, ir in irs.items():
+            write_wav(inst.workdir / IRS / name, ir)
+        dur = round(6.0 * RATE_HZ)
+        items = [(round(t * RATE_HZ), s) for t, s in ((0.3, sfx.footstep(rng, "wood")), (0.9, sfx.footstep(rng, "wood")),
+                                                      (1.5, sfx.slide(rng)), (2.2, sfx.thud(rng)), (2.6, sfx.jingle(rng)))]
+        dry = sfx.place(dur, 1, items)[:, 0] * 0.8
+        write_wav(inst.workdir / DRY, dry)
+        (inst.workdir / "fixtures" / "church_scene.drp").write_bytes(b"DRP placeholder: closed Resolve project\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        target_drr = -4.0
+
+        def calibrated(ir: np.ndarray, drr: float) -> np.ndarray:
+            """dry δ + w·IR with w set so the band-limited system measures `drr` (bisection on log w)."""
+            lo, hi = -6.0, 2.0
+            for _ in range(40):
+                mid = (lo + hi) / 2
+                h = np.zeros(len(ir))
+                h[0] = 1.0
+                h = h + 10 ** mid * ir
+                if drr_db(band(h), RATE_HZ) > drr:
+                    lo = mid
+                else:
+                    hi = mid
+            h = np.zeros(len(ir))
+            h[0] = 1.0
+            return h + 10 ** ((lo + hi) / 2) * ir
+
+        want_rt = rt60_of(band(calibrated(irs["church.wav"], target_drr)))
+        inst.write_json(inst.gt / "church.json", {"church_ir": "church.wav", "dialogue_rt60_s": round(want_rt, 3),
+                                                  "dialogue_drr_db": target_drr})
+
+        def render(folder, ir_name: str = "church.wav", drr: float = target_drr, delay_ms: float = 0.0,
+                   wet_gain: float = 1.0) -> None:
+            h = calibrated(irs[ir_name], drr)
+            h[1:] *= wet_gain
+            h[0] = 1.0 + (h[0] - 1.0) * wet_gain
+            wet = fftconvolve(dry, h)[:dur]
+            k = round(delay_ms / 1000 * RATE_HZ)
+            if k:
+                wet = np.concatenate([np.zeros(k), wet[:-k]])
+            wet = wet * (0.7 / np.max(np.abs(wet)))  # a normalised bounce, never clipped
+            write_wav(folder / OUTPUT, np.stack([wet, wet], axis=1))
+
+        render(inst.oracle)
+        render(inst.mutant("cathedral_ir", ["correct_ir"], "the cathedral IR (similar RT60) instead of the church"),
+               ir_name="cathedral.wav")
+        render(inst.mutant("stairwell_ir", ["correct_ir", "rt60_match"], "the stairwell IR: wrong space, short decay"),
+               ir_name="stairwell.wav")
+        render(inst.mutant("too_wet", ["drr_match"], "wet level 8 dB too high"), wet_gain=10 ** (8 / 20))
+        render(inst.mutant("latency_5ms", ["timing_intact"], "plugin latency not compensated: Foley 5 ms late"),
+               delay_ms=5.0)
+        (inst.mutant("dry_render", ["correct_ir", "rt60_match", "drr_match"], "no reverb added") / "output").mkdir(
+            parents=True, exist_ok=True)
+        write_wav(inst.root / "mutants" / "dry_render" / OUTPUT, np.stack([dry, dry], axis=1) * 0.7)
