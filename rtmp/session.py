@@ -88,6 +88,15 @@ class SessionContext:
     sessions: set[RtmpSession] = field(default_factory=set)
 
 
+def _public_url(url: str) -> str:
+    """tcUrl without credentials (`user:pass@`) or query (tokens): safe for events and logs."""
+    url = url[:500].split("?", 1)[0]
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest.split("/", 1)[0]:
+        rest = rest.split("@", 1)[1]
+    return f"{scheme}{sep}{rest}"
+
+
 #: Size of the per-connection receive buffer handed to the transport (recv_into, no allocation).
 READ_BUFFER_BYTES = 64 * 1024
 
@@ -333,7 +342,7 @@ class RtmpSession(asyncio.BufferedProtocol):
                              {"level": "status", "code": "NetConnection.Connect.Success",
                               "description": "Connection succeeded.", "objectEncoding": encoding}))
         self.ctx.emit("connect", {"client": self.client, "app": app,
-                                  "tc_url": str(obj.get("tcUrl", ""))[:500].split("?", 1)[0],
+                                  "tc_url": _public_url(str(obj.get("tcUrl", ""))),
                                   "flash_ver": str(obj.get("flashVer", ""))[:200],
                                   "type": str(obj.get("type", ""))[:50]})
 

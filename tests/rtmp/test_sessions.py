@@ -48,6 +48,13 @@ async def test_publish_handshake_and_replies(tmp_path: Path, amf3: bool) -> None
         await c.close()
 
 
+def test_tc_url_credentials_never_reach_events() -> None:
+    from rtmp.session import _public_url
+
+    assert _public_url("rtmp://bob:hunter2@127.0.0.1:1935/live?token=x") == "rtmp://127.0.0.1:1935/live"
+    assert _public_url("rtmp://127.0.0.1/live/a@b") == "rtmp://127.0.0.1/live/a@b"
+
+
 @pytest.mark.parametrize("key", ["../etc", "a/b", "a\x01b", "k" * 129, "", "not-allowed"])
 async def test_bad_keys_get_badname(tmp_path: Path, key: str) -> None:
     async with running_ingest(tmp_path, allow_any=False, allowed_keys={"good"}) as h:
