@@ -204,7 +204,14 @@ rtmp {{
             master.kill()
             raise SystemExit(f"nginx did not start: {master.stderr.read().decode() if master.stderr else ''}")
         time.sleep(0.1)
-    pids = [master.pid, *children(master.pid)]
+    workers: list[int] = []
+    while not workers and time.monotonic() < deadline + 5:
+        workers = children(master.pid)
+        time.sleep(0.05)
+    if not workers:
+        master.kill()
+        raise SystemExit("nginx started no worker process")
+    pids = [master.pid, *workers]
     base_rss = sum(proc_rss_kib(p) for p in pids)
     cpu0 = sum(proc_cpu_s(p) for p in pids)
     wall = run_publishers(lambda i: f"rtmp://127.0.0.1:{port}/live/s{i}", src, n)
