@@ -22,7 +22,16 @@ def redact(text: str) -> str:
 
 
 class _RedactPasswords(logging.Filter):
+    """Redact passwords; demote obsws-python's connection-failure tracebacks to one DEBUG line.
+
+    An observer waiting for OBS retries every few seconds; each refusal is expected, not an
+    ERROR with a traceback on the user's terminal.
+    """
+
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], (ConnectionError, TimeoutError, OSError)):
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         try:
             msg = record.getMessage()
         except Exception:  # a broken format string is not ours to fix; drop nothing
@@ -42,3 +51,8 @@ def quiet_obsws_logging() -> None:
         lg = logging.getLogger(name)
         if _FILTER not in lg.filters:
             lg.addFilter(_FILTER)
+    # a library's loggers get a NullHandler, so without logging configured nothing reaches
+    # stderr through logging's last-resort handler
+    top = logging.getLogger("obsws_python")
+    if not any(isinstance(h, logging.NullHandler) for h in top.handlers):
+        top.addHandler(logging.NullHandler())

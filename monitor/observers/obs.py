@@ -15,6 +15,7 @@ Events (source "obs"):
   gap              {phase: start, reason} when the connection is lost or cannot be made;
                    {phase: end, duration_s, attempts} when it is back
   refused          {request}  a caller asked for a non-allow-listed request (never sent)
+  error            {where, error}  an unexpected answer; the observer carries on / reconnects
 
 Threads, deliberately: obsws-python is synchronous and its clients are not thread-safe, so the
 request connection lives in a one-thread executor (plus a lock inside the requester) and the
@@ -104,7 +105,7 @@ class ObsObserver:
             while not self._stopping:
                 try:
                     await self._connect()
-                except (ObsConnectionLost, OSError) as exc:
+                except Exception as exc:  # refused, auth, odd replies: all mean "retry later"
                     attempts += 1
                     if gap_start is None:
                         gap_start = time.monotonic()
@@ -244,17 +245,32 @@ class ObsObserver:
         tasks = []
         try:
             await self._snapshot(first_reason)
-            tasks = [asyncio.create_task(coro) for coro in (
-                self._periodic_snapshots(), self._stats_loop(), self._filter_poll(), self._change_snapshots())]
+            tasks = [asyncio.create_task(self._guarded(fn)) for fn in (
+                self._periodic_snapshots, self._stats_loop, self._filter_poll, self._change_snapshots)]
             await self._lost.wait()
         except ObsConnectionLost:
             pass
+        except Exception as exc:  # an answer we did not expect: report, reconnect, keep the daemon
+            self._emit("error", {"where": "snapshot", "error": f"{type(exc).__name__}: {exc}"})
+            self._mark_lost(f"observer error: {type(exc).__name__}")
         finally:
             for t in tasks:
                 t.cancel()
             for t in tasks:
                 with contextlib.suppress(asyncio.CancelledError, ObsConnectionLost):
                     await t
+
+    async def _guarded(self, fn: Any) -> None:
+        """Run a session loop; an unexpected error is reported and the loop restarted after 1 s."""
+        while True:
+            try:
+                await fn()
+                return
+            except (ObsConnectionLost, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                self._emit("error", {"where": fn.__name__, "error": f"{type(exc).__name__}: {exc}"})
+                await asyncio.sleep(1.0)
 
     async def _periodic_snapshots(self) -> None:
         while True:
