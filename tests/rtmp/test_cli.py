@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -66,6 +67,9 @@ def test_ingest_cli_end_to_end(tmp_path: Path, encode_cache: Path) -> None:
     assert set(s["audio"]) == {"codec", "sample_rate_hz", "channels", "bitrate_bps"}
     assert (s["state"], s["video"]["width"], s["audio"]["sample_rate_hz"]) == ("ended", 640, 48000)
     assert "tally_rtmp_publish_rejected_total 1" in metrics
+    sample = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [-+0-9.eE]+(Inf)?$')
+    for line in metrics.splitlines():
+        assert line.startswith(("# HELP ", "# TYPE ")) or sample.match(line), line
 
 
 @pytest.mark.parametrize("args, message", [
