@@ -1,0 +1,178 @@
+"""R06.07.01.03-T10: automate a Doppler pass-by (pitch, level, low-pass) from a static engine loop.
+
+Work dir: fixtures/engine_loop.wav (static engine, clear fundamental), fixtures/passby_shot.RPP
+(track ENGINE with the loop; the shot is referenced by the project). Output: output/doppler_passby.wav.
+GT: gt/passby.json {fps, closest_frame, speed_m_s, distance_m}.
+
+Measures: YIN f0 (verifiers.measure.yin) per video frame of the render and of the loop.
+doppler_pitch: median f0 over the first and the last 20 % of the pitched span against the loop's f0:
+approach +7.9 %, recede -6.8 % (± 1.5 points; half each). pass_timing: the frame where f0 crosses
+the midpoint of the approach and recede pitches, within 3 frames of the GT closest-approach frame.
+level_envelope: the frame of the RMS maximum (per-frame RMS, 5-frame median smoothing) within 3
+frames. air_absorption: Pearson r of the per-frame power centroid (verifiers.measure.spectral) with
+-log10(distance) from the GT geometry, >= 0.7.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import median_filter
+
+from verifiers.apps.reaper import Item, Track, write_rpp
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.spectral import spectral_centroid_hz
+from verifiers.measure.yin import yin
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.synthkit.doppler import distance_m, emission_times, read_loop, varying_lowpass
+from verifiers.tasks.sound.common import RATE_HZ, load_output, truncate_file, write_wav
+
+OUTPUT = "output/doppler_passby.wav"
+LOOP = "fixtures/engine_loop.wav"
+FPS = 24
+F0_RANGE_HZ = (50.0, 400.0)
+EDGE_SHARE = 0.2
+
+
+def f0_per_frame(mono: np.ndarray, fps: float) -> np.ndarray:
+    """Median f0 per video frame (nan where unpitched)."""
+    tr = yin(mono, RATE_HZ, fmin_hz=F0_RANGE_HZ[0], fmax_hz=F0_RANGE_HZ[1], hop_length=480)
+    n = int(len(mono) / RATE_HZ * fps)
+    fr = np.floor(tr.times_s * fps).astype(int)
+    out = np.full(n, np.nan)
+    for f in range(n):
+        sel = (fr == f) & tr.voiced()
+        if sel.sum():
+            out[f] = float(np.median(tr.f0_hz[sel]))
+    return out
+
+
+def frame_rms(mono: np.ndarray, fps: float) -> np.ndarray:
+    step = RATE_HZ / fps
+    n = int(len(mono) // step)
+    idx = (np.arange(n + 1) * step).astype(int)
+    c = np.concatenate([[0.0], np.cumsum(mono * mono)])
+    return np.sqrt((c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1))
+
+
+@register
+class DopplerPassby(TaskVerifier):
+    task_id = "R06.07.01.03-T10"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("passby.json")
+        try:
+            fps, closest = float(gt["fps"]), float(gt["closest_frame"])
+            speed, dist = float(gt["speed_m_s"]), float(gt["distance_m"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth passby.json malformed: {exc}") from None
+        try:
+            loop = load_audio(ctx.input(LOOP), sample_rate_hz=RATE_HZ).mono
+        except MediaError as exc:
+            raise GTError(f"engine loop unreadable: {exc}") from None
+        src = yin(loop, RATE_HZ, fmin_hz=F0_RANGE_HZ[0], fmax_hz=F0_RANGE_HZ[1])
+        if src.voiced().sum() < 10:
+            raise GTError("engine loop has no measurable fundamental")
+        f_src = float(np.median(src.f0_hz[src.voiced()]))
+        _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+        mono = x.mean(axis=1)
+        f0 = f0_per_frame(mono, fps)
+        pitched = np.nonzero(np.isfinite(f0))[0]
+        pp = checks.params("doppler_pitch")
+        want_up, want_dn = float(pp.get("approach_pct", 7.9)), float(pp.get("recede_pct", -6.8))
+        tol = float(pp.get("tolerance_pct", 1.5))
+        if len(pitched) < 10:
+            checks.fail("doppler_pitch", "no engine pitch found in the render")
+            checks.fail("pass_timing", "no engine pitch found in the render")
+        else:
+            span = pitched[-1] - pitched[0]
+            first = pitched[pitched <= pitched[0] + EDGE_SHARE * span]
+            last = pitched[pitched >= pitched[-1] - EDGE_SHARE * span]
+            up = (float(np.median(f0[first])) / f_src - 1) * 100
+            dn = (float(np.median(f0[last])) / f_src - 1) * 100
+            score = 0.5 * (abs(up - want_up) <= tol) + 0.5 * (abs(dn - want_dn) <= tol)
+            checks.set("doppler_pitch", score, {"source_f0_hz": round(f_src, 2), "approach_pct": round(up, 2),
+                                                "recede_pct": round(dn, 2), "want": [want_up, want_dn]},
+                       f"approach {up:+.1f}%, recede {dn:+.1f}% (want {want_up:+g}% / {want_dn:+g}% ± {tol:g})")
+            mid = f_src * (1 + (up + dn) / 200)
+            cross = [f + (f0[f] - mid) / (f0[f] - f0[f + 1]) for f in range(len(f0) - 1)
+                     if np.isfinite(f0[f]) and np.isfinite(f0[f + 1]) and f0[f] >= mid > f0[f + 1]]
+            tt = float(checks.params("pass_timing").get("tolerance_frames", 3))
+            if cross and abs(up - dn) > 1.0:
+                c = min(cross, key=lambda v: abs(v - closest))
+                checks.set("pass_timing", 1.0 if abs(c - closest) <= tt else 0.0,
+                           {"pitch_midpoint_frame": round(c, 2), "closest_frame": closest},
+                           f"pitch midpoint {c - closest:+.1f} frames from closest approach")
+            else:
+                checks.fail("pass_timing", "pitch never falls through its midpoint (no Doppler sweep)")
+
+        rms = median_filter(frame_rms(mono, fps), size=5, mode="nearest")
+        peak = int(np.argmax(rms))
+        tl = float(checks.params("level_envelope").get("tolerance_frames", 3))
+        checks.set("level_envelope", 1.0 if abs(peak - closest) <= tl else 0.0,
+                   {"level_peak_frame": peak, "closest_frame": closest},
+                   f"level peak {peak - closest:+.0f} frames from closest approach")
+
+        tc, cen = spectral_centroid_hz(mono, RATE_HZ, frame_s=1 / fps, hop_s=1 / fps)
+        loud = np.interp(tc, (np.arange(len(rms)) + 0.5) / fps, 20 * np.log10(np.maximum(rms, 1e-12)))
+        ok = np.isfinite(cen) & (loud >= loud.max() - 40)
+        r_m = distance_m(tc[ok], closest / fps, speed, dist)
+        r = float(np.corrcoef(cen[ok], -np.log10(r_m))[0, 1]) if ok.sum() > 5 and np.std(cen[ok]) > 0 else 0.0
+        need = float(checks.params("air_absorption").get("min_correlation", 0.7))
+        checks.set("air_absorption", 1.0 if r >= need else max(0.0, r / need), {"pearson_r": round(r, 3)},
+                   f"centroid vs closeness r = {r:.2f} (need {need:g})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        f_src = float(rng.uniform(90, 120))
+        n_loop = 2 * RATE_HZ
+        cycles = round(f_src * 2)  # whole cycles, so the loop is seamless
+        f_src = cycles / 2.0
+        t = np.arange(n_loop) / RATE_HZ
+        loop = sum(np.sin(2 * np.pi * k * f_src * t + rng.uniform(0, 6)) / k ** 0.7 for k in range(1, 40)
+                   if k * f_src < 12000)
+        loop = 0.5 * loop / np.max(np.abs(loop)) + 0.02 * sfx.band_noise(rng, n_loop, 100, 8000)
+        write_wav(inst.workdir / LOOP, loop)
+        dur_s = 8.0
+        closest_s = 4.0 + float(rng.uniform(-0.3, 0.3))
+        closest_frame = round(closest_s * FPS)
+        closest_s = closest_frame / FPS
+        write_rpp(inst.workdir / "fixtures/passby_shot.RPP",
+                  [Track("ENGINE", items=[Item(0.0, dur_s, 0.0, "engine loop", "engine_loop.wav")])])
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        speed, dist = 25.0, 2.0
+        inst.write_json(inst.gt / "passby.json", {"fps": FPS, "closest_frame": closest_frame, "speed_m_s": speed,
+                                                  "distance_m": dist})
+        n = round(dur_s * RATE_HZ)
+        tt = np.arange(n) / RATE_HZ
+
+        def render(pitch_speed: float = speed, pitch_shift_s: float = 0.0, level_shift_s: float = 0.0,
+                   lowpass: bool = True) -> np.ndarray:
+            if pitch_speed > 0:
+                tau = emission_times(tt, closest_s + pitch_shift_s, pitch_speed, dist)
+            else:
+                tau = tt
+            y = read_loop(loop, tau, RATE_HZ)
+            r_lvl = distance_m(tt, closest_s + level_shift_s, speed, dist)
+            y = y * (dist / r_lvl)
+            if lowpass:
+                r = distance_m(tt, closest_s, speed, dist)
+                y = varying_lowpass(y, np.clip(16000 * (dist / r) ** 0.7, 600, 16000), RATE_HZ)
+            y = 0.8 * y / np.max(np.abs(y))
+            return np.stack([y, y], axis=1)
+
+        write_wav(inst.oracle / OUTPUT, render())
+        write_wav(inst.mutant("doppler_for_15ms", ["doppler_pitch"], "pitch automated for 15 m/s") / OUTPUT,
+                  render(pitch_speed=15.0))
+        write_wav(inst.mutant("no_doppler", ["doppler_pitch", "pass_timing"], "level and filter only, no pitch")
+                  / OUTPUT, render(pitch_speed=0.0))
+        write_wav(inst.mutant("pitch_8_frames_late", ["pass_timing"], "pitch drop 8 frames after the pass")
+                  / OUTPUT, render(pitch_shift_s=8 / FPS))
+        write_wav(inst.mutant("level_peak_8_frames_early", ["level_envelope"], "level swell peaks 8 frames early")
+                  / OUTPUT, render(level_shift_s=-8 / FPS))
+        write_wav(inst.mutant("no_air_absorption", ["air_absorption"], "no distance low-pass") / OUTPUT,
+                  render(lowpass=False))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["doppler_pitch", "pass_timing", "level_envelope",
+                                                             "air_absorption"], "render cut off") / OUTPUT, render()))
