@@ -65,6 +65,7 @@ class AudioProbe:
         self._frame_clips = np.zeros(self.channels, dtype=np.int64)
         self._total_peak = np.zeros(self.channels)
         self.meter_frames = 0
+        self._changes: list[tuple[str, dict[str, Any]]] = []
 
     # -- feeding -------------------------------------------------------------------------------
     def push(self, block: AudioBlock) -> None:
@@ -115,20 +116,28 @@ class AudioProbe:
             count, first = clipped_samples(x, self.clip_level)
             for c in np.nonzero(count)[0]:
                 if self._frame_clips[c] == 0:  # one event per channel per meter frame
-                    self._send("clip", {"channel": int(c), "t_s": round(t_s + int(first[c]) / self.sr, 4),
+                    self._change("clip", {"channel": int(c), "t_s": round(t_s + int(first[c]) / self.sr, 4),
                                         "level": self.clip_level})
             self._frame_clips += count
         starts, rms = self.windows.push(x, t_s)
         if len(starts):
             self.noise.push(rms)
             for ch in self.silence.push(starts, rms, self.windows.win / self.sr):
-                self._send(ch.kind, {"channel": ch.channel, "t_s": round(ch.t_s, 4), **ch.detail})
+                self._change(ch.kind, {"channel": ch.channel, "t_s": round(ch.t_s, 4), **ch.detail})
         if self.tones is not None:
             for tc in self.tones.push(x, t_s):
-                self._send("tone_on" if tc.on else "tone_off",
+                self._change("tone_on" if tc.on else "tone_off",
                            {"channel": tc.channel, "freq_hz": tc.freq_hz, "t_s": round(tc.t_s, 4),
                             "level_dbfs": db_or_none(tc.level_dbfs)})
         self.frames_seen += x.shape[0]
+        if self._changes:  # detectors report per chunk; send in time order
+            self._changes.sort(key=lambda kp: kp[1]["t_s"])
+            for kind, payload in self._changes:
+                self._send(kind, payload)
+            self._changes.clear()
+
+    def _change(self, kind: str, payload: dict[str, Any]) -> None:
+        self._changes.append((kind, payload))
 
     # -- output --------------------------------------------------------------------------------
     def _send(self, kind: str, payload: dict[str, Any]) -> None:

@@ -9,7 +9,8 @@ Timing: with a Hann window the windowed amplitude of a tone switched on at t0 re
 steady value when the window is centred on t0 (the window is symmetric, half its weight lies
 after its centre). So `ToneTracker` reports on/off at the time the amplitude series crosses half of
 the steady level — this is exact for rectangular gating, and independent of the window length,
-which only sets the frequency resolution (a 25 ms window separates tones ~100 Hz apart).
+which only sets the frequency resolution: with the default 25 ms window two tones 200 Hz apart
+read within 0.05 dB of their levels; at 100 Hz apart they leak into each other by ~0.3 dB.
 """
 
 from __future__ import annotations

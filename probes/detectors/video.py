@@ -11,9 +11,10 @@ frame reads 0 like a PC-range one.
 * cut — PySceneDetect ContentDetector's idea on luma: the mean absolute frame difference jumps
   above `threshold` and the new content persists (a frame `confirm` later is still far from the
   old one), which separates a cut from a flash or a single glitch frame.
-* flash — mean luma rises by at least `rise` in one frame (clapper / white flash frame); cheap
-  enough to run on every decoded frame so a one-frame flash at 30 fps is never skipped by a
-  lower analysis rate.
+* flash — mean luma rises by at least `rise` in one frame and falls back within `max_s`
+  (clapper / white flash frame; a cut to a bright picture does not fall back); cheap enough to
+  run on every decoded frame, so a one-frame flash at 30 fps is never skipped by a lower
+  analysis rate.
 * SSIM — scikit-image `structural_similarity` of a region against a reference image.
 """
 
@@ -95,20 +96,35 @@ class VideoChange:
 
 
 class FlashDetector:
-    """Rising-edge flash: mean luma up by ≥ `rise` over the previous frame, after `holdoff_s` quiet."""
+    """Clapper/white flash: mean luma up by ≥ `rise` in one frame, and back down (by half the rise)
+    within `max_s`. Without the way back it is a cut to a brighter picture or a fade-in, not a
+    flash. Reported when it falls back, dated by the first bright frame."""
 
-    def __init__(self, *, rise: float = 60.0, holdoff_s: float = 0.3) -> None:
+    def __init__(self, *, rise: float = 60.0, max_s: float = 0.25, holdoff_s: float = 0.3) -> None:
         self.rise = rise
+        self.max_s = max_s
         self.holdoff_s = holdoff_s
         self._prev: float | None = None
+        self._cand: tuple[float, float, float] | None = None  # (t, luma before, peak luma)
         self._last_t = -1e9
 
     def push(self, mean_luma: float, t_s: float) -> VideoChange | None:
         prev, self._prev = self._prev, mean_luma
-        if prev is None or mean_luma - prev < self.rise or t_s - self._last_t < self.holdoff_s:
-            return None
-        self._last_t = t_s
-        return VideoChange("flash", t_s, {"luma_before": round(prev, 1), "luma": round(mean_luma, 1)})
+        if self._cand is not None:
+            t0, before, peak = self._cand
+            if mean_luma <= before + (peak - before) / 2:
+                self._cand = None
+                self._last_t = t0
+                return VideoChange("flash", t0, {"luma_before": round(before, 1), "luma": round(peak, 1),
+                                                 "duration_s": round(t_s - t0, 4)})
+            if t_s - t0 > self.max_s:
+                self._cand = None  # stayed bright: a cut or fade, not a flash
+            else:
+                self._cand = (t0, before, max(peak, mean_luma))
+                return None
+        if prev is not None and mean_luma - prev >= self.rise and t_s - self._last_t >= self.holdoff_s:
+            self._cand = (t_s, prev, mean_luma)
+        return None
 
 
 class StateRun:
@@ -138,10 +154,10 @@ class StateRun:
 class CutDetector:
     """Hard cuts confirmed by persistence; see the module docstring.
 
-    Frames kept: [pre, before, first, …, last]. A cut at `first` needs the old picture to have been
-    steady (pre ≈ before), a jump (before → first), and the new picture to persist (before far from
-    last, first close to last). A one-frame flash fails the persistence test on the way in and the
-    steadiness test on the way out.
+    Frames kept: [pre, before, first, …, last]. A cut at `first` needs a jump (before → first) that
+    is also a jump from the frame before (pre → first), and a new picture that persists (before far
+    from last, first close to last). A one-frame flash fails the persistence test on the way in,
+    and on the way out the picture after it equals the one before it (pre ≈ first).
     """
 
     def __init__(self, *, threshold: float = 30.0, confirm: int = 2) -> None:
@@ -155,7 +171,7 @@ class CutDetector:
             return None
         (_, pre), (_, before), (t_cut, first), *_, (_, last) = self._frames
         jump = frame_difference(before, first)
-        if jump < self.threshold or frame_difference(pre, before) >= self.threshold / 2:
+        if jump < self.threshold or frame_difference(pre, first) < self.threshold:
             return None
         persist = frame_difference(before, last)
         settled = frame_difference(first, last)
