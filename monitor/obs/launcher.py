@@ -124,6 +124,8 @@ class ObsInstance:
         self.min_uptime_s = min_uptime_s
         #: filled when OBS had to be SIGKILLed at stop(): its threads and what they waited on
         self.hang_report = ""
+        #: how the last stop() ended OBS: "x11" (WM_DELETE_WINDOW), "sigint" or "sigkill"
+        self.last_stop_method = ""
         #: GetVersion's responseData once the websocket answered (obsVersion, obsWebSocketVersion, ...)
         self.version: dict[str, Any] = {}
 
@@ -370,15 +372,18 @@ class ObsInstance:
             time.sleep(max(0.0, self._ready_mono + self.min_uptime_s - time.monotonic()))
         deadline = time.monotonic() + self.stop_grace_s
         asked_x11 = proc.poll() is None and self.display is not None and _close_main_window(self.display, proc.pid)
+        self.last_stop_method = "x11" if asked_x11 else "none"
         if asked_x11:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(min(6.0, self.stop_grace_s))
         while proc.poll() is None and time.monotonic() < deadline:
             if not self._shutting_down():
+                self.last_stop_method = "sigint"
                 _sigint_main_thread(proc.pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(min(3.0, max(0.1, deadline - time.monotonic())))
         if proc.poll() is None:
+            self.last_stop_method = "sigkill"
             self.hang_report = _thread_report(proc.pid)
             proc.kill()
             proc.wait(5)
@@ -438,7 +443,14 @@ def _close_main_window(display: str, pid: int) -> bool:
         net_wm_pid = d.intern_atom("_NET_WM_PID")
         wm_protocols = d.intern_atom("WM_PROTOCOLS")
         wm_delete = d.intern_atom("WM_DELETE_WINDOW")
-        for win in d.screen().root.query_tree().children:
+        # depth-first over the tree: under a window manager the client window is reparented
+        stack = list(d.screen().root.query_tree().children)
+        while stack:
+            win = stack.pop()
+            try:
+                stack.extend(win.query_tree().children)
+            except Exception:  # window vanished meanwhile
+                continue
             try:
                 name = win.get_wm_name() or ""
                 prop = win.get_full_property(net_wm_pid, X.AnyPropertyType)

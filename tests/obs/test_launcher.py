@@ -39,6 +39,7 @@ def test_launch_connect_getversion_stop_saves() -> None:
         finally:
             client.disconnect()
         assert inst.stop() == 0
+        assert inst.last_stop_method == "x11"       # closed like a user, not by a signal
         assert not inst.running()
         saved = json.loads(inst.collection_path.read_text())
         assert saved["name"] == "Launch Test"
@@ -64,3 +65,23 @@ def test_obs_dying_at_start_reports_log_tail(tmp_path) -> None:
         pass
     assert "exited at start with code 3" in str(err.value)
     assert "cannot open display for reasons" in str(err.value)
+
+
+@pytest.mark.obs
+@needs_obs
+@pytest.mark.skipif(shutil.which("openbox") is None, reason="openbox not installed")
+async def test_async_launch_with_window_manager() -> None:
+    from Xlib import X
+    from Xlib import display as xdisplay
+
+    async with ObsInstance(window_manager=True) as inst:
+        assert inst.running() and inst.version["obsWebSocketVersion"].startswith("5.")
+        d = xdisplay.Display(inst.display)
+        try:
+            check = d.screen().root.get_full_property(d.intern_atom("_NET_SUPPORTING_WM_CHECK"), X.AnyPropertyType)
+            assert check is not None                       # an EWMH window manager is running
+        finally:
+            d.close()
+        assert await inst.astop() == 0
+        assert inst.last_stop_method == "x11"       # found the reparented window
+    assert not inst.running()

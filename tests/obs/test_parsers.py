@@ -203,3 +203,19 @@ def test_binary_ini(tmp_path: Path) -> None:
 def test_collection_roundtrip_json_dump_is_stable() -> None:
     coll = parse_collection(json.loads(json.dumps({"name": "x", "sources": []})))
     assert coll.scenes == {} and coll.scene_order == ()
+
+
+def test_advanced_scene_switcher_macros() -> None:
+    coll = parse_collection({"name": "m", "sources": [], "modules": {"advanced-scene-switcher": {
+        "macros": [
+            {"name": "Auto BRB", "pause": False, "conditions": [{"id": "idle", "logic": 0}],
+             "actions": [{"id": "scene_switch", "sceneSelection": {"name": "BRB"}}], "elseActions": []},
+            {"name": "Paused one", "pause": True, "conditions": [], "actions": []},
+            "garbage-entry",
+        ]}}})
+    macros = coll.macros()
+    assert [m.name for m in macros] == ["Auto BRB", "Paused one"]
+    auto = coll.macro("Auto BRB")
+    assert auto is not None and auto.condition_ids == ["idle"] and auto.action_ids == ["scene_switch"]
+    assert auto.actions[0]["sceneSelection"]["name"] == "BRB" and not auto.paused
+    assert macros[1].paused and coll.macro("nope") is None

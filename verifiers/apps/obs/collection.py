@@ -233,10 +233,46 @@ class Collection:
         mod = self.modules.get("advanced-scene-switcher")
         return mod if isinstance(mod, dict) else {}
 
-    def macros(self) -> list[dict[str, Any]]:
-        """advanced-scene-switcher macros as saved (each a dict with at least "name")."""
+    def macros(self) -> list[Macro]:
+        """advanced-scene-switcher macros in saved order (groups included, flagged)."""
         macros = self.advanced_scene_switcher().get("macros", [])
-        return [m for m in macros if isinstance(m, dict)] if isinstance(macros, list) else []
+        if not isinstance(macros, list):
+            return []
+        return [Macro.from_saved(m) for m in macros if isinstance(m, dict)]
+
+    def macro(self, name: str) -> Macro | None:
+        return next((m for m in self.macros() if m.name == name), None)
+
+
+@dataclass(frozen=True)
+class Macro:
+    """One advanced-scene-switcher macro: conditions and actions are kept as saved dicts; each
+    has an "id" (e.g. condition "scene", "audio"; action "scene_switch", "recording")."""
+
+    name: str
+    paused: bool
+    is_group: bool
+    conditions: tuple[dict[str, Any], ...]
+    actions: tuple[dict[str, Any], ...]
+    else_actions: tuple[dict[str, Any], ...]
+    raw: dict[str, Any] = field(repr=False)
+
+    @property
+    def condition_ids(self) -> list[str]:
+        return [str(c.get("id", "")) for c in self.conditions]
+
+    @property
+    def action_ids(self) -> list[str]:
+        return [str(a.get("id", "")) for a in self.actions]
+
+    @classmethod
+    def from_saved(cls, m: dict[str, Any]) -> Macro:
+        def dicts(key: str) -> tuple[dict[str, Any], ...]:
+            v = m.get(key, [])
+            return tuple(x for x in v if isinstance(x, dict)) if isinstance(v, list) else ()
+
+        return cls(str(m.get("name", "")), bool(m.get("pause", False)), bool(m.get("group", False)),
+                   dicts("conditions"), dicts("actions"), dicts("elseActions"), m)
 
 
 def tracks_from_mask(mask: int) -> tuple[int, ...]:
