@@ -28,3 +28,23 @@ def hotkey_collection(start_scene: str = "Gameplay") -> dict[str, Any]:
               _scene("Desktop", "OBS_KEY_3"), _scene("Privacy", None)]
     return {"name": "Scenario Hotkeys", "current_scene": start_scene, "current_program_scene": start_scene,
             "scene_order": [{"name": s["name"]} for s in scenes], "sources": [*scenes, mic]}
+
+
+def with_stinger_scenes(collection: dict[str, Any], stinger_path: str) -> dict[str, Any]:
+    """Add T16's shape: Live (Ctrl+Alt+L) and BRB (Ctrl+Alt+B, transition override Stinger),
+    a Stinger transition on `stinger_path` (point 600 ms), Fade 300 ms as the default."""
+    def scene(name: str, key: str, override: str | None = None) -> dict[str, Any]:
+        s = {"id": "scene", "versioned_id": "scene", "name": name,
+             "hotkeys": {"OBSBasic.SelectScene": [{"control": True, "alt": True, "key": key}]},
+             "settings": {"items": [], "id_counter": 0, "custom_size": False}}
+        if override:
+            s["private_settings"] = {"transition": override, "transition_duration": 300}
+        return s
+    out = dict(collection)
+    out["sources"] = [*collection["sources"], scene("Live", "OBS_KEY_L"), scene("BRB", "OBS_KEY_B", "Stinger")]
+    out["scene_order"] = [*collection["scene_order"], {"name": "Live"}, {"name": "BRB"}]
+    out["transitions"] = [{"name": "Stinger", "id": "obs_stinger_transition",
+                           "settings": {"path": stinger_path, "transition_point": 600}}]
+    out["current_transition"] = "Fade"
+    out["transition_duration"] = 300
+    return out

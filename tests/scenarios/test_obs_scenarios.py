@@ -29,7 +29,7 @@ from scenarios.engine import ScenarioEngine, ScenarioResult
 from scenarios.loader import load_scenario
 from scenarios.responder import FocusResponder
 from scenarios.x11 import X11Driver
-from tests.scenarios.obs_collection import hotkey_collection
+from tests.scenarios.obs_collection import hotkey_collection, with_stinger_scenes
 
 pytestmark = [pytest.mark.obs, pytest.mark.slow,
               pytest.mark.skipif(any(shutil.which(b) is None for b in ("obs", "Xvfb", "openbox")),
@@ -38,6 +38,7 @@ pytestmark = [pytest.mark.obs, pytest.mark.slow,
 ROOT = Path(__file__).resolve().parents[2]
 T06 = ROOT / "scenarios" / "files" / "R06.12.01.01-T06.yaml"
 T20 = ROOT / "scenarios" / "files" / "R06.12.01.01-T20.yaml"
+T16 = ROOT / "scenarios" / "files" / "R06.12.01.01-T16.yaml"
 PASSWORD = "scenario-pw"
 
 
@@ -47,7 +48,18 @@ def replay_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def obs_instance(replay_dir: Path) -> Iterator[ObsInstance]:
+def stinger_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1 s 320x180 VP8 clip made here (no fetched media)."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg needed for the stinger clip")
+    out = tmp_path_factory.mktemp("stinger") / "swipe.webm"
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=320x180:d=1:r=30",
+                    "-c:v", "libvpx", "-b:v", "200k", str(out)], check=True, timeout=60)
+    return out
+
+
+@pytest.fixture(scope="module")
+def obs_instance(replay_dir: Path, stinger_path: Path) -> Iterator[ObsInstance]:
     # A small output and a 5 s replay buffer with Save Replay on F9 (a frontend hotkey, profile).
     profile = {"basic.ini": {
         "Output": {"Mode": "Advanced"},
@@ -56,8 +68,11 @@ def obs_instance(replay_dir: Path) -> Iterator[ObsInstance]:
                    "RecRBSize": "512"},
         "Video": {"OutputCX": "320", "OutputCY": "180", "FPSType": "1", "FPSInt": "10"},
         # OBS keeps the replay-buffer output's hotkeys as one JSON under [Hotkeys] ReplayBuffer
-        "Hotkeys": {"ReplayBuffer": json.dumps({"ReplayBuffer.Save": [{"key": "OBS_KEY_F9"}]})}}}
-    with ObsInstance(collection=hotkey_collection("Gameplay"), profile=profile, ws_password=PASSWORD,
+        "Hotkeys": {"ReplayBuffer": json.dumps({"ReplayBuffer.Save": [{"key": "OBS_KEY_F9"}]}),
+                    "OBSBasic.Transition": json.dumps(
+                        {"bindings": [{"key": "OBS_KEY_T", "control": True, "alt": True}]})}}}
+    collection = with_stinger_scenes(hotkey_collection("Gameplay"), str(stinger_path))
+    with ObsInstance(collection=collection, profile=profile, ws_password=PASSWORD,
                      window_manager=True) as inst:
         yield inst
 
@@ -187,3 +202,20 @@ async def test_f9_saves_replay_through_frontend_hotkey(obs_instance: ObsInstance
     path = Path(data["savedReplayPath"])
     assert path.parent == replay_dir
     assert await asyncio.to_thread(os.path.getsize, path) > 0
+
+
+async def test_t16_stinger_only_for_live_to_brb_in_studio_mode(obs_instance: ObsInstance) -> None:
+    """The shipped T16 file: preview + Transition hotkeys; BRB's override uses the Stinger, the
+    switch back to Live uses Fade."""
+    reset(obs_instance)
+    client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
+    try:
+        client.set_studio_mode_enabled(True)
+        result = await play(obs_instance, T16, feed_kind="minimal")
+    finally:
+        client.set_studio_mode_enabled(False)
+        client.disconnect()
+    results = {r.id: r for r in result.expectations}
+    assert result.passed, {k: r.detail for k, r in results.items()}
+    started = [e.payload["transitionName"] for e in result.observed if e.kind == "SceneTransitionStarted"]
+    assert started == ["Fade", "Stinger", "Fade"]
