@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from probes.audio_probe import AudioProbe
+from probes.live import IngestProbes
 from probes.run import ProbeSet, run_source
 from probes.sources.av import AvSource
 from probes.video_probe import VideoProbe
@@ -62,17 +64,23 @@ def test_file_flash_beep_offset(sync_flv: Path) -> None:
 
 
 async def test_live_ingest_flash_beep_offset(sync_flv: Path, tmp_path: Path) -> None:
-    """ffmpeg publishes the file in real time; the probe tails the ingest's recording as it grows."""
-    ingest_events: list[tuple[str, dict]] = []
-    published = asyncio.Event()
-    ended = threading.Event()
+    """ffmpeg publishes the file in real time; IngestProbes, driven by the ingest's events, tails the
+    recording as it grows and measures the claps while the stream is still live."""
+    events: list[tuple[str, str, dict]] = []
+    arrived: list[float] = []
+    lock = threading.Lock()
+
+    def emit(source: str, kind: str, payload: dict) -> None:  # called from the probe thread
+        with lock:
+            events.append((source, kind, payload))
+            arrived.append(time.monotonic())
+
+    probes = IngestProbes(emit, tones_hz=[440, 1000, 2000], video_rate_hz=5)
+    ingest_events: list[str] = []
 
     def on_event(kind: str, payload: dict) -> None:
-        ingest_events.append((kind, payload))
-        if kind == "publish":
-            published.set()
-        elif kind == "unpublish":
-            ended.set()
+        ingest_events.append(kind)
+        probes.on_ingest_event(kind, payload)
 
     server = IngestServer(IngestConfig(port=0, record_dir=tmp_path / "rec", allow_any=True), on_event)
     server.ctx.config.record_buffer_bytes = 0  # write-through, so the file grows tag by tag
@@ -80,33 +88,29 @@ async def test_live_ingest_flash_beep_offset(sync_flv: Path, tmp_path: Path) -> 
     proc = None
     try:
         url = f"rtmp://127.0.0.1:{server.port}/live/clapper"
+        t0 = time.monotonic()
         proc = await asyncio.create_subprocess_exec(FFMPEG, "-v", "error", "-re", "-i", str(sync_flv), "-c", "copy",
                                                     "-f", "flv", url, stdout=asyncio.subprocess.DEVNULL,
                                                     stderr=asyncio.subprocess.PIPE)
-        await asyncio.wait_for(published.wait(), 10)
-        recording = next(p["recording"] for k, p in ingest_events if k == "publish")
-        events: list[tuple[str, str, dict]] = []
-        ps = probe_set(events)
-        src = AvSource(recording, live=True, done=ended.is_set, idle_timeout_s=5)
-        first_sync_at: list[float] = []
-        loop = asyncio.get_running_loop()
-
-        def sink(item: object) -> None:
-            n = len([1 for e in events if e[1] == "sync"])
-            ps.push(item)  # type: ignore[arg-type]
-            if not first_sync_at and len([1 for e in events if e[1] == "sync"]) > n:
-                first_sync_at.append(loop.time())
-
-        t0 = loop.time()
-        worker = asyncio.create_task(asyncio.to_thread(run_source, src, sink))
         _, err = await asyncio.wait_for(proc.communicate(), 30)
         assert proc.returncode == 0, err.decode(errors="replace")
-        await asyncio.wait_for(worker, 15)
-        ps.finish()
-        # live: the first clap (2.0 s + 0.5 s search window) is measured while ffmpeg still publishes
-        assert first_sync_at and first_sync_at[0] - t0 < 5.0
-        check(events, src.video_start_s)
+        t_end = time.monotonic()
+        for _ in range(100):  # the ingest sees the TCP close, sends unpublish; the worker drains
+            if any(k == "ended" for _, k, _ in events):
+                break
+            await asyncio.sleep(0.1)
+        assert "unpublish" in ingest_events
+        ended = [p for s, k, p in events if k == "ended"]
+        assert ended and ended[0]["app"] == "live" and ended[0]["key"] == "clapper"
+        assert not [p for s, k, p in events if k == "error"]
+        # live: the first clap (2.0 s + 0.5 s search window) was measured while ffmpeg still published
+        first_sync = next(t for (s, k, p), t in zip(events, arrived, strict=True) if k == "sync")
+        assert first_sync - t0 < 5.0 < t_end - t0
+        worker = probes.workers[("live", "clapper")]
+        assert worker.source is not None
+        check(events, worker.source.video_start_s)
     finally:
+        probes.stop()
         if proc is not None and proc.returncode is None:
             proc.kill()
             with contextlib.suppress(Exception):
