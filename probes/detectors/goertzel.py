@@ -172,7 +172,7 @@ class ToneTracker:
                     a0, a1 = float(prev[1][c, f]), float(amp[c, f])
                     frac = (a0 - half) / (a0 - a1) if a0 != a1 else 1.0
                     t_off = prev[0] + min(max(frac, 0.0), 1.0) * (t - prev[0])
-                out.append(ToneChange(c, self.freqs_hz[f], False, t_off, _db(self.level[c, f])))
+                out.append(ToneChange(c, self.freqs_hz[f], False, float(t_off), _db(float(self.level[c, f]))))
             elif present[c, f] and amp[c, f] >= 0.7 * self.level[c, f]:
                 # slow follow of level changes, not of the fade a switch-off makes in the window
                 self.level[c, f] = 0.9 * self.level[c, f] + 0.1 * float(amp[c, f])

@@ -68,6 +68,9 @@ def test_pulse_null_sink_tones_levels_and_timing(pulse: dict[str, str], tmp_path
     assert not [p for k, p in changes if (p["channel"], p["freq_hz"]) in ((1, 1000.0), (0, 440.0))]
 
     a = on_l[0]["t_s"]  # everything else relative to the first tone's start
+    print("pulse: L on/off", [round(p["t_s"] - a, 4) for p in on_l + off_l], "R on/off",
+          [round(p["t_s"] - a, 4) for p in on_r + off_r], "levels", on_l[0]["level_dbfs"], on_r[0]["level_dbfs"],
+          on_l[1]["level_dbfs"])
     assert off_l[0]["t_s"] - a == pytest.approx(1.0, abs=0.05)
     assert on_l[1]["t_s"] - a == pytest.approx(2.0, abs=0.05)
     assert off_l[1]["t_s"] - a == pytest.approx(2.6, abs=0.05)
