@@ -226,7 +226,8 @@ class LayeredGunshots(TaskVerifier):
                   render(late={2: 2}))
         write_wav(inst.mutant("no_body_layer", ["layering"], "two shots without the body layer") / OUTPUT,
                   render(no_body={1, 4}))
-        write_wav(inst.mutant("small_room_ir", ["acoustics"], "interior tails through a small-room IR") / OUTPUT,
+        write_wav(inst.mutant("small_room_ir", ["acoustics", "layering"],
+                              "interior tails through a small-room IR (then not recognisable as the tail layer)") / OUTPUT,
                   render(room="small"))
         write_wav(inst.mutant("slapback_120ms", ["acoustics"], "exterior slapback for a building at 20 m") / OUTPUT,
                   render(slap=120.0))
