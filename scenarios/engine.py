@@ -17,8 +17,9 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from scenarios.evaluate import (
     NS_PER_MS,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # the bus is passed in: scenarios/ does not import monitor/ a
     from monitor.events import Event
 
 SPIN_NS = 2 * NS_PER_MS
+T = TypeVar("T")
 NAP_NS = 200_000
 
 
@@ -64,6 +66,17 @@ async def sleep_until(target_ns: int) -> int:
     while (remaining := target_ns - time.monotonic_ns()) > 0:
         time.sleep(min(remaining, NAP_NS) / 1e9)  # noqa: ASYNC251 -- deliberate, bounded to 2 ms
     return time.monotonic_ns()
+
+
+def _normal_priority(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run fn in a worker thread at normal priority. Threads (and processes) inherit the
+    scheduling policy of their creator: a pool thread started while the loop thread is
+    SCHED_FIFO would stay real-time for good, and so would the test windows it spawns."""
+    def call(*args: Any) -> T:
+        with contextlib.suppress(OSError, AttributeError):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        return fn(*args)
+    return call
 
 
 @dataclass
@@ -140,14 +153,15 @@ class ScenarioEngine:
         sub = self._sub
         collector = loop.create_task(self._collect(sub))
         self._done = {s.id: loop.create_future() for s in self.scenario.steps}
-        self._start_watcher()
-        restore = self._enter_realtime() if self.realtime else None
-        self.start_ns = time.monotonic_ns()
-        self.bus.emit("scenario", "start", {
-            "name": self.scenario.name, "task": self.scenario.task, "file": self.scenario.source,
-            "steps": len(self.scenario.steps), "expectations": len(self.scenario.expectations),
-            "realtime": self.realtime_status}, mono_ns=self.start_ns)
+        restore = None
         try:
+            self._start_watcher()
+            restore = self._enter_realtime() if self.realtime else None
+            self.start_ns = time.monotonic_ns()
+            self.bus.emit("scenario", "start", {
+                "name": self.scenario.name, "task": self.scenario.task, "file": self.scenario.source,
+                "steps": len(self.scenario.steps), "expectations": len(self.scenario.expectations),
+                "realtime": self.realtime_status}, mono_ns=self.start_ns)
             await asyncio.gather(*(self._run_step(s, i) for i, s in enumerate(self.scenario.steps)))
             if self._key_tasks:
                 await asyncio.gather(*self._key_tasks, return_exceptions=True)
@@ -166,7 +180,7 @@ class ScenarioEngine:
             self._release_keys()
             if self._watcher is not None:
                 await asyncio.to_thread(self._watcher.stop)
-            await asyncio.to_thread(self._close_windows)
+            await asyncio.to_thread(_normal_priority(self._close_windows))
         results = evaluate(self.scenario, self.records, self.observed, end_ns)
         for r in results:
             self.bus.emit("scenario", "expectation", {"scenario": self.scenario.name, **r.to_dict()})
@@ -195,7 +209,7 @@ class ScenarioEngine:
     def _observation_end_ns(self) -> int:
         last = max((r.done_ns or 0 for r in self.records.values()), default=self.start_ns)
         end = max(last, self.start_ns) + int(self.scenario.settle_ms * NS_PER_MS)
-        starts = {k: r.actual_ns for k, r in self.records.items() if r.actual_ns is not None}
+        starts = {k: r.anchor_ns or r.actual_ns for k, r in self.records.items() if r.actual_ns is not None}
         for exp in self.scenario.expectations:
             need = required_end_ns(exp, starts)  # type: ignore[arg-type]
             if need is not None:
@@ -297,7 +311,8 @@ class ScenarioEngine:
             rec.extra["focus_confirmed_ms"] = (confirmed - rec.actual_ns) / NS_PER_MS
         elif step.action == "open_window":
             rec.actual_ns = time.monotonic_ns()
-            win = await asyncio.to_thread(spawn_window, step.arg, self.display, self.window_timeout_s)
+            win = await asyncio.to_thread(_normal_priority(spawn_window), step.arg, self.display,
+                                          self.window_timeout_s)
             self._windows.append(win)
             # wait until the window manager manages it (it is then focusable by title)
             deadline = time.monotonic() + self.window_timeout_s
@@ -315,7 +330,7 @@ class ScenarioEngine:
                 raise RuntimeError(f"no test window titled {step.arg!r} was opened by this scenario")
             rec.actual_ns = time.monotonic_ns()
             for w in mine:
-                await asyncio.to_thread(w.close)
+                await asyncio.to_thread(_normal_priority(w.close))
                 self._windows.remove(w)
             rec.done_ns = time.monotonic_ns()
 
