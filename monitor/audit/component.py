@@ -2,7 +2,8 @@
 
 Events (source `audit`):
   started         {mode: fanotify|inotify, attribution: bool, root, forbidden, exec_marks}
-  file_written    {path (relative to the work dir), pid, exe, cmdline, comm, ppid}
+  file_written    {path (relative to the work dir), pid, exe, cmdline, comm, ppid, cwd,
+                   identified_at: close|open (open: read while the writer opened the file)}
   forbidden_exec  {forbidden, pid, exe, cmdline, comm, ppid, cwd, via: fanotify|proc, near_workdir}
                   (exec marks are system-wide: `near_workdir` says whether its cwd or argv points
                   into the work dir, which separates the agent's tools from unrelated processes)
@@ -71,6 +72,7 @@ class AuditComponent:
         """For the manifest: how strong the evidence is."""
         return {"mode": self.mode, "attribution": self.attribution, "fallback_reason": self.fallback_reason,
                 "overflows": getattr(self._watcher, "overflows", 0) if self._watcher else 0,
+                "open_snapshots": getattr(self._watcher, "perm_error", "n/a") is None,
                 "forbidden": list(self.forbidden), "forbidden_seen": len(self.forbidden_seen)}
 
     async def start(self, bus: EventBus) -> None:
@@ -139,7 +141,8 @@ class AuditComponent:
             rel = os.path.relpath(record["path"], self.workdir)
         except ValueError:
             return
-        payload = {"path": rel, **{k: record.get(k) for k in ("pid", "exe", "cmdline", "comm", "ppid")}}
+        payload = {"path": rel, **{k: record.get(k) for k in ("pid", "exe", "cmdline", "comm", "ppid", "cwd",
+                                                              "identified_at")}}
         self.writers[rel] = payload
         if self._bus is not None:
             self._bus.emit("audit", "file_written", payload, mono_ns=record.get("mono_ns"))

@@ -7,8 +7,14 @@ inotify and says the evidence is weaker.
 
 Marks: the work dir's mount gets FAN_CLOSE_WRITE (filtered to paths under the work dir here);
 each forbidden executable's inode gets FAN_OPEN_EXEC, so even a process that exits within
-microseconds is seen exec'ing it. Events are read in a dedicated thread that wakes on the fd,
-because /proc/<pid> of a short-lived writer (cp) is gone a moment after its close().
+microseconds is seen exec'ing it. Events are read in a dedicated thread that wakes on the fd.
+
+A short-lived writer (cp) is often gone from /proc by the time its close event is read (measured:
+about 1 in 5 `cp` copies left only a pid). So a second group in the permission class holds
+FAN_OPEN_PERM marks on every directory under the work dir: the opener waits (microseconds)
+until we have read its /proc entry and answered FAN_ALLOW, which makes the writer's identity
+certain before it can even write. Answers are given in a finally block; if this process dies,
+the kernel allows everything pending. Directories created later are marked by a rescan.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ from monitor.audit.procinfo import process_info
 FAN_CLOEXEC = 0x1
 FAN_NONBLOCK = 0x2
 FAN_CLASS_NOTIF = 0x0
+FAN_CLASS_CONTENT = 0x4
+FAN_OPEN_PERM = 0x10000
+FAN_ALLOW = 0x01
 FAN_UNLIMITED_QUEUE = 0x10
 FAN_MARK_ADD = 0x1
 FAN_MARK_MOUNT = 0x10
@@ -39,6 +48,9 @@ FAN_EVENT_ON_CHILD = 0x08000000
 FAN_NOFD = -1
 AT_FDCWD = -100
 _META = struct.Struct("IBBHQii")  # event_len, vers, reserved, metadata_len, mask, fd, pid
+_RESPONSE = struct.Struct("iI")  # fd, response
+#: How often the permission group looks for new directories to mark.
+RESCAN_S = 0.5
 FANOTIFY_METADATA_VERSION = 3
 
 Record = dict[str, Any]
@@ -61,7 +73,8 @@ class FanotifyWatcher:
     """Reads fanotify events in a thread and hands plain records to callbacks (called in that thread)."""
 
     def __init__(self, root: Path, on_write: Callable[[Record], None], on_exec: Callable[[Record], None],
-                 exec_paths: list[Path] | None = None, exclude: list[Path] | None = None) -> None:
+                 exec_paths: list[Path] | None = None, exclude: list[Path] | None = None,
+                 open_snapshots: bool = True) -> None:
         self.root = Path(os.path.realpath(root))
         self.on_write = on_write
         self.on_exec = on_exec
@@ -73,9 +86,17 @@ class FanotifyWatcher:
         self._fd = -1
         self._stop_r, self._stop_w = -1, -1
         self._thread: threading.Thread | None = None
+        self.open_snapshots = open_snapshots
+        self._perm_fd = -1
+        self._perm_thread: threading.Thread | None = None
+        self._marked_dirs: set[str] = set()
+        self._snap_lock = threading.Lock()
+        self._snapshots: dict[int, Record] = {}  # pid -> /proc facts read while it opened a file
+        self.perm_error: str | None = None
 
     def start(self) -> None:
         libc = _libc()
+        self._libc = libc
         fd = libc.fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
                                 os.O_RDONLY | os.O_LARGEFILE | os.O_CLOEXEC)
         if fd < 0:
@@ -93,16 +114,96 @@ class FanotifyWatcher:
         self._stop_r, self._stop_w = os.pipe()
         self._thread = threading.Thread(target=self._loop, name="fanotify", daemon=True)
         self._thread.start()
+        if self.open_snapshots:
+            self._start_perm(libc)
+
+    def _start_perm(self, libc: ctypes.CDLL) -> None:
+        fd = libc.fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
+                                os.O_RDONLY | os.O_LARGEFILE | os.O_CLOEXEC)
+        if fd < 0:
+            self.perm_error = f"fanotify_init(FAN_CLASS_CONTENT): {os.strerror(ctypes.get_errno())}"
+            return
+        self._perm_fd = fd
+        self._mark_dirs()
+        self._perm_thread = threading.Thread(target=self._perm_loop, name="fanotify-perm", daemon=True)
+        self._perm_thread.start()
+
+    def _mark_dirs(self) -> None:
+        for dirpath, dirnames, _ in os.walk(self.root):
+            if self._excluded(dirpath):
+                dirnames[:] = []
+                continue
+            if dirpath in self._marked_dirs:
+                continue
+            if self._libc.fanotify_mark(self._perm_fd, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD,
+                                        AT_FDCWD, dirpath.encode()) == 0:
+                self._marked_dirs.add(dirpath)
+
+    @property
+    def marked_dirs(self) -> int:
+        return len(self._marked_dirs)
+
+    def _perm_loop(self) -> None:
+        poller = select.poll()
+        poller.register(self._perm_fd, select.POLLIN)
+        poller.register(self._stop_r, select.POLLIN)
+        last_scan = time.monotonic()
+        while True:
+            ready = {fd for fd, _ in poller.poll(int(RESCAN_S * 1000))}
+            if self._perm_fd in ready:
+                self._perm_drain()
+            if self._stop_r in ready:
+                self._perm_drain()
+                return
+            if time.monotonic() - last_scan >= RESCAN_S:
+                self._mark_dirs()
+                last_scan = time.monotonic()
+
+    def _perm_drain(self) -> None:
+        while True:
+            try:
+                buf = os.read(self._perm_fd, 64 * 1024)
+            except OSError as exc:
+                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    return
+                raise
+            if not buf:
+                return
+            offset = 0
+            while offset + _META.size <= len(buf):
+                event_len, vers, _res, _mlen, mask, fd, pid = _META.unpack_from(buf, offset)
+                if vers != FANOTIFY_METADATA_VERSION or event_len < _META.size:
+                    return
+                offset += event_len
+                if fd == FAN_NOFD:
+                    continue
+                try:
+                    if mask & FAN_OPEN_PERM and pid != self.own_pid:
+                        info = process_info(pid)
+                        with self._snap_lock:
+                            if len(self._snapshots) > 10_000:  # a pid reused later re-snapshots on open
+                                self._snapshots.clear()
+                            self._snapshots[pid] = info
+                finally:
+                    os.write(self._perm_fd, _RESPONSE.pack(fd, FAN_ALLOW))
+                    os.close(fd)
+
+    def snapshot(self, pid: int) -> Record | None:
+        with self._snap_lock:
+            return self._snapshots.get(pid)
 
     def stop(self) -> None:
         if self._thread is not None:
             os.write(self._stop_w, b"x")
             self._thread.join(timeout=5)
             self._thread = None
-        for fd in (self._fd, self._stop_r, self._stop_w):
+        if self._perm_thread is not None:
+            self._perm_thread.join(timeout=5)
+            self._perm_thread = None
+        for fd in (self._fd, self._perm_fd, self._stop_r, self._stop_w):
             if fd >= 0:
                 os.close(fd)
-        self._fd = self._stop_r = self._stop_w = -1
+        self._fd = self._perm_fd = self._stop_r = self._stop_w = -1
 
     def _loop(self) -> None:
         poller = select.poll()
@@ -152,7 +253,13 @@ class FanotifyWatcher:
             if mask & FAN_OPEN_EXEC:
                 self.on_exec({**process_info(pid), "exe_opened": path, "mono_ns": mono_ns})
             if mask & FAN_CLOSE_WRITE and self._under_root(path) and not self._excluded(path):
-                self.on_write({**process_info(pid), "path": path, "mono_ns": mono_ns})
+                info = process_info(pid)
+                source = "close"
+                if info["exe"] is None:
+                    early = self.snapshot(pid)
+                    if early is not None and early.get("exe"):
+                        info, source = early, "open"
+                self.on_write({**info, "path": path, "mono_ns": mono_ns, "identified_at": source})
 
     def _under_root(self, path: str) -> bool:
         return path == str(self.root) or path.startswith(str(self.root) + os.sep)

@@ -44,7 +44,8 @@ async def test_fanotify_attributes_cp_and_the_app(tmp_path):
 
     written = {e.payload["path"]: e.payload for e in events if e.source == "audit" and e.kind == "file_written"}
     cp_rec = written["output/copied.txt"]
-    assert (cp_rec["exe"] or "").endswith("/cp") or cp_rec["comm"] == "cp", cp_rec
+    assert (cp_rec["exe"] or "").endswith("/cp"), cp_rec
+    assert cp_rec["cmdline"][0] == "cp" and cp_rec["cmdline"][-1].endswith("copied.txt")
     app_rec = written["output/app.txt"]
     assert app_rec["cmdline"] is not None and "--tally-test-app-7f3a" in app_rec["cmdline"], app_rec
     assert "python" in (app_rec["exe"] or app_rec["comm"])
@@ -54,6 +55,24 @@ async def test_fanotify_attributes_cp_and_the_app(tmp_path):
     assert audit.summary()["attribution"] is True
     # Files outside the work dir are not reported.
     assert all(not p.startswith("..") for p in written)
+
+
+async def test_every_short_lived_cp_is_named(tmp_path):
+    """cp exits microseconds after close(); the open-time snapshot must still name it every time."""
+    work, _bus, events, audit = await _audited(tmp_path, "fanotify")
+    (work / "output" / "late").mkdir()  # created after start: marked by the rescan
+    await asyncio.sleep(0.8)
+    src = tmp_path / "s.bin"
+    src.write_bytes(b"x" * 100)
+    n = 25
+    for i in range(n):
+        await asyncio.to_thread(_write_with_cp, src, work / "output" / "late" / f"c{i}.bin")
+    await asyncio.sleep(0.3)
+    await audit.stop()
+    recs = [e.payload for e in events if e.kind == "file_written"]
+    assert len(recs) == n
+    named = [r for r in recs if (r["exe"] or "").endswith("/cp")]
+    assert len(named) == n, [r for r in recs if r not in named][:3]
 
 
 async def test_inotify_fallback_sees_files_but_not_writers(tmp_path):
