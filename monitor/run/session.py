@@ -26,6 +26,7 @@ from monitor.mqtt.feed import MqttFeed
 from monitor.run.component import Component, ComponentHost
 from monitor.run.done import DoneWaiter
 from monitor.run.rescore import score_bundle
+from monitor.run.scenario_step import ScenarioStep
 from monitor.run.wiring import LiveOptions, build_components
 from verifiers.catalog import TaskSpec, load_catalog
 
@@ -128,6 +129,11 @@ class RunSession:
                                vmix_url=cfg.vmix_url, ingest_host=cfg.ingest_host, ingest_port=cfg.ingest_port,
                                extra=list(cfg.extra_components))
             components, unavailable = build_components(task, opts)
+            scenario = None
+            if "scenario" in task.live:
+                scenario = ScenarioStep(task.id, self.bus)
+                if not scenario.prepare():
+                    scenario = None
             for comp in components:
                 if comp.name == "audit":
                     comp.exclude.append(self.bundle_dir)  # type: ignore[attr-defined]
@@ -140,6 +146,8 @@ class RunSession:
             self.started.set()
             end_reason = await self.done.wait()
             self.bus.emit("run", "done", {"reason": end_reason})
+            if scenario is not None and not end_reason.startswith(("abort", "mqtt:abort")):
+                await scenario.play()
         finally:
             if cfg.install_signals:
                 self.done.remove_signals()

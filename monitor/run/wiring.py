@@ -171,8 +171,7 @@ ADAPTERS: dict[str, Callable[[TaskSpec, LiveOptions], Component | Unavailable]] 
     "obs": _obs,
     "vmix": _vmix,
     "audit": _audit,
-    # The scenario runs after the agent is done (see session); probes need a media source.
-    "scenario": _not_wired("scenario", "scenarios.engine"),
+    # The scenario is not a component: session.py prepares it early and plays it after `done`.
     "probe_audio": _not_wired("probe_audio", "probes.run"),
     "probe_video": _not_wired("probe_video", "probes.run"),
 }
@@ -187,6 +186,8 @@ def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = Tru
     components: list[Component] = []
     unavailable: list[Unavailable] = []
     for need in needs:
+        if need == "scenario":
+            continue
         adapter = ADAPTERS.get(need)
         if adapter is None:
             unavailable.append(Unavailable(need, "no adapter for this live need"))
