@@ -75,9 +75,10 @@ class IngestProbes:
 
         def run() -> None:
             probes = ProbeSet(tagged, audio_factory=lambda b: AudioProbe(tagged, b.sample_rate_hz, b.samples.shape[1],
-                                                                        tones_hz=self.tones_hz),
+                                                                        tones_hz=self.tones_hz, track=b.track),
                               video=VideoProbe(tagged, rate_hz=self.video_rate_hz), avsync=self.avsync)
-            src = AvSource(recording, live=True, done=ended.is_set, idle_timeout_s=self.idle_timeout_s)
+            src = AvSource(recording, live=True, done=ended.is_set, idle_timeout_s=self.idle_timeout_s,
+                           audio_tracks=None)
             worker.source, worker.probes = src, probes
             try:
                 run_source(src, probes.push)
@@ -86,7 +87,7 @@ class IngestProbes:
                 tagged("probe.stream", "error", {"error": worker.error})
             finally:
                 probes.finish()
-                tagged("probe.stream", "ended", {"audio": probes.audio.summary() if probes.audio else None,
+                tagged("probe.stream", "ended", {"audio": {str(t): p.summary() for t, p in probes.audio_tracks.items()},
                                                  "video_frames": probes.video.frames_seen if probes.video else 0})
 
         worker.thread = threading.Thread(target=run, name=f"probe-{app}-{stream_key}", daemon=True)

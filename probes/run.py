@@ -41,7 +41,8 @@ def fan_out(*emits: Emit) -> Emit:
 class ProbeSet:
     """Routes a mixed stream of AudioBlock/VideoFrame items to audio, video and A/V sync probes.
 
-    `audio_factory(block)` builds the AudioProbe from the first block (rate, channels known);
+    `audio_factory(block)` builds an AudioProbe per track from its first block (rate, channels and
+    `block.track` known);
     `video` is a ready VideoProbe or None; `avsync=True` adds an AvSyncProbe fed by the video
     probe's flashes and the audio blocks.
     """
@@ -50,7 +51,8 @@ class ProbeSet:
                  video: VideoProbe | None = None, avsync: bool = False) -> None:
         self.emit = emit
         self.audio_factory = audio_factory
-        self.audio: AudioProbe | None = None
+        self.audio_tracks: dict[int, AudioProbe] = {}
+        self._sync_track: int | None = None
         self.avsync = AvSyncProbe(emit) if avsync else None
         self.video = video
         if video is not None and self.avsync is not None:
@@ -58,18 +60,27 @@ class ProbeSet:
 
     def push(self, item: AudioBlock | VideoFrame) -> None:
         if isinstance(item, AudioBlock):
-            if self.audio is None and self.audio_factory is not None:
-                self.audio = self.audio_factory(item)
-            if self.audio is not None:
-                self.audio.push(item)
+            probe = self.audio_tracks.get(item.track)
+            if probe is None and self.audio_factory is not None:
+                probe = self.audio_tracks[item.track] = self.audio_factory(item)
+            if probe is not None:
+                probe.push(item)
             if self.avsync is not None:
-                self.avsync.push_audio(item)
+                if self._sync_track is None:
+                    self._sync_track = item.track
+                if item.track == self._sync_track:
+                    self.avsync.push_audio(item)  # sync against the first track seen
         elif self.video is not None:
             self.video.push(item)
 
+    @property
+    def audio(self) -> AudioProbe | None:
+        """The first track's probe (most streams have one audio track)."""
+        return self.audio_tracks[min(self.audio_tracks)] if self.audio_tracks else None
+
     def finish(self) -> None:
-        if self.audio is not None:
-            self.audio.flush()
+        for probe in self.audio_tracks.values():
+            probe.flush()
         if self.avsync is not None:
             self.avsync.flush()
 

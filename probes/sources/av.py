@@ -62,18 +62,21 @@ def luma_plane(frame: Any) -> tuple[np.ndarray, bool]:
 
 
 class AvSource:
-    """Decode a container's first audio and/or video stream into AudioBlock / VideoFrame items.
+    """Decode a container's audio tracks (first by default; `audio_tracks=None` for all, each block
+    tagged with its track index) and first video stream into AudioBlock / VideoFrame items.
 
     `src` is a path, or a readable binary file-like object (e.g. :class:`GrowingFile`), or
     `live=True` with a path to tail a recording that is still being written.
     """
 
     def __init__(self, src: str | Path | BinaryIO, *, audio: bool = True, video: bool = True,
+                 audio_tracks: tuple[int, ...] | None = (0,),
                  live: bool = False, container_format: str | None = None, video_every: int = 1,
                  keep_frame: Callable[[float], bool] | None = None, want_rgb: bool = False,
                  idle_timeout_s: float = 5.0, done: Callable[[], bool] | None = None) -> None:
         self._src = src
         self.want_audio = audio
+        self.audio_tracks = audio_tracks  # indices among the audio streams; None = all of them
         self.want_video = video
         self.live = live
         self.container_format = container_format
@@ -116,14 +119,17 @@ class AvSource:
         container = self._open()
         try:
             streams = []
-            astream = container.streams.audio[0] if self.want_audio and container.streams.audio else None
+            audio = list(container.streams.audio) if self.want_audio else []
+            wanted = range(len(audio)) if self.audio_tracks is None else self.audio_tracks
+            tracks = {audio[i]: i for i in wanted if 0 <= i < len(audio)}
             vstream = container.streams.video[0] if self.want_video and container.streams.video else None
-            if astream is None and vstream is None:
+            if not tracks and vstream is None:
                 raise SourceError("no audio or video stream to decode")
-            if astream is not None:
-                streams.append(astream)
-                self.sample_rate_hz = astream.codec_context.sample_rate
-                self.channels = astream.codec_context.channels
+            if tracks:
+                streams.extend(tracks)
+                first = next(iter(tracks))
+                self.sample_rate_hz = first.codec_context.sample_rate
+                self.channels = first.codec_context.channels
             if vstream is not None:
                 vstream.thread_type = "AUTO"
                 streams.append(vstream)
@@ -140,11 +146,12 @@ class AvSource:
                     if frame.pts is None:
                         continue
                     t = float(frame.pts * frame.time_base)
-                    if packet.stream is astream:
+                    track = tracks.get(packet.stream)
+                    if track is not None:
                         if self.audio_start_s is None:
                             self.audio_start_s = t
                         x = audio_frame_to_array(frame)
-                        yield AudioBlock(x, frame.sample_rate, t)
+                        yield AudioBlock(x, frame.sample_rate, t, track=track)
                     else:
                         if self.video_start_s is None:
                             self.video_start_s = t

@@ -114,3 +114,35 @@ def test_garbage_and_truncated_media(tmp_path: Path) -> None:
     video = [i for i in items if isinstance(i, VideoFrame)]
     assert audio and video
     assert 0.5 < max(v.t_s for v in video) < 3.0
+
+
+def test_multitrack_audio_gets_one_probe_per_track(tmp_path: Path) -> None:
+    """A Matroska file with two audio tracks (1 kHz −20 dBFS; 440 Hz −10 dBFS): meters per track."""
+    import subprocess
+
+    from probes.audio_probe import AudioProbe
+    from probes.run import ProbeSet, run_source
+    from tests.probes.media import FFMPEG
+
+    path = tmp_path / "two_tracks.mkv"
+    subprocess.run([FFMPEG, "-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=1000:r=48000:d=2",
+                    "-f", "lavfi", "-i", "sine=f=440:r=48000:d=2", "-filter_complex",
+                    "[0]volume=-1.94dB[a];[1]volume=8.06dB[b]", "-map", "[a]", "-map", "[b]",
+                    "-c:a", "flac", str(path)], check=True, capture_output=True)
+    # lavfi's sine has amplitude 1/8 (−18.06 dBFS): −1.94 dB → −20 dBFS, +8.06 dB → −10 dBFS
+    events: list[tuple[str, dict]] = []
+
+    def emit(s: str, k: str, p: dict) -> None:
+        events.append((k, p))
+
+    ps = ProbeSet(emit, audio_factory=lambda b: AudioProbe(emit, b.sample_rate_hz, b.samples.shape[1],
+                                                          tones_hz=[440, 1000], track=b.track))
+    run_source(AvSource(path, video=False, audio_tracks=None), ps.push)
+    ps.finish()
+    assert sorted(ps.audio_tracks) == [0, 1]
+    ons = {(p["track"], p["freq_hz"]): p["level_dbfs"] for k, p in events if k == "tone_on"}
+    assert set(ons) == {(0, 1000.0), (1, 440.0)}
+    assert ons[(0, 1000.0)] == pytest.approx(-20.0, abs=0.05)
+    assert ons[(1, 440.0)] == pytest.approx(-10.0, abs=0.05)
+    meters = {t: [p for k, p in events if k == "meter" and p["track"] == t] for t in (0, 1)}
+    assert len(meters[0]) == len(meters[1]) == 20
