@@ -48,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
     for name in ("workdir", "gt"):
         if not getattr(args, name).is_dir():
             raise UserError(f"--{name} {getattr(args, name)} is not a directory")
-    if args.tui:
-        print("tally run: --tui is not available yet (no dashboard wired); printing plain lines", file=sys.stderr)
+    tui = args.tui
+    if tui and (args.no_mqtt or not sys.stdout.isatty()):
+        why = "--no-mqtt" if args.no_mqtt else "stdout is not a terminal"
+        print(f"tally run: --tui needs the MQTT feed and a terminal ({why}); printing plain lines", file=sys.stderr)
+        tui = False
     host, port = _hostport(args.ingest)
     config = RunConfig(task_id=args.task, workdir=args.workdir, gt=args.gt, bundle_dir=args.bundle,
                        node=args.node or default_node(), timeout_s=args.timeout, obs_url=args.obs,
@@ -67,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"tally run: {session.run_id} → {session.bundle_dir}", file=sys.stderr)
             print(f"tally run: done with `touch {session.done.done_file}`, SIGUSR1, or an MQTT "
                   f"{{\"cmd\":\"done\"}} on {_cmd_topic(config.node)}", file=sys.stderr)
-            result = await session.execute()
+            dash_task = _start_dash(session, config.node) if tui else None
+            try:
+                result = await session.execute()
+            finally:
+                if dash_task is not None:
+                    await _stop_dash(dash_task)
         return result.report
 
     try:
@@ -81,6 +89,24 @@ def run(args: argparse.Namespace) -> int:
 
         print_report(report)
     return 0
+
+
+def _start_dash(session, node: str):  # type: ignore[no-untyped-def]
+    """The Textual dashboard in this event loop, fed from this run's MQTT topics."""
+    from monitor.dash.app import TallyDash, mqtt_source
+    from monitor.mqtt import topics
+
+    assert session.feed is not None
+    app = TallyDash(mqtt_source(f"mqtt://{session.feed.broker.host}:{session.feed.broker.port}",
+                                topic=topics.run_events(node, session.run_id)), title=session.run_id)
+    return app, asyncio.get_running_loop().create_task(app.run_async())
+
+
+async def _stop_dash(handle) -> None:  # type: ignore[no-untyped-def]
+    app, task = handle
+    app.exit()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, 5)
 
 
 def _cmd_topic(node: str) -> str:
