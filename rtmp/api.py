@@ -41,6 +41,8 @@ def metrics_text(server: IngestServer) -> str:
            [("", mt.bytes_received_total)])
     metric("tally_rtmp_reads_total", "counter", "Socket reads (event-loop wakeups for input).",
            [("", mt.reads_total)])
+    metric("tally_rtmp_event_callback_errors_total", "counter", "Exceptions raised by the event consumer.",
+           [("", mt.callback_errors_total)])
     metric("tally_rtmp_media_messages_total", "counter", "Audio/video messages handled.",
            [("", mt.media_messages_total)])
     # Histogram: message complete (last byte parsed) → handled (recorded, measured, events emitted).

@@ -53,8 +53,8 @@ class IngestServer:
             return
         try:
             self._on_event(kind, payload)
-        except Exception:  # a consumer's bug must never take a session down
-            pass
+        except Exception:  # a consumer's bug must never take a session down; counted, not hidden
+            self.ctx.metrics.callback_errors_total += 1
 
     async def start(self) -> None:
         if self.config.record_dir is not None:

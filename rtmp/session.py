@@ -61,6 +61,7 @@ class IngestMetrics:
     publish_rejected_total: int = 0
     bytes_received_total: int = 0
     reads_total: int = 0            # data_received calls: the event-loop wakeups spent on input
+    callback_errors_total: int = 0  # exceptions raised by the on_event consumer (swallowed)
     media_messages_total: int = 0
     delay_buckets_s: tuple[float, ...] = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
     delay_counts: list[int] = field(default_factory=lambda: [0] * 11)
