@@ -73,3 +73,28 @@ def fit_ramp(times: np.ndarray, gain: np.ndarray, *, rising: bool = True, max_le
     lens = np.arange(max(0.0, coarse.length_s - 0.04), coarse.length_s + 0.04, 0.0025)
     fine = _grid(times, y, t0s, lens)
     return fine if fine.rms_error <= coarse.rms_error else coarse
+
+
+def aligned_source(mix: np.ndarray, source: np.ndarray, t_mid_s: float, rate_hz: int, *, probe_s: float = 0.3,
+                   min_ncc: float = 0.6) -> tuple[np.ndarray | None, float]:
+    """`source` placed where the mix plays it around t_mid_s: (signal on the mix's time line, NCC).
+
+    A 0.3 s probe of the mix at t_mid_s is located in the source by NCC; the source is then laid
+    on the mix's time line at that offset (zeros outside it). None when the probe is not found.
+    """
+    from verifiers.measure.identify import match_at
+
+    a = round((t_mid_s - probe_s / 2) * rate_hz)
+    probe = mix[max(0, a): a + round(probe_s * rate_hz)]
+    if len(probe) < 1000 or not np.any(probe):
+        return None, 0.0
+    half = len(source) / rate_hz / 2
+    m = match_at(source, rate_hz, {"probe": probe}, half, search_s=half + 0.5, length_s=probe_s)[0]
+    if m.ncc < min_ncc:
+        return None, m.ncc
+    shift = max(0, a) - round(m.offset_s * rate_hz)  # mix index = source index + shift
+    out = np.zeros(len(mix))
+    lo, hi = max(0, shift), min(len(mix), len(source) + shift)
+    if hi > lo:
+        out[lo:hi] = source[lo - shift: hi - shift]
+    return out, m.ncc

@@ -1,0 +1,192 @@
+"""R06.07.01.03-T07: ambience beds that cut on scene changes, with a cafe pre-lap.
+
+Work dir: fixtures/montage.RPP (video track with the 5 scenes), fixtures/amb/{city,park,cafe,subway,
+rain}.wav, notes/montage.txt (scene order, bed levels in LUFS, the cafe pre-lap).
+Output: output/montage_amb.wav.
+GT: gt/montage.json {fps, scenes: [{bed, start_frame, end_frame, level_lufs}], prelap: {scene, lead_s}}:
+the bed of scene `prelap.scene` starts `lead_s` before that scene's first frame.
+
+correct_beds: the bed playing in the middle of each scene, found by NCC of a 0.3 s probe against
+every file in fixtures/amb/, is the GT one. transitions: at each cut the outgoing bed's fade-out and
+the incoming bed's fade-in (per-window least-squares gains of the two NCC-located beds, fitted with
+a ramp, see fades.py) are centred within ±1 frame of the cut and last 1–3 frames; the pre-lapped
+incoming bed is judged by `prelap` instead. prelap: that fade-in centred 1 s ± 2 frames before its
+cut. levels: integrated loudness of each scene's middle (0.4 s from each cut left out) within 3 LU of
+the notes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.apps.reaper import Item, Track, write_rpp
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.loudness import measure_loudness
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, load_output, truncate_file, write_wav
+from verifiers.tasks.sound.eventsync import load_library
+from verifiers.tasks.sound.fades import aligned_source, fit_ramp, window_gains
+
+OUTPUT = "output/montage_amb.wav"
+AMB = "fixtures/amb"
+FPS = 24
+EDGE_S = 0.6
+LEVEL_MARGIN_S = 0.4
+
+
+@register
+class AmbienceBeds(TaskVerifier):
+    task_id = "R06.07.01.03-T07"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("montage.json")
+        try:
+            fps = float(gt["fps"])
+            scenes = [(str(s["bed"]), int(s["start_frame"]), int(s["end_frame"]), float(s["level_lufs"]))
+                      for s in gt["scenes"]]
+            pre_scene, lead_s = int(gt["prelap"]["scene"]), float(gt["prelap"]["lead_s"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth montage.json malformed: {exc}") from None
+        beds = load_library(ctx.input(AMB))
+        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+        mono = x.mean(axis=1)
+
+        found = []
+        for bed, a, b, _lv in scenes:
+            mid = (a + b) / 2 / fps
+            # the expected bed first: a confident match ends the search (scanning noise-like beds that
+            # are not there is the slow part)
+            best = (None, None, 0.0)
+            for name in sorted(beds, key=lambda nm: nm != bed):
+                cand = (name, *aligned_source(mono, beds[name], mid, RATE_HZ, min_ncc=0.0))
+                if cand[2] > best[2]:
+                    best = cand
+                if best[2] >= 0.6:
+                    break
+            found.append({"want": bed, "got": best[0] if best[2] >= 0.6 else None, "ncc": round(best[2], 3),
+                          "signal": best[1] if best[2] >= 0.6 else None})
+        ok = sum(f["got"] == f["want"] for f in found)
+        checks.set("correct_beds", ok / len(scenes), {"scenes": [{k: v for k, v in f.items() if k != "signal"}
+                                                                 for f in found]},
+                   f"{ok}/{len(scenes)} scenes carry their bed")
+
+        tp = checks.params("transitions")
+        tol = float(tp.get("tolerance_frames", 1))
+        lo_f, hi_f = float(tp.get("min_fade_frames", 1)), float(tp.get("max_fade_frames", 3))
+        sides, pre = [], None
+        for k in range(1, len(scenes)):
+            cut_s = scenes[k][1] / fps
+            out_sig, in_sig = found[k - 1]["signal"], found[k]["signal"]
+            lead = lead_s if k == pre_scene else 0.0
+            s0 = max(0, round((cut_s - EDGE_S - lead) * RATE_HZ))
+            s1 = min(len(mono), round((cut_s + EDGE_S) * RATE_HZ))
+            if out_sig is None or in_sig is None:
+                sides.append({"cut_frame": scenes[k][1], "side": "both", "ok": False, "why": "bed not found"})
+                if k == pre_scene:
+                    pre = {"ok": False, "why": "bed not found"}
+                continue
+            t, g, h = window_gains(mono[s0:s1], out_sig[s0:s1], in_sig[s0:s1], RATE_HZ)
+            t = t + s0 / RATE_HZ
+            g_ref = float(np.median(g[t < cut_s - lead - 0.2])) if np.any(t < cut_s - lead - 0.2) else 1.0
+            h_ref = float(np.median(h[t > cut_s + 0.2])) if np.any(t > cut_s + 0.2) else 1.0
+            fo = fit_ramp(t, g / (g_ref or 1.0), rising=False, max_len_s=0.5 + lead)
+            fi = fit_ramp(t, h / (h_ref or 1.0), rising=True, max_len_s=0.5)
+            for side, fade, want_s in (("out", fo, cut_s), ("in", fi, cut_s - lead)):
+                centre_err = (fade.start_s + fade.length_s / 2 - want_s) * fps
+                length_f = fade.length_s * fps
+                if side == "in" and k == pre_scene:
+                    ptol = float(checks.params("prelap").get("tolerance_frames", 2))
+                    pre = {"cut_frame": scenes[k][1], "lead_s": lead_s, "centre_error_frames": round(centre_err, 2),
+                           "ok": abs(centre_err) <= ptol}
+                    continue
+                good = abs(centre_err) <= tol + 1e-9 and lo_f - 1e-9 <= length_f <= hi_f + 1e-9
+                sides.append({"cut_frame": scenes[k][1], "side": side, "centre_error_frames": round(centre_err, 2),
+                              "fade_frames": round(length_f, 2), "ok": good})
+        ok_t = sum(s["ok"] for s in sides)
+        checks.set("transitions", ok_t / max(len(sides), 1), {"sides": sides},
+                   f"{ok_t}/{len(sides)} bed edges on the cut (±{tol:g} frame) with {lo_f:g}-{hi_f:g}-frame fades")
+        if pre is None:
+            raise GTError("prelap scene index outside the scene list")
+        checks.set("prelap", 1.0 if pre["ok"] else 0.0, pre,
+                   f"pre-lap fade-in centred {pre.get('centre_error_frames')} frames from {lead_s:g} s before the cut")
+
+        lt = float(checks.params("levels").get("tolerance_lu", 3))
+        lv = []
+        for bed, a, b, want in scenes:
+            seg = x[round((a / fps + LEVEL_MARGIN_S) * RATE_HZ): round((b / fps - LEVEL_MARGIN_S) * RATE_HZ)]
+            lufs = measure_loudness(seg, RATE_HZ, channel_names=audio.info.channel_names or None).integrated_lufs \
+                if len(seg) > 0.5 * RATE_HZ else float("-inf")
+            lv.append({"bed": bed, "lufs": round(lufs, 2) if np.isfinite(lufs) else None, "want_lufs": want,
+                       "ok": bool(np.isfinite(lufs) and abs(lufs - want) <= lt)})
+        ok_l = sum(v["ok"] for v in lv)
+        checks.set("levels", ok_l / len(scenes), {"scenes": lv}, f"{ok_l}/{len(scenes)} beds within {lt:g} LU")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        spec = {"city.wav": (80, 6000, -2), "park.wav": (300, 9000, -5), "cafe.wav": (150, 5000, -1),
+                "subway.wav": (40, 2000, -6), "rain.wav": (1000, 14000, 0)}
+        n_bed = 7 * RATE_HZ
+        beds = {name: np.stack([sfx.bed(rng, n_bed, lo, hi, -26, tilt_db_oct=tilt) for _ in range(2)], axis=1)
+                for name, (lo, hi, tilt) in spec.items()}
+        for name, b in beds.items():
+            write_wav(inst.workdir / AMB / name, b)
+        order = ["city.wav", "park.wav", "cafe.wav", "subway.wav", "rain.wav"]
+        levels = [-28.0, -32.0, -26.0, -30.0, -27.0]
+        bounds, f = [0], 0
+        for _ in order:
+            f += 72 + int(rng.integers(0, 12))
+            bounds.append(f)
+        scenes = [{"bed": b, "start_frame": bounds[k], "end_frame": bounds[k + 1], "level_lufs": levels[k]}
+                  for k, b in enumerate(order)]
+        pre = {"scene": 2, "lead_s": 1.0}
+        inst.write_json(inst.gt / "montage.json", {"fps": FPS, "scenes": scenes, "prelap": pre})
+        (inst.workdir / "notes").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "notes" / "montage.txt").write_text(
+            "Montage: 5 scenes, cuts as in the video.\n"
+            + "".join(f"scene {k + 1}: {s['bed'].removesuffix('.wav')} bed at {s['level_lufs']:g} LUFS\n"
+                      for k, s in enumerate(scenes))
+            + "cafe: pre-lap the bed 1 s into the previous scene (it starts 1 s before the cafe cut).\n"
+              "Cuts: 2-frame fades.\n")
+        write_rpp(inst.workdir / "fixtures/montage.RPP",
+                  [Track("VIDEO", items=[Item(0.0, bounds[-1] / FPS, 0.0, "montage", "montage.mov")]),
+                   *[Track(name.removesuffix(".wav").upper()) for name in order]])
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        total = round(bounds[-1] / FPS * RATE_HZ)
+        k_lufs = {name: measure_loudness(b, RATE_HZ).integrated_lufs for name, b in beds.items()}
+
+        def render(fade_frames: float = 2, late: dict[int, int] | None = None, prelap: bool = True,
+                   swap: dict[int, str] | None = None, level_off: dict[int, float] | None = None) -> np.ndarray:
+            out = np.zeros((total, 2))
+            for k, s in enumerate(scenes):
+                name = (swap or {}).get(k, s["bed"])
+                start = s["start_frame"] + ((late or {}).get(k, 0))
+                end = s["end_frame"] + ((late or {}).get(k + 1, 0))
+                start_s = start / FPS - (pre["lead_s"] if prelap and k == pre["scene"] else 0.0)
+                fl = fade_frames / FPS
+                a, b = round((start_s - fl / 2) * RATE_HZ), round((end / FPS + fl / 2) * RATE_HZ)
+                a0, b0 = max(0, a), min(total, b)
+                src = beds[name][round(0.5 * RATE_HZ):][: b - a]
+                gain = 10 ** ((s["level_lufs"] + (level_off or {}).get(k, 0.0) - k_lufs[name]) / 20)
+                tt = (np.arange(a, b) - a) / RATE_HZ
+                env = np.ones(b - a)
+                nf = round(fl * RATE_HZ)
+                if nf > 0:
+                    env = np.minimum(env, np.clip(tt / fl, 0, 1)) if k > 0 else env
+                    env = np.minimum(env, np.clip((tt[-1] - tt) / fl, 0, 1)) if k < len(scenes) - 1 else env
+                seg = src * (gain * np.sqrt(env))[:, None]
+                out[a0:b0] += seg[a0 - a: b0 - a]
+            return out
+
+        write_wav(inst.oracle / OUTPUT, render())
+        write_wav(inst.mutant("rain_in_park", ["correct_beds"], "scene 2 carries the rain bed") / OUTPUT,
+                  render(swap={1: "rain.wav"}))
+        write_wav(inst.mutant("cut_3_frames_late", ["transitions"], "the subway cut lands 3 frames late") / OUTPUT,
+                  render(late={3: 3}))
+        write_wav(inst.mutant("long_fades", ["transitions"], "12-frame fades at every cut") / OUTPUT,
+                  render(fade_frames=12))
+        write_wav(inst.mutant("no_prelap", ["prelap"], "cafe bed starts on its cut") / OUTPUT, render(prelap=False))
+        write_wav(inst.mutant("subway_6db_hot", ["levels"], "subway bed 6 dB over the notes") / OUTPUT,
+                  render(level_off={3: 6.0}))
+        truncate_file(write_wav(inst.mutant("truncated_wav", ["correct_beds", "transitions", "prelap", "levels"],
+                                            "render cut off") / OUTPUT, render()))
