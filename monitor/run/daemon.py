@@ -5,6 +5,11 @@ Commands arrive on `tally/<node>/cmd` (see monitor.mqtt.control). A command that
 another run) is answered with an Event line on `tally/<node>/control/error` and changes nothing.
 Status is retained on `tally/<node>/status`; the connection's last will turns it to "offline"
 if the daemon dies without saying so.
+
+The ingest (and the OBS / vMix observers when their URLs are given) stay up for the daemon's
+whole life, on a daemon bus; while a run is recording, their events are forwarded into the run's
+bus (re-stamped with the run's gap-free sequence numbers, keeping their observation time), and
+the run records them as `component_shared` instead of starting its own.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from monitor.events import EventFactory
+from monitor.bus import EventBus
+from monitor.events import Event, EventFactory
 from monitor.mqtt import topics
 from monitor.mqtt.control import ControlError, ControlMessage, parse_control
 from monitor.mqtt.feed import MqttFeed
+from monitor.run.component import Component, ComponentHost
 from monitor.run.session import RunConfig, RunResult, RunSession
+from monitor.run.wiring import IngestComponent, ObsComponent, VmixComponent, _hostport, ingest_target
 from verifiers.catalog import load_catalog
 
 log = logging.getLogger(__name__)
@@ -28,7 +36,7 @@ log = logging.getLogger(__name__)
 
 class Daemon:
     def __init__(self, node: str, runs_dir: Path, ingest_host: str = "127.0.0.1", ingest_port: int = 1935,
-                 obs_url: str | None = None, vmix_url: str | None = None) -> None:
+                 obs_url: str | None = None, vmix_url: str | None = None, shared_ingest: bool = True) -> None:
         self.node = node
         self.runs_dir = Path(runs_dir).resolve()
         self.ingest_host, self.ingest_port = ingest_host, ingest_port
@@ -40,6 +48,36 @@ class Daemon:
         self.errors: list[dict[str, Any]] = []
         self._factory = EventFactory()
         self._stop = asyncio.Event()
+        self.shared_ingest = shared_ingest
+        self.bus = EventBus()
+        self.bus.add_sink(self._forward)
+        self.host = ComponentHost(self.bus)
+
+    # -- long-lived components ------------------------------------------------------------------
+
+    def _forward(self, event: Event) -> None:
+        session = self.session
+        if session is not None and session.recording:
+            session.bus.emit(event.source, event.kind, event.payload, mono_ns=event.mono_ns)
+
+    def _long_lived(self) -> list[Component]:
+        out: list[Component] = []
+        if self.shared_ingest:
+            keys = {k for t in load_catalog() if "ingest" in t.live for k in [ingest_target(t)[1]] if k}
+            out.append(IngestComponent(self.ingest_host, self.ingest_port, self.runs_dir / ".ingest-captures",
+                                       app="live", key=None, keys=keys))
+        if self.obs_url:
+            out.append(ObsComponent(*_hostport(self.obs_url, 4455)))
+        if self.vmix_url:
+            out.append(VmixComponent(*_hostport(self.vmix_url, 8088)))
+        return out
+
+    def shared_needs(self) -> dict[str, dict[str, Any]]:
+        facts: dict[str, dict[str, Any]] = {}
+        for comp in self.host.running:
+            describe = getattr(comp, "describe", None)
+            facts[comp.name] = describe() if describe is not None else {}
+        return facts
 
     # -- control ------------------------------------------------------------------------------------
 
@@ -87,7 +125,8 @@ class Daemon:
             return
         config = RunConfig(task_id=msg.task, workdir=msg.workdir, gt=msg.gt, run_id=msg.run, node=self.node,
                            timeout_s=msg.timeout_s, obs_url=self.obs_url, vmix_url=self.vmix_url,
-                           ingest_host=self.ingest_host, ingest_port=self.ingest_port, install_signals=False)
+                           ingest_host=self.ingest_host, ingest_port=self.ingest_port, install_signals=False,
+                           shared=self.shared_needs())
         session = RunSession(config, feed=self.feed)
         session.bundle_dir = self.runs_dir / session.run_id
         session.done.done_file = session.bundle_dir / "done"
@@ -118,7 +157,9 @@ class Daemon:
     async def serve(self, feed: MqttFeed) -> None:
         """Run until request_stop() (or SIGTERM/SIGINT): an active run is aborted and still scored."""
         self.feed = feed
-        feed.set_status(state="idle", run=None)
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        await self.host.start_all(self._long_lived())
+        feed.set_status(state="idle", run=None, shared=sorted(self.shared_needs()))
         loop = asyncio.get_running_loop()
         installed = []
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -134,4 +175,5 @@ class Daemon:
                 self.session.done.finish("abort:daemon-stop")
                 with contextlib.suppress(Exception):
                     await self.run_task
+            await self.host.stop_all()
             feed.set_status(state="offline", run=None)

@@ -26,7 +26,7 @@ class ReplayError(Exception):
 
 
 def _component_story(events: list[dict[str, Any]]) -> dict[str, Any]:
-    started, stopped, failed, unavailable = [], [], {}, {}
+    started, stopped, failed, unavailable, shared = [], [], {}, {}, []
     for e in events:
         if e["source"] != "run":
             continue
@@ -39,7 +39,9 @@ def _component_story(events: list[dict[str, Any]]) -> dict[str, Any]:
             failed[p.get("component")] = p.get("error")
         elif e["kind"] == "component_unavailable":
             unavailable[p.get("need")] = p.get("reason")
-    return {"started": started, "stopped": stopped, "failed": failed, "unavailable": unavailable,
+        elif e["kind"] == "component_shared":
+            shared.append(p.get("need"))
+    return {"started": started, "stopped": stopped, "failed": failed, "unavailable": unavailable, "shared": shared,
             "never_stopped": [c for c in started if c not in stopped]}
 
 

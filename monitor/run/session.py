@@ -56,6 +56,8 @@ class RunConfig:
     audit_mode: str = "auto"
     install_signals: bool = True
     extra_components: list[Component] = field(default_factory=list)
+    #: live needs served by long-lived components of `tally serve` (need -> facts about it)
+    shared: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,6 +87,8 @@ class RunSession:
         self.host: ComponentHost | None = None
         self.audit: Any = None
         self.started = asyncio.Event()
+        #: True while events may be written to the bundle (shared components forward only then)
+        self.recording = False
 
     # -- control over MQTT (used by `tally run`; `tally serve` routes its own) ----------------------
 
@@ -113,6 +117,7 @@ class RunSession:
                      "forbidden_writers": list(task.forbidden_writers), "timeout_s": cfg.timeout_s}
         self.writer = BundleWriter(self.bundle_dir, manifest={"run": run_facts})
         self.bus.add_sink(self.writer)
+        self.recording = True
         if self.feed is not None:
             self.feed.set_run(self.run_id)
             self.feed.attach(self.bus)
@@ -128,7 +133,10 @@ class RunSession:
             opts = LiveOptions(workdir=self.workdir, bundle_dir=self.bundle_dir, obs_url=cfg.obs_url,
                                vmix_url=cfg.vmix_url, ingest_host=cfg.ingest_host, ingest_port=cfg.ingest_port,
                                extra=list(cfg.extra_components))
-            components, unavailable = build_components(task, opts)
+            shared = frozenset(cfg.shared)
+            components, unavailable = build_components(task, opts, shared=shared)
+            for need in sorted(task.live & shared):
+                self.bus.emit("run", "component_shared", {"need": need, "info": cfg.shared[need]})
             scenario = None
             if "scenario" in task.live:
                 scenario = ScenarioStep(task.id, self.bus)
@@ -154,6 +162,7 @@ class RunSession:
             if self.host is not None:
                 await self.host.stop_all()
             self.bus.emit("run", "ended", {"reason": end_reason})
+            self.recording = False
             await self.bus.stop()
             self._finish_manifest(end_reason)
             self.writer.close()

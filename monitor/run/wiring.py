@@ -53,15 +53,18 @@ class IngestComponent:
 
     name = "ingest"
 
-    def __init__(self, host: str, port: int, record_dir: Path, app: str, key: str | None) -> None:
+    def __init__(self, host: str, port: int, record_dir: Path, app: str, key: str | None,
+                 keys: set[str] | None = None) -> None:
         self.host, self.port, self.record_dir, self.app, self.key = host, port, record_dir, app, key
+        #: every key accepted; none at all means any safe key (the ingest's allow_any)
+        self.keys = ({key} if key else set()) | set(keys or ())
         self.server: Any = None
 
     async def start(self, bus: EventBus) -> None:
         from rtmp.server import IngestConfig, IngestServer
 
         config = IngestConfig(host=self.host, port=self.port, record_dir=self.record_dir,
-                              allowed_keys={self.key} if self.key else set(), allow_any=self.key is None)
+                              allowed_keys=set(self.keys), allow_any=not self.keys)
         self.server = IngestServer(config, on_event=lambda kind, payload: bus.emit("rtmp", kind, payload))
         await self.server.start()
 
@@ -71,7 +74,7 @@ class IngestComponent:
 
     def describe(self) -> dict[str, Any]:
         port = self.server.port if self.server is not None else self.port
-        return {"url": f"rtmp://{self.host}:{port}/{self.app}", "key_required": self.key is not None}
+        return {"url": f"rtmp://{self.host}:{port}/{self.app}", "key_required": bool(self.keys)}
 
 
 def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
@@ -177,16 +180,18 @@ ADAPTERS: dict[str, Callable[[TaskSpec, LiveOptions], Component | Unavailable]] 
 }
 
 
-def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = True
-                     ) -> tuple[list[Component], list[Unavailable]]:
-    """Components for the task's live needs (audit always, cheap and needed for the manifest)."""
+def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = True,
+                     shared: frozenset[str] = frozenset()) -> tuple[list[Component], list[Unavailable]]:
+    """Components for the task's live needs (audit always, cheap and needed for the manifest).
+
+    Needs in `shared` are served by a long-lived component outside the run (`tally serve`)."""
     needs = sorted(task.live | ({"audit"} if always_audit else set()))
     # Audit first: it must be watching before anything else can write.
     needs.sort(key=lambda n: (n != "audit", n))
     components: list[Component] = []
     unavailable: list[Unavailable] = []
     for need in needs:
-        if need == "scenario":
+        if need == "scenario" or need in shared:
             continue
         adapter = ADAPTERS.get(need)
         if adapter is None:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import sys
 import aiomqtt
 import pytest
 
+from monitor.broker import free_port
+from monitor.bundle import read_events
 from monitor.mqtt import topics
 from monitor.mqtt.feed import MqttFeed
 from monitor.run.daemon import Daemon
@@ -38,7 +41,7 @@ async def test_bad_commands_change_nothing_and_a_run_completes(mosquitto, tmp_pa
     work, gt = tmp_path / "work", tmp_path / "gt"
     work.mkdir()
     gt.mkdir()
-    daemon = Daemon("srv", tmp_path / "runs")
+    daemon = Daemon("srv", tmp_path / "runs", shared_ingest=False)
     feed = MqttFeed(mosquitto.address, "srv", tmp_path / "state", on_command=daemon.on_command)
     async with tapping(mosquitto.address, ["tally/srv/#"]) as tap:
         await feed.start()
@@ -52,7 +55,7 @@ async def test_bad_commands_change_nothing_and_a_run_completes(mosquitto, tmp_pa
                     json.dumps({"cmd": "done"}).encode(),
                     json.dumps({"cmd": "reboot"}).encode())
         await _until(lambda: len(daemon.errors) == 4)
-        assert not daemon.active and not (tmp_path / "runs").exists()
+        assert not daemon.active and not any((tmp_path / "runs").iterdir())
         await _send(mosquitto.address, "srv", json.dumps(start).encode())
         await _until(lambda: daemon.active and daemon.session is not None and daemon.session.started.is_set())
         await _send(mosquitto.address, "srv", json.dumps({**start, "run": "r2"}).encode(),
@@ -102,3 +105,51 @@ async def test_last_will_marks_a_killed_daemon_offline(mosquitto, tmp_path):
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         proc.wait()
+
+
+@pytest.mark.broker
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+async def test_ingest_stays_up_between_runs_and_feeds_the_active_run(mosquitto, tmp_path):
+    work, gt = tmp_path / "work", tmp_path / "gt"
+    work.mkdir()
+    gt.mkdir()
+    port = free_port()
+    daemon = Daemon("shr", tmp_path / "runs", ingest_port=port)
+    feed = MqttFeed(mosquitto.address, "shr", tmp_path / "state", on_command=daemon.on_command)
+    await feed.start()
+    serving = asyncio.get_running_loop().create_task(daemon.serve(feed))
+    await asyncio.wait_for(feed.connected.wait(), 10)
+    await _until(lambda: "ingest" in daemon.shared_needs())
+    ingest = daemon.host.running[0]
+
+    async def publish(key: str) -> int:
+        proc = await asyncio.create_subprocess_exec(
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
+            "testsrc2=size=160x120:rate=15", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
+            "-f", "flv", f"rtmp://127.0.0.1:{port}/live/{key}",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        return await asyncio.wait_for(proc.wait(), 30)
+
+    for run_id in ("s1", "s2"):
+        await daemon.on_command(json.dumps({"cmd": "start", "task": "R06.12.01.01-T05", "workdir": str(work),
+                                            "gt": str(gt), "run": run_id}).encode())
+        await _until(lambda: daemon.session is not None and daemon.session.started.is_set())
+        assert await publish("test_key") == 0
+        await daemon.on_command(json.dumps({"cmd": "done"}).encode())
+        await _until(lambda: not daemon.active)
+    assert daemon.host.running[0] is ingest, "the same ingest served both runs"
+    assert await publish("test_key") == 0  # between runs: accepted, recorded in no bundle
+    daemon.request_stop()
+    await serving
+    await feed.stop()
+
+    for run_id in ("s1", "s2"):
+        events = read_events(tmp_path / "runs" / run_id / "events.jsonl").events
+        kinds = [(e.source, e.kind) for e in events]
+        assert ("run", "component_shared") in kinds
+        assert [e.payload["key"] for e in events if (e.source, e.kind) == ("rtmp", "publish")] == ["test_key"]
+        seqs = [e.seq for e in events]
+        assert seqs == list(range(len(seqs))), "forwarded events get the run's own gap-free numbers"
+        report = json.loads((tmp_path / "runs" / run_id / "report.json").read_text())
+        assert report["run"]["components"]["shared"] == ["ingest"]
+        assert "ingest" not in report["run"]["components"]["started"]
