@@ -86,6 +86,7 @@ class ObsObserver:
         self._lost_reason = ""
         self._change_pending: asyncio.Event | None = None
         self._stopping = False
+        self._stop_event = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         #: the filter poll's own baseline (snapshots must not absorb a change before it is reported)
         self._filters: dict[str, list[dict[str, Any]]] | None = None
@@ -110,7 +111,8 @@ class ObsObserver:
                     if gap_start is None:
                         gap_start = time.monotonic()
                         self._emit("gap", {"phase": "start", "reason": str(exc)})
-                    await asyncio.sleep(delay)
+                    with contextlib.suppress(TimeoutError):   # stop() cuts the backoff short
+                        await asyncio.wait_for(self._stop_event.wait(), delay)
                     delay = min(self.reconnect_max_s, delay * 2)
                     continue
                 delay = self.reconnect_min_s
@@ -136,6 +138,7 @@ class ObsObserver:
 
     async def stop(self) -> None:
         self._stopping = True
+        self._stop_event.set()
         if self._lost is not None:
             self._lost.set()
         await self._disconnect()

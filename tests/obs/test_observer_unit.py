@@ -109,3 +109,29 @@ def test_snapshot_tolerates_ws55_answers_and_skips_unavailable_requests() -> Non
     assert snap["inputs"]["Cam"]["settings"]["password"] == "***"
     assert "GetSceneSceneTransitionOverride" not in req.calls and "GetReplayBufferStatus" not in req.calls
     assert snap["replay_buffer"] is None and snap["stats"]["renderTotalFrames"] == 10
+
+
+async def test_observer_without_obs_reports_gap_and_stops_promptly() -> None:
+    import asyncio
+
+    from monitor.bus import EventBus
+    from monitor.observers.obs import ObsObserver
+
+    bus = EventBus()
+    events: list[Any] = []
+    bus.add_sink(events.append)
+    obs = ObsObserver(bus, port=free_tcp_port(), password="unused-secret", env_file=None,
+                      reconnect_min_s=0.1, reconnect_max_s=5.0)
+    task = asyncio.create_task(obs.run())
+    await asyncio.sleep(1.0)                    # several refused attempts, backoff now ~1.6 s
+    assert not task.done()
+    gaps = [e for e in events if e.kind == "gap"]
+    assert len(gaps) == 1 and gaps[0].payload["phase"] == "start"      # one gap, not one per attempt
+    assert "ConnectionRefusedError" in gaps[0].payload["reason"]
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await obs.stop()
+    await asyncio.wait_for(task, 2.0)
+    obs.close()
+    assert loop.time() - t0 < 1.0               # stop() cuts the backoff sleep short
+    assert all("unused-secret" not in e.to_json() for e in events)
