@@ -8,15 +8,14 @@ ScoreContext.events_of, so a run without it makes the checks `error`, never `fai
 
 from __future__ import annotations
 
-import configparser
-import json
 import math
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from verifiers.apps.obs.collection import Collection, load_collection
 from verifiers.apps.obs.errors import ObsFileError
+from verifiers.apps.obs.profile import Profile, load_profile
+from verifiers.apps.obs.profile import read_ini as obs_read_ini
 from verifiers.base import AgentOutputError, ScoreContext
 
 OBS_DIR = "obs-studio"
@@ -71,40 +70,20 @@ def _active_collection_file(ctx: ScoreContext) -> str | None:
 # ---- profile ---------------------------------------------------------------------------------
 
 def read_ini(path: Path) -> dict[str, dict[str, str]] | None:
-    """An OBS ini file as {section: {key: value}} (keys case kept); None when absent/unreadable."""
+    """An OBS ini file (global.ini) via the OBS parser; None when absent or unreadable."""
     if not path.is_file():
         return None
-    cp = configparser.RawConfigParser(strict=False)
-    cp.optionxform = str  # type: ignore[assignment,method-assign]
     try:
-        cp.read_string(path.read_text(encoding="utf-8-sig", errors="replace"))
-    except configparser.Error:
+        return obs_read_ini(path)
+    except ObsFileError:
         return None
-    return {s: dict(cp.items(s)) for s in cp.sections()}
-
-
-@dataclass
-class Profile:
-    name: str
-    dir: Path
-    basic: dict[str, dict[str, str]]
-
-    def get(self, section: str, key: str, default: str | None = None) -> str | None:
-        return self.basic.get(section, {}).get(key, default)
-
-    def json(self, fname: str) -> dict[str, Any] | None:
-        p = self.dir / fname
-        if not p.is_file():
-            return None
-        try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None
-        return obj if isinstance(obj, dict) else None
 
 
 def active_profile(ctx: ScoreContext) -> Profile:
-    """The profile global.ini names (or the only one); AgentOutputError when there is none."""
+    """The profile global.ini names (or the only one), parsed by verifiers.apps.obs.profile.
+
+    AgentOutputError when there is none or its files cannot be read (the agent's config).
+    """
     root = ctx.workdir / PROFILES_DIR
     dirs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if not dirs:
@@ -114,10 +93,10 @@ def active_profile(ctx: ScoreContext) -> Profile:
     chosen = next((d for d in dirs if d.name == want), dirs[0] if len(dirs) == 1 else None)
     if chosen is None:
         chosen = next((d for d in dirs if (d / "basic.ini").is_file()), dirs[0])
-    basic = read_ini(chosen / "basic.ini")
-    if basic is None:
-        raise AgentOutputError(f"artifact missing or unreadable: {PROFILES_DIR}/{chosen.name}/basic.ini")
-    return Profile(chosen.name, chosen, basic)
+    try:
+        return load_profile(chosen)
+    except ObsFileError as exc:
+        raise AgentOutputError(f"unreadable profile {PROFILES_DIR}/{chosen.name}: {exc.reason}") from None
 
 
 # ---- paths -----------------------------------------------------------------------------------

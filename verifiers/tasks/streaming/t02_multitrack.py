@@ -88,11 +88,10 @@ class MultitrackRecording(TaskVerifier):
             vparts["GOP 120"] = float(v.gop_frames is not None and abs(v.gop_frames - p["gop_frames"]) <= 1)
         try:
             prof = active_profile(ctx)
-            enc = prof.json("recordEncoder.json") or {}
-            vparts["profile Advanced/MKV"] = float(prof.get("Output", "Mode") == "Advanced"
-                                                   and (prof.get("AdvOut", "RecFormat") or "mkv") == "mkv")
+            enc = prof.record_encoder or {}
+            vparts["profile Advanced/MKV"] = float(prof.output_mode == "Advanced" and prof.recording.format == "mkv")
             vparts["recordEncoder CBR 12000 keyint 2"] = float(
-                enc.get("rate_control", "CBR") == "CBR" and enc.get("bitrate") == p["bitrate_kbps"]
+                enc.get("rate_control") == "CBR" and enc.get("bitrate") == p["bitrate_kbps"]
                 and enc.get("keyint_sec") == p["keyframe_interval_s"])
         except AgentOutputError:
             vparts["profile"] = 0.0

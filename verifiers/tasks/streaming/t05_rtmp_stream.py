@@ -53,16 +53,16 @@ class RtmpStream(TaskVerifier):
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         p = checks.params("server_config")
         try:
-            svc = active_profile(ctx).json("service.json") or {}
+            svc = active_profile(ctx).service or {}
         except AgentOutputError as exc:
             checks.fail("server_config", str(exc))
             svc = None
         if svc is not None:
-            st = svc.get("settings") or {}
-            parts = {"custom server": svc.get("type") == "rtmp_custom" and str(st.get("server", "")).rstrip("/") == p["server"],
-                     "key": st.get("key") == p["key"]}
+            parts = {"custom server": svc.get("type") == "rtmp_custom"
+                     and str(svc.get("server", "")).rstrip("/") == p["server"],
+                     "key": svc.get("key") == p["key"]}
             checks.set("server_config", frac(sum(parts.values()), 2), {"type": svc.get("type"),
-                                                                       "server": st.get("server"), **parts},
+                                                                       "server": svc.get("server"), **parts},
                        "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
         try:
             stats, stopped = final_stats(ctx, APP, KEY)

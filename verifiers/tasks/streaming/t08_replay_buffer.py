@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.apps.obs.hotkeys import decode_bindings, normalize
+from verifiers.apps.obs.hotkeys import normalize
 from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
 from verifiers.registry import register
@@ -57,13 +57,12 @@ class ReplayBuffer(TaskVerifier):
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         prof = active_profile(ctx)
         p = checks.params("replay_settings")
-        adv = (prof.get("Output", "Mode") or "Simple") == "Advanced"
-        sec = "AdvOut" if adv else "SimpleOutput"
-        enabled = (prof.get(sec, "RecRB") or "false").lower() == "true"
-        rb_time = int(prof.get(sec, "RecRBTime") or 20)
-        rb_size = int(prof.get(sec, "RecRBSize") or 512)
-        folder = prof.get(sec, "RecFilePath" if adv else "FilePath")
-        prefix = prof.get("SimpleOutput", "RecRBPrefix", "Replay") or ""
+        rb = prof.replay_buffer
+        enabled, rb_time, rb_size = rb.enabled, rb.max_time_s, rb.max_size_mb
+        # an explicitly emptied prefix is saved as "RecRBPrefix=" and OBS then uses "" (not the default)
+        prefix = prof.ini.get("SimpleOutput", {}).get("RecRBPrefix", rb.prefix)
+        sec = prof.output_mode
+        folder = prof.recording.path
         fmt = prof.get("Output", "FilenameFormatting") or DEFAULT_FORMAT
         want_prefix, want_fmt = p["filename_format"].split(" ", 1)
         parts = {"max time 30 s": rb_time == p["max_time_s"], "memory 512 MB": rb_size == p["max_memory_mb"],
@@ -76,11 +75,7 @@ class ReplayBuffer(TaskVerifier):
                    "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
 
         key = checks.params("hotkey")["key"]
-        raw = prof.get("Hotkeys", "ReplayBuffer.Save")
-        try:
-            bound = decode_bindings(json.loads(raw)) if raw else ()
-        except json.JSONDecodeError:
-            bound = ()
+        bound = prof.hotkeys.get("ReplayBuffer.Save", ())
         ok = normalize(key) in bound
         checks.set("hotkey", 1.0 if ok else 0.0, {"bindings": list(bound)},
                    "" if ok else f"Save Replay bound to {list(bound) or 'nothing'}, not {key}")

@@ -103,10 +103,9 @@ class ProducerBrief(TaskVerifier):
         enc = brief["encoder"]
         app = enc["server"].rstrip("/").rsplit("/", 1)[-1]
         try:
-            svc = active_profile(ctx).json("service.json") or {}
+            st = active_profile(ctx).service or {}
         except AgentOutputError:
-            svc = {}
-        st = svc.get("settings") or {}
+            st = {}
         try:
             stats, _stopped = final_stats(ctx, app, enc["key"])
         except NoLiveEvidence as exc:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from verifiers.apps.obs.collection import Macro
 from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -41,12 +42,11 @@ TIMES_MS = {"open_vault": 0, "open_bank": 0, "open_notes": 0, "notes_first": 200
             "leave_vault": 6000, "bank": 9000, "leave_bank": 10500, "end": 13500}
 
 
-def macro_config_ok(macros: list[dict[str, Any]], terms: list[str]) -> dict[str, bool]:
+def macro_config_ok(macros: list[Macro], terms: list[str]) -> dict[str, bool]:
     """Window condition(s) naming every term, a switch to Privacy, and a Mic mute action, anywhere in the macros."""
-    text = json.dumps(macros)
-    conds = [json.dumps(c) for m in macros for c in (m.get("conditions") or []) if isinstance(c, dict)
-             and "window" in str(c.get("id", "")).lower()]
-    acts = [json.dumps(a) for m in macros for a in (m.get("actions") or []) if isinstance(a, dict)]
+    text = json.dumps([m.raw for m in macros])
+    conds = [json.dumps(c) for m in macros for c in m.conditions if "window" in str(c.get("id", "")).lower()]
+    acts = [json.dumps(a) for m in macros for a in m.actions]
     return {"window condition on " + "/".join(terms): all(any(t in c for c in conds) for t in terms),
             "switch to Privacy": any("scene_switch" in a and f'"{PRIVACY}"' in a for a in acts),
             "mute Mic": any("audio" in a and f'"{MIC}"' in a for a in acts) or (f'"{MIC}"' in text and "mute" in text)}
