@@ -253,9 +253,11 @@ async def test_mute_and_scene_changes_arrive_with_receipt_times(obs_inst: ObsIns
 
 
 async def test_stats_frame_counters_advance_and_filters_are_polled(obs_inst: ObsInstance) -> None:
-    obs, rec, task = await start_observer(obs_inst, snapshot_interval_s=30, stats_interval_s=0.5,
+    obs, rec, task = await start_observer(obs_inst, snapshot_interval_s=1.0, stats_interval_s=0.5,
                                           filter_poll_s=0.5)
     first = await rec.wait(lambda e: e.kind == "stats")
+    periodic = await rec.wait(lambda e: e.kind == "snapshot" and e.payload["reason"] == "periodic")
+    assert periodic.payload["state"]["stats"]["renderTotalFrames"] > 0
     assert first.payload["stream"]["outputActive"] is False and first.payload["record"]["outputActive"] is False
     # output frames only count while an output runs: the test-only client records a few seconds
     client = await asyncio.to_thread(test_client, obs_inst)
