@@ -7,7 +7,9 @@ Feed `AudioBlock`s in order (`push`); events go out through `emit(source, kind, 
   channel in the last 100 ms and since the start (dBFS), RMS and noise floor per channel (dBFS),
   clipped samples in the frame, tones currently on. Blocks are split at the 100 ms boundaries, so
   a frame's readings are those of the signal up to exactly its `t_s`, whatever the block size.
-* `silence_start` / `silence_end`, `clip`, `tone_on` / `tone_off` — as soon as they are known.
+* `silence_start` / `silence_end`, `clip`, `tone_on` / `tone_off` — as soon as they are known:
+  blocks are processed per `chunk_s` (100 ms; per-call overhead dominates below that), so a
+  change goes out at most that long after its samples, in time order, with an exact `t_s`.
 
 Loudness is the measurement package's incremental BS.1770 engine
 (verifiers.measure.loudness.LoudnessMeter, libebur128 + own true peak), so a live meter and a file
@@ -107,8 +109,7 @@ class AudioProbe:
 
     def _process(self, x: np.ndarray, t_s: float) -> None:
         self.loudness.push(x)
-        ax = np.abs(x)
-        peak = ax.max(axis=0)
+        peak = np.maximum(x.max(axis=0), -x.min(axis=0))
         self._frame_peak = np.maximum(self._frame_peak, peak)
         self._total_peak = np.maximum(self._total_peak, peak)
         self._frame_sq += np.einsum("ij,ij->j", x, x, dtype=np.float64)
