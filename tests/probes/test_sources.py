@@ -146,3 +146,23 @@ def test_multitrack_audio_gets_one_probe_per_track(tmp_path: Path) -> None:
     assert ons[(1, 440.0)] == pytest.approx(-10.0, abs=0.05)
     meters = {t: [p for k, p in events if k == "meter" and p["track"] == t] for t in (0, 1)}
     assert len(meters[0]) == len(meters[1]) == 20
+
+
+async def test_obs_screenshot_getter_runs_the_request_on_the_observer_loop() -> None:
+    """The getter is called from the source's worker thread; the observer's request is async."""
+    import asyncio
+
+    from probes.sources.screens import obs_screenshot_getter
+
+    calls: list[tuple[str, dict]] = []
+    grey = np.full((36, 64, 3), 128, np.uint8)
+
+    class FakeObserver:
+        async def request(self, name: str, data: dict) -> dict:
+            calls.append((name, data))
+            return {"imageData": png_uri(grey)}
+
+    get = obs_screenshot_getter(FakeObserver(), asyncio.get_running_loop(), "Program", width_px=64)
+    frames = await asyncio.to_thread(lambda: list(ScreenshotSource(get, interval_s=0.01, max_frames=2)))
+    assert len(frames) == 2 and int(frames[0].luma.mean()) == 128
+    assert calls[0] == ("GetSourceScreenshot", {"sourceName": "Program", "imageFormat": "png", "imageWidth": 64})
