@@ -8,7 +8,15 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifiers.apps.obs import ObsFileError, load_collection, parse_basic_ini, parse_collection, read_ini
+from verifiers.apps.obs import (
+    ObsFileError,
+    Transform,
+    load_collection,
+    parse_basic_ini,
+    parse_collection,
+    read_ini,
+    rendered_rect,
+)
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
                     st.text(max_size=8))
@@ -71,3 +79,17 @@ def test_collection_file_bytes_never_crash(tmp_path_factory: object, data: bytes
 def test_fuzz_strategies_reach_items() -> None:
     obj = {"sources": [{"name": "S", "id": "scene", "settings": {"items": [{"name": "x", "pos": {"x": 1}}]}}]}
     assert parse_collection(json.loads(json.dumps(obj))).scene("S").item_names() == ["x"]
+
+
+finite = st.floats(-1e5, 1e5, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.builds(Transform, pos_x=finite, pos_y=finite, scale_x=finite, scale_y=finite, rot_deg=finite,
+                 align=st.integers(0, 15), bounds_type=st.integers(0, 6), bounds_x=finite, bounds_y=finite,
+                 bounds_align=st.integers(0, 15), crop_left=st.integers(0, 5000), crop_top=st.integers(0, 5000),
+                 crop_right=st.integers(0, 5000), crop_bottom=st.integers(0, 5000)),
+       st.floats(0, 8000), st.floats(0, 8000))
+def test_rendered_rect_total(tf: Transform, w: float, h: float) -> None:
+    r = rendered_rect(tf, w, h)
+    assert r.w >= 0 and r.h >= 0

@@ -75,7 +75,7 @@ def rendered_rect(tf: Transform, source_w_px: float, source_h_px: float) -> Rect
     cy = max(0.0, source_h_px - tf.crop_top - tf.crop_bottom)
     sx, sy = tf.scale_x, tf.scale_y
     origin_x = origin_y = 0.0
-    if tf.bounds_type != BOUNDS_NONE and cx > 0 and cy > 0:
+    if tf.bounds_type != BOUNDS_NONE and cx > 0 and cy > 0 and sx != 0 and sy != 0:
         width, height = cx * abs(sx), cy * abs(sy)
         bt = tf.bounds_type
         if bt == BOUNDS_MAX_ONLY and (width > tf.bounds_x or height > tf.bounds_y):
