@@ -1,0 +1,111 @@
+"""Real-OBS oracle for T01/T17: the Weekly Stream collection built in OBS 29 through obs-websocket.
+
+The synthetic oracle is written by our own writer; this proves the scorers read what a real OBS
+saves. The collection is built the T17 way (requests over obs-websocket), OBS is closed so it saves,
+and the saved files are scored against the synthetic instance's GT. A 4 px Cam move in that real
+file must lower exactly the geometry check.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from monitor.obs import ObsInstance
+from verifiers.scoring import score_task
+from verifiers.synth import overlay, synth_instance
+
+obs = pytest.importorskip("obsws_python")
+needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
+                               reason="obs-studio and xvfb not installed")
+
+COLL_FILE = "basic/scenes/Weekly_Stream.json"
+
+
+def build_in_obs(workdir: Path, out: Path) -> None:
+    """Create the three scenes, sources, Cam transform and Fade 300 ms via obs-websocket; save to out/obs-studio."""
+    empty = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
+             "scene_order": [{"name": "Scratch"}],
+             "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
+                          "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
+    basic = {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "1920", "OutputCY": "1080",
+                       "FPSType": "1", "FPSInt": "30"}}
+    with ObsInstance(collection=empty, profile={"basic.ini": basic}, profile_name="Weekly",
+                     ws_password="t17-pw") as inst:
+        c = obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password="t17-pw", timeout=10)
+        try:
+            for s in ("Starting Soon", "Live", "BRB"):
+                c.create_scene(s)
+            c.create_input("Starting Soon", "Background", "image_source",
+                           {"file": str(workdir / "bg" / "starting.png")}, True)
+            c.create_input("Starting Soon", "Countdown", "text_ft2_source_v2", {"text": "Starting in 05:00"}, True)
+            c.create_input("Live", "Display Capture", "xshm_input", {"screen": 0}, True)
+            c.create_input("Live", "Cam", "v4l2_input", {"device_id": "/dev/video0"}, True)
+            c.create_input("Live", "Frame", "image_source", {"file": str(workdir / "overlay" / "frame.png")}, True)
+            c.create_input("BRB", "BRB Background", "image_source", {"file": str(workdir / "bg" / "brb.png")}, True)
+            c.create_input("BRB", "Mic", "pulse_input_capture", {"device_id": "default"}, True)
+            c.set_input_mute("Mic", True)
+            cam = c.get_scene_item_id("Live", "Cam").scene_item_id
+            c.set_scene_item_transform("Live", cam, {
+                "positionX": 1416.0, "positionY": 786.0, "alignment": 5, "boundsType": "OBS_BOUNDS_SCALE_INNER",
+                "boundsWidth": 480.0, "boundsHeight": 270.0, "boundsAlignment": 0})
+            c.set_current_program_scene("Starting Soon")
+            c.remove_scene("Scratch")
+            c.set_current_scene_transition("Fade")
+            c.set_current_scene_transition_duration(300)
+        finally:
+            c.disconnect()
+        assert inst.stop() == 0
+        dest = out / "obs-studio"
+        (dest / "basic" / "scenes").mkdir(parents=True)
+        # the launcher names the file after the collection as given ("Weekly Stream.json"); a
+        # collection created in OBS's GUI gets underscores, which is what the task's artifact says
+        shutil.copy2(inst.collection_path, dest / COLL_FILE)
+        shutil.copytree(inst.profile_dir, dest / "basic" / "profiles" / inst.profile_dir.name)
+        shutil.copy2(inst.config_dir / "global.ini", dest / "global.ini")
+
+
+@pytest.fixture(scope="module")
+def real_instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("t01-real")
+    inst = synth_instance("R06.12.01.01-T01", root / "inst", seed=1)
+    build_in_obs(inst / "workdir", root / "real_oracle")
+    return root
+
+
+def _score(task: str, root: Path, solution: Path) -> dict:
+    work = root / f"work-{task}-{solution.name}"
+    if work.exists():
+        shutil.rmtree(work)
+    overlay(root / "inst" / "workdir", solution, work)
+    return score_task(task, work, root / "inst" / "gt").to_dict()
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@needs_obs
+@pytest.mark.parametrize("task", ["R06.12.01.01-T01", "R06.12.01.01-T17"])
+def test_real_obs_oracle_scores_full(real_instance: Path, task: str) -> None:
+    saved = json.loads((real_instance / "real_oracle" / "obs-studio" / COLL_FILE).read_text())
+    assert "transitions" in saved and saved["transition_duration"] == 300  # really written by OBS
+    rep = _score(task, real_instance, real_instance / "real_oracle")
+    assert rep["score"] >= 99, [(c["name"], c["score"], c["message"]) for c in rep["checks"]]
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@needs_obs
+def test_real_obs_cam_4px_mutant_lowers_geometry_only(real_instance: Path) -> None:
+    mut = real_instance / "real_cam4"
+    shutil.copytree(real_instance / "real_oracle", mut)
+    path = mut / "obs-studio" / COLL_FILE
+    coll = json.loads(path.read_text())
+    live = next(s for s in coll["sources"] if s["name"] == "Live")
+    next(it for it in live["settings"]["items"] if it["name"] == "Cam")["pos"]["x"] += 4
+    path.write_text(json.dumps(coll))
+    base = {c["name"]: c["score"] for c in _score("R06.12.01.01-T01", real_instance, real_instance / "real_oracle")["checks"]}
+    got = {c["name"]: c["score"] for c in _score("R06.12.01.01-T01", real_instance, mut)["checks"]}
+    assert {n for n in base if got[n] < base[n] - 1e-3} == {"cam_geometry"}
