@@ -96,7 +96,8 @@ def take_snapshot(req: ReadOnlyRequester, caps: Capabilities) -> dict[str, Any]:
     outputs and stats. Plain JSON-able dict (the event payload)."""
     scene_list = req.request("GetSceneList")
     scenes_raw = scene_list.get("scenes", [])
-    # GetSceneList lists the last scene first (sceneIndex counts from the bottom of the list)
+    # obs-websocket gives sceneIndex = n-1 to the first scene of the UI list and returns the
+    # array reversed: sort by descending index to get the UI (and saved scene_order) order
     ordered = sorted(scenes_raw, key=lambda s: -int(s.get("sceneIndex", 0)))
     scenes = []
     group_names: set[str] = set()
