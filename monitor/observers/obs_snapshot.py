@@ -2,7 +2,7 @@
 
 Runs in the requester's thread (a few dozen small requests, ~1 ms each on localhost). Copes with
 obs-websocket 5.1 to 5.5: requests missing from `availableRequests` are skipped, uuids are kept
-when present (5.3+), and per-input audio requests that OBS refuses (code 604: input has no
+when present (5.4+), and per-input audio requests that OBS refuses (code 604: input has no
 audio) leave the field out instead of failing the snapshot.
 """
 
@@ -41,8 +41,8 @@ class Capabilities:
 
     @property
     def has_uuids(self) -> bool:
-        """5.3 (OBS 30) added scene/input/source uuids to requests and events."""
-        return self.ws_version_tuple >= (5, 3)
+        """5.4 (OBS 30.1) added scene/input/transition uuids to requests and events."""
+        return self.ws_version_tuple >= (5, 4)
 
     @property
     def has_filter_settings_event(self) -> bool:

@@ -63,6 +63,8 @@ def test_capabilities_by_version() -> None:
     assert not old.has_uuids and not old.has_filter_settings_event and old.can("GetSceneItemList")
     assert new.has_uuids and new.has_filter_settings_event
     assert new.can("GetSceneList") and not new.can("GetSceneItemList")
+    mid = Capabilities.from_version({"obsWebSocketVersion": "5.3.4"})
+    assert not mid.has_uuids and not mid.has_filter_settings_event       # both arrived in 5.4.0
 
 
 class FakeRequester:
