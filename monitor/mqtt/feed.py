@@ -148,7 +148,8 @@ class MqttFeed:
                             retain=True)
         return aiomqtt.Client(self.broker.host, self.broker.port, username=self.broker.username,
                               password=self.broker.password, identifier=f"tally-{topics.level(self.node)}-{os.getpid()}",
-                              will=will, timeout=5.0, keepalive=5, clean_session=True, logger=_client_log)
+                              will=will, timeout=5.0, keepalive=5, clean_session=True, logger=_client_log,
+                              max_inflight_messages=self._window * 2)
 
     async def _run(self) -> None:
         backoff_s = 0.1

@@ -115,7 +115,9 @@ class RunSession:
         run_facts = {"run_id": self.run_id, "task": task.id, "family": task.family, "workdir": str(self.workdir),
                      "gt": str(self.gt), "node": cfg.node, "live_needs": sorted(task.live),
                      "forbidden_writers": list(task.forbidden_writers), "timeout_s": cfg.timeout_s}
-        self.writer = BundleWriter(self.bundle_dir, manifest={"run": run_facts})
+        # task/run_id also at the top level: readers like the dashboard look there
+        self.writer = BundleWriter(self.bundle_dir, manifest={"run": run_facts, "task": task.id,
+                                                              "run_id": self.run_id})
         self.bus.add_sink(self.writer)
         self.recording = True
         if self.feed is not None:
