@@ -5,8 +5,12 @@
 # rebuilt only when pyproject.toml changes.
 
 SHELL := /bin/bash
-APT_PACKAGES := ffmpeg xvfb obs-studio mosquitto pulseaudio openbox x11-utils xdotool \
-	nginx libnginx-mod-rtmp libportaudio2 libsndfile1 chromium python3-venv python3-pip
+# obs-plugins (obs-websocket, x264, RTMP output) is only a Recommends of obs-studio, and
+# libasound2-plugins (PortAudio's route into PulseAudio) only a Recommends of pulseaudio:
+# both are named here, and Recommends are installed, so a fresh machine matches this one.
+APT_PACKAGES := ffmpeg xvfb obs-studio obs-plugins mosquitto pulseaudio pulseaudio-utils \
+	libasound2-plugins openbox x11-utils xdotool nginx libnginx-mod-rtmp libportaudio2 libsndfile1 \
+	chromium python3-venv python3-pip
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
@@ -30,7 +34,7 @@ apt:
 	if [ -n "$$missing" ]; then \
 		echo "installing apt packages:$$missing"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
 $(STAMP): pyproject.toml
