@@ -16,7 +16,7 @@ import pytest
 
 from monitor.obs import ObsInstance
 from verifiers.scoring import score_task
-from verifiers.synth import overlay, synth_instance
+from verifiers.synth import load_solution_events, overlay, synth_instance
 
 obs = pytest.importorskip("obsws_python")
 needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
@@ -109,3 +109,30 @@ def test_real_obs_cam_4px_mutant_lowers_geometry_only(real_instance: Path) -> No
     base = {c["name"]: c["score"] for c in _score("R06.12.01.01-T01", real_instance, real_instance / "real_oracle")["checks"]}
     got = {c["name"]: c["score"] for c in _score("R06.12.01.01-T01", real_instance, mut)["checks"]}
     assert {n for n in base if got[n] < base[n] - 1e-3} == {"cam_geometry"}
+
+
+#: tasks whose oracle collection a real OBS 29 can load and save back unchanged in meaning (not T12/T15:
+#: Debian's OBS drops browser sources; not T20: OBS drops module data of plugins it does not have)
+ROUND_TRIP = ["R06.12.01.01-T03", "R06.12.01.01-T06", "R06.12.01.01-T07", "R06.12.01.01-T16"]
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@needs_obs
+@pytest.mark.parametrize("task", ROUND_TRIP)
+def test_oracle_collection_survives_real_obs_round_trip(task: str, tmp_path: Path) -> None:
+    """Our synthetic collection, loaded by OBS 29 and saved by it, still scores as the oracle."""
+    inst = synth_instance(task, tmp_path / "inst", seed=2)
+    scenes = inst / "oracle" / "obs-studio" / "basic" / "scenes"
+    (coll_path,) = list(scenes.glob("*.json"))
+    coll = json.loads(coll_path.read_text())
+    with ObsInstance(collection=coll, profile_name="RoundTrip") as obs_inst:
+        written = obs_inst.collection_path.read_text() if obs_inst.collection_path.exists() else ""
+        assert obs_inst.stop() == 0
+        text = obs_inst.collection_path.read_text()
+    assert text != written, "the collection was not re-saved by OBS"
+    coll_path.write_text(text)
+    work = tmp_path / "work"
+    overlay(inst / "workdir", inst / "oracle", work)
+    rep = score_task(task, work, inst / "gt", load_solution_events(inst / "oracle")).to_dict()
+    assert rep["score"] >= 99, [(c["name"], c["score"], c["message"]) for c in rep["checks"] if c["status"] != "pass"]
