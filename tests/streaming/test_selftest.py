@@ -65,3 +65,24 @@ def test_scoring_twice_gives_same_report(task_id: str, tmp_path: Path) -> None:
     b = score_task(task_id, work, inst / "gt", events).to_dict()
     assert json.dumps(a["checks"], sort_keys=True) == json.dumps(b["checks"], sort_keys=True)
     assert a["score"] == b["score"] >= 99
+
+
+@pytest.mark.parametrize("task_id", _params(TASKS))
+def test_without_a_recorded_run_live_checks_are_errors_not_failures(task_id: str, tmp_path: Path) -> None:
+    """The oracle's files scored with no events: checks needing live/audit evidence say `error`,
+    the file-only checks still pass (nothing is silently turned into the agent's 0)."""
+    from verifiers.catalog import load_catalog
+
+    spec = load_catalog().get(task_id)
+    inst = synth_instance(task_id, tmp_path / "inst", seed=5)
+    work = tmp_path / "work"
+    overlay(inst / "workdir", inst / "oracle", work)
+    rep = score_task(task_id, work, inst / "gt", None).to_dict()
+    by = {c["name"]: c for c in rep["checks"]}
+    for c in spec.checks:
+        needs_run = any(k in (c.evidence or "") for k in ("live", "audit"))
+        if needs_run:
+            assert by[c.name]["status"] == "error", (c.name, by[c.name])
+            assert "no live evidence" in by[c.name]["message"]
+        else:
+            assert by[c.name]["status"] == "pass", (c.name, by[c.name])
