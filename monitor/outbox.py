@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 QUEUE_NAME = "queue.jsonl"
+MAX_RECORD_BYTES = 1 << 20
 CURSOR_NAME = "cursor"
 
 
@@ -78,34 +79,41 @@ class Outbox:
     def pending_bytes(self) -> int:
         return self.size_bytes - self.cursor
 
-    def peek(self, max_records: int = 64) -> list[OutboxRecord]:
-        """Records from the cursor on, without consuming them; a torn tail is left for later."""
+    def peek(self, max_records: int = 64, start: int | None = None) -> list[OutboxRecord]:
+        """Complete records from `start` (default: the cursor) on, without consuming them.
+
+        An unparsable line (torn by a killed writer, then followed by newer lines) comes back as a
+        record with an empty topic: the reader acknowledges it in order without sending it, so the
+        cursor never jumps over records still in flight.
+        """
+        pos = self.cursor if start is None else start
         size = self.size_bytes
-        if self.cursor >= size:
+        if pos >= size:
             return []
-        data = os.pread(self._fd, min(size - self.cursor, 1 << 20), self.cursor)
+        data = os.pread(self._fd, min(size - pos, 64 << 10), pos)
+        if b"\n" not in data and size - pos > len(data):
+            data = os.pread(self._fd, min(size - pos, MAX_RECORD_BYTES + 1), pos)
+            if b"\n" not in data and len(data) > MAX_RECORD_BYTES:
+                raise ValueError(f"{self._queue_path}: a record longer than 1 MiB cannot be sent")
         out: list[OutboxRecord] = []
-        pos = self.cursor
         for raw in data.split(b"\n")[:-1]:  # the last piece is incomplete (or empty)
             pos += len(raw) + 1
             try:
                 obj = json.loads(raw)
                 out.append(OutboxRecord(str(obj["t"]), str(obj["p"]), bool(obj.get("r", False)), pos))
             except (ValueError, KeyError, TypeError):
-                # A torn line left by a killed process, followed by newer lines: skip it for good.
-                self.torn_skipped += 1
-                self.ack(OutboxRecord("", "", False, pos))
-                continue
+                out.append(OutboxRecord("", "", False, pos))
             if len(out) >= max_records:
                 break
-        if not out and len(data) == (1 << 20):
-            raise ValueError(f"{self._queue_path}: a record longer than 1 MiB cannot be sent")
         return out
 
     def ack(self, record: OutboxRecord) -> None:
-        """The broker has the record: move the cursor past it (saved every few records)."""
+        """The broker has the record (or it was unreadable): move the cursor past it."""
         self.cursor = record.end
-        self.acked += 1
+        if record.topic:
+            self.acked += 1
+        else:
+            self.torn_skipped += 1
         self._since_cursor_save += 1
         if self.cursor >= self.size_bytes and self.cursor >= self._compact_after_bytes:
             os.ftruncate(self._fd, 0)

@@ -4,8 +4,9 @@ Why a bus *sink* and not a subscription: subscriptions drop events when full (by
 consumer cannot stall producers), but the feed promises none are lost. Appending one line to a
 file is cheap enough to do inline; the slow part (the network) only ever reads the file.
 
-Delivery is QoS 1, in outbox order, acknowledged record by record: the cursor only moves past a
-record once the broker sent PUBACK. When the broker goes away the publisher reconnects with
+Delivery is QoS 1, in outbox order, with up to `window` publishes in flight, acknowledged record
+by record in order: the cursor only moves past a record once the broker sent its PUBACK and
+every earlier record's. When the broker goes away the publisher reconnects with
 backoff and resends from the cursor, so a subscriber may see an event twice (at-least-once) but
 never out of order after de-duplication by `seq`, and never misses one.
 
@@ -16,6 +17,7 @@ whether the daemon is up, idle or running, even after it died without saying goo
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -29,7 +31,7 @@ import aiomqtt
 from monitor.bus import EventBus
 from monitor.events import Event
 from monitor.mqtt import topics
-from monitor.outbox import Outbox
+from monitor.outbox import Outbox, OutboxRecord
 
 log = logging.getLogger(__name__)
 #: aiomqtt warns on every window of in-flight publishes ("pending publish calls"); that is our design.
@@ -186,33 +188,65 @@ class MqttFeed:
             backoff_s = min(self._reconnect_max_s, backoff_s * 2)
 
     async def _pump(self, client: aiomqtt.Client) -> None:
-        while not self._stopping:
-            if self._status_dirty:
-                self._status_dirty = False
-                payload = json.dumps(self._status, sort_keys=True, separators=(",", ":"))
-                try:
-                    await client.publish(topics.status(self.node), payload, qos=1, retain=True)
-                except BaseException:
-                    self._status_dirty = True
-                    raise
-            records = self.outbox.peek(self._window)
-            if not records:
-                self._wake.clear()
-                if self.outbox.pending_bytes == 0 and not self._status_dirty:
-                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(1.0):
-                            await self._wake.wait()
-                else:
-                    await asyncio.sleep(0.02)  # a line is being written; read it whole next time
-                continue
-            results = await asyncio.gather(
-                *(client.publish(r.topic, r.payload, qos=1, retain=r.retain) for r in records),
-                return_exceptions=True)
-            for record, result in zip(records, results, strict=True):
-                if isinstance(result, BaseException):
-                    raise result if isinstance(result, (aiomqtt.MqttError, OSError)) else aiomqtt.MqttError(str(result))
-                self.outbox.ack(record)
+        """Sliding window: keep up to `window` publishes in flight, acknowledge strictly in order.
+
+        Waiting for a whole batch instead would tie throughput to the broker's PUBACK latency
+        (Nagle-delayed on a default mosquitto); here the head's ack frees one slot at a time.
+        """
+        inflight: collections.deque[tuple[OutboxRecord, asyncio.Future[None]]] = collections.deque()
+        next_pos = self.outbox.cursor
+        try:
+            while not self._stopping:
+                if self._status_dirty:
+                    self._status_dirty = False
+                    payload = json.dumps(self._status, sort_keys=True, separators=(",", ":"))
+                    try:
+                        await client.publish(topics.status(self.node), payload, qos=1, retain=True)
+                    except BaseException:
+                        self._status_dirty = True
+                        raise
+                if len(inflight) < self._window:
+                    for record in self.outbox.peek(self._window - len(inflight), start=next_pos):
+                        inflight.append((record, self._send(client, record)))
+                        next_pos = record.end
+                if not inflight:
+                    self._wake.clear()
+                    if self.outbox.pending_bytes == 0 and not self._status_dirty:
+                        # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(1.0):
+                                await self._wake.wait()
+                    else:
+                        await asyncio.sleep(0.02)  # a line is being written; read it whole next time
+                    continue
+                head = inflight[0][1]
+                if not head.done():
+                    self._wake.clear()
+                    waker = asyncio.ensure_future(self._wake.wait())
+                    try:
+                        await asyncio.wait({head, waker}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        waker.cancel()
+                while inflight and inflight[0][1].done():
+                    record, fut = inflight.popleft()
+                    exc = fut.exception()
+                    if exc is not None:
+                        raise exc if isinstance(exc, (aiomqtt.MqttError, OSError)) else aiomqtt.MqttError(str(exc))
+                    self.outbox.ack(record)
+                if not inflight:
+                    next_pos = self.outbox.cursor  # the outbox may have compacted to zero
+        finally:
+            for _, fut in inflight:
+                fut.cancel()
+            if inflight:
+                await asyncio.gather(*(f for _, f in inflight), return_exceptions=True)
+
+    def _send(self, client: aiomqtt.Client, record: OutboxRecord) -> asyncio.Future[None]:
+        if not record.topic:  # an unreadable (torn) line: acknowledged in order, never sent
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        return asyncio.ensure_future(client.publish(record.topic, record.payload, qos=1, retain=record.retain))
 
     async def _read_commands(self, client: aiomqtt.Client) -> None:
         assert self._on_command is not None

@@ -30,9 +30,11 @@ def test_torn_tail_from_a_killed_writer_is_skipped_and_sealed(tmp_path):
         fh.write(b'{"t":"t","p":"to')  # killed mid-write
     box = Outbox(tmp_path / "ob")
     box.append("t", "two")
-    payloads = [r.payload for r in box.peek(10)]
-    assert payloads == ["one", "two"]
-    assert box.torn_skipped == 1
+    records = box.peek(10)
+    assert [(r.topic, r.payload) for r in records] == [("t", "one"), ("", ""), ("t", "two")]
+    for r in records:
+        box.ack(r)
+    assert box.torn_skipped == 1 and box.acked == 2 and box.pending_bytes == 0
 
 
 def test_incomplete_last_line_waits(tmp_path):
@@ -40,6 +42,16 @@ def test_incomplete_last_line_waits(tmp_path):
     box.append("t", "one")
     os.write(box._fd, b'{"t":"t","p":"half')
     assert [r.payload for r in box.peek(10)] == ["one"]
+
+
+def test_peek_from_a_later_position_leaves_the_cursor(tmp_path):
+    box = Outbox(tmp_path / "ob")
+    for i in range(6):
+        box.append("t", str(i))
+    head = box.peek(2)
+    tail = box.peek(10, start=head[-1].end)
+    assert [r.payload for r in tail] == ["2", "3", "4", "5"]
+    assert box.cursor == 0
 
 
 def test_compacts_when_caught_up(tmp_path):
