@@ -1,7 +1,7 @@
 """FLV recording of one published stream, valid whichever way the stream ends.
 
-Tags are written through a buffered file as they arrive (no per-message syscall). The first
-tag is always an onMetaData script tag whose `duration` and `filesize` are the last two
+Tags are queued in memory as they arrive and written with one writev per 256 KiB (no per-message
+syscall, no copy of media payloads). The first tag is always an onMetaData script tag whose `duration` and `filesize` are the last two
 properties, so `close()` can patch both doubles in place. Every end path (deleteStream, TCP
 close or reset, replaced publisher, server shutdown) goes through `close()`, and a file that is
 never closed (the process is killed) is still a readable FLV up to its last complete write,
@@ -10,11 +10,12 @@ because FLV needs no index.
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from rtmp import amf0
 
@@ -49,11 +50,42 @@ def recording_path(record_dir: Path, app: str, key: str, when_s: float | None = 
     return path
 
 
+#: Tag header: type<<24|size, ts low 24 bits<<8|ts high 8 bits, 3 zero bytes of stream id.
+_TAG_HEADER = struct.Struct(">II3x")
+_PREV_SIZE = struct.Struct(">I")
+_DOUBLE = struct.Struct(">d")
+#: Pieces per writev call (Linux IOV_MAX is 1024).
+_IOV_BATCH = 1000
+
+
+def _writev_all(fd: int, pieces: list[bytes]) -> None:
+    """Write every piece with as few writev calls as possible, coping with short writes."""
+    while pieces:
+        batch = pieces[:_IOV_BATCH]
+        n = os.writev(fd, batch)
+        i = 0
+        while i < len(batch) and n >= len(batch[i]):
+            n -= len(batch[i])
+            i += 1
+        rest = pieces[i:]
+        if n and rest:
+            rest[0] = memoryview(rest[0])[n:]  # type: ignore[call-overload]
+        pieces = rest
+
+
 class FlvRecorder:
+    """Buffers tag pieces in a list and writes them with one `writev` per `buffer_bytes`.
+
+    No Python-side copy of media payloads (a BufferedWriter copies each body into its buffer,
+    and costs three calls per tag); a killed process loses at most `buffer_bytes`.
+    """
+
     def __init__(self, path: Path, buffer_bytes: int = 256 * 1024) -> None:
         self.path = path
-        self._f: BinaryIO | None = open(path, "xb", buffering=buffer_bytes)  # closed in close()
-        self._f.write(FLV_HEADER)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        self._buffer_bytes = buffer_bytes
+        self._pending: list[bytes] = [FLV_HEADER]
+        self._pending_bytes = len(FLV_HEADER)
         self._pos = len(FLV_HEADER)
         self._meta_done = False
         self._duration_off: int | None = None
@@ -64,7 +96,7 @@ class FlvRecorder:
 
     @property
     def closed(self) -> bool:
-        return self._f is None
+        return self._fd is None
 
     def write_metadata(self, metadata: dict[str, Any] | None, ts_ms: int = 0) -> None:
         """Write the publisher's onMetaData; the first one becomes the patchable header tag."""
@@ -97,39 +129,45 @@ class FlvRecorder:
         self._write_tag(TAG_SCRIPT, ts_ms, body)
 
     def _write_tag(self, tag_type: int, ts_ms: int, body: bytes) -> None:
-        f = self._f
-        if f is None:
+        if self._fd is None:
             return
         size = len(body)
         ts32 = ts_ms & 0xFFFFFFFF
-        header = struct.pack(">B3sI3s", tag_type, size.to_bytes(3, "big"),
-                             ((ts32 & 0xFFFFFF) << 8) | (ts32 >> 24), b"\x00\x00\x00")
-        f.write(header)
-        f.write(body)
-        f.write(struct.pack(">I", size + 11))
-        self._pos += 11 + size + 4
+        pending = self._pending
+        pending.append(_TAG_HEADER.pack((tag_type << 24) | size, ((ts32 & 0xFFFFFF) << 8) | (ts32 >> 24)))
+        pending.append(body)
+        pending.append(_PREV_SIZE.pack(size + 11))
+        self._pos += 15 + size
+        self._pending_bytes += 15 + size
         self.tags += 1
+        if self._pending_bytes >= self._buffer_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._fd is None or not self._pending:
+            return
+        pieces, self._pending, self._pending_bytes = self._pending, [], 0
+        _writev_all(self._fd, pieces)
 
     def close(self) -> dict[str, Any]:
-        """Patch duration/filesize and close; idempotent. Returns what was written."""
-        f = self._f
-        if f is None:
+        """Flush, patch duration/filesize and close; idempotent. Returns what was written."""
+        fd = self._fd
+        if fd is None:
             return self.summary()
-        self._f = None
         try:
             duration_s = 0.0
             if self.first_ts_ms is not None and self.last_ts_ms is not None:
                 duration_s = max(0, self.last_ts_ms - self.first_ts_ms) / 1000
             self.duration_s = duration_s
-            f.flush()
+            self.flush()
             if self._duration_off is not None:
-                f.seek(self._duration_off)
-                f.write(struct.pack(">d", duration_s))
+                os.pwrite(fd, _DOUBLE.pack(duration_s), self._duration_off)
             if self._filesize_off is not None:
-                f.seek(self._filesize_off)
-                f.write(struct.pack(">d", float(self._pos)))
+                os.pwrite(fd, _DOUBLE.pack(float(self._pos)), self._filesize_off)
         finally:
-            f.close()
+            self._fd = None
+            self._pending = []
+            os.close(fd)
         return self.summary()
 
     def summary(self) -> dict[str, Any]:

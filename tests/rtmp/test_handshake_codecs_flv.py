@@ -169,3 +169,27 @@ def test_recording_path_refuses_traversal(tmp_path: Path) -> None:
 
 def test_short_control_fields() -> None:
     assert struct.calcsize(">I") == 4
+
+
+def test_flv_writev_short_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel may write less than asked: every byte still lands, in order."""
+    import os
+
+    from rtmp import flv
+
+    real = os.writev
+
+    def stingy(fd: int, pieces: list[bytes]) -> int:
+        first = bytes(pieces[0])
+        return real(fd, [first[: max(1, len(first) // 3)]])
+
+    monkeypatch.setattr(flv.os, "writev", stingy)
+    rec = FlvRecorder(tmp_path / "s.flv", buffer_bytes=64)
+    bodies = [bytes([i]) * (i * 7 + 1) for i in range(30)]
+    for i, body in enumerate(bodies):
+        rec.write_media(9, i * 40, body)
+    rec.close()
+    monkeypatch.undo()
+    from tests.rtmp.helpers import flv_tags
+
+    assert [b for t, _, b in flv_tags(tmp_path / "s.flv") if t == 9] == bodies
