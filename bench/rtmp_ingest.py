@@ -107,12 +107,7 @@ def child_main(port: int, record_dir: Path, result_path: Path) -> None:
             "delay_max_ms": (delays[-1] / 1e6) if delays else None,
             "loop_lag_p99_ms": pct(lags, 0.99) * 1000, "events": events["n"], "maxrss_kib": ru.ru_maxrss}
 
-    if os.environ.get("TALLY_BENCH_UVLOOP"):
-        import uvloop
-
-        result_path.write_text(json.dumps(uvloop.run(run())))
-    else:
-        result_path.write_text(json.dumps(asyncio.run(run())))
+    result_path.write_text(json.dumps(asyncio.run(run())))
 
 
 # --- the driver ---------------------------------------------------------------------------------

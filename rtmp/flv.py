@@ -1,8 +1,9 @@
 """FLV recording of one published stream, valid whichever way the stream ends.
 
-Tags are queued in memory as they arrive and written with one writev per 256 KiB (no per-message
-syscall, no copy of media payloads). The first tag is always an onMetaData script tag whose `duration` and `filesize` are the last two
-properties, so `close()` can patch both doubles in place. Every end path (deleteStream, TCP
+Tags are queued in memory as they arrive and written with one writev per 256 KiB (no
+per-message syscall, no copy of media payloads). The first tag is always an onMetaData script
+tag whose `duration` and `filesize` are the last two properties, so `close()` can patch both
+doubles in place. Every end path (deleteStream, TCP
 close or reset, replaced publisher, server shutdown) goes through `close()`, and a file that is
 never closed (the process is killed) is still a readable FLV up to its last complete write,
 because FLV needs no index.
