@@ -52,10 +52,13 @@ class Daemon:
         self.bus = EventBus()
         self.bus.add_sink(self._forward)
         self.host = ComponentHost(self.bus)
+        self.announcements: dict[tuple[str, str], Event] = {}
 
     # -- long-lived components ------------------------------------------------------------------
 
     def _forward(self, event: Event) -> None:
+        if event.kind == "listening":
+            self.announcements[(event.source, event.kind)] = event
         session = self.session
         if session is not None and session.recording:
             session.bus.emit(event.source, event.kind, event.payload, mono_ns=event.mono_ns)
@@ -126,7 +129,7 @@ class Daemon:
         config = RunConfig(task_id=msg.task, workdir=msg.workdir, gt=msg.gt, run_id=msg.run, node=self.node,
                            timeout_s=msg.timeout_s, obs_url=self.obs_url, vmix_url=self.vmix_url,
                            ingest_host=self.ingest_host, ingest_port=self.ingest_port, install_signals=False,
-                           shared=self.shared_needs())
+                           shared=self.shared_needs(), shared_announcements=list(self.announcements.values()))
         session = RunSession(config, feed=self.feed)
         session.bundle_dir = self.runs_dir / session.run_id
         session.done.done_file = session.bundle_dir / "done"

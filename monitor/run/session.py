@@ -20,6 +20,7 @@ from typing import Any
 
 from monitor.bundle import BundleWriter
 from monitor.bus import EventBus
+from monitor.events import Event
 from monitor.mqtt import topics
 from monitor.mqtt.control import ControlError, parse_control
 from monitor.mqtt.feed import MqttFeed
@@ -58,6 +59,9 @@ class RunConfig:
     extra_components: list[Component] = field(default_factory=list)
     #: live needs served by long-lived components of `tally serve` (need -> facts about it)
     shared: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: what those components said when they started (e.g. rtmp/listening), repeated into this run
+    #: so its bundle shows them serving it (a scorer must tell "not running" from "no stream came")
+    shared_announcements: list[Event] = field(default_factory=list)
 
 
 @dataclass
@@ -139,6 +143,8 @@ class RunSession:
             components, unavailable = build_components(task, opts, shared=shared)
             for need in sorted(task.live & shared):
                 self.bus.emit("run", "component_shared", {"need": need, "info": cfg.shared[need]})
+            for ann in cfg.shared_announcements:
+                self.bus.emit(ann.source, ann.kind, ann.payload, mono_ns=ann.mono_ns)
             scenario = None
             if "scenario" in task.live:
                 scenario = ScenarioStep(task.id, self.bus)

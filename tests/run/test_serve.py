@@ -153,3 +153,43 @@ async def test_ingest_stays_up_between_runs_and_feeds_the_active_run(mosquitto, 
         report = json.loads((tmp_path / "runs" / run_id / "report.json").read_text())
         assert report["run"]["components"]["shared"] == ["ingest"]
         assert "ingest" not in report["run"]["components"]["started"]
+
+
+@pytest.mark.slow
+async def test_sigkilled_daemon_mid_run_leaves_a_replayable_bundle(mosquitto, tmp_path):
+    work, gt, runs = tmp_path / "work", tmp_path / "gt", tmp_path / "runs"
+    work.mkdir()
+    gt.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "monitor.cli", "serve", "--mqtt",  # noqa: ASYNC220
+                             f"mqtt://127.0.0.1:{mosquitto.port}", "--node", "victim", "--runs", str(runs),
+                             "--state", str(tmp_path / "state"), "--ingest", "127.0.0.1:0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        async with tapping(mosquitto.address, [topics.status("victim")]) as tap:
+            await _until(lambda: any(s.get("state") == "idle" for s in tap.json_on(topics.status("victim"))), 120)
+        await _send(mosquitto.address, "victim", json.dumps(
+            {"cmd": "start", "task": "R06.12.01.01-T05", "workdir": str(work), "gt": str(gt), "run": "k1"}).encode())
+        events = runs / "k1" / "events.jsonl"
+        await _until(lambda: events.exists() and b'"kind":"waiting"' in events.read_bytes(), 60)
+        (work / "half.txt").write_text("partial")
+        await asyncio.sleep(0.3)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait()
+    replay = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "monitor.cli", "replay",
+                                                      str(runs / "k1"), "--json"], capture_output=True, timeout=120)
+    assert replay.returncode == 0, replay.stderr.decode()
+    report = json.loads(replay.stdout)
+    assert report["run"]["ended"] is None and not report["run"]["clean"]
+    assert report["run"]["components"]["shared"] == ["ingest"]
+    assert any(m.startswith("end record") for m in report["run"]["missing"])
+    assert "stop record of component audit" in report["run"]["missing"]
+    # The live checks of T05 could not be judged from a run with no stream: error, not the agent's 0.
+    # The shared ingest's `listening` was repeated into the run, so "no stream arrived" is the agent's
+    # failure, not "could not judge".
+    statuses = {c["name"]: c["status"] for c in report["checks"]}
+    assert statuses["encoder_at_ingest"] == "fail" and statuses["duration"] == "fail", report["checks"]
+    assert not (runs / "k1" / "report.json").exists()
