@@ -31,6 +31,10 @@ DEFAULT_MAX_CHUNK_STREAMS = 256
 #: Declared sizes of all messages being reassembled at once (interleaved on several chunk
 #: streams) may not exceed this: without it, 256 half-sent 16 MiB messages would hold 4 GiB.
 DEFAULT_MAX_PENDING_BYTES = 2 * DEFAULT_MAX_MESSAGE_BYTES
+#: A flood of 1-byte type-3 headers repeating an empty (or 1-byte) message makes tens of
+#: thousands of messages per read and hogs the loop for every session; real publishers send
+#: next to none of those.
+MAX_TINY_MESSAGES_PER_FEED = 1024
 
 MSG_SET_CHUNK_SIZE = 1
 MSG_ABORT = 2
@@ -116,6 +120,7 @@ class ChunkReader:
         """
         n = len(buf)
         pos = 0
+        tiny = 0
         streams = self._streams
         while pos < n:
             start = pos
@@ -241,6 +246,10 @@ class ChunkReader:
             st.buf = None
             msg = RawMessage(csid, type_id, stream_id, timestamp, body)
             out.append(msg)
+            if length <= 1:
+                tiny += 1
+                if tiny > MAX_TINY_MESSAGES_PER_FEED:
+                    raise ChunkError(f"more than {MAX_TINY_MESSAGES_PER_FEED} empty messages in one read (a flood)")
             if stream_id == 0 and type_id in (MSG_SET_CHUNK_SIZE, MSG_ABORT):
                 self._control(msg)
         return pos

@@ -118,3 +118,10 @@ def test_interleaved_pending_bytes_are_bounded() -> None:
     r = ChunkReader(max_message_bytes=1_000_000, max_pending_bytes=8_000_000)
     with pytest.raises(ChunkError, match="pending"):
         r.feed(data)
+
+
+def test_empty_message_flood_is_refused() -> None:
+    w = ChunkWriter()
+    data = w.write(RawMessage(5, 8, 1, 0, b"")) + bytes([0xC5]) * 20000
+    with pytest.raises(ChunkError, match="flood"):
+        ChunkReader().feed(data)
