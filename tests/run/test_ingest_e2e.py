@@ -71,3 +71,13 @@ async def test_ffmpeg_publish_recorded_in_bundle_mqtt_and_report(mosquitto, tmp_
     assert report["run"]["event_count"] == len(events)
     assert report["inputs"]["event_count"] == len(events)
     assert report["run"]["components"]["started"] == ["audit", "ingest"]
+    # The scorer read the recorded stream: what ffmpeg was told to send is what the report measured.
+    checks = {c["name"]: c for c in report["checks"]}
+    enc = checks["encoder_at_ingest"]["evidence"]
+    assert (enc["width"], enc["height"]) == (320, 240)
+    assert enc["fps"] == pytest.approx(30, abs=0.5)
+    assert enc["keyframe_interval_s"] == pytest.approx(2.0, abs=0.1)
+    audio = checks["audio"]["evidence"]
+    assert audio["codec"] == "aac" and audio["sample_rate_hz"] == 48000
+    assert checks["duration"]["evidence"]["duration_s"] == pytest.approx(3.0, abs=0.5)
+    assert checks["duration"]["evidence"]["stopped"] is True
