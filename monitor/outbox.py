@@ -73,6 +73,8 @@ class Outbox:
 
     @property
     def size_bytes(self) -> int:
+        if self._fd < 0:  # closed: the file as it was left
+            return self._queue_path.stat().st_size if self._queue_path.exists() else 0
         return os.fstat(self._fd).st_size
 
     @property

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         async with contextlib.AsyncExitStack() as stack:
             if not args.no_mqtt:
                 session.feed = await open_feed(stack, args.mqtt, config.node,
-                                               session.bundle_dir / ".mqtt-outbox", session.on_command)
+                                               session.bundle_dir / ".mqtt-outbox", session.on_command,
+                                               remove_when_drained=True)
             print(f"tally run: {session.run_id} → {session.bundle_dir}", file=sys.stderr)
             print(f"tally run: done with `touch {session.done.done_file}`, SIGUSR1, or an MQTT "
                   f"{{\"cmd\":\"done\"}} on {_cmd_topic(config.node)}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 from pathlib import Path
 
 from monitor.cli import UserError
@@ -11,8 +12,11 @@ from monitor.mqtt.feed import CommandHandler, MqttFeed
 
 
 async def open_feed(stack: contextlib.AsyncExitStack, url: str | None, node: str, outbox_dir: Path,
-                    on_command: CommandHandler | None) -> MqttFeed:
-    """A started feed; the embedded broker (if any) and the feed are closed by `stack`."""
+                    on_command: CommandHandler | None, remove_when_drained: bool = False) -> MqttFeed:
+    """A started feed; the embedded broker (if any) and the feed are closed by `stack`.
+
+    `remove_when_drained`: delete the outbox folder at the end if the broker got everything (a
+    run's outbox would otherwise double its bundle's size for nothing)."""
     if url:
         try:
             address = topics.parse_broker_url(url)
@@ -26,5 +30,11 @@ async def open_feed(stack: contextlib.AsyncExitStack, url: str | None, node: str
         stack.push_async_callback(broker.stop)
     feed = MqttFeed(address, node, outbox_dir, on_command=on_command)
     await feed.start()
-    stack.push_async_callback(feed.stop)
+
+    async def close() -> None:
+        await feed.stop()
+        if remove_when_drained and feed.outbox.pending_bytes == 0:
+            shutil.rmtree(outbox_dir, ignore_errors=True)
+
+    stack.push_async_callback(close)
     return feed
