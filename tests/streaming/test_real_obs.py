@@ -136,3 +136,74 @@ def test_oracle_collection_survives_real_obs_round_trip(task: str, tmp_path: Pat
     overlay(inst / "workdir", inst / "oracle", work)
     rep = score_task(task, work, inst / "gt", load_solution_events(inst / "oracle")).to_dict()
     assert rep["score"] >= 99, [(c["name"], c["score"], c["message"]) for c in rep["checks"] if c["status"] != "pass"]
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@needs_obs
+def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
+    """T08 for real: OBS 29 with the replay buffer set in its profile, buffer started, 30 s replay saved.
+
+    Small output (320x200, 15 fps, 300 kbps, keyframe 1 s) keeps the encoder cheap; the settings the
+    task checks (30 s, 512 MB, name format, folder, F9) are the task's. OBS writes the replay and
+    re-saves the profile; both are scored with the T08 scorer.
+    """
+    import time
+
+    task = "R06.12.01.01-T08"
+    inst = synth_instance(task, tmp_path / "inst", seed=3)
+    real = tmp_path / "real"
+    replays = real / "recordings" / "replays"
+    replays.mkdir(parents=True)
+    basic = {"Output": {"Mode": "Advanced"},
+             "AdvOut": {"RecType": "Standard", "RecFilePath": str(replays), "RecFormat": "mkv",
+                        "RecEncoder": "obs_x264", "RecTracks": "1", "RecRB": "true", "RecRBTime": "30",
+                        "RecRBSize": "512"},
+             "Video": {"BaseCX": "320", "BaseCY": "200", "OutputCX": "320", "OutputCY": "200", "FPSType": "1",
+                       "FPSInt": "15"},
+             "Hotkeys": {"ReplayBuffer.Save": json.dumps({"bindings": [{"key": "OBS_KEY_F9"}]})}}
+    coll = {"name": "Replay", "current_scene": "Only", "current_program_scene": "Only",
+            "scene_order": [{"name": "Only"}],
+            "sources": [{"id": "color_source", "versioned_id": "color_source_v3", "name": "Colour",
+                         "settings": {"width": 320, "height": 200, "color": 4282400832}},
+                        {"id": "scene", "versioned_id": "scene", "name": "Only",
+                         "settings": {"items": [{"name": "Colour", "id": 1, "visible": True}], "id_counter": 1,
+                                      "custom_size": False}}]}
+    profile = {"basic.ini": basic,
+               "recordEncoder.json": {"rate_control": "CBR", "bitrate": 300, "keyint_sec": 1, "preset": "ultrafast"}}
+    with ObsInstance(collection=coll, profile=profile, profile_name="Replay", ws_password="t08-pw") as o:
+        c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t08-pw", timeout=10)
+        try:
+            c.start_replay_buffer()
+            time.sleep(34)
+            c.save_replay_buffer()
+            saved = ""
+            for _ in range(40):
+                time.sleep(0.5)
+                try:
+                    saved = c.get_last_replay_buffer_replay().saved_replay_path
+                except Exception:  # "no replay saved yet" is an error reply until it lands
+                    saved = ""
+                if saved and Path(saved).exists() and Path(saved).stat().st_size > 0:
+                    break
+            c.stop_replay_buffer()
+            for _ in range(40):  # closing OBS while the output still stops can hang its shutdown
+                if not c.get_replay_buffer_status().output_active:
+                    break
+                time.sleep(0.25)
+            time.sleep(1.0)
+        finally:
+            c.disconnect()
+        assert saved, "OBS never reported the saved replay"
+        assert o.stop() == 0
+        dest = real / "obs-studio"
+        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / "Replay")
+        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+    from verifiers.synth import InstanceWriter
+
+    InstanceWriter.write_events(real, [{"source": "obs", "kind": "ReplayBufferSaved", "mono_ns": 40_000_000_000,
+                                        "payload": {"savedReplayPath": saved}}])
+    work = tmp_path / "work"
+    overlay(inst / "workdir", real, work)
+    rep = score_task(task, work, inst / "gt", load_solution_events(real)).to_dict()
+    assert rep["score"] >= 99, [(c["name"], c["score"], c["message"], c["evidence"]) for c in rep["checks"]]
