@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gt", required=True, type=Path)
     p.add_argument("--bundle", type=Path, help="bundle folder (default runs/<run id>)")
     p.add_argument("--obs", metavar="URL", help="obs-websocket, e.g. ws://127.0.0.1:4455")
-    p.add_argument("--vmix", metavar="URL", help="vMix API, e.g. http://127.0.0.1:8088")
+    p.add_argument("--vmix", metavar="URL", help="vMix API, e.g. http://127.0.0.1:8088 (TCP API port: ?tcp=8099)")
     p.add_argument("--mqtt", metavar="URL", help="broker mqtt://host:port (default: an embedded one on 127.0.0.1)")
     p.add_argument("--no-mqtt", action="store_true", help="no MQTT feed at all")
     p.add_argument("--node", help="node name in MQTT topics (default: host name)")

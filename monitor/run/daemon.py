@@ -28,7 +28,7 @@ from monitor.mqtt.control import ControlError, ControlMessage, parse_control
 from monitor.mqtt.feed import MqttFeed
 from monitor.run.component import Component, ComponentHost
 from monitor.run.session import RunConfig, RunResult, RunSession
-from monitor.run.wiring import IngestComponent, ObsComponent, VmixComponent, _hostport, ingest_target
+from monitor.run.wiring import IngestComponent, ObsComponent, _hostport, ingest_target, vmix_component
 from verifiers.catalog import load_catalog
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class Daemon:
         if self.obs_url:
             out.append(ObsComponent(*_hostport(self.obs_url, 4455)))
         if self.vmix_url:
-            out.append(VmixComponent(*_hostport(self.vmix_url, 8088)))
+            out.append(vmix_component(self.vmix_url))
         return out
 
     def shared_needs(self) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from monitor.bus import EventBus
 from monitor.run.component import Component, Unavailable
@@ -126,16 +126,19 @@ def _obs(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
 
 
 class VmixComponent:
+    """monitor.observers.vmix.VmixObserver (HTTP poll + TCP API) as a component."""
+
     name = "vmix"
 
-    def __init__(self, host: str, http_port: int) -> None:
-        self.host, self.http_port = host, http_port
+    def __init__(self, host: str, http_port: int, tcp_port: int = 8099) -> None:
+        self.host, self.http_port, self.tcp_port = host, http_port, tcp_port
         self.observer: Any = None
 
     async def start(self, bus: EventBus) -> None:
         from monitor.observers.vmix import VmixObserver, VmixObserverConfig
 
-        self.observer = VmixObserver(bus, VmixObserverConfig(host=self.host, http_port=self.http_port))
+        self.observer = VmixObserver(bus, VmixObserverConfig(host=self.host, http_port=self.http_port,
+                                                             tcp_port=self.tcp_port))
         await self.observer.start()
 
     async def stop(self) -> None:
@@ -148,8 +151,18 @@ def _vmix(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
         return Unavailable("vmix", "monitor.observers.vmix is not available")
     if not opts.vmix_url:
         return Unavailable("vmix", "no --vmix URL given (http://host:8088)")
-    host, port = _hostport(opts.vmix_url, 8088)
-    return VmixComponent(host, port)
+    return vmix_component(opts.vmix_url)
+
+
+def vmix_component(url: str) -> VmixComponent:
+    """`http://host[:8088][?tcp=8099]`: the HTTP API, and the TCP API port when not the default."""
+    host, port = _hostport(url, 8088)
+    query = dict(parse_qsl(urlsplit(url if "://" in url else f"http://{url}").query))
+    try:
+        tcp = int(query.get("tcp", 8099))
+    except ValueError:
+        tcp = 8099
+    return VmixComponent(host, port, tcp)
 
 
 # -- audit ---------------------------------------------------------------------------------------
