@@ -226,3 +226,28 @@ def pitched_tone(f0_hz: np.ndarray, sr: int = SR_HZ, harmonics: int = 3, peak: f
 def band_noise(rng: np.random.Generator, n: int, lo_hz: float, hi_hz: float, sr: int = SR_HZ) -> np.ndarray:
     """White noise through a 4th-order Butterworth band-pass (building block for designed sounds)."""
     return _band_noise(rng, n, lo_hz, hi_hz, sr)
+
+
+def voice(rng: np.random.Generator, f0_hz: float, dur_s: float = 2.0, *, formants_hz: tuple[float, ...] = (500, 1500),
+          roughness: float = 0.3, breath: float = 0.2, glide: float = 0.0, jitter_pct: float = 0.5, sr: int = SR_HZ,
+          peak: float = 0.6) -> np.ndarray:
+    """Animal-like vocal: jittery harmonic source with rough AM, through formant band-passes, plus breath."""
+    n = int(dur_s * sr)
+    t = np.arange(n) / sr
+    wobble = signal.sosfilt(signal.butter(1, 12, fs=sr, output="sos"), rng.standard_normal(n))
+    jitter = 1 + jitter_pct / 100 * wobble / max(float(np.std(wobble)), 1e-12)
+    f = f0_hz * jitter * (1 + glide * t / dur_s)
+    phase = 2 * np.pi * np.cumsum(f) / sr
+    src = sum(np.sin(k * phase) / k for k in range(1, 30) if k * f0_hz < sr / 2.5)
+    src *= 1 + roughness * np.sin(2 * np.pi * rng.uniform(25, 45) * t)
+    out = np.zeros(n)
+    for fc in formants_hz:
+        out += _band_noise_filter(src, fc / 1.3, fc * 1.3, sr)
+    out += breath * _band_noise(rng, n, 800, 6000, sr) * np.std(out)
+    env = np.minimum(1, t / 0.05) * np.minimum(1, (dur_s - t) / 0.15)
+    return _norm(out * env, peak)
+
+
+def _band_noise_filter(x: np.ndarray, lo_hz: float, hi_hz: float, sr: int) -> np.ndarray:
+    sos = signal.butter(2, [lo_hz, min(hi_hz, sr / 2.2)], btype="bandpass", fs=sr, output="sos")
+    return signal.sosfilt(sos, x)

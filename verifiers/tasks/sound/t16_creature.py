@@ -1,0 +1,227 @@
+"""R06.07.01.03-T16: design a creature's five vocalizations from animal sources, synced to picture.
+
+Work dir: fixtures/creature_ref.mov (placeholder), fixtures/animal_sources/{lion,pig,walrus}.wav.
+Output: output/creature_vox.wav (the five in sync) and output/creature_vox/{idle,alert,attack,hurt,
+death}.wav. GT: gt/creature.json {fps, vocals: [{name, open_frame, close_frame, f0_range_hz}]}.
+
+sync_duration: each individual file is located in the mix by NCC near its GT mouth-open frame
+(half: within ±2 frames); its sounding span (first to last 10 ms window within 40 dB of its peak) is
+within 15 % of the mouth-open span (half). layering: a 0.15 s probe at a third of each file is
+correlated (NCC) against every source resampled by each ratio of a semitone grid over ±1 octave
+(varispeed pitch compensation); at the best ratio a second probe, two thirds in, must match within
+5 ms of the same place in the source; a source counts when both NCCs are >= 0.4; >= 2 sources per vocal. A
+time-preserving pitch/formant shifter changes the waveform and is not recognised: a known limit.
+spec_ranges: median YIN f0 of each file inside its GT range (half) and attack the loudest file by
+RMS (half). design_rubric: human judgment only (see common.rubric_check).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio, resample
+from verifiers.measure.errors import MediaError
+from verifiers.measure.identify import match_at
+from verifiers.measure.yin import yin
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import RATE_HZ, load_output, rubric_check, rubric_event, write_wav
+
+OUTPUT = "output/creature_vox.wav"
+FILES = "output/creature_vox"
+SOURCES = "fixtures/animal_sources"
+FPS = 24
+NAMES = ["idle", "alert", "attack", "hurt", "death"]
+SEMITONES = range(-12, 13)
+MIN_SOURCE_NCC = 0.4
+PROBE_S = 0.15
+CONSISTENT_S = 0.005
+
+
+def varispeed(x: np.ndarray, semitones: int) -> np.ndarray:
+    """Play x faster by 2^(semitones/12) (pitch and speed together), as a tape or sampler would."""
+    r = Fraction(2 ** (semitones / 12)).limit_denominator(60)
+    return resample(x, r.numerator * 1000, r.denominator * 1000)
+
+
+def sounding_span_s(x: np.ndarray) -> tuple[float, float]:
+    n = round(0.01 * RATE_HZ)
+    k = len(x) // n
+    if k == 0:
+        return 0.0, 0.0
+    p = (x[: k * n].reshape(k, n) ** 2).mean(axis=1)
+    on = np.nonzero(p >= p.max() * 1e-4)[0]
+    return on[0] * n / RATE_HZ, (on[-1] + 1) * n / RATE_HZ
+
+
+@register
+class CreatureVocals(TaskVerifier):
+    task_id = "R06.07.01.03-T16"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("creature.json")
+        try:
+            fps = float(gt["fps"])
+            vocals = {str(v["name"]): (int(v["open_frame"]), int(v["close_frame"]), tuple(v["f0_range_hz"]))
+                      for v in gt["vocals"]}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth creature.json malformed: {exc}") from None
+        try:
+            sources = {p.stem: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(SOURCES).glob("*.wav"))}
+        except MediaError as exc:
+            raise GTError(f"source unreadable: {exc}") from None
+        _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+        mix = x.mean(axis=1)
+        files: dict[str, np.ndarray | None] = {}
+        for name in vocals:
+            try:
+                files[name] = load_audio(ctx.workdir / FILES / f"{name}.wav", sample_rate_hz=RATE_HZ).mono
+            except MediaError:
+                files[name] = None
+        rubric_check(ctx, checks, "design_rubric")
+
+        dp = checks.params("sync_duration")
+        tol_f, tol_pct = float(dp.get("tolerance_frames", 2)), float(dp.get("duration_tolerance_pct", 15))
+        per, total = [], 0.0
+        for name, (o, c, _rng) in vocals.items():
+            v = files[name]
+            if v is None:
+                per.append({"vocal": name, "file": "missing"})
+                continue
+            a, b = sounding_span_s(v)
+            body = v[round(a * RATE_HZ):]
+            m = match_at(mix, RATE_HZ, {name: body}, o / fps, search_s=0.5, length_s=0.5)[0]
+            err = (m.offset_s - o / fps) * fps
+            dur, want = b - a, (c - o) / fps
+            dev = (dur / want - 1) * 100
+            s = 0.5 * (m.ncc >= 0.6 and abs(err) <= tol_f) + 0.5 * (abs(dev) <= tol_pct)
+            total += s
+            per.append({"vocal": name, "onset_error_frames": round(err, 2), "ncc": round(m.ncc, 3),
+                        "duration_s": round(dur, 3), "mouth_open_s": round(want, 3), "duration_dev_pct": round(dev, 1)})
+        checks.set("sync_duration", total / len(vocals), {"vocals": per},
+                   f"{total:.1f}/{len(vocals)} vocals in sync and of the right length")
+
+        bank = {(s, k): varispeed(sig, k) for s, sig in sources.items() for k in SEMITONES}
+        need = int(checks.params("layering").get("min_sources", 2))
+        lay, layered = [], 0
+        for name in vocals:
+            v = files[name]
+            if v is None:
+                lay.append({"vocal": name, "sources": None})
+                continue
+            a, b = sounding_span_s(v)
+            t1, t2 = a + (b - a) / 3, a + 2 * (b - a) / 3
+            p1 = v[round((t1 - PROBE_S / 2) * RATE_HZ): round((t1 + PROBE_S / 2) * RATE_HZ)]
+            p2 = v[round((t2 - PROBE_S / 2) * RATE_HZ): round((t2 + PROBE_S / 2) * RATE_HZ)]
+            first: dict[str, tuple[float, int, float]] = {}
+            for (s, k), sig in bank.items():
+                half = len(sig) / RATE_HZ / 2
+                m = match_at(sig, RATE_HZ, {"p": p1}, half, search_s=half, length_s=PROBE_S)[0]
+                if m.ncc > first.get(s, (-1.0, 0, 0.0))[0]:
+                    first[s] = (m.ncc, k, m.offset_s)
+            # a real layer is found again a third of the vocal later, at the matching place in the
+            # source; a chance likeness (two voices at one pitch) is not
+            best: dict[str, tuple[float, int]] = {}
+            for s, (n1, k, off1) in first.items():
+                m2 = match_at(bank[(s, k)], RATE_HZ, {"p": p2}, off1 + (t2 - t1), search_s=CONSISTENT_S,
+                              length_s=PROBE_S)[0]
+                best[s] = (min(n1, m2.ncc), k)
+            found = sorted(s for s, (ncc, _k) in best.items() if ncc >= MIN_SOURCE_NCC)
+            layered += len(found) >= need
+            lay.append({"vocal": name, "sources": found,
+                        "best": {s: {"ncc": round(n, 3), "semitones": k} for s, (n, k) in best.items()}})
+        checks.set("layering", layered / len(vocals), {"vocals": lay},
+                   f"{layered}/{len(vocals)} vocals built from >= {need} sources")
+
+        inside, rms = 0, {}
+        spec = []
+        for name, (_o, _c, (lo, hi)) in vocals.items():
+            v = files[name]
+            if v is None:
+                continue
+            tr = yin(v, RATE_HZ, fmin_hz=50, fmax_hz=1500)
+            f0 = float(np.median(tr.f0_hz[tr.voiced()])) if tr.voiced().sum() >= 5 else float("nan")
+            ok = bool(np.isfinite(f0) and lo <= f0 <= hi)
+            inside += ok
+            a, b = sounding_span_s(v)
+            seg = v[round(a * RATE_HZ): round(b * RATE_HZ)]
+            rms[name] = float(np.sqrt(np.mean(seg ** 2))) if len(seg) else 0.0
+            spec.append({"vocal": name, "f0_hz": None if np.isnan(f0) else round(f0, 1), "range_hz": [lo, hi], "ok": ok})
+        loudest = max(rms, key=rms.get) if rms else None
+        checks.set("spec_ranges", 0.5 * inside / len(vocals) + 0.5 * (loudest == "attack"),
+                   {"vocals": spec, "rms": {k: round(v, 4) for k, v in rms.items()}, "loudest": loudest},
+                   f"{inside}/{len(vocals)} vocals in their pitch range; loudest is {loudest}")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        sources = {"lion": sfx.voice(rng, 110, 2, formants_hz=(600, 1800, 3200), roughness=0.6, breath=0.2,
+                                     jitter_pct=3),
+                   "pig": sfx.voice(rng, 480, 2, formants_hz=(1500, 4000), roughness=0.15, breath=0.1, glide=0.15,
+                                    jitter_pct=3),
+                   "walrus": sfx.voice(rng, 70, 2, formants_hz=(250, 500), roughness=0.3, breath=0.6,
+                                       jitter_pct=3)}
+        for name, x in sources.items():
+            write_wav(inst.workdir / SOURCES / f"{name}.wav", x)
+        (inst.workdir / "fixtures" / "creature_ref.mov").write_bytes(b"placeholder: creature reference, 24 fps\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        # (layers as (source, semitones, gain), span frames, f0 range of the dominant layer)
+        design = {"idle": ([("walrus", 2, 1.0), ("lion", -3, 0.7)], 30),
+                  "alert": ([("pig", -2, 1.0), ("lion", 4, 0.9)], 20),
+                  "attack": ([("lion", -2, 1.0), ("walrus", 5, 0.8)], 28),
+                  "hurt": ([("pig", 1, 1.0), ("walrus", 7, 0.9)], 18),
+                  "death": ([("lion", -5, 1.0), ("pig", -9, 0.6)], 40)}
+        loud = {"idle": 0.35, "alert": 0.45, "attack": 0.8, "hurt": 0.45, "death": 0.4}
+        frames, f = {}, 12
+        for name, (_l, span) in design.items():
+            frames[name] = (f, f + span)
+            f += span + int(rng.integers(14, 24))
+        total = round((f + 24) / FPS * RATE_HZ)
+
+        def make(name: str, *, layers=None, span_scale: float = 1.0, gain: float | None = None) -> np.ndarray:
+            lay = layers or design[name][0]
+            o, c = frames[name]
+            n = round((c - o) / FPS * span_scale * RATE_HZ)
+            out = np.zeros(n)
+            for j, (s, k, g) in enumerate(lay):
+                x = varispeed(sources[s][round((0.3 + 0.2 * j) * RATE_HZ):], k)
+                m = min(n, len(x))
+                out[:m] += g * x[:m]
+            t = np.arange(n) / RATE_HZ
+            out *= np.minimum(1, t / 0.02) * np.minimum(1, (t[-1] - t) / 0.08)
+            return out * ((gain if gain is not None else loud[name]) / np.max(np.abs(out)))
+
+        # The brief's pitch range per vocalization: the reference design sits in the middle of it.
+        vocals = []
+        for name in design:
+            tr = yin(make(name), RATE_HZ, fmin_hz=50, fmax_hz=1500)
+            f0 = float(np.median(tr.f0_hz[tr.voiced()]))
+            vocals.append({"name": name, "open_frame": frames[name][0], "close_frame": frames[name][1],
+                           "f0_range_hz": [round(f0 * 0.8, 1), round(f0 * 1.25, 1)]})
+        inst.write_json(inst.gt / "creature.json", {"fps": FPS, "vocals": vocals})
+        def solution(folder, *, late: dict[str, int] | None = None, **over) -> None:
+            mix = np.zeros(total)
+            for name in design:
+                v = make(name, **over.get(name, {}))
+                write_wav(folder / FILES / f"{name}.wav", v)
+                at = round((frames[name][0] + (late or {}).get(name, 0)) / FPS * RATE_HZ)
+                mix[at: at + len(v)] += v[: total - at]
+            write_wav(folder / OUTPUT, np.stack([mix, mix], axis=1))
+            inst.write_events(folder, [rubric_event("design_rubric", 1.0)])
+
+        solution(inst.oracle)
+        solution(inst.mutant("hurt_4_frames_late", ["sync_duration"], "hurt lands 4 frames after the mouth opens"),
+                 late={"hurt": 4})
+        solution(inst.mutant("attack_too_short", ["sync_duration"], "attack cut to 60 % of the mouth-open span"),
+                 attack={"span_scale": 0.6})
+        solution(inst.mutant("idle_single_source", ["layering"], "idle is the walrus alone"),
+                 idle={"layers": [("walrus", 2, 1.0)]})
+        solution(inst.mutant("alert_fifth_down", ["spec_ranges"], "alert varispeeded a fifth below its range"),
+                 alert={"layers": [("pig", -9, 1.0), ("lion", -3, 0.9)]})
+        solution(inst.mutant("attack_quiet", ["spec_ranges"], "attack quieter than alert and hurt"),
+                 attack={"gain": 0.2})
+        nojudge = inst.mutant("no_rubric_judgment", ["design_rubric"], "no human rubric recorded: cannot judge")
+        solution(nojudge)
+        (nojudge / "events.jsonl").unlink()
