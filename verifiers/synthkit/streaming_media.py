@@ -7,7 +7,9 @@ bitrate) are set on the encoder so the measured values are real properties of th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -128,6 +130,40 @@ def yuv_flat(w_px: int, h_px: int, luma: int) -> np.ndarray:
     img = np.full((h_px * 3 // 2, w_px), 128, np.uint8)
     img[:h_px] = luma
     return img
+
+
+#: bump when a generator's output changes, so stale cached files are never reused
+CACHE_VERSION = "1"
+
+
+def cache_dir() -> Path:
+    """Where expensive synthetic media persist between runs ($TALLY_CACHE_DIR or ~/.cache/tally/synth)."""
+    base = os.environ.get("TALLY_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tally")
+    return Path(base) / "synth"
+
+
+def disk_cached(key: str, make: Callable[[Path], object], dest: Path) -> Path:
+    """Write dest from the on-disk cache, or run make(dest) once and cache the bytes.
+
+    For encodes that cost seconds (1080p60 recordings); the key must name every input of `make`.
+    The cache is best effort: an unwritable cache dir just means no caching.
+    """
+    digest = hashlib.sha256(f"{CACHE_VERSION}:{key}".encode()).hexdigest()[:32]
+    cached = cache_dir() / f"{digest}{dest.suffix}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if cached.is_file() and cached.stat().st_size > 0:
+        dest.write_bytes(cached.read_bytes())
+        return dest
+    make(dest)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(cached.suffix + f".{os.getpid()}.tmp")
+        tmp.write_bytes(dest.read_bytes())
+        os.replace(tmp, cached)
+    except OSError:
+        pass
+    return dest
 
 
 def solid(w_px: int, h_px: int, rgb: tuple[int, int, int]) -> np.ndarray:

@@ -21,7 +21,7 @@ from verifiers.measure.errors import MediaError
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.synthkit.streaming_media import merge, remux, write_media, yuv_flat
+from verifiers.synthkit.streaming_media import disk_cached, merge, remux, write_media, yuv_flat
 from verifiers.tasks.streaming.common import OBS_DIR, active_profile, frac, ramp
 from verifiers.tasks.streaming.media import MediaInfo, decode_audio_tracks, probe
 from verifiers.tasks.streaming.routing import project
@@ -143,9 +143,10 @@ class MultitrackRecording(TaskVerifier):
 
         def mkv_bytes(kbps: int, gop: int, audio_key: str, audio: list[np.ndarray], preset: str = "ultrafast") -> bytes:
             looks = [yuv_flat(1920, 1080, 40), yuv_flat(1920, 1080, 80)]  # 600 references to 2 frames
-            video = cached(("v", kbps, gop, preset), lambda p: write_media(
-                p, [looks[(i // 30) % 2] for i in range(600)], 60,
-                bitrate_bps=kbps * 1000, gop_frames=gop, preset=preset))
+            video = cached(("v", kbps, gop, preset), lambda p: disk_cached(
+                f"t02-video-1080p60-600f-{kbps}-{gop}-{preset}", lambda q: write_media(
+                    q, [looks[(i // 30) % 2] for i in range(600)], 60,
+                    bitrate_bps=kbps * 1000, gop_frames=gop, preset=preset), p))
             sound = cached(("a", inst.seed, audio_key), lambda p: write_media(p, None, audio=audio))
             return cached(("av", inst.seed, kbps, gop, preset, audio_key),
                           lambda p: merge(video, sound, p)).read_bytes()
