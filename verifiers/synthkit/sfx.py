@@ -251,3 +251,21 @@ def voice(rng: np.random.Generator, f0_hz: float, dur_s: float = 2.0, *, formant
 def _band_noise_filter(x: np.ndarray, lo_hz: float, hi_hz: float, sr: int) -> np.ndarray:
     sos = signal.butter(2, [lo_hz, min(hi_hz, sr / 2.2)], btype="bandpass", fs=sr, output="sos")
     return signal.sosfilt(sos, x)
+
+
+def riser(rng: np.random.Generator, dur_s: float = 3.0, sr: int = SR_HZ, peak: float = 0.4) -> np.ndarray:
+    """Trailer riser: noise swept upward, growing exponentially, ending hard at its last sample."""
+    return whoosh(rng, dur_s, 200, 8000, sr=sr, peak=peak, swell=True)
+
+
+def braam(rng: np.random.Generator, dur_s: float = 2.5, f0_hz: float = 55.0, sr: int = SR_HZ,
+          peak: float = 0.6) -> np.ndarray:
+    """Braam: a detuned low sawtooth stack through a low-pass, hard attack, long decay."""
+    n = int(dur_s * sr)
+    t = np.arange(n) / sr
+    x = np.zeros(n)
+    for det in (-0.4, 0.0, 0.37):
+        ph = (f0_hz + det) * t + rng.uniform(0, 1)
+        x += 2 * (ph - np.floor(ph + 0.5))
+    x = signal.sosfilt(signal.butter(2, 400, fs=sr, output="sos"), x)
+    return _norm(x * np.minimum(1, t / 0.01) * np.exp(-t / (dur_s / 2.5)), peak)
