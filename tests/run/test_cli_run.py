@@ -54,12 +54,19 @@ def test_sigusr1_ends_the_run_and_report_matches_replay(tmp_path):
     assert replay.stdout == (bundle / "report.json").read_bytes()
 
 
-def test_done_file_ends_the_run(tmp_path):
-    proc, bundle = _start(tmp_path)
+def test_done_file_ends_the_run_and_inotify_is_reported_weaker(tmp_path):
+    proc, bundle = _start(tmp_path, "--audit", "inotify")
+    (tmp_path / "work" / "x.txt").write_text("by the test")
+    time.sleep(0.3)
     (bundle / "done").touch()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err.decode()
-    assert json.loads(out)["run"]["ended"] == "done-file"
+    report = json.loads(out)
+    assert report["run"]["ended"] == "done-file"
+    assert report["run"]["audit"]["mode"] == "inotify" and report["run"]["audit"]["attribution"] is False
+    assert any("weaker evidence" in n for n in report["notes"])
+    art = report["run"]["artifacts"][0]
+    assert art["path"] == "x.txt" and art["writer_pid"] is None
 
 
 @pytest.mark.slow
