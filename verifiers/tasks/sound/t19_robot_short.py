@@ -1,0 +1,238 @@
+"""R06.07.01.03-T19: sound-design an animated short: Foley, hard effects, backgrounds, stems.
+
+Work dir: fixtures/robot_short.mov (placeholder). Outputs: output/robot_fx.wav (stereo mix),
+output/stems/{foley,fx,bg}.wav, output/session/ (the DAW session).
+GT: gt/robot.json {fps, footsteps: [frames], events: [{frame, category}], cuts: [frames]}.
+
+The sounds are the agent's own, so timing comes from onsets, each measured on its own stem (the mix
+when a stem is missing). foley_sync: footsteps with an onset within ±1 frame (>= 85 %). hard_fx:
+action events with an onset within ±1 frame and the right category (>= 85 %); the category is read
+from the session: the name or source file of the FX item nearest the event in a REAPER .RPP in
+output/session/ contains the category word. A closed session (.ptx, .npr) gives no category: the
+check is then an error, not a guess. bg_transitions: on the BG stem, the frame of largest spectral
+change (distance between consecutive frames' 1/3-octave levels) within ±6 frames of each cut lies
+within ±1 frame of it. stems_spec: foley + fx + bg minus the mix <= -50 dB re the mix (half), true
+peak <= -1 dBTP (half). coherence_rubric: recorded human judgments only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.apps.reaper import Item, RPPError, Track, read_rpp, write_rpp
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.onsets import detect_onsets
+from verifiers.measure.spectral import third_octave_levels_db
+from verifiers.measure.truepeak import true_peak_dbtp
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import sfx
+from verifiers.tasks.sound.common import (
+    RATE_HZ,
+    load_output,
+    rubric_check,
+    rubric_event,
+    truncate_file,
+    write_wav,
+)
+from verifiers.tasks.sound.placed import threshold_score
+
+OUTPUT = "output/robot_fx.wav"
+STEMS = "output/stems"
+SESSION = "output/session"
+FPS = 24
+CUT_SEARCH_FRAMES = 6
+
+
+def onset_errors(mono: np.ndarray, frames: list[int], fps: float) -> list[float | None]:
+    on = np.array([o.time_s for o in detect_onsets(mono, RATE_HZ)])
+    out = []
+    for f in frames:
+        if not len(on):
+            out.append(None)
+            continue
+        e = (on - f / fps) * fps
+        k = int(np.argmin(np.abs(e)))
+        out.append(float(e[k]) if abs(e[k]) <= 0.5 * fps else None)
+    return out
+
+
+def band_frames(mono: np.ndarray, fps: float, lo_f: int, hi_f: int) -> np.ndarray:
+    step = RATE_HZ / fps
+    rows = []
+    for f in range(lo_f, hi_f):
+        seg = mono[round(f * step): round((f + 1) * step)]
+        _c, lv = third_octave_levels_db(seg, RATE_HZ, low_hz=100, high_hz=10000, nperseg=len(seg))
+        rows.append(np.maximum(lv, -120))
+    return np.array(rows)
+
+
+@register
+class RobotShort(TaskVerifier):
+    task_id = "R06.07.01.03-T19"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        gt = ctx.gt_json("robot.json")
+        try:
+            fps = float(gt["fps"])
+            steps = [int(f) for f in gt["footsteps"]]
+            events = [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]]
+            cuts = [int(c) for c in gt["cuts"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GTError(f"ground truth robot.json malformed: {exc}") from None
+        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+        rubric_check(ctx, checks, "coherence_rubric")
+        mix = x.mean(axis=1)
+        stems: dict[str, np.ndarray | None] = {}
+        for name in ("foley", "fx", "bg"):
+            try:
+                stems[name] = load_audio(ctx.workdir / STEMS / f"{name}.wav", sample_rate_hz=RATE_HZ).samples
+            except MediaError:
+                stems[name] = None
+
+        def mono_of(name: str) -> np.ndarray:
+            s = stems[name]
+            return mix if s is None else s.mean(axis=1)
+
+        fp = checks.params("foley_sync")
+        tol = float(fp.get("tolerance_frames", 1))
+        errs = onset_errors(mono_of("foley"), steps, fps)
+        ok = sum(e is not None and abs(e) <= tol + 1e-9 for e in errs)
+        need = int(np.ceil(float(fp.get("min_in_sync_pct", 85)) / 100 * len(steps) - 1e-9))
+        checks.set("foley_sync", threshold_score(ok, need), {"error_frames": [None if e is None else round(e, 2)
+                                                                             for e in errs], "required": need,
+                                                            "measured_on": "stem" if stems["foley"] is not None else "mix"},
+                   f"{ok}/{len(steps)} footsteps within ±{tol:g} frame (need {need})")
+
+        hp = checks.params("hard_fx")
+        names = self._session_items(ctx)
+        errs = onset_errors(mono_of("fx"), [f for f, _c in events], fps)
+        if names is None:
+            checks.error("hard_fx", "category needs a readable REAPER session in output/session/ (closed or missing "
+                         "session: cannot judge categories)", {"error_frames": [None if e is None else round(e, 2)
+                                                                                for e in errs]})
+        else:
+            rows, good = [], 0
+            for (f, cat), e in zip(events, errs, strict=True):
+                near = min(names, key=lambda it: abs(it[0] - f / fps)) if names else None
+                got = near[1] if near is not None and abs(near[0] - f / fps) <= 0.5 else ""
+                cat_ok = cat in got
+                sync_ok = e is not None and abs(e) <= tol + 1e-9
+                good += cat_ok and sync_ok
+                rows.append({"gt_frame": f, "category": cat, "item": got, "error_frames": None if e is None else round(e, 2)})
+            need = int(np.ceil(float(hp.get("min_in_sync_pct", 85)) / 100 * len(events) - 1e-9))
+            checks.set("hard_fx", threshold_score(good, need), {"events": rows, "required": need},
+                       f"{good}/{len(events)} action events in sync with the right category (need {need})")
+
+        btol = float(checks.params("bg_transitions").get("tolerance_frames", 1))
+        bg = mono_of("bg")
+        per = []
+        for c in cuts:
+            lo, hi = c - CUT_SEARCH_FRAMES, c + CUT_SEARCH_FRAMES
+            if lo < 1 or hi * RATE_HZ / fps > len(bg):
+                per.append({"cut_frame": c, "ok": False})
+                continue
+            lv = band_frames(bg, fps, lo - 1, hi)
+            flux = np.sqrt(np.mean(np.diff(lv, axis=0) ** 2, axis=1))  # flux[i]: change from frame lo-1+i to lo+i
+            at = lo + int(np.argmax(flux))
+            per.append({"cut_frame": c, "change_frame": at, "flux_db": round(float(flux.max()), 2),
+                        "ok": abs(at - c) <= btol})
+        okb = sum(p["ok"] for p in per)
+        checks.set("bg_transitions", okb / max(len(cuts), 1), {"cuts": per},
+                   f"{okb}/{len(cuts)} background changes within ±{btol:g} frame of the scene cuts")
+
+        sp = checks.params("stems_spec")
+        have = [s for s in stems.values() if s is not None]
+        if len(have) < 3:
+            resid_db = float("inf")
+        else:
+            n = min(len(x), *(len(s) for s in have))
+            summed = sum(s[:n] if s.shape[1] == x.shape[1] else np.repeat(s[:n].mean(axis=1, keepdims=True),
+                                                                          x.shape[1], axis=1) for s in have)
+            r = summed - x[:n]
+            resid_db = 10 * np.log10(max(float(np.sum(r ** 2)), 1e-30) / max(float(np.sum(x[:n] ** 2)), 1e-30))
+        lim = float(sp.get("max_stem_residual_db", -50))
+        tp = max(true_peak_dbtp(audio.samples, audio.sample_rate_hz))
+        tlim = float(sp.get("max_true_peak_dbtp", -1))
+        checks.set("stems_spec", 0.5 * (resid_db <= lim) + 0.5 * (tp <= tlim),
+                   {"stem_residual_db": None if not np.isfinite(resid_db) else round(resid_db, 1),
+                    "stems_found": [k for k, v in stems.items() if v is not None], "true_peak_dbtp": round(tp, 2)},
+                   ("stems missing" if not np.isfinite(resid_db) else f"stems - mix {resid_db:.1f} dB")
+                   + f"; true peak {tp:.2f} dBTP")
+
+    @staticmethod
+    def _session_items(ctx: ScoreContext) -> list[tuple[float, str]] | None:
+        """(position, lower-case name + source file) of every item in the session's .RPP, or None."""
+        folder = ctx.workdir / SESSION
+        rpps = sorted(folder.glob("*.RPP")) + sorted(folder.glob("*.rpp")) if folder.is_dir() else []
+        if not rpps:
+            return None
+        try:
+            tracks = read_rpp(rpps[0])
+        except RPPError:
+            return None
+        return [(it.position_s, f"{it.name} {it.source_file or ''}".lower()) for t in tracks for it in t.items]
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        cats = ["clank", "laser", "crash", "hiss"]
+        gens = {"clank": lambda: sfx.impact(rng, dur_s=0.4, body_hz=300, peak=0.5),
+                "laser": lambda: sfx.chirp_tick(rng, 3000, 600, dur_s=0.3, peak=0.45),
+                "crash": lambda: sfx.impact(rng, dur_s=0.8, body_hz=55, peak=0.6),
+                "hiss": lambda: sfx.whoosh(rng, 0.4, 2000, 9000, swell=False, peak=0.35)}
+        cuts = [160, 330]
+        total_f = 480
+        steps, f = [], 10
+        while f < total_f - 20:
+            steps.append(f)
+            f += int(rng.integers(14, 19))
+        events = []
+        for k, fr in enumerate((40, 120, 200, 260, 300, 400)):
+            events.append({"frame": fr + 7, "category": cats[k % 4]})
+        inst.write_json(inst.gt / "robot.json", {"fps": FPS, "footsteps": steps, "events": events, "cuts": cuts})
+        (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "fixtures" / "robot_short.mov").write_bytes(b"placeholder: robot short, 24 fps\n")
+        (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
+        n = round(total_f / FPS * RATE_HZ)
+        step_snd = [sfx.footstep(rng, "concrete", peak=0.35) for _ in range(4)]
+        fx_snd = {c: gens[c]() for c in cats}
+        beds = [np.stack([sfx.bed(rng, n, lo, hi, -34, tilt_db_oct=t) for _ in range(2)], axis=1)
+                for lo, hi, t in ((60, 1500, -6), (500, 9000, 0), (150, 4000, -2))]
+
+        def solution(folder, *, late_steps: set[int] = frozenset(), wrong: dict[int, str] | None = None,
+                     cut_late: dict[int, int] | None = None, fx_stem_gain: float = 1.0, run: bool = True) -> None:
+            foley = sfx.place(n, 2, [(round((s + (2 if k in late_steps else 0)) / FPS * RATE_HZ), step_snd[k % 4])
+                                     for k, s in enumerate(steps)])
+            fx = sfx.place(n, 2, [(round(e["frame"] / FPS * RATE_HZ), fx_snd[e["category"]]) for e in events])
+            bounds = [0, *[c + (cut_late or {}).get(k, 0) for k, c in enumerate(cuts)], total_f]
+            bg = np.zeros((n, 2))
+            for k in range(3):
+                a, b = round(bounds[k] / FPS * RATE_HZ), round(bounds[k + 1] / FPS * RATE_HZ)
+                bg[a:b] = beds[k][a:b]
+            mix = foley + fx + bg
+            scale = 10 ** (-3 / 20) / np.max(np.abs(mix))
+            write_wav(folder / OUTPUT, mix * scale)
+            write_wav(folder / STEMS / "foley.wav", foley * scale)
+            write_wav(folder / STEMS / "fx.wav", fx * scale * fx_stem_gain)
+            write_wav(folder / STEMS / "bg.wav", bg * scale)
+            items = [Item(e["frame"] / FPS, 0.5, 0.0, f"{(wrong or {}).get(k, e['category'])}_{k + 1:02d}",
+                          f"sfx/{(wrong or {}).get(k, e['category'])}.wav") for k, e in enumerate(events)]
+            write_rpp(folder / SESSION / "robot_short.RPP", [Track("FOLEY"), Track("FX", items=items), Track("BG")])
+            if run:
+                inst.write_events(folder, [rubric_event("coherence_rubric", 1.0)])
+
+        solution(inst.oracle)
+        solution(inst.mutant("five_steps_late", ["foley_sync"], "5 footsteps 2 frames late (below 85 %)"),
+                 late_steps={2, 6, 10, 14, 18})
+        solution(inst.mutant("wrong_categories", ["hard_fx"], "laser and crash swapped for hiss and clank"),
+                 wrong={1: "hiss", 2: "clank"})
+        solution(inst.mutant("bg_cut_late", ["bg_transitions"], "second BG change 4 frames after the cut"),
+                 cut_late={1: 4})
+        solution(inst.mutant("fx_stem_6db_low", ["stems_spec"], "FX stem bounced 6 dB low: stems do not sum"),
+                 fx_stem_gain=0.5)
+        solution(inst.mutant("no_rubric_judgment", ["coherence_rubric"], "no human rubric recorded"), run=False)
+        m = inst.mutant("truncated_mix", ["foley_sync", "hard_fx", "bg_transitions", "stems_spec", "coherence_rubric"],
+                        "mix cut off (an unusable mix earns no rubric credit either)")
+        solution(m)
+        truncate_file(m / OUTPUT)
