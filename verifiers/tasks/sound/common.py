@@ -34,9 +34,40 @@ def truncate_file(path: Path) -> Path:
     return path
 
 
+AUDIT_WRITE_KINDS = ("file_written", "write")
+
+
+def writer_name(payload: dict) -> str:
+    """Process name of an audit write record (comm, else exe's basename, else `process`)."""
+    for key in ("comm", "exe", "process"):
+        v = payload.get(key)
+        if v:
+            return str(v).replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return ""
+
+
+def outside_writes(ctx: ScoreContext, rel: str, forbidden: tuple[str, ...] | list[str]) -> list[dict]:
+    """Audit records of `rel` written by a forbidden program (empty without audit evidence)."""
+    bad = {f.lower() for f in forbidden}
+    out = []
+    for e in ctx.events or []:
+        p = e.get("payload") or {}
+        if e.get("source") == "audit" and e.get("kind") in AUDIT_WRITE_KINDS \
+                and str(p.get("path", "")).lstrip("./") == rel and writer_name(p) in bad:
+            out.append(p)
+    return out
+
+
 def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> tuple[Audio, np.ndarray]:
-    """(file as written, samples at `rate_hz`): a broken render is the agent's failure, named."""
+    """(file as written, samples at `rate_hz`): a broken render is the agent's failure, named.
+
+    A render the audit saw written by one of the task's forbidden writers (ffmpeg, sox, a shell…)
+    is not the DAW's bounce: the seeds say such files "are logged and fail", so it is refused here.
+    """
     path = ctx.artifact(rel)
+    bad = outside_writes(ctx, rel, ctx.task.forbidden_writers)
+    if bad:
+        raise AgentOutputError(f"{rel} was written by {writer_name(bad[-1])} outside the DAW (audit)")
     try:
         audio = load_audio(path)
     except MediaError as exc:

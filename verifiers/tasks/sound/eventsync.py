@@ -75,7 +75,12 @@ def load_library(folder: Path) -> dict[str, np.ndarray]:
 
 
 def load_render(ctx: ScoreContext, rel: str) -> Audio:
+    from verifiers.tasks.sound.common import outside_writes, writer_name
+
     path = ctx.artifact(rel)
+    bad = outside_writes(ctx, rel, ctx.task.forbidden_writers)
+    if bad:  # the seeds: renders written outside the DAW "are logged and fail"
+        raise AgentOutputError(f"{rel} was written by {writer_name(bad[-1])} outside the DAW (audit)")
     try:
         return load_audio(path)
     except MediaError as exc:

@@ -28,12 +28,13 @@ from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
 from verifiers.base import AgentOutputError, Checks, GTError, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.tasks.sound.common import AUDIT_WRITE_KINDS, writer_name
 
 OUTPUT = "output/spotting_list.csv"
 MARKERS = "state/resolve_markers.json"
 FPS = 25
 CATEGORIES = ["impact", "handling", "movement", "ambience"]
-RESOLVE_WRITERS = {"resolve", "davinci resolve", "fairlight"}
+RESOLVE_WRITERS = {"resolve", "davinci resolve", "fairlight", "resolve.exe"}
 PROJECT_DB_MARKS = (".drp", ".db", "resolve_db/", "resolve_markers.json")
 
 
@@ -127,13 +128,13 @@ class SpottingList(TaskVerifier):
     def _markers(self, ctx: ScoreContext, checks: Checks, gt_ev: list[tuple[int, str]], start: int,
                  tol: float) -> None:
         try:
-            writes = ctx.events_of("audit", "write")
+            audit = ctx.events_of("audit")
         except NoLiveEvidence:
             checks.error("markers_in_project", "no audit evidence: cannot tell who wrote the project DB")
             return
-        outsiders = [w.get("payload", {}) for w in writes
-                     if any(m in str(w.get("payload", {}).get("path", "")).lower() for m in PROJECT_DB_MARKS)
-                     and str(w.get("payload", {}).get("process", "")).lower() not in RESOLVE_WRITERS]
+        writes = [e.get("payload") or {} for e in audit if e.get("kind") in AUDIT_WRITE_KINDS]
+        outsiders = [w for w in writes if any(m in str(w.get("path", "")).lower() for m in PROJECT_DB_MARKS)
+                     and writer_name(w) not in RESOLVE_WRITERS]
         path = ctx.workdir / MARKERS
         if not path.exists():
             checks.fail("markers_in_project", "no markers in the project DB (state export missing): CSV alone fails")
@@ -191,9 +192,11 @@ class SpottingList(TaskVerifier):
                 inst.write_json(folder / MARKERS, [{"frame": start + e["frame"], "name": e["category"],
                                                     "note": e["label"]} for e in mk])
             if run:
-                inst.write_events(folder, [{"source": "audit", "kind": "write",
-                                            "payload": {"path": "resolve_db/Project.db", "process": writer,
-                                                        "pid": 4242}}])
+                inst.write_events(folder, [
+                    {"source": "audit", "kind": "started", "payload": {"mode": "fanotify", "attribution": True}},
+                    {"source": "audit", "kind": "file_written",
+                     "payload": {"path": "resolve_db/Project.db", "comm": writer, "exe": f"/usr/bin/{writer}",
+                                 "pid": 4242}}])
 
         solution(inst.oracle, events)
         missing = [e for k, e in enumerate(events) if k not in (1, 4, 6, 9, 11)]

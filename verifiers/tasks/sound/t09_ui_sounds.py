@@ -93,5 +93,10 @@ class UISounds(TaskVerifier):
         write_wav(inst.mutant("extra_tap", ["render_spec"], "a tap with no UI event") / OUTPUT, render(extra))
         write_wav(inst.mutant("render_too_long", ["render_spec"], "render runs 1 s past the video") / OUTPUT,
                   render(events, video_frames + FPS))
+        outside = inst.mutant("rendered_by_ffmpeg", ["sync", "correct_sound", "render_spec"],
+                              "the render was written by ffmpeg, not the DAW (audit)")
+        write_wav(outside / OUTPUT, render(events))
+        inst.write_events(outside, [{"source": "audit", "kind": "file_written",
+                                     "payload": {"path": OUTPUT, "comm": "ffmpeg", "exe": "/usr/bin/ffmpeg"}}])
         truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "correct_sound", "render_spec"],
                                             "render cut off") / OUTPUT, render(events), subtype="FLOAT"))
