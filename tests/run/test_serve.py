@@ -64,6 +64,10 @@ async def test_bad_commands_change_nothing_and_a_run_completes(mosquitto, tmp_pa
         assert daemon.active and daemon.session.run_id == "r1"
         await _send(mosquitto.address, "srv", json.dumps({"cmd": "done", "run": "r1"}).encode())
         await _until(lambda: not daemon.active)
+        await _send(mosquitto.address, "srv", json.dumps({**start, "run": "r2"}).encode())
+        await _until(lambda: daemon.active and daemon.session.run_id == "r2" and daemon.session.started.is_set())
+        await _send(mosquitto.address, "srv", json.dumps({"cmd": "abort"}).encode())
+        await _until(lambda: not daemon.active)
         daemon.request_stop()
         await serving
         await feed.drained(10)
@@ -80,12 +84,14 @@ async def test_bad_commands_change_nothing_and_a_run_completes(mosquitto, tmp_pa
     published = tap.json_on(topics.control_error("srv"))
     assert [p["payload"]["error"] for p in published] == messages
     assert [p["seq"] for p in published] == list(range(6))
-    assert daemon.results[0].end_reason == "mqtt:done"
-    assert sorted(os.listdir(tmp_path / "runs")) == ["r1"]
+    assert [r.end_reason for r in daemon.results] == ["mqtt:done", "mqtt:abort"]
+    assert sorted(os.listdir(tmp_path / "runs")) == ["r1", "r2"]
+    aborted = json.loads((tmp_path / "runs" / "r2" / "report.json").read_text())
+    assert aborted["run"]["ended"] == "mqtt:abort" and aborted["run"]["missing"] == []
     report = json.loads((tmp_path / "runs" / "r1" / "report.json").read_text())
     assert tap.json_on(topics.score("srv", "r1"))[-1] == report
-    states = [s["state"] for s in tap.json_on(topics.status("srv"))]
-    assert "running" in states and states[-1] == "offline"
+    states = [(s["state"], s.get("run")) for s in tap.json_on(topics.status("srv"))]
+    assert ("running", "r1") in states and ("running", "r2") in states and states[-1][0] == "offline"
 
 
 @pytest.mark.slow
