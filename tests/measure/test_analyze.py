@@ -22,14 +22,15 @@ LOUD_KEYS = {"integrated_lufs", "lra_lu", "true_peak_dbtp", "sample_peak_dbfs", 
              "max_short_term_lufs"}
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run in-process; capfd (file-descriptor level) also catches C libraries writing to stderr."""
     rc = main(["analyze", *argv])
-    out, err = capsys.readouterr()
+    out, err = capfd.readouterr()
     return rc, out, err
 
 
 @needs_ffmpeg
-def test_json_keys_and_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_keys_and_values(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "clip.mp4"
     subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
                     "-f", "lavfi", "-i", "testsrc2=s=320x180:r=30000/1001:d=5",
@@ -37,7 +38,7 @@ def test_json_keys_and_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                     ":s=48000:d=5",
                     "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-keyint_min", "30",
                     "-sc_threshold", "0", "-b:v", "300k", "-c:a", "aac", "-b:a", "128k", str(path)], check=True)
-    rc, out, err = _run(capsys, str(path), "--json")
+    rc, out, err = _run(capfd, str(path), "--json")
     assert rc == 0, err
     data = json.loads(out)
     assert {"format", "duration_s", "streams"} <= set(data)
@@ -58,7 +59,7 @@ def test_json_keys_and_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert -23.1 <= loud["sample_peak_dbfs"] <= loud["true_peak_dbtp"] <= -21.5
     assert loud["lra_lu"] == pytest.approx(0.0, abs=0.5)
     assert audio["sample_rate_hz"] == 48000 and audio["channels"] == 2
-    rc, out, _ = _run(capsys, str(path))
+    rc, out, _ = _run(capfd, str(path))
     assert rc == 0 and "LUFS" in out and "320x180" in out
 
 
@@ -77,17 +78,26 @@ def _bad_files(tmp: Path) -> dict[str, Path]:
     files["not media"] = tmp / "notes.mp4"
     files["not media"].write_text("this is a shopping list, not a video\n" * 20)
     files["missing"] = tmp / "absent.mkv"
+    if shutil.which("ffmpeg"):
+        mp3 = tmp / "full.mp3"
+        subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", str(full),
+                        "-b:a", "128k", str(mp3)], check=True)
+        files["truncated mp3"] = tmp / "cut.mp3"
+        files["truncated mp3"].write_bytes(mp3.read_bytes()[: mp3.stat().st_size // 3])
     return files
 
 
-@pytest.mark.parametrize("kind", ["empty", "truncated", "nan", "not media", "missing"])
-def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
-    path = _bad_files(tmp_path)[kind]
-    rc, out, err = _run(capsys, str(path), "--json")
+@pytest.mark.parametrize("kind", ["empty", "truncated", "nan", "not media", "missing",
+                                  pytest.param("truncated mp3", marks=needs_ffmpeg)])
+def test_bad_input_exits_2_with_one_line(tmp_path: Path, capfd: pytest.CaptureFixture[str], kind: str) -> None:
+    files = _bad_files(tmp_path)
+    capfd.readouterr()  # drop whatever making the files printed
+    path = files[kind]
+    rc, out, err = _run(capfd, str(path), "--json")
     assert rc == 2
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and path.name in lines[0] and "Traceback" not in err
     words = {"empty": "empty", "truncated": "truncated", "nan": "non-finite", "not media": "not a readable",
-             "missing": "no such file"}[kind]
+             "missing": "no such file", "truncated mp3": "truncated"}[kind]
     assert words in lines[0]

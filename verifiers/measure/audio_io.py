@@ -165,7 +165,15 @@ def _check_wav(path: Path) -> _WavHeader | None:
     return _WavHeader(names, layout)
 
 
+#: Leading bytes of the containers libsndfile reads for us. Anything else (MP3 above all: libsndfile's
+#: mpg123 prints its own warnings to stderr) goes straight to PyAV.
+_SNDFILE_MAGIC = (b"RIFF", b"RIFX", b"RF64", b"fLaC", b"FORM", b"OggS", b"caff", b"riff")
+
+
 def _soundfile_info(path: Path) -> AudioInfo | None:
+    with path.open("rb") as fh:
+        if fh.read(4) not in _SNDFILE_MAGIC:
+            return None
     wav = _check_wav(path)
     try:
         info = sf.info(str(path))
