@@ -144,6 +144,16 @@ class FanotifyWatcher:
         return len(self._marked_dirs)
 
     def _perm_loop(self) -> None:
+        """Never leave an opener waiting: if this loop fails, closing the group allows everything."""
+        try:
+            self._perm_loop_inner()
+        except Exception as exc:
+            self.perm_error = f"permission reader failed: {type(exc).__name__}: {exc}"
+            fd, self._perm_fd = self._perm_fd, -1
+            if fd >= 0:
+                os.close(fd)
+
+    def _perm_loop_inner(self) -> None:
         poller = select.poll()
         poller.register(self._perm_fd, select.POLLIN)
         poller.register(self._stop_r, select.POLLIN)
