@@ -2,7 +2,8 @@
 
 Events (source `audit`):
   started         {mode: fanotify|inotify, attribution: bool, root, forbidden, exec_marks}
-  file_written    {path (relative to the work dir), pid, exe, cmdline, comm, ppid, cwd,
+  write           {path (relative to the work dir), process (program name: exe basename, else comm),
+                   pid, exe, cmdline, comm, ppid, cwd,
                    identified_at: close|open (open: read while the writer opened the file)}
   forbidden_exec  {forbidden, pid, exe, cmdline, comm, ppid, cwd, via: fanotify|proc, near_workdir}
                   (exec marks are system-wide: `near_workdir` says whether its cwd or argv points
@@ -27,6 +28,8 @@ from monitor.audit.inotify import InotifyWatcher
 from monitor.audit.procinfo import matches_forbidden, process_info, program_name
 from monitor.bus import EventBus
 
+#: Event kind of a file closed after writing (the kind verifiers look for, with `process`).
+WRITE_KIND = "write"
 #: How often /proc is scanned for forbidden programs fanotify's exec marks could not cover.
 PROC_POLL_S = 0.25
 #: Delay before reading /proc of a process caught exec'ing a forbidden program.
@@ -141,11 +144,11 @@ class AuditComponent:
             rel = os.path.relpath(record["path"], self.workdir)
         except ValueError:
             return
-        payload = {"path": rel, **{k: record.get(k) for k in ("pid", "exe", "cmdline", "comm", "ppid", "cwd",
-                                                              "identified_at")}}
+        payload = {"path": rel, "process": program_name(record),
+                   **{k: record.get(k) for k in ("pid", "exe", "cmdline", "comm", "ppid", "cwd", "identified_at")}}
         self.writers[rel] = payload
         if self._bus is not None:
-            self._bus.emit("audit", "file_written", payload, mono_ns=record.get("mono_ns"))
+            self._bus.emit("audit", WRITE_KIND, payload, mono_ns=record.get("mono_ns"))
 
     def _on_exec(self, record: dict[str, Any], via: str) -> None:
         name = program_name(record) if via == "proc" else os.path.basename(str(record.get("exe_opened") or ""))

@@ -42,9 +42,9 @@ async def test_fanotify_attributes_cp_and_the_app(tmp_path):
     await asyncio.sleep(0.2)
     await audit.stop()
 
-    written = {e.payload["path"]: e.payload for e in events if e.source == "audit" and e.kind == "file_written"}
+    written = {e.payload["path"]: e.payload for e in events if e.source == "audit" and e.kind == "write"}
     cp_rec = written["output/copied.txt"]
-    assert (cp_rec["exe"] or "").endswith("/cp"), cp_rec
+    assert (cp_rec["exe"] or "").endswith("/cp") and cp_rec["process"] == "cp", cp_rec
     assert cp_rec["cmdline"][0] == "cp" and cp_rec["cmdline"][-1].endswith("copied.txt")
     app_rec = written["output/app.txt"]
     assert app_rec["cmdline"] is not None and "--tally-test-app-7f3a" in app_rec["cmdline"], app_rec
@@ -69,7 +69,7 @@ async def test_every_short_lived_cp_is_named(tmp_path):
         await asyncio.to_thread(_write_with_cp, src, work / "output" / "late" / f"c{i}.bin")
     await asyncio.sleep(0.3)
     await audit.stop()
-    recs = [e.payload for e in events if e.kind == "file_written"]
+    recs = [e.payload for e in events if e.kind == "write"]
     assert len(recs) == n
     named = [r for r in recs if (r["exe"] or "").endswith("/cp")]
     assert len(named) == n, [r for r in recs if r not in named][:3]
@@ -85,7 +85,7 @@ async def test_inotify_fallback_sees_files_but_not_writers(tmp_path):
     await asyncio.to_thread(_write_with_cp, src, work / "output" / "nested" / "a.txt")
     await asyncio.sleep(0.2)
     await audit.stop()
-    written = [e.payload for e in events if e.kind == "file_written"]
+    written = [e.payload for e in events if e.kind == "write"]
     assert [w["path"] for w in written] == ["output/nested/a.txt"]
     assert written[0]["pid"] is None and written[0]["exe"] is None
     assert audit.summary()["attribution"] is False

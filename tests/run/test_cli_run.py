@@ -79,7 +79,7 @@ def test_sigkilled_run_still_replays_and_says_what_is_missing(tmp_path):
     events = bundle / "events.jsonl"
     recorded = events.read_bytes()
     with open(events, "ab") as fh:  # what a kill mid-write leaves behind
-        fh.write(b'{"kind":"file_written","mono_ns":1,"pay')
+        fh.write(b'{"kind":"write","mono_ns":1,"pay')
     assert not (bundle / "report.json").exists()
     replay = _replay(bundle)
     assert replay.returncode == 0, replay.stderr.decode()
