@@ -141,29 +141,65 @@ def payload(e: dict[str, Any]) -> dict[str, Any]:
     return p if isinstance(p, dict) else {}
 
 
+def obs_event(e: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(obs-websocket event type, its data) for an OBS event in any of the shapes recorded here.
+
+    The product observer (monitor/observers/obs) emits kind "event" with {type, data}; the
+    scenarios' minimal feed emits the event type as the kind with the data as payload; some
+    producers wrap {eventType, eventData}. Non-OBS events and observer bookkeeping give None.
+    """
+    if e.get("source") != "obs":
+        return None
+    p = e.get("payload") or {}
+    if not isinstance(p, dict):
+        return None
+    if e.get("kind") == "event" and isinstance(p.get("type"), str):
+        data = p.get("data")
+        return p["type"], data if isinstance(data, dict) else {}
+    if isinstance(p.get("eventType"), str):
+        data = p.get("eventData")
+        return p["eventType"], data if isinstance(data, dict) else {}
+    kind = e.get("kind")
+    return (kind, p) if isinstance(kind, str) else None
+
+
+def obs_events(events: list[dict[str, Any]] | None, etype: str) -> list[tuple[float, dict[str, Any]]]:
+    """(t_ms, data) of every recorded OBS event of one type, in time order."""
+    out = []
+    for e in events or []:
+        got = obs_event(e)
+        if got is not None and got[0] == etype:
+            out.append((t_ms(e), got[1]))
+    return sorted(out, key=lambda x: x[0])
+
+
+def require_obs_events(ctx: ScoreContext) -> list[dict[str, Any]]:
+    """The run's OBS observer events; NoLiveEvidence (an error) when the observer recorded nothing."""
+    return ctx.events_of("obs")
+
+
+def initial_program_scene(events: list[dict[str, Any]] | None) -> str | None:
+    """The program scene the observer saw first (snapshot/state), before any change event."""
+    for e in events or []:
+        if e.get("source") != "obs" or e.get("kind") not in ("snapshot", "state"):
+            continue
+        p = e.get("payload") or {}
+        st = p.get("state") if isinstance(p.get("state"), dict) else p
+        name = st.get("current_program_scene", st.get("program_scene"))
+        if isinstance(name, str):
+            return name
+    return None
+
+
 def program_changes(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
     """(t_ms, scene) for each program-scene change the OBS observer recorded, in time order."""
-    out = []
-    for e in events:
-        if e.get("source") != "obs":
-            continue
-        kind = e.get("kind")
-        p = payload(e)
-        if kind == "CurrentProgramSceneChanged":
-            name = p.get("sceneName", p.get("scene_name"))
-            if isinstance(name, str):
-                out.append((t_ms(e), name))
-    return sorted(out, key=lambda x: x[0])
+    return [(t, d.get("sceneName", d.get("scene_name"))) for t, d in obs_events(events, "CurrentProgramSceneChanged")
+            if isinstance(d.get("sceneName", d.get("scene_name")), str)]
 
 
 def mute_changes(events: list[dict[str, Any]], input_name: str) -> list[tuple[float, bool]]:
-    out = []
-    for e in events:
-        if e.get("source") == "obs" and e.get("kind") == "InputMuteStateChanged":
-            p = payload(e)
-            if p.get("inputName", p.get("input_name")) == input_name:
-                out.append((t_ms(e), bool(p.get("inputMuted", p.get("input_muted")))))
-    return sorted(out, key=lambda x: x[0])
+    return [(t, bool(d.get("inputMuted", d.get("input_muted")))) for t, d in obs_events(events, "InputMuteStateChanged")
+            if d.get("inputName", d.get("input_name")) == input_name]
 
 
 def scenario_actions(events: list[dict[str, Any]]) -> dict[str, float]:

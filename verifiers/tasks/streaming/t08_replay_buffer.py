@@ -25,7 +25,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile, event, frac, path_ends_with, payload
+from verifiers.tasks.streaming.common import OBS_DIR, active_profile, event, frac, obs_events, path_ends_with
 from verifiers.tasks.streaming.media import probe
 
 REPLAYS = "recordings/replays"
@@ -98,8 +98,7 @@ class ReplayBuffer(TaskVerifier):
         rparts = {"exactly one replay": len(files) == pr["count"], "name matches the format": bool(rx.match(f.name)),
                   "30 s long": dur is not None and abs(dur - pr["duration_s"]) <= pr["tolerance_s"]}
         if ctx.events is not None:
-            saved = [Path(str(payload(e).get("savedReplayPath", ""))).name for e in ctx.events
-                     if e.get("source") == "obs" and e.get("kind") == "ReplayBufferSaved"]
+            saved = [Path(str(d.get("savedReplayPath", ""))).name for _t, d in obs_events(ctx.events, "ReplayBufferSaved")]
             rparts["ReplayBufferSaved names it"] = f.name in saved
         checks.set("replay_file", frac(sum(rparts.values()), len(rparts)),
                    {"files": [x.name for x in files], "duration_s": dur, **rparts},

@@ -19,11 +19,11 @@ import cv2
 import numpy as np
 
 from verifiers.apps.obs.geometry import rendered_rect
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, path_ends_with, payload, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events, path_ends_with, ramp
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)
@@ -77,8 +77,10 @@ class BrowserTicker(TaskVerifier):
             err = max(abs(r.y - pp["pos_y_px"]), abs(r.bottom - CANVAS_PX[1]), abs(r.x), abs(r.right - CANVAS_PX[0]))
             checks.set("position", ramp(err, pp["tolerance_px"], 24), {"rect_px": list(r.as_tuple())},
                        "" if err <= pp["tolerance_px"] else f"ticker off the bottom edge by {err:.0f} px")
-        shots = ctx.events_of("obs", "ProgramScreenshot")
-        img = decode_data_uri(payload(shots[-1]).get("imageData"))
+        shots = obs_events(ctx.events_of("obs"), "ProgramScreenshot")
+        if not shots:
+            raise NoLiveEvidence("no live evidence: no program screenshot recorded")
+        img = decode_data_uri(shots[-1][1].get("imageData"))
         if img is None:
             checks.fail("renders_transparent", "program screenshot is not a readable image")
             return

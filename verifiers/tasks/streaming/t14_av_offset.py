@@ -25,7 +25,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, payload, ramp, t_ms
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, obs_events, ramp
 from verifiers.tasks.streaming.media import decode_audio_tracks, frames
 
 AFTER = "recordings/sync_after.mkv"
@@ -116,10 +116,9 @@ class AvOffset(TaskVerifier):
         others = [p for p in sorted(d.iterdir()) if p.is_file() and p.name != Path(AFTER).name
                   and p.suffix.lower() in (".mkv", ".mp4", ".mov", ".flv")] if d.is_dir() else []
         evs = ctx.events_of("obs")
-        stops = [(t_ms(e), Path(str(payload(e).get("outputPath", ""))).name) for e in evs
-                 if e.get("kind") == "RecordStateChanged" and payload(e).get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
-        fixes = [t_ms(e) for e in evs if e.get("kind") == "InputAudioSyncOffsetChanged"
-                 and payload(e).get("inputName") == "Mic"]
+        stops = [(t, Path(str(d.get("outputPath", ""))).name) for t, d in obs_events(evs, "RecordStateChanged")
+                 if d.get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
+        fixes = [t for t, d in obs_events(evs, "InputAudioSyncOffsetChanged") if d.get("inputName") == "Mic"]
         first_fix = min(fixes) if fixes else float("inf")
         before = [n for t, n in stops if t < first_fix and n in {p.name for p in others}]
         parts = {"a clap test recording besides sync_after": bool(others), "recorded before the fix": bool(before)}

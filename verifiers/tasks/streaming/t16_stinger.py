@@ -31,11 +31,10 @@ from verifiers.tasks.streaming.common import (
     OBS_DIR,
     collection_with,
     event,
+    obs_events,
     path_ends_with,
-    payload,
     ramp,
     read_ini,
-    t_ms,
 )
 from verifiers.tasks.streaming.media import frames
 
@@ -50,14 +49,11 @@ def stingers(coll: Collection) -> list[Any]:
 
 def transitions_used(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     """(scene switched to, transition that started nearest before it within 1 s) per program change."""
-    starts = [(t_ms(e), payload(e).get("transitionName")) for e in events
-              if e.get("source") == "obs" and e.get("kind") == "SceneTransitionStarted"]
+    starts = [(ts, d.get("transitionName")) for ts, d in obs_events(events, "SceneTransitionStarted")]
     out = []
-    for e in events:
-        if e.get("source") == "obs" and e.get("kind") == "CurrentProgramSceneChanged":
-            t = t_ms(e)
-            near = [(abs(t - ts), name) for ts, name in starts if -1000 <= t - ts <= 1000]
-            out.append((payload(e).get("sceneName"), min(near)[1] if near else None))
+    for t, d in obs_events(events, "CurrentProgramSceneChanged"):
+        near = [(abs(t - ts), name) for ts, name in starts if -1000 <= t - ts <= 1000]
+        out.append((d.get("sceneName"), min(near)[1] if near else None))
     return out
 
 
@@ -124,7 +120,8 @@ class StingerTrackMatte(TaskVerifier):
                  "no other scene uses the Stinger": not others_override,
                  "default transition Fade": default_kind == "fade_transition"}
         try:
-            ctx.events_of("obs", "SceneTransitionStarted")
+            if not obs_events(ctx.events_of("obs"), "SceneTransitionStarted"):
+                raise NoLiveEvidence("no live evidence: the observer recorded no scene transition")
         except NoLiveEvidence as exc:  # no recorded switches: only this check cannot be judged
             checks.error("override_brb", str(exc))
         else:

@@ -26,6 +26,7 @@ from verifiers.tasks.streaming.common import (
     collection_with,
     event,
     frac,
+    initial_program_scene,
     mute_changes,
     program_changes,
     ramp,
@@ -63,7 +64,7 @@ class PrivacySwitch(TaskVerifier):
         acts = scenario_actions(ctx.events_of("scenario", "action"))
         events = ctx.events or []
         changes = program_changes(events)
-        initial = coll.current_program_scene
+        initial = initial_program_scene(events) or coll.current_program_scene
         lat = {}
         for step in MATCH_STEPS:
             t = acts.get(step)
