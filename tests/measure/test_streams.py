@@ -73,6 +73,11 @@ def test_packets_match_ffprobe(tmp_path: Path, case: tuple) -> None:
     ff_pts = [float(p["pts_time"]) for p in theirs[video.index]]
     ff_rate = ff_bits / (max(ff_pts) - min(ff_pts) + float(theirs[video.index][0]["duration_time"]))
     assert video.bitrate_bps == pytest.approx(ff_rate, rel=0.02)
+    streams = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", str(path)],
+                                        capture_output=True, text=True, check=True).stdout)["streams"]
+    declared = streams[video.index].get("bit_rate")
+    if declared:  # MP4 states it (sizes / duration); MKV and FLV do not
+        assert video.bitrate_bps == pytest.approx(int(declared), rel=0.02)
     target = int(rate[:-1]) * 1000
     assert video.bitrate_bps == pytest.approx(target, rel=0.35)  # encoder's own rate control
     starts, bps = video.bitrate_windows_bps(1.0)
