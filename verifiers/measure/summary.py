@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import loudness_of_file
 from verifiers.measure.streams import StreamProbe, probe
 
@@ -55,8 +56,6 @@ def analyze_file(path: str | Path) -> dict[str, Any]:
                 streams.append(_audio(path, sp, audio_index))
             audio_index += 1
     if not streams:
-        from verifiers.measure.errors import MediaError
-
         raise MediaError(f"{path.name}: no audio or video streams")
     duration = media.duration_s
     if duration is None:
