@@ -23,6 +23,7 @@ needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb
                                reason="obs-studio and xvfb not installed")
 
 COLL_FILE = "basic/scenes/Weekly_Stream.json"
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "files"
 
 
 def build_in_obs(workdir: Path, out: Path) -> None:
@@ -207,3 +208,51 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
     overlay(inst / "workdir", real, work)
     rep = score_task(task, work, inst / "gt", load_solution_events(real)).to_dict()
     assert rep["score"] >= 99, [(c["name"], c["score"], c["message"], c["evidence"]) for c in rep["checks"]]
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("openbox") is None, reason="openbox needed for focus and keys")
+@needs_obs
+async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> None:
+    """T06 end to end: OBS 29 loads the oracle collection, the shipped T06 scenario presses the keys
+    (XTEST), the product OBS observer records the changes, and the T06 scorer judges those events."""
+    from monitor.bus import EventBus
+    from monitor.commands.scenario import start_obs_events
+    from scenarios.engine import ScenarioEngine
+    from scenarios.loader import load_scenario
+    from scenarios.x11 import X11Driver
+
+    task = "R06.12.01.01-T06"
+    inst = synth_instance(task, tmp_path / "inst", seed=4)
+    scenes = inst / "oracle" / "obs-studio" / "basic" / "scenes"
+    (coll_path,) = list(scenes.glob("*.json"))
+    coll = json.loads(coll_path.read_text())
+    scenario = load_scenario(SCENARIOS / f"{task}.yaml")
+    recorded: list[dict] = []
+    with ObsInstance(collection=coll, ws_password="t06-pw", window_manager=True) as o:
+        bus = EventBus()
+        bus.add_sink(lambda e: recorded.append(e.to_dict()))
+        with X11Driver(o.display) as driver:
+            engine = ScenarioEngine(scenario, bus, driver, o.display)
+            feed = await start_obs_events(bus, o.ws_url, "t06-pw", scenario.inputs, "observer")
+            try:
+                result = await engine.run()
+            finally:
+                await feed.stop()
+        assert o.stop() == 0
+        coll_path.write_text(o.collection_path.read_text())  # as OBS saved it after the run
+    real = tmp_path / "real"
+    shutil.copytree(inst / "oracle", real)
+    (real / "events.jsonl").unlink()
+    from verifiers.synth import InstanceWriter
+
+    InstanceWriter.write_events(real, recorded)
+    work = tmp_path / "work"
+    overlay(inst / "workdir", real, work)
+    rep = score_task(task, work, inst / "gt", load_solution_events(real)).to_dict()
+    checks = {c["name"]: c for c in rep["checks"]}
+    assert result.passed, [r.detail for r in result.results if not r.passed]  # the scenario's own verdict
+    assert checks["hotkeys_work"]["status"] == "pass", (checks["hotkeys_work"]["message"],
+                                                        checks["hotkeys_work"]["evidence"])
+    assert rep["score"] >= 99

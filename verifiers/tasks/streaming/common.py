@@ -191,10 +191,29 @@ def initial_program_scene(events: list[dict[str, Any]] | None) -> str | None:
     return None
 
 
+#: how long before a CurrentProgramSceneChanged its transition may have started
+TRANSITION_LOOKBACK_MS = 2000.0
+
+
 def program_changes(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
-    """(t_ms, scene) for each program-scene change the OBS observer recorded, in time order."""
-    return [(t, d.get("sceneName", d.get("scene_name"))) for t, d in obs_events(events, "CurrentProgramSceneChanged")
-            if isinstance(d.get("sceneName", d.get("scene_name")), str)]
+    """(t_ms, scene) for each program-scene change the OBS observer recorded, in time order.
+
+    The time is when the switch began: OBS 29 sends CurrentProgramSceneChanged when a Fade ends
+    (350-560 ms after the key under load, measured in a real run), SceneTransitionStarted a few ms
+    after it. So a change is dated by the last transition start before it (after the previous
+    change, within 2 s), as the scenario evaluator does; without one, by its own time.
+    """
+    starts = [t for t, _d in obs_events(events, "SceneTransitionStarted")]
+    out: list[tuple[float, str]] = []
+    prev = -float("inf")
+    for t, d in obs_events(events, "CurrentProgramSceneChanged"):
+        name = d.get("sceneName", d.get("scene_name"))
+        if not isinstance(name, str):
+            continue
+        began = [ts for ts in starts if max(prev, t - TRANSITION_LOOKBACK_MS) < ts <= t]
+        out.append((began[-1] if began else t, name))
+        prev = t
+    return out
 
 
 def mute_changes(events: list[dict[str, Any]], input_name: str) -> list[tuple[float, bool]]:
