@@ -252,7 +252,7 @@ async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> N
     overlay(inst / "workdir", real, work)
     rep = score_task(task, work, inst / "gt", load_solution_events(real)).to_dict()
     checks = {c["name"]: c for c in rep["checks"]}
-    assert result.passed, [r.detail for r in result.results if not r.passed]  # the scenario's own verdict
+    assert result.passed, [r.detail for r in result.expectations if not r.passed]  # the scenario's own verdict
     assert checks["hotkeys_work"]["status"] == "pass", (checks["hotkeys_work"]["message"],
                                                         checks["hotkeys_work"]["evidence"])
     assert rep["score"] >= 99
