@@ -8,6 +8,7 @@ file must lower exactly the geometry check.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -256,3 +257,70 @@ async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> N
     assert checks["hotkeys_work"]["status"] == "pass", (checks["hotkeys_work"]["message"],
                                                         checks["hotkeys_work"]["evidence"])
     assert rep["score"] >= 99
+
+
+async def _t20_run(o: ObsInstance, delay_ms: float) -> list[dict]:
+    """Run the shipped T20 scenario against OBS with the stand-in responder (the plugin is not packaged)."""
+    from monitor.bus import EventBus
+    from monitor.commands.scenario import start_obs_events
+    from scenarios.engine import ScenarioEngine
+    from scenarios.loader import load_scenario
+    from scenarios.responder import FocusResponder
+    from scenarios.x11 import X11Driver
+
+    c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t20-pw", timeout=5)
+    try:  # test-only reset between runs
+        c.set_current_program_scene("Gameplay")
+        c.set_input_mute("Mic", False)
+    finally:
+        c.disconnect()
+    await asyncio.sleep(1.0)
+    scenario = load_scenario(SCENARIOS / "R06.12.01.01-T20.yaml")
+    recorded: list[dict] = []
+    bus = EventBus()
+    bus.add_sink(lambda e: recorded.append(e.to_dict()))
+    resp = FocusResponder(display_name=o.display, ws_url=o.ws_url, password="t20-pw", pattern="Password|Bank",
+                          delay_ms=delay_ms)
+    with X11Driver(o.display) as driver:
+        engine = ScenarioEngine(scenario, bus, driver, o.display)
+        feed = await start_obs_events(bus, o.ws_url, "t20-pw", scenario.inputs, "observer")
+        try:
+            resp.start()
+            try:
+                await engine.run()
+            finally:
+                resp.stop()
+        finally:
+            await feed.stop()
+    return recorded
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("openbox") is None, reason="openbox needed for focus")
+@needs_obs
+async def test_t20_real_runs_scored_from_live_events(tmp_path: Path) -> None:
+    """T20's live checks on real OBS 29 events: a 100 ms responder scores >= 99; a 700 ms one lowers only
+    switch_on_match. The macro config stays the synthetic one (OBS drops data of plugins it lacks)."""
+    from verifiers.synth import InstanceWriter
+
+    task = "R06.12.01.01-T20"
+    inst = synth_instance(task, tmp_path / "inst", seed=6)
+    (coll_path,) = list((inst / "oracle" / "obs-studio" / "basic" / "scenes").glob("*.json"))
+    coll = json.loads(coll_path.read_text())
+    reports = {}
+    with ObsInstance(collection=coll, ws_password="t20-pw", window_manager=True) as o:
+        for delay in (100.0, 700.0):
+            events = await _t20_run(o, delay)
+            sol = tmp_path / f"real-{int(delay)}"
+            shutil.copytree(inst / "oracle", sol)
+            InstanceWriter.write_events(sol, events)
+            work = tmp_path / f"work-{int(delay)}"
+            overlay(inst / "workdir", sol, work)
+            reports[delay] = {c["name"]: c for c in
+                              score_task(task, work, inst / "gt", load_solution_events(sol)).to_dict()["checks"]}
+        assert o.stop() == 0
+    good, slow = reports[100.0], reports[700.0]
+    assert all(c["status"] == "pass" for c in good.values()), {n: c["message"] for n, c in good.items()}
+    lowered = {n for n in good if slow[n]["score"] < good[n]["score"] - 1e-3}
+    assert lowered == {"switch_on_match"}, {n: slow[n]["message"] for n in slow}
