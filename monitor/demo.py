@@ -21,7 +21,10 @@ from typing import Any
 from rich.console import Console
 
 from monitor.bus import Subscription
+from monitor.errors import UserError
+from monitor.obs.launcher import ObsLaunchError
 from monitor.render import print_report, print_selftest
+from verifiers.catalog import load_catalog
 
 T05 = "R06.12.01.01-T05"
 SELFTEST_TASKS = ("R06.07.01.03-T14", "R06.12.01.01-T01", "R06.12.01.01-T05")
@@ -68,21 +71,80 @@ async def _publish(url: str, seconds: float, console: Console, quiet: bool) -> i
     return proc.returncode or 0
 
 
-async def run_demo(root: Path, seconds: float, tui: bool, hold_s: float, console: Console) -> dict[str, Any]:
+def obs_profile(ingest_port: int) -> dict[str, Any]:
+    """T05's settings as a user would set them in OBS: Advanced output, x264 CBR 6000, keyframe 2 s."""
+    server = "rtmp://127.0.0.1/live" if ingest_port == 1935 else f"rtmp://127.0.0.1:{ingest_port}/live"
+    return {
+        "basic.ini": {"Output": {"Mode": "Advanced"},
+                      "AdvOut": {"Encoder": "obs_x264", "TrackIndex": "1", "Track1Bitrate": "160"},
+                      "Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "1920", "OutputCY": "1080",
+                                "FPSType": "1", "FPSInt": "30"},
+                      "Audio": {"SampleRate": "48000", "ChannelSetup": "Stereo"}},
+        "service.json": {"type": "rtmp_custom", "settings": {"server": server, "key": "test_key"}},
+        "streamEncoder.json": {"rate_control": "CBR", "bitrate": 6000, "keyint_sec": 2, "preset": "ultrafast"},
+    }
+
+
+def drive_obs(ws_url: str, tone: Path, seconds: float) -> None:
+    """The demo's 'agent': builds scene Live over obs-websocket, streams for `seconds`, stops."""
+    import obsws_python as obsws
+
+    host, port = ws_url.split("://", 1)[1].rsplit(":", 1)
+    client = obsws.ReqClient(host=host, port=int(port), password="", timeout=10)
+    client.create_scene("Live")
+    client.create_input("Live", "Bars", "color_source_v3", {"color": 4278222848, "width": 1920, "height": 1080}, True)
+    client.create_input("Live", "Music", "ffmpeg_source", {"local_file": str(tone), "looping": True}, True)
+    client.set_current_program_scene("Live")
+    time.sleep(1.0)
+    client.start_stream()
+    time.sleep(seconds)
+    client.stop_stream()
+    time.sleep(1.5)
+    client.disconnect()
+
+
+def _write_tone(path: Path) -> Path:
+    import numpy as np
+    import soundfile as sf
+
+    t = np.arange(48_000 * 5) / 48_000
+    rng = np.random.default_rng(0)
+    mono = 0.1 * np.sin(2 * np.pi * 1000 * t) + 0.03 * rng.standard_normal(t.size)
+    sf.write(str(path), np.stack([mono, mono], axis=1), 48_000, subtype="PCM_16")
+    return path
+
+
+async def run_demo(root: Path, seconds: float, tui: bool, hold_s: float, console: Console,
+                   use_obs: bool = False) -> dict[str, Any]:
     from monitor.broker import free_port
     from monitor.run.serve_common import open_feed
     from monitor.run.session import RunConfig, RunSession
     from monitor.run.wiring import ingest_target
-    from verifiers.catalog import load_catalog
-
     task = load_catalog().get(T05)
     app_name, key = ingest_target(task)
     workdir, gt = root / "workdir", root / "gt"
     workdir.mkdir(parents=True, exist_ok=True)
     gt.mkdir(parents=True, exist_ok=True)
     port = free_port()
+    if use_obs:
+        with contextlib.suppress(OSError):
+            import socket
+
+            with socket.create_server(("127.0.0.1", 1935)):
+                port = 1935  # T05's server is rtmp://127.0.0.1/live: use the default port when it is free
+    obs = None
+    if use_obs:
+        from monitor.obs.launcher import ObsInstance
+
+        obs = ObsInstance(profile=obs_profile(port), ws_password="")
+        console.print("starting headless OBS Studio (Xvfb, software GL) ...")
+        try:
+            await obs.astart()
+        except BaseException:
+            obs.close()
+            raise
     config = RunConfig(task_id=T05, workdir=workdir, gt=gt, bundle_dir=root / "bundle", ingest_port=port,
-                       install_signals=False)
+                       install_signals=False, obs_url=obs.ws_url if obs else None)
     session = RunSession(config)
     sub = session.bus.subscribe("demo-view", maxsize=100_000)
     url = f"rtmp://127.0.0.1:{port}/{app_name}/{key or 'demo'}"
@@ -100,7 +162,18 @@ async def run_demo(root: Path, seconds: float, tui: bool, hold_s: float, console
             view = asyncio.create_task(app.run_async())
         else:
             view = asyncio.create_task(_print_lines(sub, console))
-        await _publish(url, seconds, console, quiet=tui)
+        if obs is None:
+            await _publish(url, seconds, console, quiet=tui)
+        else:
+            try:
+                tone = _write_tone(root / "tone.wav")
+                await asyncio.to_thread(drive_obs, obs.ws_url, tone, seconds)
+            finally:
+                await obs.astop()  # closes OBS like a user would, so it saves its profile
+                import shutil
+
+                shutil.copytree(obs.config_dir, workdir / "obs-studio", dirs_exist_ok=True)
+                obs.close()
         await asyncio.sleep(1.5)  # let the last stats tick and the unpublish land
         session.done.finish("demo: publisher finished")
         result = await run_task
@@ -117,26 +190,26 @@ async def run_demo(root: Path, seconds: float, tui: bool, hold_s: float, console
     return {"report": result.report, "bundle": str(result.bundle_dir), "run_id": result.run_id}
 
 
-def main(root: Path | None, seconds: float, tui: bool | None, hold_s: float, selftest: bool) -> int:
+def main(root: Path | None, seconds: float, tui: bool | None, hold_s: float, selftest: bool,
+         use_obs: bool = False) -> int:
     console = Console()
     root = (root or Path("out") / time.strftime("demo-%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
     use_tui = sys.stdout.isatty() and os.environ.get("TERM", "dumb") != "dumb" if tui is None else tui
-    res = asyncio.run(run_demo(root, seconds, use_tui, hold_s, console))
+    try:
+        res = asyncio.run(run_demo(root, seconds, use_tui, hold_s, console, use_obs))
+    except ObsLaunchError as exc:
+        raise UserError(f"OBS could not start: {exc}") from None
     report = res["report"]
-    console.rule(f"{T05}: what the ingest measured, scored")
-    live = {c.name for c in __import__("verifiers.catalog", fromlist=["load_catalog"]).load_catalog().get(T05).checks
-            if "live" in c.evidence}
-    shown = dict(report, checks=[c for c in report["checks"] if c["name"] in live])
-    print_report(shown, console)
-    console.print(f"(only T05's ingest checks are shown; `server_config` reads OBS's profile, which this "
-                  f"PyAV publisher does not have: `tally demo --obs` uses a real OBS.)\nbundle: {res['bundle']}  "
-                  f"report: {res['bundle']}/report.json  html: {res['bundle']}/report.html")
-    with contextlib.suppress(Exception):
-        from monitor.bundle import Bundle
-        from monitor.html_report import write_html_report
-
-        b = Bundle.open(Path(res["bundle"]))
-        write_html_report(report, Path(res["bundle"]) / "report.html", [e.to_dict() for e in b.events])
+    if use_obs:
+        console.rule(f"{T05}: OBS's saved profile and what the ingest measured, scored")
+        print_report(report, console)
+    else:
+        console.rule(f"{T05}: what the ingest measured, scored")
+        live = {c.name for c in load_catalog().get(T05).checks if "live" in c.evidence}
+        print_report(dict(report, checks=[c for c in report["checks"] if c["name"] in live]), console)
+        console.print("(only T05's ingest checks are shown: `server_config` reads OBS's profile, which this "
+                      "PyAV publisher does not have; `tally demo --obs` uses a real OBS.)")
+    console.print(f"bundle: {res['bundle']}\nreport: {res['bundle']}/report.json, {res['bundle']}/report.html")
     if selftest:
         from verifiers.registry import verifier_class
         from verifiers.synth import selftest_task

@@ -41,8 +41,10 @@ class _Worker:
 
 class IngestProbes:
     def __init__(self, emit: Emit, *, tones_hz: Sequence[float] = (), video_rate_hz: float = 5.0,
-                 avsync: bool = True, idle_timeout_s: float = 10.0) -> None:
+                 avsync: bool = True, idle_timeout_s: float = 10.0, video: bool = True) -> None:
         self.emit = emit
+        #: video decoding is most of a probe's cost (~20 % of a core at 1080p30): opt out when unneeded
+        self.video = video
         self.tones_hz = list(tones_hz)
         self.video_rate_hz = video_rate_hz
         self.avsync = avsync
@@ -76,9 +78,10 @@ class IngestProbes:
         def run() -> None:
             probes = ProbeSet(tagged, audio_factory=lambda b: AudioProbe(tagged, b.sample_rate_hz, b.samples.shape[1],
                                                                         tones_hz=self.tones_hz, track=b.track),
-                              video=VideoProbe(tagged, rate_hz=self.video_rate_hz), avsync=self.avsync)
+                              video=VideoProbe(tagged, rate_hz=self.video_rate_hz) if self.video else None,
+                              avsync=self.avsync and self.video)
             src = AvSource(recording, live=True, done=ended.is_set, idle_timeout_s=self.idle_timeout_s,
-                           audio_tracks=None)
+                           audio_tracks=None, video=self.video)
             worker.source, worker.probes = src, probes
             try:
                 run_source(src, probes.push)

@@ -15,10 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     view.add_argument("--plain", dest="tui", action="store_false", help="plain lines, no dashboard")
     p.add_argument("--hold", type=float, default=8.0, help="seconds the dashboard stays up after scoring")
     p.add_argument("--no-selftest", dest="selftest", action="store_false")
+    p.add_argument("--obs", action="store_true", help="publish with a real headless OBS Studio instead of PyAV")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from monitor.demo import main
 
-    return main(args.out, args.seconds, args.tui, args.hold, args.selftest)
+    return main(args.out, args.seconds, args.tui, args.hold, args.selftest, args.obs)

@@ -224,7 +224,9 @@ def _vmix(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> No
 def _probe_audio(st: DashState, kind: str, p: dict[str, Any], e: dict[str, Any]) -> None:
     if kind != "meter":
         return
-    track = str(p.get("track") or p.get("name") or e.get("source"))
+    track = str(p.get("track") if p.get("track") is not None else p.get("name") or e.get("source"))
+    if p.get("app") is not None:
+        track = f"{p['app']}/{p.get('key')} track {track}"
     m = st.meters.setdefault(track, MeterView())
     m.momentary_lufs = _num(p.get("momentary_lufs"))
     m.short_term_lufs = _num(p.get("short_term_lufs"))

@@ -145,3 +145,16 @@ def score_bundle(root: Path) -> dict[str, Any]:
 def report_bytes(report: dict[str, Any]) -> bytes:
     """The exact bytes of report.json (same encoding as bundle.write_json_atomic)."""
     return (json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_bundle_html(root: Path, report: dict[str, Any]) -> Path | None:
+    """report.html beside report.json, with the recorded live evidence plotted. A failure to draw
+    is reported in the log of the caller, never allowed to lose the JSON report already written."""
+    from monitor.html_report import write_html_report
+
+    try:
+        events = [e.to_dict() for e in Bundle.open(root).events]
+        return write_html_report(report, root / "report.html", events)
+    except Exception as exc:  # a plotting bug must not cost the run its report
+        (root / "report.html.error").write_text(f"{type(exc).__name__}: {exc}\n")
+        return None

@@ -26,7 +26,7 @@ from monitor.mqtt.control import ControlError, parse_control
 from monitor.mqtt.feed import MqttFeed
 from monitor.run.component import Component, ComponentHost
 from monitor.run.done import DoneWaiter
-from monitor.run.rescore import score_bundle
+from monitor.run.rescore import score_bundle, write_bundle_html
 from monitor.run.scenario_step import ScenarioStep
 from monitor.run.wiring import LiveOptions, build_components
 from verifiers.catalog import TaskSpec, load_catalog
@@ -176,6 +176,7 @@ class RunSession:
             self.writer.close()
         report = score_bundle(self.bundle_dir)
         self.writer.write_report(report)
+        write_bundle_html(self.bundle_dir, report)
         if self.feed is not None:
             self.feed.queue_json(topics.score(cfg.node, self.run_id), report, retain=True)
             self.feed.set_status(state="idle", run=None, last_run=self.run_id, last_score=report.get("score"))

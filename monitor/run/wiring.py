@@ -54,23 +54,42 @@ class IngestComponent:
     name = "ingest"
 
     def __init__(self, host: str, port: int, record_dir: Path, app: str, key: str | None,
-                 keys: set[str] | None = None) -> None:
+                 keys: set[str] | None = None, probe_audio: bool = False, probe_video: bool = False) -> None:
         self.host, self.port, self.record_dir, self.app, self.key = host, port, record_dir, app, key
         #: every key accepted; none at all means any safe key (the ingest's allow_any)
         self.keys = ({key} if key else set()) | set(keys or ())
+        self.probe_audio, self.probe_video = probe_audio, probe_video
         self.server: Any = None
+        self.probes: Any = None
 
     async def start(self, bus: EventBus) -> None:
         from rtmp.server import IngestConfig, IngestServer
 
         config = IngestConfig(host=self.host, port=self.port, record_dir=self.record_dir,
                               allowed_keys=set(self.keys), allow_any=not self.keys)
-        self.server = IngestServer(config, on_event=lambda kind, payload: bus.emit("rtmp", kind, payload))
+        on_event: Callable[[str, dict[str, Any]], None] = lambda kind, payload: bus.emit("rtmp", kind, payload)  # noqa: E731
+        if self.probe_audio or self.probe_video:
+            from probes.live import IngestProbes
+            from probes.run import threadsafe_emit
+
+            self.probes = IngestProbes(threadsafe_emit(asyncio.get_running_loop(), bus.emit),
+                                       video=self.probe_video, avsync=self.probe_video)
+
+            def on_event(kind: str, payload: dict[str, Any]) -> None:
+                bus.emit("rtmp", kind, payload)
+                self.probes.on_ingest_event(kind, payload)
+
+        self.server = IngestServer(config, on_event=on_event)
+        if self.probes is not None:
+            # Probes tail the recording: flush it often enough for live meters (~0.3 s at 6 Mbit/s).
+            self.server.ctx.config.record_buffer_bytes = 64 * 1024
         await self.server.start()
 
     async def stop(self) -> None:
         if self.server is not None:
             await self.server.stop()
+        if self.probes is not None:
+            await asyncio.to_thread(self.probes.stop)
 
     def describe(self) -> dict[str, Any]:
         port = self.server.port if self.server is not None else self.port
@@ -81,7 +100,11 @@ def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     if importlib.util.find_spec("rtmp.server") is None:
         return Unavailable("ingest", "rtmp.server is not available")
     app, key = ingest_target(task)
-    return IngestComponent(opts.ingest_host, opts.ingest_port, opts.bundle_dir / "captures" / "rtmp", app, key)
+    # Audio meters are cheap (~2 % of a core) and feed the dashboard: on for every ingest stream.
+    # Video analysis decodes every frame (~20 % of a core at 1080p30): only when the task asks.
+    return IngestComponent(opts.ingest_host, opts.ingest_port, opts.bundle_dir / "captures" / "rtmp", app, key,
+                           probe_audio=importlib.util.find_spec("probes.live") is not None,
+                           probe_video="probe_video" in task.live)
 
 
 # -- observers ----------------------------------------------------------------------------------
@@ -206,6 +229,9 @@ def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = Tru
     for need in needs:
         if need == "scenario" or need in shared:
             continue
+        if need.startswith("probe_") and "ingest" in task.live:
+            continue  # the ingest component runs the probes on its streams
+
         adapter = ADAPTERS.get(need)
         if adapter is None:
             unavailable.append(Unavailable(need, "no adapter for this live need"))
