@@ -154,3 +154,21 @@ def test_tagged_patches_decode_within_1_de2000(tmp_path: Path, w: int, h: int, m
     assert errs.max() <= 1.0, errs.round(2)
     # ignoring the tag is visibly worse on saturated patches: the test can tell the difference
     assert _patch_errors(path, w, h, force=wrong).max() > 2.0
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+def test_read_frame_at_seeks_to_the_same_frame_as_decoding_through(tmp_path: Path) -> None:
+    from verifiers.measure.frames import read_frame_at
+
+    path = tmp_path / "clip.mp4"
+    subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                    "testsrc2=s=320x180:r=25:d=8", "-c:v", "libx264", "-preset", "ultrafast", "-g", "50",
+                    "-bf", "2", str(path)], check=True)
+    frames = list(iter_frames(path))
+    for t in (0.0, 3.0, 5.52, 7.96):
+        want = next(f for f in frames if f.t_s >= t - 1e-6)
+        got = read_frame_at(path, t)
+        assert got.t_s == pytest.approx(want.t_s)
+        assert np.array_equal(got.rgb, want.rgb)
+    with pytest.raises(MediaError):
+        read_frame_at(path, 9.0)

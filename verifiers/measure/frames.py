@@ -119,9 +119,35 @@ def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = No
         container.close()
 
 
-def read_frame_at(path: str | Path, t_s: float, **kwargs) -> Frame:
-    """The first frame presented at or after `t_s` (decodes from the start: fine for short clips)."""
-    for frame in iter_frames(path, **kwargs):
-        if frame.t_s >= t_s - 1e-6:
-            return frame
-    raise MediaError(f"{Path(path).name}: no frame at or after {t_s:.3f} s")
+def read_frame_at(path: str | Path, t_s: float, *, stream: int = 0, width: int | None = None,
+                  height: int | None = None) -> Frame:
+    """The first frame presented at or after `t_s`: seeks to the keyframe before it, then decodes
+    forward (so long recordings do not decode from the start). `Frame.index` counts from that seek."""
+    import av
+
+    path = Path(path)
+    if not path.is_file():
+        raise MediaError(f"{path.name or path}: no such file")
+    try:
+        container = av.open(str(path))
+    except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
+        raise MediaError(f"{path.name}: not a readable media file ({describe(exc)})") from None
+    try:
+        if len(container.streams.video) <= stream:
+            raise MediaError(f"{path.name}: no video stream" + (f" #{stream}" if stream else ""))
+        vs = container.streams.video[stream]
+        try:
+            if vs.time_base and t_s > 0:
+                container.seek(int(t_s / float(vs.time_base)), stream=vs, backward=True, any_frame=False)
+            for n, frame in enumerate(container.decode(vs)):
+                if frame.pts is None:
+                    continue
+                t = float(frame.pts * frame.time_base)
+                if t >= t_s - 1e-6:
+                    rgb, tags = to_rgb(frame, width=width, height=height)
+                    return Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
+        except av.error.FFmpegError as exc:
+            raise MediaError(f"{path.name}: video cannot be decoded near {t_s:.3f} s ({describe(exc)})") from None
+    finally:
+        container.close()
+    raise MediaError(f"{path.name}: no frame at or after {t_s:.3f} s")
