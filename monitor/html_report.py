@@ -6,7 +6,7 @@ archived beside report.json, or opened in a browser on a machine with no network
 Verifiers ask for plots through their evidence, by one convention:
 `evidence["plot"]` (or a list under `evidence["plots"]`) = {"kind": "line"|"scatter"|"bar",
 "title", "x": [...], "y": {"series name": [...]}, "x_label", "y_label",
-"hlines": {"label": value}, "vlines": {"label": value}}. Per-event timing evidence
+"hlines": {"label": value}, "vlines": {"label": value}, "y_min": 0}. Per-event timing evidence
 (`evidence["events"]` with `error_frames`) and recorded run events (ingest statistics, scenario
 latencies, audio meter frames) are plotted without asking.
 """
@@ -66,6 +66,8 @@ def plot_spec(spec: dict[str, Any]) -> str:
     for label, value in (spec.get("vlines") or {}).items():
         ax.axvline(value, linestyle=":", linewidth=0.9, color="#59636e")
         ax.annotate(label, (value, 1), xycoords=("data", "axes fraction"), fontsize=8, rotation=90, va="top")
+    if spec.get("y_min") is not None:
+        ax.set_ylim(bottom=spec["y_min"])
     ax.set_title(spec.get("title", ""), fontsize=10)
     ax.set_xlabel(spec.get("x_label", ""))
     ax.set_ylabel(spec.get("y_label", ""))
@@ -125,7 +127,7 @@ def run_plots(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
         ki = [((e["payload"].get("video") or {}).get("keyframe_interval_s") or {}).get("last") for e in rows]
         plots.append((f"Ingest {name}: video bitrate", plot_spec(
             {"kind": "line", "x": t, "y": {"bitrate (Mbit/s)": br}, "x_label": "run time (s)",
-             "y_label": "Mbit/s", "title": f"{name} video bitrate over time"})))
+             "y_label": "Mbit/s", "y_min": 0, "title": f"{name} video bitrate over time"})))
         if any(v is not None for v in ki):
             plots.append((f"Ingest {name}: keyframe spacing", plot_spec(
                 {"kind": "scatter", "x": t, "y": {"keyframe interval (s)": [v if v is not None else float("nan") for v in ki]},
