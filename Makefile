@@ -47,7 +47,7 @@ lint: deps
 	$(VENV)/bin/ruff check .
 
 bench: deps
-	$(VENV)/bin/python -m bench
+	@for b in bench/*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info
