@@ -1,0 +1,137 @@
+"""Shared scoring machinery of the short-form family: export specs, which source clip a frame shows.
+
+Synthetic instances are miniatures (320x180 sources instead of 1920x1080); their GT carries
+`gt/render.json` = {"scale": s} and expected pixel sizes are the catalog's times s. A real task's GT
+has no such file, so the catalog sizes apply unchanged (scale 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.measure.errors import MediaError
+from verifiers.measure.fingerprint import FrameIndex, match_frame
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.streams import MediaProbe, probe
+
+MATCH_WIDTH_PX = 160  # frames are matched as 160-px-wide thumbnails: enough for 64x36 NCC
+MIN_NCC = 0.6  # below this an output frame shows none of the sources
+
+
+def instance_scale(ctx: ScoreContext) -> float:
+    path = ctx.gt / "render.json"
+    if not path.exists():
+        return 1.0
+    scale = ctx.gt_json("render.json").get("scale", 1.0)
+    if not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+        raise GTError(f"gt/render.json: scale must be in (0, 1], got {scale!r}")
+    return float(scale)
+
+
+def scaled(px: float, scale: float) -> int:
+    return round(px * scale)
+
+
+def probe_artifact(ctx: ScoreContext, rel: str) -> tuple[Path, MediaProbe]:
+    """The artifact and its packet probe; an unreadable file is the agent's failure."""
+    path = ctx.artifact(rel)
+    try:
+        pr = probe(path)
+        pr.first("video")
+    except MediaError as exc:
+        raise AgentOutputError(f"{rel}: {exc}") from None
+    return path, pr
+
+
+def video_facts(pr: MediaProbe) -> dict:
+    v = pr.first("video")
+    return {"width_px": v.width, "height_px": v.height, "fps": round(v.avg_fps or 0.0, 3),
+            "duration_s": round(pr.duration_s or 0.0, 3)}
+
+
+def size_ok(facts: dict, size_px: list[int], scale: float, tol_px: int = 1) -> bool:
+    w, h = (scaled(v, scale) for v in size_px)
+    return abs(facts["width_px"] - w) <= tol_px and abs(facts["height_px"] - h) <= tol_px
+
+
+@dataclass(frozen=True)
+class Labelled:
+    t_s: float  # output time
+    label: str | None  # source clip shown (None: no source matches)
+    src_t_s: float  # time in that source
+    ncc: float
+
+
+class ClipMatcher:
+    """Fingerprint index over several source clips: which clip, which moment an output frame shows."""
+
+    def __init__(self, sources: dict[str, Path]) -> None:
+        frames, times, labels = [], [], []
+        for label, path in sources.items():
+            try:
+                for fr in iter_frames(path, width=MATCH_WIDTH_PX):
+                    frames.append(fr.rgb)
+                    times.append(fr.t_s)
+                    labels.append(label)
+            except MediaError as exc:
+                raise GTError(f"source clip {label}: {exc}") from None
+        if not frames:
+            raise GTError("no source clips to match against")
+        self.labels = labels
+        self.index = FrameIndex.from_frames(frames, times)
+
+    def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float]:
+        m = match_frame(rgb, self.index)
+        if m.ncc < MIN_NCC:
+            return None, m.t_s, m.ncc
+        return self.labels[m.index], m.t_s, m.ncc
+
+    def label_video(self, path: Path, every_s: float | None = None, start_s: float = 0.0,
+                    end_s: float | None = None) -> list[Labelled]:
+        out = []
+        try:
+            for fr in iter_frames(path, width=MATCH_WIDTH_PX, every_s=every_s):
+                if fr.t_s < start_s - 1e-6:
+                    continue
+                if end_s is not None and fr.t_s >= end_s - 1e-6:
+                    break
+                label, src_t, ncc = self.identify(fr.rgb)
+                out.append(Labelled(fr.t_s, label, src_t, ncc))
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
+        return out
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str | None
+    start_s: float
+    end_s: float  # time of the first frame after the run
+    frames: int
+    src_start_s: float
+    src_end_s: float
+
+
+def runs(labelled: list[Labelled], frame_s: float) -> list[Run]:
+    """Consecutive frames showing the same source, in output order."""
+    out: list[Run] = []
+    i = 0
+    while i < len(labelled):
+        j = i
+        while j + 1 < len(labelled) and labelled[j + 1].label == labelled[i].label:
+            j += 1
+        out.append(Run(labelled[i].label, labelled[i].t_s, labelled[j].t_s + frame_s, j - i + 1,
+                       labelled[i].src_t_s, labelled[j].src_t_s))
+        i = j + 1
+    return out
+
+
+def sources_in(folder: Path, pattern: str = "*.mp4") -> dict[str, Path]:
+    found = {p.stem: p for p in sorted(folder.glob(pattern))}
+    if not found:
+        raise GTError(f"no source clips in {folder.name}/")
+    return found

@@ -1,0 +1,126 @@
+"""R06.04.01.04-T02: fill CapCut mobile's 'Weekend Recap 6' template with clip1–clip6 in order.
+
+Work dir: fixtures/recap/clip1..6.mp4, input/moments.csv (clip, moment_s: the moment each slot must
+contain). Output: device/DCIM/recap.mp4 (pulled from the phone). GT: gt/template.json = slot start/end
+times of the template (seconds in the export); gt/render.json = instance scale (synthetic only).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
+from verifiers.tasks.shortform.common import (
+    ClipMatcher,
+    instance_scale,
+    probe_artifact,
+    scaled,
+    sources_in,
+    video_facts,
+)
+
+OUTPUT = "device/DCIM/recap.mp4"
+FPS = 24.0
+SCALE = 1 / 6  # 320x180 miniature of 1920x1080
+
+
+def read_moments(text: str) -> dict[str, float]:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    try:
+        return {r["clip"].strip(): float(r["moment_s"]) for r in rows}
+    except (KeyError, ValueError, AttributeError) as exc:
+        raise GTError(f"input/moments.csv: needs clip,moment_s columns ({exc})") from None
+
+
+@register
+class TemplateRecap(TaskVerifier):
+    task_id = "R06.04.01.04-T02"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        slots = ctx.gt_json("template.json")["slots"]
+        moments = read_moments(ctx.input("input/moments.csv").read_text(encoding="utf-8"))
+        matcher = ClipMatcher(sources_in(ctx.input("fixtures/recap")))
+        scale = instance_scale(ctx)
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        want_h = scaled(checks.params("export_spec")["height_px"], scale)
+        short = min(facts["width_px"], facts["height_px"])
+        checks.set("export_spec", float(abs(short - want_h) <= 1), {**facts, "want_short_side_px": want_h},
+                   "" if abs(short - want_h) <= 1 else f"short side {short} px, want {want_h} (1080p)")
+
+        frame_s = 1.0 / (facts["fps"] or FPS)
+        labelled = matcher.label_video(path)
+        order_ok, moment_ok, per_slot = 0, 0, []
+        for k, slot in enumerate(slots, start=1):
+            want = f"clip{k}"
+            inside = [x for x in labelled if slot["start_s"] + frame_s <= x.t_s < slot["end_s"] - frame_s]
+            shown = [x.label for x in inside]
+            top = max(set(shown), key=shown.count) if shown else None
+            ok = top == want and shown.count(want) >= 0.9 * len(shown)
+            order_ok += ok
+            own = [x.src_t_s for x in inside if x.label == want]
+            m = moments.get(want)
+            has_moment = bool(ok and own and m is not None and min(own) - frame_s <= m <= max(own) + frame_s)
+            moment_ok += has_moment
+            per_slot.append({"slot": k, "shows": top, "src_range_s": [min(own), max(own)] if own else None,
+                             "moment_s": m, "in_order": ok, "has_moment": has_moment})
+        n = len(slots)
+        checks.set("clips_in_order", order_ok / n, {"slots": per_slot}, f"{order_ok}/{n} slots show the right clip")
+        checks.set("segments_moments", moment_ok / n, {"slots": per_slot},
+                   f"{moment_ok}/{n} slots contain their moment")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 320, 180
+        clip_n = int(4 * FPS)
+        clips = {f"clip{k}": clip_frames(int(rng.integers(1 << 30)), clip_n, w, h, FPS) for k in range(1, 7)}
+        for name, frames in clips.items():
+            write_video(inst.workdir / "fixtures/recap" / f"{name}.mp4", frames, FPS)
+        slot_frames = [int(rng.integers(20, 30)) for _ in range(6)]
+        moments = {}
+        starts_src = {}
+        for k, n in enumerate(slot_frames, start=1):
+            s0 = int(rng.integers(0, clip_n - n))
+            starts_src[f"clip{k}"] = s0
+            moments[f"clip{k}"] = round((s0 + n // 2) / FPS, 3)
+        buf = io.StringIO()
+        wr = csv.writer(buf, lineterminator="\n")
+        wr.writerow(["clip", "moment_s"])
+        wr.writerows(moments.items())
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/moments.csv").write_text(buf.getvalue())
+        edges = np.concatenate([[0], np.cumsum(slot_frames)]) / FPS
+        inst.write_json(inst.gt / "template.json", {"template": "Weekend Recap 6", "slots": [
+            {"start_s": round(float(a), 4), "end_s": round(float(b), 4)} for a, b in itertools.pairwise(edges)]})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+
+        def render(order: list[int], starts: dict[str, int], size: tuple[int, int] = (w, h)) -> list[np.ndarray]:
+            out = []
+            for slot, k in enumerate(order):
+                name = f"clip{k}"
+                s0 = starts[name]
+                out += [resize(f, *size) for f in clips[name][s0:s0 + slot_frames[slot]]]
+            return out
+
+        write_video(inst.oracle / OUTPUT, render([1, 2, 3, 4, 5, 6], starts_src), FPS)
+        write_video(inst.mutant("swapped_slots", ["clips_in_order", "segments_moments"],
+                                "clips 3 and 4 dropped into each other's slot") / OUTPUT,
+                    render([1, 2, 4, 3, 5, 6], starts_src), FPS)
+        missed = dict(starts_src)
+        n5 = slot_frames[4]
+        missed["clip5"] = (starts_src["clip5"] + n5 + 4) if starts_src["clip5"] + 2 * n5 + 4 <= clip_n else max(0, starts_src["clip5"] - n5 - 4)
+        write_video(inst.mutant("moment_missed", ["segments_moments"],
+                                "slot 5 uses the default in-point, the listed moment is trimmed away") / OUTPUT,
+                    render([1, 2, 3, 4, 5, 6], missed), FPS)
+        write_video(inst.mutant("exported_720p", ["export_spec"], "exported at 720p") / OUTPUT,
+                    render([1, 2, 3, 4, 5, 6], starts_src, (214, 120)), FPS)
