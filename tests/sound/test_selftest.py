@@ -24,6 +24,7 @@ TASKS = [
     "R06.07.01.03-T11",
     "R06.07.01.03-T12",
     "R06.07.01.03-T13",
+    "R06.07.01.03-T14",
     "R06.07.01.03-T15",
     "R06.07.01.03-T16",
     "R06.07.01.03-T17",
@@ -33,7 +34,11 @@ TASKS = [
 ]
 
 
-@pytest.mark.parametrize("task_id", TASKS)
+#: over ~20 s each on this machine (NCC identification over many onsets; T16's pitch-compensated bank)
+SLOW = {"R06.07.01.03-T04", "R06.07.01.03-T16"}
+
+
+@pytest.mark.parametrize("task_id", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW else t for t in TASKS])
 def test_selftest(task_id: str) -> None:
     res = selftest_task(task_id, seed=7)
     assert res.ok, res.problems
