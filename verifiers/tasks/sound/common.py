@@ -24,7 +24,19 @@ def write_wav(path: Path, data: np.ndarray, rate: int = RATE_HZ, subtype: str = 
     if rate != RATE_HZ:
         arr = resample(arr, RATE_HZ, rate)
     sf.write(str(path), arr, rate, subtype=subtype)
+    _zero_peak_timestamp(path)
     return path
+
+
+def _zero_peak_timestamp(path: Path) -> None:
+    """libsndfile stamps float WAVs' PEAK chunk with the wall clock; zero it so the same seed gives
+    the same bytes (the chunk is informational: version, timestamp, per-channel peaks)."""
+    with open(path, "r+b") as fh:
+        head = fh.read(512)
+        k = head.find(b"PEAK")
+        if k >= 12:
+            fh.seek(k + 12)
+            fh.write(b"\x00\x00\x00\x00")
 
 
 def truncate_file(path: Path) -> Path:
