@@ -1,0 +1,23 @@
+"""Each grading-family verifier proves itself on a seed-fixed synthetic instance.
+
+selftest_task scores the oracle (>= 99), the untouched work dir (<= 5) and every mutant, which must
+lower exactly the checks its expect.json names. Shots are 2 s of 256x144 at 12 fps, lossless.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifiers.synth import selftest_task
+
+TASKS = [
+    "R06.04.02.02-T01",
+]
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_selftest(task_id: str) -> None:
+    res = selftest_task(task_id, seed=7)
+    assert res.ok, res.problems
+    assert res.oracle is not None and res.oracle >= 99
+    assert res.nothing is not None and res.nothing <= 5

@@ -1,0 +1,183 @@
+"""Procedural shots and secondary grades for the colour-grading family's synthetic instances.
+
+A shot is a (frames, height, width, 3) uint8 sRGB stack: a textured background plus flat-ish
+coloured regions (umbrella, face ellipse, wall, sky) whose per-frame boolean masks are the GT.
+Grades are applied in CIELAB or in linear light through a per-pixel weight `alpha` in [0, 1]:
+`out = src + alpha * (graded - src)`, so pixels with alpha 0 stay bit-identical (the oracle grades
+exactly the GT region; mutants move, blur or leak alpha). Videos are written lossless (PNG in
+MOV, rgb24) so thresholds are measured without codec noise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy.ndimage import gaussian_filter
+from skimage.color import lab2rgb, rgb2lab
+
+WIDTH_PX = 256
+HEIGHT_PX = 144
+FPS = 12  # 2 s shots at 12 fps: 24 frames keep the suite fast
+
+
+def write_video(path: Path, frames: np.ndarray, fps: int = FPS) -> Path:
+    """Lossless rgb24 PNG-in-MOV: decoded back bit-exact by verifiers.measure.frames."""
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frames = np.asarray(frames, dtype=np.uint8)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("png", rate=fps)
+        stream.width, stream.height = frames.shape[2], frames.shape[1]
+        stream.pix_fmt = "rgb24"
+        for f in frames:
+            for pkt in stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(f), format="rgb24")):
+                container.mux(pkt)
+        for pkt in stream.encode():
+            container.mux(pkt)
+    return path
+
+
+def write_masks(path: Path, masks: dict[str, np.ndarray]) -> Path:
+    """GT masks as one compressed NPZ: name → (frames, height, width) bool."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **{k: np.asarray(v, dtype=bool) for k, v in masks.items()})
+    return path
+
+
+def texture(rng: np.random.Generator, n: int, h: int = HEIGHT_PX, w: int = WIDTH_PX, *, sigma_px: float = 6.0,
+            amp: float = 1.0, pan_px_per_frame: float = 0.0) -> np.ndarray:
+    """(n, h, w) smooth noise in about [-amp, amp], optionally panning sideways over time."""
+    pad = int(abs(pan_px_per_frame) * n) + 2
+    base = gaussian_filter(rng.standard_normal((h, w + pad)), sigma_px)
+    base *= amp / (np.abs(base).max() + 1e-9)
+    out = np.empty((n, h, w))
+    for i in range(n):
+        off = round(abs(pan_px_per_frame) * i)
+        out[i] = base[:, off: off + w]
+    return out
+
+
+def flat(n: int, lab: tuple[float, float, float], h: int = HEIGHT_PX, w: int = WIDTH_PX) -> np.ndarray:
+    """(n, h, w, 3) Lab stack of one colour."""
+    return np.broadcast_to(np.asarray(lab, dtype=np.float64), (n, h, w, 3)).copy()
+
+
+def to_rgb8(lab: np.ndarray) -> np.ndarray:
+    """Lab stack → uint8 sRGB (clipped)."""
+    return np.clip(np.round(lab2rgb(lab) * 255.0), 0, 255).astype(np.uint8)
+
+
+def to_lab(rgb8: np.ndarray) -> np.ndarray:
+    return rgb2lab(np.asarray(rgb8, dtype=np.float64) / 255.0)
+
+
+def ellipse(n: int, centers: np.ndarray, radii: tuple[float, float], h: int = HEIGHT_PX,
+            w: int = WIDTH_PX) -> np.ndarray:
+    """(n, h, w) bool ellipses; centers is (n, 2) of (x, y) per frame."""
+    yy, xx = np.mgrid[0:h, 0:w]
+    out = np.zeros((n, h, w), dtype=bool)
+    for i, (cx, cy) in enumerate(np.asarray(centers, dtype=float)):
+        out[i] = ((xx - cx) / radii[0]) ** 2 + ((yy - cy) / radii[1]) ** 2 <= 1.0
+    return out
+
+
+def rect(n: int, boxes: np.ndarray, h: int = HEIGHT_PX, w: int = WIDTH_PX) -> np.ndarray:
+    """(n, h, w) bool rectangles; boxes is (n, 4) of (x, y, width, height) per frame."""
+    out = np.zeros((n, h, w), dtype=bool)
+    for i, (x, y, bw, bh) in enumerate(np.round(np.asarray(boxes, dtype=float)).astype(int)):
+        out[i, max(0, y): max(0, y + bh), max(0, x): max(0, x + bw)] = True
+    return out
+
+
+def path_linear(n: int, start: tuple[float, float], end: tuple[float, float]) -> np.ndarray:
+    """(n, 2) positions moving linearly from start to end."""
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    return np.asarray(start, dtype=float) * (1 - t) + np.asarray(end, dtype=float) * t
+
+
+def soften(mask: np.ndarray, sigma_px: float) -> np.ndarray:
+    """Per-frame Gaussian-feathered alpha from a bool mask (a soft window edge)."""
+    m = np.asarray(mask, dtype=np.float64)
+    if sigma_px <= 0:
+        return m
+    return np.stack([gaussian_filter(f, sigma_px) for f in m])
+
+
+def lag(mask: np.ndarray, frames: int) -> np.ndarray:
+    """The mask of `frames` frames earlier (first frame repeated): a track that trails the motion."""
+    idx = np.clip(np.arange(len(mask)) - frames, 0, len(mask) - 1)
+    return np.asarray(mask)[idx]
+
+
+def blend(src8: np.ndarray, graded8: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """out = src + alpha·(graded − src), rounded; alpha 0 keeps pixels bit-identical."""
+    a = np.asarray(alpha, dtype=np.float64)[..., None]
+    out = src8.astype(np.float64) + a * (graded8.astype(np.float64) - src8.astype(np.float64))
+    return np.clip(np.round(out), 0, 255).astype(np.uint8)
+
+
+def grade_lab(src8: np.ndarray, alpha: np.ndarray, *, chroma_scale: float = 1.0, hue_deg: float = 0.0,
+              dl: float = 0.0, da: float = 0.0, db: float = 0.0, l_scale: float = 1.0,
+              l_pivot: float = 50.0) -> np.ndarray:
+    """A secondary in Lab: scale chroma, rotate hue, scale L* about a pivot, offset L*, a*, b*.
+
+    Only pixels with alpha > 0 are converted (speed); the rest are copied bit-identical.
+    """
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), src8.shape[:-1])
+    sel = alpha > 0
+    out = src8.copy()
+    if not sel.any():
+        return out
+    px = src8[sel][None]
+    lab = to_lab(px)
+    a, b = lab[..., 1] * chroma_scale, lab[..., 2] * chroma_scale
+    th = np.radians(hue_deg)
+    lab[..., 1] = a * np.cos(th) - b * np.sin(th) + da
+    lab[..., 2] = a * np.sin(th) + b * np.cos(th) + db
+    lab[..., 0] = l_pivot + (lab[..., 0] - l_pivot) * l_scale + dl
+    out[sel] = blend(px, to_rgb8(lab), alpha[sel][None])[0]
+    return out
+
+
+def grade_gain(src8: np.ndarray, alpha: np.ndarray, stops: float) -> np.ndarray:
+    """Exposure in linear light by `stops`, weighted per pixel by alpha (fractional alpha = partial stops)."""
+    c = src8.astype(np.float64) / 255.0
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    gain = 2.0 ** (stops * np.asarray(alpha, dtype=np.float64))[..., None]
+    lin = np.clip(lin * gain, 0, 1)
+    enc = np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
+    return np.clip(np.round(enc * 255.0), 0, 255).astype(np.uint8)
+
+
+def set_lab(src8: np.ndarray, alpha: np.ndarray, target_lab: tuple[float, float, float]) -> np.ndarray:
+    """Move the masked pixels' mean (per frame) to target_lab, keeping their local variation."""
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), src8.shape[:-1])
+    out = src8.copy()
+    for i in range(len(src8)):
+        sel = alpha[i] > 0
+        if not sel.any():
+            continue
+        px = src8[i][sel][None]
+        lab = to_lab(px)
+        core = alpha[i][sel] > 0.5
+        mean = lab[0][core].mean(axis=0) if core.any() else lab[0].mean(axis=0)
+        new = lab + (np.asarray(target_lab, dtype=np.float64) - mean)
+        out[i][sel] = blend(px, to_rgb8(new), alpha[i][sel][None])[0]
+    return out
+
+
+def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
+    """A node-graph export in the XML shape `verifiers.tasks.grading.common.drx_nodes` reads.
+
+    Synthetic: it stands for the harness's DRX export; see docs/grading.md for what is assumed.
+    """
+    from xml.sax.saxutils import quoteattr
+
+    body = "\n".join(
+        "    <Node " + " ".join(f"{k}={quoteattr(str(v))}" for k, v in n.items()) + "/>" for n in nodes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<DRX>\n  <NodeGraph>\n{body}\n  </NodeGraph>\n</DRX>\n',
+                    encoding="utf-8")
+    return path

@@ -1,0 +1,112 @@
+"""R06.04.02.02-T01: desaturate everything but a red umbrella moving across a street.
+
+Render: out/umbrella.mov. GT: gt/source.mov, gt/masks.npz {umbrella}. Node graph: state/grade.drx
+(harness export) must hold a qualifier node. Chroma statistics use all pixels; the implied mask is
+"chromatic in the source (C* ≥ 15) and keeps at least half its chroma".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    chroma_of,
+    frame_share_score,
+    load_shot,
+    masked_mean,
+    node_check,
+    outside,
+)
+
+OUTPUT = "out/umbrella.mov"
+DRX = "state/grade.drx"
+CHROMATIC = 15.0  # C*ab: a pixel whose retention can be judged at all
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Grey street, a yellow sign, a green tree, a blue car driving left, the red umbrella driving right."""
+    lab = g.flat(n, (52, 0.5, 1.5))
+    lab[..., 0] += 10 * g.texture(rng, n, pan_px_per_frame=0.5)
+    sign = g.rect(n, np.tile([20, 18, 40, 24], (n, 1)))
+    tree = g.ellipse(n, np.tile([215, 40], (n, 1)), (28, 30))
+    car = g.rect(n, np.c_[g.path_linear(n, (180, 100), (90, 100)), np.tile([60, 28], (n, 1))])
+    umbrella = g.ellipse(n, g.path_linear(n, (40, 70), (200, 66)), (26, 18))
+    detail = 6 * g.texture(rng, n, sigma_px=2)
+    for m, col in ((sign, (80, 5, 70)), (tree, (45, -40, 35)), (car, (38, 15, -50)), (umbrella, (45, 62, 40))):
+        lab[m] = col
+        lab[..., 0][m] += detail[m]
+    return g.to_rgb8(lab), {"umbrella": umbrella}
+
+
+@register
+class RedUmbrella(TaskVerifier):
+    task_id = "R06.04.02.02-T01"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        s, ev, msg = node_check(ctx, DRX, ("qualifier", "hsl"), "qualifier")
+        checks.set("qualifier_node", s, ev, msg)
+        shot = load_shot(ctx, OUTPUT)
+        um = shot.mask("umbrella")
+        c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
+
+        p = checks.params("umbrella_saturation")
+        ratio = masked_mean(c1, um) / masked_mean(c0, um)
+        sc, pct = frame_share_score(ratio >= p["min_chroma_ratio"])
+        checks.set("umbrella_saturation", sc, {"min_frame_chroma_ratio": float(np.nanmin(ratio)), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"umbrella chroma falls to {np.nanmin(ratio):.2f} of source")
+
+        p = checks.params("background_desaturated")
+        bg = outside(um, 2)
+        red = 100.0 * (1 - masked_mean(c1, bg) / masked_mean(c0, bg))
+        sc, pct = frame_share_score(red >= p["min_chroma_reduction_pct"])
+        checks.set("background_desaturated", sc, {"min_frame_reduction_pct": float(np.nanmin(red)), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"background chroma only reduced {np.nanmin(red):.1f}%")
+
+        p = checks.params("mask_iou")
+        chromatic = c0 >= CHROMATIC
+        implied = chromatic & (c1 >= 0.5 * c0)
+        gt = um & chromatic
+        inter = (implied & gt).sum(axis=(1, 2))
+        union = (implied | gt).sum(axis=(1, 2))
+        iou = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
+        sc, pct = frame_share_score(iou >= p["min_iou"], p["min_frames_pct"])
+        checks.set("mask_iou", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"implied mask IoU ≥ {p['min_iou']} on only {pct:.1f}% of frames")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        um = masks["umbrella"]
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "regions": ["umbrella"]})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        nodes = [{"id": "1", "type": "Corrector", "label": "balance"},
+                 {"id": "2", "type": "Corrector", "qualifier": "HSL", "label": "umbrella key"}]
+
+        def desat(keep: np.ndarray, bg_scale: float = 0.0) -> np.ndarray:
+            return g.grade_lab(src, ~keep, chroma_scale=bg_scale)
+
+        g.write_video(inst.oracle / OUTPUT, desat(um))
+        g.drx(inst.oracle / DRX, nodes)
+
+        m = inst.mutant("window_only_no_qualifier", ["qualifier_node"], "tracked window only, no qualifier node")
+        g.write_video(m / OUTPUT, desat(um))
+        g.drx(m / DRX, [*nodes[:1], {"id": "2", "type": "Corrector", "window": "Circle"}])
+
+        m = inst.mutant("umbrella_dulled", ["umbrella_saturation"], "qualifier also pulled umbrella chroma 30%")
+        g.write_video(m / OUTPUT, g.grade_lab(desat(um), um, chroma_scale=0.7))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("half_desaturated", ["background_desaturated"], "background saturation only at 45%")
+        g.write_video(m / OUTPUT, desat(um, 0.45))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("track_lags_3_frames", ["umbrella_saturation", "mask_iou"],
+                        "the window trails the umbrella by 3 frames: its front edge greys out")
+        g.write_video(m / OUTPUT, desat(g.lag(um, 3)))
+        g.drx(m / DRX, nodes)
