@@ -86,3 +86,28 @@ def test_without_a_recorded_run_live_checks_are_errors_not_failures(task_id: str
             assert "no live evidence" in by[c.name]["message"]
         else:
             assert by[c.name]["status"] == "pass", (c.name, by[c.name])
+
+
+@pytest.mark.parametrize("task_id", _params(TASKS))
+def test_garbage_outputs_give_clear_failures_not_crashes(task_id: str, tmp_path: Path) -> None:
+    """Every file of the oracle's solution replaced by garbage: no verifier crash, and no check that
+    judges files alone still passes (live-evidence checks may, their events are kept)."""
+    import shutil
+
+    from verifiers.catalog import load_catalog
+
+    inst = synth_instance(task_id, tmp_path / "inst", seed=9)
+    sol = tmp_path / "garbage"
+    shutil.copytree(inst / "oracle", sol)
+    for f in sol.rglob("*"):
+        if f.is_file() and f.name not in ("events.jsonl", "expect.json"):
+            f.write_bytes(b"\x00\xffnot what you think\x1a" * 3)
+    work = tmp_path / "work"
+    overlay(inst / "workdir", sol, work)
+    rep = score_task(task_id, work, inst / "gt", load_solution_events(sol)).to_dict()
+    crashed = [(c["name"], c["message"]) for c in rep["checks"] if "crashed" in c["message"]]
+    assert not crashed
+    assert not any("traceback" in n for n in rep.get("notes", []))
+    files_only = {c.name for c in load_catalog().get(task_id).checks if (c.evidence or "files") == "files"}
+    passing = [c["name"] for c in rep["checks"] if c["name"] in files_only and c["status"] == "pass"]
+    assert not passing, [(c["name"], c["message"]) for c in rep["checks"] if c["name"] in passing]
