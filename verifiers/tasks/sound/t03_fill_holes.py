@@ -4,8 +4,8 @@ Work dir: fixtures/office_scene.drp (closed; placeholder), fixtures/media/office
 effects track as the project plays it, holes = digital silence), fixtures/amb_office.wav.
 Output: output/office_bg.wav. GT: gt/holes.json {fps, holes: [[start_s, end_s], ...]}.
 
-holes_filled: no run of >= 100 samples of digital silence (all channels exactly 0) inside any hole
-(share of holes). spectral_match: 1/3-octave levels (200 Hz–8 kHz, verifiers.measure.spectral) of
+holes_filled: no run of >= 100 samples of digital silence (all channels exactly 0, on the file's own
+samples, verifiers.measure.events) inside any hole (share of holes). spectral_match: 1/3-octave levels (200 Hz–8 kHz, verifiers.measure.spectral) of
 each filled region against the track's ambience in the 1 s either side; mean |Δ| per band <= 2 dB
 (share of holes). crossfades_rest_intact: half for the 8 edges whose fill fade (see fades.py: the
 fill is located in amb_office.wav by NCC, its per-window gain fitted with a ramp) lasts 8–12
@@ -20,6 +20,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
+from verifiers.measure.events import silence_runs
 from verifiers.measure.identify import match_at
 from verifiers.measure.spectral import third_octave_levels_db
 from verifiers.registry import register
@@ -35,14 +36,6 @@ FPS = 24
 BAND_RANGE_HZ = (200.0, 8000.0)
 EDGE_SPAN_S = 0.7
 NULL_MARGIN_S = 1.0
-
-
-def silent_runs(x: np.ndarray, min_len: int) -> list[tuple[int, int]]:
-    """(start, length) of runs where every channel is exactly 0, at least min_len samples long."""
-    z = np.all(x == 0, axis=1).astype(np.int8)
-    d = np.diff(np.concatenate([[0], z, [0]]))
-    starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
-    return [(int(s), int(e - s)) for s, e in zip(starts, ends, strict=True) if e - s >= min_len]
 
 
 @register
@@ -71,13 +64,13 @@ class FillHoles(TaskVerifier):
         mono, omono = x.mean(axis=1), orig.mean(axis=1)
 
         min_run = int(checks.params("holes_filled").get("max_digital_silence_samples", 100))
-        runs = silent_runs(x, min_run)
+        native = audio.sample_rate_hz  # digital silence is judged on the file's own samples
+        runs = silence_runs(audio.samples, native, min_s=min_run / native)
         per_hole = []
         for a, b in holes:
-            lo, hi = round(a * RATE_HZ), round(b * RATE_HZ)
-            inside = [(s, ln) for s, ln in runs if s < hi and s + ln > lo]
+            inside = [r for r in runs if r.start_s < b and r.end_s > a]
             per_hole.append({"hole_s": [a, b], "silent_runs": len(inside),
-                             "longest_ms": round(max([ln for _s, ln in inside], default=0) / RATE_HZ * 1000, 1)})
+                             "longest_ms": round(max([r.duration_s for r in inside], default=0) * 1000, 1)})
         filled = sum(h["silent_runs"] == 0 for h in per_hole)
         checks.set("holes_filled", filled / len(holes), {"holes": per_hole, "min_run_samples": min_run},
                    f"{filled}/{len(holes)} holes free of digital silence")
