@@ -13,6 +13,7 @@ from verifiers.synth import selftest_task
 TASKS = [
     "R06.04.02.02-T01",
     "R06.04.02.02-T05",
+    "R06.04.02.02-T03",
 ]
 
 

@@ -1,0 +1,160 @@
+"""R06.04.02.02-T03: shift a drone shot's sky toward teal inside a tracked gradient window.
+
+Render: out/coast_teal.mov. GT: gt/source.mov, gt/masks.npz {sky, cliffs, sea}, gt/shot.json
+{horizon_y: per-frame row of the horizon at each column's centre, reference_height_px}.
+"Toward teal" is measured against teal's CIELAB hue (TEAL_HUE_DEG): the sky's mean hue must get
+10–20° closer to it. Cliff/sea pixels within BAND_PX of the horizon are left out of the untouched
+check because a gradient window's soft band legitimately reaches a little below the horizon.
+The window's transition row per column is where the render's change falls to half of the sky's;
+the seed's 60 px is at 1080 lines and is scaled to the shot's height.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.colour import hue_difference_deg
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    circular_mean_hue,
+    frame_share_score,
+    interior,
+    load_shot,
+    masked_mean,
+    outside,
+    untouched_check,
+)
+
+OUTPUT = "out/coast_teal.mov"
+TEAL_HUE_DEG = 196.0
+BAND_PX = 10
+REFERENCE_HEIGHT_PX = 1080
+N_FRAMES = 24
+
+
+def horizon_rows(n: int) -> np.ndarray:
+    """(n, width) horizon row per column: the drone tilts and rises, the horizon drifts and leans."""
+    x = np.arange(g.WIDTH_PX)
+    base = np.linspace(50, 78, n)[:, None]
+    tilt = np.linspace(-0.06, 0.06, n)[:, None]
+    return base + tilt * (x[None] - g.WIDTH_PX / 2)
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    rows = horizon_rows(n)
+    yy = np.arange(g.HEIGHT_PX)[None, :, None]
+    sky = yy < rows[:, None, :]
+    cliffs = ~sky & (np.arange(g.WIDTH_PX)[None, None, :] < 90)
+    sea = ~sky & ~cliffs
+    lab = g.flat(n, (0, 0, 0))
+    grad = (yy / g.HEIGHT_PX).repeat(g.WIDTH_PX, axis=2).repeat(n, axis=0)
+    lab[..., 0] = np.where(sky, 78 - 20 * grad, 0)
+    lab[..., 1] = np.where(sky, -2 + 4 * grad, 0)
+    lab[..., 2] = np.where(sky, -30 + 6 * grad, 0)
+    cl = g.texture(rng, n, sigma_px=3, pan_px_per_frame=0.3)
+    lab[cliffs] = np.c_[45 + 10 * cl[cliffs], np.full(cliffs.sum(), 8.0), np.full(cliffs.sum(), 22.0)]
+    se = g.texture(rng, n, sigma_px=2, pan_px_per_frame=0.6)
+    lab[sea] = np.c_[35 + 6 * se[sea], np.full(sea.sum(), -12.0), np.full(sea.sum(), -18.0)]
+    lab[..., 0][sky] += 2 * g.texture(rng, n, sigma_px=8)[sky]
+    return g.to_rgb8(lab), {"sky": sky, "cliffs": cliffs, "sea": sea}, rows
+
+
+def window_alpha(rows: np.ndarray, softness_px: float = 4.0) -> np.ndarray:
+    """A gradient window: 1 above the given horizon rows, falling to 0 over ~softness below it."""
+    yy = np.arange(g.HEIGHT_PX)[None, :, None]
+    return np.clip((rows[:, None, :] + 1 - yy) / softness_px + 1.0, 0.0, 1.0) * (yy < rows[:, None, :] + softness_px)
+
+
+@register
+class SkyTeal(TaskVerifier):
+    task_id = "R06.04.02.02-T03"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = load_shot(ctx, OUTPUT)
+        sky = shot.mask("sky")
+        core = interior(sky, 3)
+        ls, lo = shot.lab("src"), shot.lab("out")
+
+        p = checks.params("sky_hue")
+        toward = np.zeros(shot.n)
+        for i in range(shot.n):
+            h0 = circular_mean_hue(ls[i], core[i])
+            h1 = circular_mean_hue(lo[i], core[i])
+            toward[i] = abs(hue_difference_deg(h0, TEAL_HUE_DEG)) - abs(hue_difference_deg(h1, TEAL_HUE_DEG))
+        ok = (toward >= p["min_hue_shift_deg"]) & (toward <= p["max_hue_shift_deg"])
+        sc, pct = frame_share_score(ok)
+        checks.set("sky_hue", sc, {"min_shift_toward_teal_deg": float(toward.min()),
+                                   "max_shift_toward_teal_deg": float(toward.max()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"sky hue moved {toward.min():.1f}..{toward.max():.1f}° toward teal")
+
+        p = checks.params("sky_luminance")
+        drop = masked_mean(ls[..., 0], core) - masked_mean(lo[..., 0], core)
+        ok = (drop >= p["min_l_drop"] - 0.05) & (drop <= p["max_l_drop"])
+        sc, pct = frame_share_score(ok)
+        checks.set("sky_luminance", sc, {"min_l_drop": float(drop.min()), "max_l_drop": float(drop.max()),
+                                         "frames_ok_pct": pct},
+                   "" if sc == 1 else f"sky L* drop {drop.min():.1f}..{drop.max():.1f} outside range")
+
+        p = checks.params("cliffs_sea_unchanged")
+        away = outside(sky, BAND_PX)
+        shot.masks["_cliffs_away"] = shot.mask("cliffs") & away
+        shot.masks["_sea_away"] = shot.mask("sea") & away
+        sc, ev, msg = untouched_check(shot, ["_cliffs_away", "_sea_away"], p["max_delta_e2000"])
+        ev["excluded_band_below_horizon_px"] = BAND_PX
+        checks.set("cliffs_sea_unchanged", sc, ev, msg)
+
+        p = checks.params("window_tracks_horizon")
+        rows = np.asarray(shot.meta.get("horizon_y") or [], dtype=float)
+        if rows.shape != (shot.n, shot.src.shape[2]):
+            checks.error("window_tracks_horizon", "GT shot.json has no per-frame horizon rows")
+            return
+        limit_px = p["max_band_distance_px"] * shot.src.shape[1] / REFERENCE_HEIGHT_PX
+        change = np.linalg.norm(lo[..., 1:] - ls[..., 1:], axis=-1)
+        dist = np.zeros(shot.n)
+        for i in range(shot.n):
+            ref = np.median(change[i][core[i]])
+            if ref < 1.0:
+                dist[i] = np.inf
+                continue
+            cols = []
+            for x in range(0, shot.src.shape[2], 4):
+                below = np.nonzero(change[i][:, x] < 0.5 * ref)[0]
+                edge = below[0] if len(below) else shot.src.shape[1]
+                cols.append(abs(edge - rows[i, x]))
+            dist[i] = float(np.mean(cols))
+        sc, pct = frame_share_score(dist <= limit_px)
+        checks.set("window_tracks_horizon", sc, {"max_mean_band_distance_px": float(dist.max()), "limit_px": limit_px,
+                                                 "frames_ok_pct": pct},
+                   "" if sc == 1 else f"window band {dist.max():.1f} px from the horizon (limit {limit_px:.1f})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks, rows = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "horizon_y": np.round(rows, 2).tolist(),
+                                                "reference_height_px": REFERENCE_HEIGHT_PX})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        # The sky sits near 265°: toward teal (196°) is a negative rotation.
+        alpha = window_alpha(rows)
+        g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, alpha, hue_deg=-15, dl=-2))
+
+        m = inst.mutant("hue_wrong_way", ["sky_hue"], "sky rotated 15° away from teal (toward purple)")
+        g.write_video(m / OUTPUT, g.grade_lab(src, alpha, hue_deg=15, dl=-2))
+
+        m = inst.mutant("sky_darkened", ["sky_luminance"], "sky pulled down 10 L*")
+        g.write_video(m / OUTPUT, g.grade_lab(src, alpha, hue_deg=-15, dl=-10))
+
+        m = inst.mutant("window_too_soft", ["cliffs_sea_unchanged", "window_tracks_horizon"],
+                        "gradient softness reaches 40 px into the cliffs and sea (its half-change row "
+                        "drops below the horizon too)")
+        a = window_alpha(rows + 36, softness_px=40)
+        a = np.maximum(a * (np.arange(g.HEIGHT_PX)[None, :, None] >= rows[:, None, :]), alpha)
+        g.write_video(m / OUTPUT, g.grade_lab(src, a, hue_deg=-15, dl=-2))
+
+        m = inst.mutant("window_not_tracked", ["window_tracks_horizon"],
+                        "window frozen at the first frame's horizon: later frames grade only the upper sky")
+        static = window_alpha(np.repeat(rows[:1] - 0, len(rows), axis=0))
+        g.write_video(m / OUTPUT, g.grade_lab(src, static, hue_deg=-15, dl=-2))
