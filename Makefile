@@ -10,7 +10,7 @@ SHELL := /bin/bash
 # both are named here, and Recommends are installed, so a fresh machine matches this one.
 APT_PACKAGES := ffmpeg xvfb obs-studio obs-plugins mosquitto pulseaudio pulseaudio-utils \
 	libasound2-plugins openbox x11-utils xdotool nginx libnginx-mod-rtmp libportaudio2 libsndfile1 \
-	chromium python3-venv python3-pip
+	chromium python3-venv python3-pip libgl1 libglib2.0-0
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
@@ -40,6 +40,8 @@ apt:
 $(STAMP): pyproject.toml
 	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
+	@# an older venv may hold opencv-python-headless, which would shadow opencv-python's cv2
+	@$(VENV)/bin/pip uninstall -y -q opencv-python-headless 2>/dev/null || true
 	$(VENV)/bin/pip install -q -e '.[test]'
 	@touch $(STAMP)
 
