@@ -97,15 +97,19 @@ def per_frame_de(shot: Shot, mask: np.ndarray, stride: int = DE_STRIDE) -> np.nd
 
 
 def untouched_check(shot: Shot, names: list[str], max_de: float) -> tuple[float, dict[str, Any], str]:
-    """'Region X vs source': every frame's mean ΔE2000 over the union of the masks ≤ max_de."""
-    mask = np.zeros_like(shot.mask(names[0]))
-    for nm in names:
-        mask |= shot.mask(nm)
-    de = per_frame_de(shot, mask)
+    """'Regions X, Y vs source': each region's per-frame mean ΔE2000 ≤ max_de, on every frame.
+
+    Regions are judged one by one (worst region per frame) so a small region that changed is not
+    averaged away by a large one that did not.
+    """
+    per_region = {nm: per_frame_de(shot, shot.mask(nm)) for nm in names}
+    de = np.max(np.stack(list(per_region.values())), axis=0)
     score, pct = frame_share_score(de <= max_de)
     ev = {"regions": names, "worst_frame_mean_delta_e2000": float(de.max()), "frames_ok_pct": pct,
+          "worst_by_region": {k: float(v.max()) for k, v in per_region.items()},
           "max_delta_e2000": max_de, "pixel_stride": DE_STRIDE}
-    return score, ev, "" if score == 1.0 else f"{'/'.join(names)} changed: worst frame ΔE2000 {de.max():.2f} > {max_de}"
+    worst = max(per_region, key=lambda k: per_region[k].max())
+    return score, ev, "" if score == 1.0 else f"{worst} changed: worst frame mean ΔE2000 {de.max():.2f} > {max_de}"
 
 
 def masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
