@@ -1,0 +1,104 @@
+"""R06.04.02.02-T13: tame a distracting neon sign behind two actors (handheld, 4 s).
+
+Render: out/diner_sign.mov. GT: gt/source.mov, gt/masks.npz {sign, actors}. Luminance is linear
+Y (BT.709), chroma is C*ab, both as per-frame means over the GT sign mask. Tracking (the seed says
+only "window follows the sign"): a frame is tracked when ≥ COVER_PCT of the sign's pixels changed
+(Lab distance > CHANGED_LAB); a window that also spills elsewhere is the untouched check's business.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import binary_dilation
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    chroma_of,
+    frame_share_score,
+    linear_y,
+    load_shot,
+    masked_mean,
+    untouched_check,
+)
+
+OUTPUT = "out/diner_sign.mov"
+COVER_PCT = 90.0
+CHANGED_LAB = 3.0
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Dark diner wall, a magenta neon sign drifting with the handheld camera, two actors in front."""
+    lab = g.flat(n, (22, 4, 6))
+    lab[..., 0] += 5 * g.texture(rng, n, pan_px_per_frame=1.0)
+    shake = np.c_[np.linspace(150, 190, n) + 3 * np.sin(np.arange(n)), 28 + 2 * np.cos(np.arange(n) * 0.7)]
+    sign = g.rect(n, np.c_[shake, np.tile([48, 18], (n, 1))])
+    lab[sign] = (68, 70, -30)
+    lab[..., 0][sign] += 6 * g.texture(rng, n, sigma_px=1.5)[sign]
+    a1 = g.ellipse(n, np.tile([70, 95], (n, 1)), (22, 40))
+    a2 = g.ellipse(n, np.tile([140, 105], (n, 1)), (20, 36))
+    lab[a1] = (55, 14, 18)
+    lab[a2] = (48, 10, 22)
+    actors = a1 | a2
+    lab[..., 0][actors] += 4 * g.texture(rng, n, sigma_px=2)[actors]
+    return g.to_rgb8(lab), {"sign": sign & ~actors, "actors": actors}
+
+
+@register
+class NeonSign(TaskVerifier):
+    task_id = "R06.04.02.02-T13"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = load_shot(ctx, OUTPUT)
+        sign = shot.mask("sign")
+        y0, y1 = linear_y(shot.src), linear_y(shot.out)
+        c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
+
+        p = checks.params("sign_toned_down")
+        dy = 100 * (masked_mean(y1, sign) / masked_mean(y0, sign) - 1)
+        dc = 100 * (masked_mean(c1, sign) / masked_mean(c0, sign) - 1)
+        ok = ((dy >= p["min_luma_change_pct"]) & (dy <= p["max_luma_change_pct"])
+              & (dc >= p["min_chroma_change_pct"]) & (dc <= p["max_chroma_change_pct"]))
+        sc, pct = frame_share_score(ok)
+        checks.set("sign_toned_down", sc, {"luma_change_pct": [float(dy.min()), float(dy.max())],
+                                           "chroma_change_pct": [float(dc.min()), float(dc.max())],
+                                           "frames_ok_pct": pct},
+                   "" if sc == 1 else f"sign luminance {dy.mean():.0f}%, chroma {dc.mean():.0f}% (frames ok {pct:.0f}%)")
+
+        sc, ev, msg = untouched_check(shot, ["actors"], checks.params("actors_untouched")["max_delta_e2000"])
+        checks.set("actors_untouched", sc, ev, msg)
+
+        p = checks.params("tracking")
+        changed = np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1) > CHANGED_LAB
+        cover = 100 * (changed & sign).sum(axis=(1, 2)) / np.maximum(sign.sum(axis=(1, 2)), 1)
+        sc, pct = frame_share_score(cover >= COVER_PCT, p["min_frames_pct"])
+        checks.set("tracking", sc, {"min_sign_cover_pct": float(cover.min()), "cover_needed_pct": COVER_PCT,
+                                    "frames_ok_pct": pct},
+                   "" if sc == 1 else f"window on the sign in only {pct:.0f}% of frames")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        sign = masks["sign"]
+        window = np.stack([binary_dilation(m, iterations=2) for m in sign]) & ~masks["actors"]
+
+        def tame(alpha: np.ndarray, l_scale: float = 0.9, chroma_scale: float = 0.6) -> np.ndarray:
+            return g.grade_lab(src, alpha, l_scale=l_scale, l_pivot=0, chroma_scale=chroma_scale)
+
+        g.write_video(inst.oracle / OUTPUT, tame(window))
+
+        m = inst.mutant("desaturate_only", ["sign_toned_down"], "chroma lowered, brightness left")
+        g.write_video(m / OUTPUT, tame(window, l_scale=1.0))
+
+        m = inst.mutant("window_over_actor", ["actors_untouched"], "window not masked out of the actor's head")
+        g.write_video(m / OUTPUT, tame(np.stack([binary_dilation(w, iterations=2) for w in sign]) | masks["actors"]))
+
+        m = inst.mutant("static_window", ["tracking", "sign_toned_down"],
+                        "window placed on frame 1 and never tracked: the sign drifts out of it")
+        g.write_video(m / OUTPUT, tame(np.repeat(window[:1], len(window), axis=0)))
