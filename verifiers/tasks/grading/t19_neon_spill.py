@@ -1,0 +1,109 @@
+"""R06.04.02.02-T19: remove magenta neon spill from a face but keep the neon.
+
+Render: out/club_skin.mov. GT: gt/source.mov, gt/masks.npz {face, neon, wall}. The face's mean
+hue (chroma-weighted, over the face eroded by EDGE_PX so the edge is judged separately) starts near
+350° and must land in 25–55° with |ΔL*| ≤ 4. Clean edges (the seed names no numbers): the face-side
+ring of EDGE_PX must also read as skin (hue within RING_SLACK_DEG of the target range: neither the
+old magenta nor a green overcorrection), and the wall-side ring must stay within RING_MAX_DE of the
+source (no fringe painted onto the background).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import binary_dilation, binary_erosion
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    circular_mean_hue,
+    frame_share_score,
+    interior,
+    load_shot,
+    masked_mean,
+    per_frame_de,
+    untouched_check,
+)
+
+OUTPUT = "out/club_skin.mov"
+EDGE_PX = 3
+RING_SLACK_DEG = 15.0
+RING_MAX_DE = 3.0
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    lab = g.flat(n, (18, 10, -12))  # dark club wall with a violet tint
+    lab[..., 0] += 5 * g.texture(rng, n, pan_px_per_frame=0.5)
+    neon = g.rect(n, np.tile([20, 20, 14, 100], (n, 1))) | g.rect(n, np.tile([210, 30, 14, 90], (n, 1)))
+    lab[neon] = (62, 78, -28)
+    face = g.ellipse(n, g.path_linear(n, (115, 70), (135, 66)), (26, 34))
+    lab[face] = (58, 22, -4)  # skin drenched in magenta: hue ≈ 350°
+    lab[..., 0][face] += 5 * g.texture(rng, n, sigma_px=2)[face]
+    wall = ~(neon | face)
+    return g.to_rgb8(lab), {"face": face, "neon": neon, "wall": wall}
+
+
+def in_range(h: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return (h >= lo) & (h <= hi)
+
+
+@register
+class NeonSpill(TaskVerifier):
+    task_id = "R06.04.02.02-T19"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = load_shot(ctx, OUTPUT)
+        face = shot.mask("face")
+        core = interior(face, EDGE_PX)
+        ls, lo = shot.lab("src"), shot.lab("out")
+
+        p = checks.params("spill_removed")
+        hue = np.array([circular_mean_hue(lo[i], core[i]) for i in range(shot.n)])
+        dl = masked_mean(lo[..., 0], core) - masked_mean(ls[..., 0], core)
+        ok = in_range(hue, p["min_hue_deg"], p["max_hue_deg"]) & (np.abs(dl) <= p["max_l_change"])
+        sc, pct = frame_share_score(ok)
+        checks.set("spill_removed", sc, {"face_hue_deg": [float(hue.min()), float(hue.max())],
+                                         "max_abs_l_change": float(np.abs(dl).max()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"face hue {hue.mean():.0f}°, ΔL* {dl.mean():.1f} (frames ok {pct:.0f}%)")
+
+        sc, ev, msg = untouched_check(shot, ["neon", "wall"], checks.params("neon_untouched")["max_delta_e2000"])
+        checks.set("neon_untouched", sc, ev, msg)
+
+        inner = face & ~core
+        outer = np.stack([binary_dilation(m, iterations=EDGE_PX) & ~m for m in face])
+        ring_hue = np.array([circular_mean_hue(lo[i], inner[i]) for i in range(shot.n)])
+        ring_de = per_frame_de(shot, outer, stride=1)
+        lo_h, hi_h = p["min_hue_deg"] - RING_SLACK_DEG, p["max_hue_deg"] + RING_SLACK_DEG
+        ok = in_range(ring_hue, lo_h, hi_h) & (ring_de <= RING_MAX_DE)
+        sc, pct = frame_share_score(ok)
+        checks.set("clean_edges", sc, {"face_ring_hue_deg": [float(ring_hue.min()), float(ring_hue.max())],
+                                       "ring_hue_range_deg": [lo_h, hi_h], "wall_ring_max_delta_e2000": float(ring_de.max()),
+                                       "ring_px": EDGE_PX, "frames_ok_pct": pct},
+                   "" if sc == 1 else f"fringe at the face edge: ring hue {ring_hue.mean():.0f}°, "
+                                      f"wall ring ΔE2000 {ring_de.max():.1f}")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "face_source_hue_deg": 350})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        face = masks["face"]
+        g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, face, hue_deg=50))
+
+        m = inst.mutant("overcorrected_yellow_green", ["spill_removed", "clean_edges"],
+                        "hue pushed 110° round: the face turns yellow-green")
+        g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=110))
+
+        m = inst.mutant("brightened_face", ["spill_removed"], "spill fixed but the face lifted 8 L*")
+        g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=50, dl=8))
+
+        m = inst.mutant("whole_frame_rotated", ["neon_untouched", "clean_edges"], "hue vs hue applied to the frame")
+        g.write_video(m / OUTPUT, g.grade_lab(src, np.ones(face.shape), hue_deg=50))
+
+        m = inst.mutant("qualifier_too_tight", ["clean_edges"], "the key misses the face's outer 3 px: magenta rim")
+        g.write_video(m / OUTPUT, g.grade_lab(src, np.stack([binary_erosion(f, iterations=EDGE_PX) for f in face]),
+                                              hue_deg=50))
