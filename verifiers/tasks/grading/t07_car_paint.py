@@ -1,0 +1,120 @@
+"""R06.04.02.02-T07: repaint a moving car from blue to red, keeping reflections, glass and chrome.
+
+Render: out/car_red.mov. GT: gt/source.mov, gt/masks.npz {paint, sky, glass, chrome}. Paint hue is
+the hue of the mean a*, b* over the paint mask (range 350°–15° wraps through 0°); chroma is the
+mean per-pixel C*ab ratio render/source. Reflections: Pearson correlation of L* render vs source
+over the paint pixels of each frame. Mask stability: the recoloured region (pixels whose hue moved
+more than RECOLOURED_DEG with chroma ≥ CHROMATIC) against the GT paint mask, IoU per frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.colour import hue_deg, hue_difference_deg
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    chroma_of,
+    circular_mean_hue,
+    frame_share_score,
+    load_shot,
+    masked_mean,
+    untouched_check,
+)
+
+OUTPUT = "out/car_red.mov"
+RECOLOURED_DEG = 20.0
+CHROMATIC = 10.0
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Blue sky, grey road, and a blue car (glass, chrome strip) driving right."""
+    yy = np.arange(g.HEIGHT_PX)[None, :, None]
+    lab = g.flat(n, (45, 0, 2))
+    lab[..., 0] += 6 * g.texture(rng, n, pan_px_per_frame=1.0)
+    sky = np.broadcast_to(yy < 50, (n, g.HEIGHT_PX, g.WIDTH_PX)).copy()
+    x = g.path_linear(n, (30, 0), (140, 0))[:, 0]
+    body = g.rect(n, np.c_[x, np.full(n, 70), np.full(n, 86), np.full(n, 34)])
+    glass = g.rect(n, np.c_[x + 18, np.full(n, 52), np.full(n, 46), np.full(n, 18)])
+    chrome = g.rect(n, np.c_[x, np.full(n, 94), np.full(n, 86), np.full(n, 3)])
+    paint = body & ~chrome
+    sky &= ~glass
+    lab[sky] = (72, -6, -30)
+    lab[glass] = (28, -2, -8)
+    lab[paint] = (40, 10, -50)
+    lab[..., 0][paint] += 14 * g.texture(rng, n, sigma_px=3)[paint]  # reflections
+    lab[chrome] = (82, 0, 0)
+    return g.to_rgb8(lab), {"paint": paint, "sky": sky, "glass": glass, "chrome": chrome}
+
+
+def hue_in(h: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Hue range test that wraps through 0° when lo > hi."""
+    return ((h >= lo) | (h <= hi)) if lo > hi else ((h >= lo) & (h <= hi))
+
+
+@register
+class CarPaint(TaskVerifier):
+    task_id = "R06.04.02.02-T07"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = load_shot(ctx, OUTPUT)
+        paint = shot.mask("paint")
+        ls, lo = shot.lab("src"), shot.lab("out")
+        c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
+
+        p = checks.params("paint_recolored")
+        hue = np.array([circular_mean_hue(lo[i], paint[i]) for i in range(shot.n)])
+        ratio = masked_mean(c1, paint) / masked_mean(c0, paint)
+        ok = hue_in(hue, p["min_hue_deg"], p["max_hue_deg"]) & (ratio >= p["min_chroma_ratio"])
+        sc, pct = frame_share_score(ok)
+        checks.set("paint_recolored", sc, {"paint_hue_deg": [float(hue.min()), float(hue.max())],
+                                           "min_chroma_ratio": float(ratio.min()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"paint hue {hue.mean():.0f}°, chroma ×{ratio.mean():.2f} (frames ok {pct:.0f}%)")
+
+        p = checks.params("reflections_preserved")
+        corr = np.array([np.corrcoef(ls[i][..., 0][paint[i]], lo[i][..., 0][paint[i]])[0, 1] for i in range(shot.n)])
+        corr = np.nan_to_num(corr, nan=0.0)
+        sc, pct = frame_share_score(corr >= p["min_correlation"])
+        checks.set("reflections_preserved", sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
+
+        sc, ev, msg = untouched_check(shot, ["sky", "glass", "chrome"],
+                                      checks.params("sky_glass_untouched")["max_delta_e2000"])
+        checks.set("sky_glass_untouched", sc, ev, msg)
+
+        p = checks.params("mask_stability")
+        moved = np.abs(hue_difference_deg(hue_deg(ls), hue_deg(lo))) > RECOLOURED_DEG
+        recol = moved & (c0 >= CHROMATIC) & (c1 >= CHROMATIC)
+        inter = (recol & paint).sum(axis=(1, 2))
+        union = (recol | paint).sum(axis=(1, 2))
+        iou = inter / np.maximum(union, 1)
+        sc, pct = frame_share_score(iou >= p["min_iou"], p["min_frames_pct"])
+        checks.set("mask_stability", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()),
+                                          "frames_ok_pct": pct},
+                   "" if sc == 1 else f"recoloured region IoU ≥ {p['min_iou']} on only {pct:.0f}% of frames")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "paint_source_hue_deg": 281})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        paint = masks["paint"]
+        g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, paint, hue_deg=84))
+
+        m = inst.mutant("magenta_not_red", ["paint_recolored"], "hue stopped at magenta (about 330°)")
+        g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=50))
+
+        m = inst.mutant("flat_paint", ["reflections_preserved"], "paint filled flat: reflections gone")
+        g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=84, l_scale=0.0, l_pivot=40))
+
+        m = inst.mutant("glass_caught", ["sky_glass_untouched"], "qualifier caught the bluish glass too")
+        g.write_video(m / OUTPUT, g.grade_lab(src, paint | masks["glass"], hue_deg=84))
+
+        m = inst.mutant("noisy_key", ["mask_stability"], "a noisy qualifier leaves a fifth of the paint blue")
+        holes = paint & (rng.random(paint.shape) < 0.2)
+        g.write_video(m / OUTPUT, g.grade_lab(src, paint & ~holes, hue_deg=84))
