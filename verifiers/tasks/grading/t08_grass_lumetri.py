@@ -1,0 +1,128 @@
+"""R06.04.02.02-T08: greener grass in Premiere Lumetri (HSL Secondary) without touching skin.
+
+Render: out/picnic_grass.mp4. GT: gt/source.mov, gt/masks.npz {grass, skin, dress}. The grass
+mask's mean hue must get 5–15° closer to 120° and its mean chroma rise 15–30 %. The project check
+reads state/project.prproj (the harness's copy; Premiere saves it gzip-compressed XML): a Lumetri
+effect whose HSL Secondary section is enabled. Premiere's parameter layout is not public; the
+reader looks for an element or attribute naming "HSL Secondary" with an enabled/true flag and says
+so in docs/grading.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.colour import hue_difference_deg
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    chroma_of,
+    circular_mean_hue,
+    frame_share_score,
+    load_shot,
+    masked_mean,
+    outside_grade_writes,
+    untouched_check,
+)
+
+OUTPUT = "out/picnic_grass.mp4"
+PROJECT = "state/project.prproj"
+N_FRAMES = 24
+_HSL = re.compile(r"hsl\s*_?secondary[^>]{0,200}?(enabled|active)\s*=\s*\"(true|1)\"", re.I)
+
+
+def read_prproj(data: bytes) -> str:
+    """A .prproj as text: gzip when it starts with the gzip magic, else plain XML."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    yy = np.arange(g.HEIGHT_PX)[None, :, None]
+    lab = g.flat(n, (75, -4, -20))  # sky
+    grass = np.broadcast_to(yy >= 60, (n, g.HEIGHT_PX, g.WIDTH_PX)).copy()
+    lab[grass] = (55, -12, 40)  # yellowish grass, hue ≈ 107°
+    lab[..., 0][grass] += 8 * g.texture(rng, n, sigma_px=1.5, pan_px_per_frame=0.3)[grass]
+    skin = g.ellipse(n, g.path_linear(n, (90, 60), (100, 60)), (13, 16))
+    dress = g.rect(n, np.c_[g.path_linear(n, (74, 76), (84, 76)), np.tile([32, 50], (n, 1))])
+    dress &= ~skin
+    lab[dress] = (80, 0, 60)  # yellow dress, hue ≈ 90°: close to the grass
+    lab[skin] = (65, 15, 20)
+    lab[..., 0][skin | dress] += 3 * g.texture(rng, n, sigma_px=2)[skin | dress]
+    grass &= ~(skin | dress)
+    return g.to_rgb8(lab), {"grass": grass, "skin": skin, "dress": dress}
+
+
+@register
+class GrassLumetri(TaskVerifier):
+    task_id = "R06.04.02.02-T08"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        path = ctx.workdir / PROJECT
+        bad = outside_grade_writes(ctx)
+        if bad:
+            checks.fail("hsl_secondary", f"grade file written outside Premiere: {bad[0]} (audit)", {"outside_writes": bad})
+        elif not path.exists():
+            checks.fail("hsl_secondary", f"{PROJECT} missing: no project to inspect")
+        else:
+            found = bool(_HSL.search(read_prproj(path.read_bytes())))
+            checks.set("hsl_secondary", 1.0 if found else 0.0,
+                       {"file": PROJECT, "audit": "not recorded" if ctx.events is None else "checked"},
+                       "" if found else "no enabled Lumetri HSL Secondary in the project")
+
+        shot = load_shot(ctx, OUTPUT)
+        grass = shot.mask("grass")
+        p = checks.params("grass_change")
+        ls, lo = shot.lab("src"), shot.lab("out")
+        target = p["target_hue_deg"]
+        toward = np.array([abs(hue_difference_deg(circular_mean_hue(ls[i], grass[i]), target))
+                           - abs(hue_difference_deg(circular_mean_hue(lo[i], grass[i]), target)) for i in range(shot.n)])
+        gain = 100 * (masked_mean(chroma_of(shot, "out"), grass) / masked_mean(chroma_of(shot, "src"), grass) - 1)
+        ok = ((toward >= p["min_hue_shift_deg"]) & (toward <= p["max_hue_shift_deg"])
+              & (gain >= p["min_chroma_gain_pct"]) & (gain <= p["max_chroma_gain_pct"]))
+        sc, pct = frame_share_score(ok)
+        checks.set("grass_change", sc, {"hue_toward_target_deg": [float(toward.min()), float(toward.max())],
+                                        "chroma_gain_pct": [float(gain.min()), float(gain.max())], "frames_ok_pct": pct},
+                   "" if sc == 1 else f"grass hue moved {toward.mean():.1f}° toward {target}°, chroma {gain.mean():+.0f}%")
+
+        sc, ev, msg = untouched_check(shot, ["skin", "dress"], checks.params("skin_dress_untouched")["max_delta_e2000"])
+        checks.set("skin_dress_untouched", sc, ev, msg)
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "grass_source_hue_deg": 107})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        grass = masks["grass"]
+
+        def project(folder, hsl: bool) -> None:
+            xml = ('<?xml version="1.0"?>\n<PremiereData Version="3">\n  <VideoFilterComponent MatchName="AE.ADBE Lumetri">\n'
+                   f'    <HSLSecondary Enabled="{"true" if hsl else "false"}" Key="grass"/>\n'
+                   '  </VideoFilterComponent>\n</PremiereData>\n')
+            (folder / "state").mkdir(parents=True, exist_ok=True)
+            (folder / PROJECT).write_bytes(gzip.compress(xml.encode()))
+
+        def render(folder, alpha, hue=10.0, chroma=1.22) -> None:
+            g.write_video(folder / OUTPUT, g.grade_lab(src, alpha, hue_deg=hue, chroma_scale=chroma))
+
+        render(inst.oracle, grass)
+        project(inst.oracle, True)
+
+        m = inst.mutant("saturation_only", ["grass_change"], "grass saturated but its hue left yellowish")
+        render(m, grass, hue=0.0)
+        project(m, True)
+
+        m = inst.mutant("key_catches_dress", ["skin_dress_untouched"], "the green key also caught the yellow dress")
+        render(m, grass | masks["dress"])
+        project(m, True)
+
+        m = inst.mutant("basic_correction_not_hsl", ["hsl_secondary"], "HSL Secondary left disabled (mask from elsewhere)")
+        render(m, grass)
+        project(m, False)
