@@ -1,0 +1,133 @@
+"""R06.04.02.02-T12: hit the team's brand blue (Lab 32, 10, −52) on jerseys across six shots.
+
+Render: out/team_blue.mov (the six shots back to back). GT: gt/source.mov, gt/masks.npz {jersey,
+skin, grass}, gt/shot.json {shots: [[first_frame, end_frame), …]}. Per shot, the median ΔE2000 of
+the jersey pixels (every DE_STRIDE-th, all frames of the shot) to the brand colour must be ≤ 3.
+Brand blue lies outside the sRGB/Rec.709 gamut: no 8-bit render gets closer than ΔE2000 ≈ 2.4,
+which leaves 0.6 of the seed's 3 for texture and noise. Node graphs: one DRX per shot in state/grades/ (harness export), each needing a qualifier node;
+the check scores the share of shots that have one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.colour import delta_e2000
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import DE_STRIDE, load_shot, node_check, untouched_check
+
+OUTPUT = "out/team_blue.mov"
+GRADES = "state/grades"
+FRAMES_PER_SHOT = 5
+SHOTS = 6
+#: each shot's jersey as the camera saw it: offsets from brand blue in L*, a*, b*
+#: nearest in-gamut 8-bit colour to brand blue (searched on a 0.5 Lab grid; ΔE2000 2.40)
+IN_GAMUT_BRAND = (33.0, 6.0, -44.5)
+_OFFSETS = [(6, -4, 10), (-5, 6, 8), (8, -8, 14), (3, 2, -9), (-4, -6, 12), (7, 5, 6)]
+
+
+def make_scene(rng: np.random.Generator) -> tuple[np.ndarray, dict[str, np.ndarray], list[list[int]]]:
+    stacks, masks, shots = [], {"jersey": [], "skin": [], "grass": []}, []
+    brand = np.array([32.0, 10.0, -52.0])
+    for k, off in enumerate(_OFFSETS):
+        n = FRAMES_PER_SHOT
+        yy = np.arange(g.HEIGHT_PX)[None, :, None]
+        lab = g.flat(n, (70, -3, -15))
+        grass = np.broadcast_to(yy >= 90, (n, g.HEIGHT_PX, g.WIDTH_PX)).copy()
+        lab[grass] = (48, -30, 30)
+        lab[..., 0][grass] += 5 * g.texture(rng, n, sigma_px=1.5)[grass]
+        x0 = 40 + 25 * k
+        jersey = g.rect(n, np.c_[g.path_linear(n, (x0, 60), (x0 + 12, 60)), np.tile([50, 50], (n, 1))])
+        skin = g.ellipse(n, g.path_linear(n, (x0 + 25, 44), (x0 + 37, 44)), (12, 15))
+        jersey &= ~skin
+        lab[jersey] = brand + np.asarray(off, dtype=float)
+        lab[..., 0][jersey] += 0.6 * g.texture(rng, n, sigma_px=2)[jersey]
+        lab[skin] = (62, 14, 18)
+        grass &= ~(jersey | skin)
+        stacks.append(g.to_rgb8(lab))
+        for name, m in (("jersey", jersey), ("skin", skin), ("grass", grass)):
+            masks[name].append(m)
+        shots.append([k * n, (k + 1) * n])
+    return np.concatenate(stacks), {k: np.concatenate(v) for k, v in masks.items()}, shots
+
+
+@register
+class BrandBlue(TaskVerifier):
+    task_id = "R06.04.02.02-T12"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        have = 0
+        per_shot = {}
+        for k in range(1, SHOTS + 1):
+            s, ev, _msg = node_check(ctx, f"{GRADES}/shot_{k}.drx", ("qualifier", "hsl"), "qualifier")
+            per_shot[k] = s
+            have += s
+        missing = [k for k, s in per_shot.items() if s < 1]
+        checks.set("qualifier_nodes", have / SHOTS, {"shots_with_qualifier": [k for k, s in per_shot.items() if s == 1],
+                                                     "audit": ev.get("audit", "not recorded")},
+                   "" if not missing else f"no qualifier node for shot(s) {missing}")
+
+        shot = load_shot(ctx, OUTPUT)
+        bounds = shot.meta.get("shots")
+        if not bounds or len(bounds) != SHOTS:
+            from verifiers.base import GTError
+
+            raise GTError("GT shot.json must list the six shots' frame ranges")
+        jersey, lo = shot.mask("jersey"), shot.lab("out")
+        for k, (a, b) in enumerate(bounds, start=1):
+            name = f"shot_{k}"
+            p = checks.params(name)
+            px = np.concatenate([lo[i].reshape(-1, 3)[np.flatnonzero(jersey[i])[::DE_STRIDE]] for i in range(a, b)])
+            med = float(np.median(delta_e2000(px, np.tile(np.asarray(p["target_lab"], dtype=float), (len(px), 1)))))
+            ok = med <= p["max_delta_e2000"]
+            checks.set(name, 1.0 if ok else 0.0, {"median_delta_e2000": med, "frames": [a, b], "pixel_stride": DE_STRIDE},
+                       "" if ok else f"shot {k} jerseys {med:.1f} ΔE2000 from brand blue")
+
+        sc, ev, msg = untouched_check(shot, ["skin", "grass"], checks.params("skin_pitch_untouched")["max_delta_e2000"])
+        checks.set("skin_pitch_untouched", sc, ev, msg)
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks, shots = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "shots": shots, "brand_lab": [32, 10, -52]})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        jersey = masks["jersey"]
+        # Brand blue is just outside the sRGB/Rec.709 gamut (R < 0): the nearest 8-bit colour is
+        # ΔE2000 ≈ 2.4 away, so a correct grade aims at that in-gamut neighbour.
+        oracle = g.set_lab(src, jersey, IN_GAMUT_BRAND)
+
+        def grades(folder, skip: int | None = None) -> None:
+            for k in range(1, SHOTS + 1):
+                node = {"id": "2", "type": "Corrector", "label": "jersey"}
+                if k != skip:
+                    node["qualifier"] = "HSL"
+                g.drx(folder / GRADES / f"shot_{k}.drx", [{"id": "1", "type": "Corrector"}, node])
+
+        g.write_video(inst.oracle / OUTPUT, oracle)
+        grades(inst.oracle)
+
+        m = inst.mutant("shot_3_skipped", ["shot_3"], "shot 3 left with the camera's jersey colour")
+        a, b = shots[2]
+        out = oracle.copy()
+        out[a:b] = src[a:b]
+        g.write_video(m / OUTPUT, out)
+        grades(m)
+
+        m = inst.mutant("shot_6_matched_by_eye", ["shot_6"], "shot 6 pushed the wrong way: 6 ΔE off brand")
+        a, b = shots[5]
+        out = oracle.copy()
+        out[a:b] = g.set_lab(src[a:b], jersey[a:b], (38.0, 4.0, -48.0))
+        g.write_video(m / OUTPUT, out)
+        grades(m)
+
+        m = inst.mutant("key_on_skin", ["skin_pitch_untouched"], "the blue key's softness spilled onto faces")
+        g.write_video(m / OUTPUT, g.grade_lab(oracle, masks["skin"], db=-6))
+        grades(m)
+
+        m = inst.mutant("window_not_qualifier_shot_4", ["qualifier_nodes"], "shot 4 graded with a window only")
+        g.write_video(m / OUTPUT, oracle)
+        grades(m, skip=4)
