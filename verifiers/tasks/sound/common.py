@@ -46,12 +46,12 @@ def truncate_file(path: Path) -> Path:
     return path
 
 
-AUDIT_WRITE_KINDS = ("file_written", "write")
+AUDIT_WRITE_KINDS = ("write", "file_written")  # docs/audit.md: `write`; `file_written` was its first name
 
 
 def writer_name(payload: dict) -> str:
-    """Process name of an audit write record (comm, else exe's basename, else `process`)."""
-    for key in ("comm", "exe", "process"):
+    """Program of an audit write record: `process` (docs/audit.md), else exe's basename, else comm."""
+    for key in ("process", "exe", "comm"):
         v = payload.get(key)
         if v:
             return str(v).replace("\\", "/").rsplit("/", 1)[-1].lower()

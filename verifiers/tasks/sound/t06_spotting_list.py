@@ -194,9 +194,9 @@ class SpottingList(TaskVerifier):
             if run:
                 inst.write_events(folder, [
                     {"source": "audit", "kind": "started", "payload": {"mode": "fanotify", "attribution": True}},
-                    {"source": "audit", "kind": "file_written",
-                     "payload": {"path": "resolve_db/Project.db", "comm": writer, "exe": f"/usr/bin/{writer}",
-                                 "pid": 4242}}])
+                    {"source": "audit", "kind": "write",
+                     "payload": {"path": "resolve_db/Project.db", "process": writer, "comm": writer,
+                                 "exe": f"/usr/bin/{writer}", "pid": 4242}}])
 
         solution(inst.oracle, events)
         missing = [e for k, e in enumerate(events) if k not in (1, 4, 6, 9, 11)]

@@ -96,7 +96,7 @@ class UISounds(TaskVerifier):
         outside = inst.mutant("rendered_by_ffmpeg", ["sync", "correct_sound", "render_spec"],
                               "the render was written by ffmpeg, not the DAW (audit)")
         write_wav(outside / OUTPUT, render(events))
-        inst.write_events(outside, [{"source": "audit", "kind": "file_written",
-                                     "payload": {"path": OUTPUT, "comm": "ffmpeg", "exe": "/usr/bin/ffmpeg"}}])
+        inst.write_events(outside, [{"source": "audit", "kind": "write",
+                                     "payload": {"path": OUTPUT, "process": "ffmpeg", "exe": "/usr/bin/ffmpeg"}}])
         truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "correct_sound", "render_spec"],
                                             "render cut off") / OUTPUT, render(events), subtype="FLOAT"))
