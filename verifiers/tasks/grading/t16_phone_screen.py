@@ -1,0 +1,178 @@
+"""R06.04.02.02-T16: correct a phone screen insert to the reference UI inside a tracked 4-point window.
+
+Work dir: input/ui_ref.png (the UI as designed). Render: out/app_screen.mov. GT: gt/source.mov,
+gt/masks.npz {screen, ui_white, hand, background}, gt/shot.json {corners: per frame 4 × (x, y),
+clockwise from top-left}. The screen here stays square to the camera while it moves, so the
+reference maps onto the GT quad by translation (and a resize when sizes differ).
+Window tracking: the corrected region's corners are the bounding box of the pixels the render
+changed (Lab distance > CHANGED_LAB); the seed's 6 px is at 1080 lines and is scaled to the shot,
+with a floor of MIN_CORNER_PX.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import binary_dilation
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import DE_STRIDE, frame_share_score, load_shot, untouched_check
+
+OUTPUT = "out/app_screen.mov"
+REFERENCE = "input/ui_ref.png"
+CHANGED_LAB = 2.0
+MIN_CORNER_PX = 1.5
+REFERENCE_HEIGHT_PX = 1080
+SCREEN_W, SCREEN_H = 40, 72
+N_FRAMES = 24
+
+
+def make_ui(rng: np.random.Generator) -> np.ndarray:
+    """A small app UI: white page, blue header, grey cards, an orange button."""
+    ui = np.full((SCREEN_H, SCREEN_W, 3), 245, dtype=np.uint8)
+    ui[:12] = (30, 90, 200)
+    for y in (18, 34):
+        ui[y: y + 12, 4:-4] = (215, 215, 220)
+    ui[54:64, 8:-8] = (240, 130, 30)
+    return ui
+
+
+def make_scene(rng: np.random.Generator, ui: np.ndarray, n: int = N_FRAMES):
+    lab = g.flat(n, (40, 6, 12))
+    lab[..., 0] += 8 * g.texture(rng, n, pan_px_per_frame=0.8)
+    pos = np.round(g.path_linear(n, (80, 30), (130, 40))).astype(int)
+    screen = g.rect(n, np.c_[pos, np.tile([SCREEN_W, SCREEN_H], (n, 1))])
+    hand = g.ellipse(n, np.c_[pos[:, 0] + SCREEN_W / 2, pos[:, 1] + SCREEN_H + 10], (26, 12)) & ~screen
+    lab[hand] = (62, 16, 20)
+    rgb = g.to_rgb8(lab)
+    # the screen as filmed: warm cast, lifted blacks
+    cast = g.to_lab(ui[None])[0]
+    cast[..., 2] += 9
+    cast[..., 1] -= 3
+    cast[..., 0] = 15 + cast[..., 0] * 0.85
+    filmed = g.to_rgb8(cast[None])[0]
+    white_ui = (ui.min(axis=-1) >= 240)
+    ui_white = np.zeros_like(screen)
+    corners = []
+    for i, (x, y) in enumerate(pos):
+        rgb[i, y: y + SCREEN_H, x: x + SCREEN_W] = filmed
+        ui_white[i, y: y + SCREEN_H, x: x + SCREEN_W] = white_ui
+        x, y = int(x), int(y)
+        corners.append([[x, y], [x + SCREEN_W, y], [x + SCREEN_W, y + SCREEN_H], [x, y + SCREEN_H]])
+    background = ~(screen | hand)
+    return rgb, {"screen": screen, "ui_white": ui_white, "hand": hand, "background": background}, corners
+
+
+def reference_in_frame(ref: np.ndarray, corners: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(reference placed on the GT quad, bool mask of where it lands) for one frame."""
+    import cv2
+
+    (x0, y0), (x1, _), (_, y2) = corners[0], corners[1], corners[2]
+    w, h = int(np.rint(x1 - x0)), int(np.rint(y2 - y0))
+    tile = ref if ref.shape[:2] == (h, w) else cv2.resize(ref, (w, h), interpolation=cv2.INTER_AREA)
+    canvas = np.zeros((*shape, 3), dtype=np.uint8)
+    mask = np.zeros(shape, dtype=bool)
+    x0, y0 = int(np.rint(x0)), int(np.rint(y0))
+    canvas[y0: y0 + h, x0: x0 + w] = tile
+    mask[y0: y0 + h, x0: x0 + w] = True
+    return canvas, mask
+
+
+@register
+class PhoneScreen(TaskVerifier):
+    task_id = "R06.04.02.02-T16"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        import cv2
+
+        ref_bgr = cv2.imread(str(ctx.input(REFERENCE)), cv2.IMREAD_COLOR)
+        if ref_bgr is None:
+            raise GTError(f"{REFERENCE} is not a readable image")
+        ref = ref_bgr[..., ::-1].copy()
+        shot = load_shot(ctx, OUTPUT)
+        corners = np.asarray(shot.meta.get("corners") or [], dtype=float)
+        if corners.shape != (shot.n, 4, 2):
+            raise GTError("GT shot.json has no per-frame screen corners")
+        h, w = shot.src.shape[1:3]
+
+        p = checks.params("screen_corrected")
+        de = np.zeros(shot.n)
+        for i in range(shot.n):
+            canvas, quad = reference_in_frame(ref, corners[i], (h, w))
+            sel = np.flatnonzero(quad & shot.mask("screen")[i])[::DE_STRIDE]
+            if not len(sel):
+                raise GTError(f"GT screen quad empty on frame {i}")
+            de[i] = float(delta_e2000(rgb_to_lab(shot.out[i].reshape(-1, 3)[sel][None])[0],
+                                      rgb_to_lab(canvas.reshape(-1, 3)[sel][None])[0]).mean())
+        sc, pct = frame_share_score(de <= p["max_delta_e2000"])
+        checks.set("screen_corrected", sc, {"worst_frame_mean_delta_e2000": float(de.max()), "pixel_stride": DE_STRIDE,
+                                            "frames_ok_pct": pct},
+                   "" if sc == 1 else f"screen {de.max():.1f} ΔE2000 from the reference UI")
+
+        p = checks.params("whites_neutral")
+        ab = np.array([mean_lab(shot.out[i], shot.mask("ui_white")[i])[1:] for i in range(shot.n)])
+        ok = (np.abs(ab[:, 0]) <= p["max_abs_a"]) & (np.abs(ab[:, 1]) <= p["max_abs_b"])
+        sc, pct = frame_share_score(ok)
+        checks.set("whites_neutral", sc, {"max_abs_a": float(np.abs(ab[:, 0]).max()), "max_abs_b": float(np.abs(ab[:, 1]).max()),
+                                          "frames_ok_pct": pct},
+                   "" if sc == 1 else f"UI whites read a*={ab[:, 0].mean():.1f} b*={ab[:, 1].mean():.1f}")
+
+        sc, ev, msg = untouched_check(shot, ["hand", "background"],
+                                      checks.params("surroundings_untouched")["max_delta_e2000"])
+        checks.set("surroundings_untouched", sc, ev, msg)
+
+        p = checks.params("window_tracking")
+        limit = max(MIN_CORNER_PX, p["max_corner_error_px"] * h / REFERENCE_HEIGHT_PX)
+        changed = np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1) > CHANGED_LAB
+        err = np.full(shot.n, np.inf)
+        for i in range(shot.n):
+            ys, xs = np.nonzero(changed[i])
+            if len(xs):
+                found = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.min()], [xs.max() + 1, ys.max() + 1],
+                                  [xs.min(), ys.max() + 1]], dtype=float)
+                err[i] = float(np.linalg.norm(found - corners[i], axis=1).max())
+        sc, pct = frame_share_score(err <= limit, p["min_frames_pct"])
+        checks.set("window_tracking", sc, {"max_corner_error_px": float(err.max()) if np.isfinite(err).all() else None,
+                                           "limit_px": limit, "frames_ok_pct": pct},
+                   "" if sc == 1 else f"window corners off the screen's by up to {err.max():.1f} px")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        import cv2
+
+        ui = make_ui(rng)
+        src, masks, corners = make_scene(rng, ui)
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        if not cv2.imwrite(str(inst.workdir / REFERENCE), ui[..., ::-1]):
+            raise AgentOutputError("could not write the reference UI")
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "corners": corners})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        screen = masks["screen"]
+
+        def corrected(frames_mask: np.ndarray, ui_img: np.ndarray) -> np.ndarray:
+            out = src.copy()
+            for i, c in enumerate(corners):
+                x, y = c[0]
+                tile = np.zeros_like(out[i])
+                tile[y: y + SCREEN_H, x: x + SCREEN_W] = ui_img
+                out[i][frames_mask[i]] = tile[frames_mask[i]]
+            return out
+
+        g.write_video(inst.oracle / OUTPUT, corrected(screen, ui))
+
+        m = inst.mutant("cast_halved", ["screen_corrected", "whites_neutral"], "only half of the warm cast taken out")
+        half = g.grade_lab(src, screen, da=1.5, db=-4.5)
+        g.write_video(m / OUTPUT, half)
+
+        m = inst.mutant("whites_left_warm", ["whites_neutral"], "contrast matched but whites left 3.5 b* warm")
+        g.write_video(m / OUTPUT, g.grade_lab(corrected(screen, ui), masks["ui_white"], db=3.5))
+
+        m = inst.mutant("window_oversized", ["surroundings_untouched", "window_tracking"],
+                        "window drawn 6 px too big: the correction spills onto the hand and table")
+        big = np.stack([binary_dilation(s, iterations=6) for s in screen])
+        out = corrected(screen, ui)
+        g.write_video(m / OUTPUT, g.grade_lab(out, big & ~screen, db=-9, da=3))
