@@ -1,0 +1,112 @@
+"""R06.04.02.02-T17: cool only the far background of an alley using a depth map.
+
+Render: out/alley_depth.mov. GT: gt/source.mov, gt/masks.npz {far_shadows, foreground, transition},
+where far_shadows is the far background (depth ≥ 0.7) with L* < 45 and transition is the mid-depth
+band between the cooled and protected zones. Node graph: state/grade.drx needs a Depth Map node.
+Smooth transitions (the seed names no threshold): inside the transition band the per-pixel b* shift
+(render − source) must not jump by more than MAX_STEP_B between neighbouring pixels (95th
+percentile per frame); a hard depth key shows as a one-pixel step of the whole shift.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    frame_share_score,
+    load_shot,
+    masked_mean,
+    node_check,
+    untouched_check,
+)
+
+OUTPUT = "out/alley_depth.mov"
+DRX = "state/grade.drx"
+MAX_STEP_B = 1.5
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
+    yy = np.arange(g.HEIGHT_PX)[:, None] / g.HEIGHT_PX
+    depth = np.broadcast_to(1.0 - yy, (n, g.HEIGHT_PX, g.WIDTH_PX)).copy()
+    person = g.ellipse(n, g.path_linear(n, (100, 115), (140, 112)), (18, 30))
+    depth[person] = 0.1
+    lab = g.flat(n, (50, 4, 10))
+    lab[..., 0] = 25 + 40 * g.texture(rng, n, sigma_px=3, pan_px_per_frame=0.5) ** 2 + 20 * (1 - depth)
+    lab[person] = (60, 14, 18)
+    lab[..., 0][person] += 4 * g.texture(rng, n, sigma_px=2)[person]
+    far = depth >= 0.7
+    masks = {"far_shadows": far & (lab[..., 0] < 45), "foreground": depth < 0.3,
+             "transition": (depth > 0.45) & (depth < 0.75)}
+    return g.to_rgb8(lab), masks, depth
+
+
+def smoothstep(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    t = np.clip((x - lo) / (hi - lo), 0, 1)
+    return t * t * (3 - 2 * t)
+
+
+@register
+class DepthCool(TaskVerifier):
+    task_id = "R06.04.02.02-T17"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        s, ev, msg = node_check(ctx, DRX, ("depthmap", "depth"), "Depth Map")
+        checks.set("depth_node", s, ev, msg)
+        shot = load_shot(ctx, OUTPUT)
+        db = shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
+
+        p = checks.params("far_shadows_cooled")
+        shift = masked_mean(db, shot.mask("far_shadows"))
+        ok = (shift >= p["min_b_shift"]) & (shift <= p["max_b_shift"])
+        sc, pct = frame_share_score(ok)
+        checks.set("far_shadows_cooled", sc, {"b_shift": [float(np.nanmin(shift)), float(np.nanmax(shift))],
+                                              "frames_ok_pct": pct},
+                   "" if sc == 1 else f"far shadows b* shift {np.nanmean(shift):+.1f}")
+
+        sc, ev, msg = untouched_check(shot, ["foreground"], checks.params("foreground_unchanged")["max_delta_e2000"])
+        checks.set("foreground_unchanged", sc, ev, msg)
+
+        band = shot.mask("transition")
+        steps = np.zeros(shot.n)
+        for i in range(shot.n):
+            dy = np.abs(np.diff(db[i], axis=0))[band[i][1:] & band[i][:-1]]
+            dx = np.abs(np.diff(db[i], axis=1))[band[i][:, 1:] & band[i][:, :-1]]
+            steps[i] = float(np.percentile(np.concatenate([dy, dx]), 99.5)) if len(dy) + len(dx) else 0.0
+        sc, pct = frame_share_score(steps <= MAX_STEP_B)
+        checks.set("smooth_transitions", sc, {"worst_b_step": float(steps.max()), "limit": MAX_STEP_B,
+                                              "statistic": "99.5th percentile of neighbour b* shift steps",
+                                              "frames_ok_pct": pct},
+                   "" if sc == 1 else f"b* shift jumps {steps.max():.1f} between neighbouring pixels (hard key)")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks, depth = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "far_depth": 0.7, "near_depth": 0.3})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "DepthMap", "label": "far"},
+                 {"id": "3", "type": "Corrector", "input": "2"}]
+        soft = smoothstep(depth, 0.45, 0.75)
+        g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, soft, db=-6))
+        g.drx(inst.oracle / DRX, nodes)
+
+        m = inst.mutant("too_subtle", ["far_shadows_cooled"], "far background cooled by only 2 b*")
+        g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=-2))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("whole_frame_cooled", ["foreground_unchanged"], "cooling applied without the depth key")
+        g.write_video(m / OUTPUT, g.grade_lab(src, np.ones(depth.shape), db=-6))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("hard_depth_key", ["smooth_transitions"], "depth key without softness: a hard line")
+        g.write_video(m / OUTPUT, g.grade_lab(src, (depth >= 0.6).astype(float), db=-6))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("luma_key_not_depth", ["depth_node"], "shadows keyed by luma, no Depth Map node")
+        g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=-6))
+        g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "qualifier": "Luma"}])
