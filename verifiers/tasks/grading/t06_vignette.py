@@ -1,0 +1,123 @@
+"""R06.04.02.02-T06: vignette a walking subject (−0.5 stop outside) with a custom tracked window.
+
+Render: out/market_vignette.mov. GT: gt/source.mov, gt/masks.npz {subject}. Node graph:
+state/grade.drx needs a custom (curve) window. Gains are log2 linear-Y ratios. Outside: the median
+gain beyond 1.5× the subject's box within [−0.6, −0.4]. Subject protected: on every frame the
+subject's median gain ≥ −0.05 stop and ≥ 98 % of its pixels above −0.1 stop. Soft edges (no number
+in the seed): between the subject (+3 px) and BAND_SCALE× its box, the gain map's 99th-percentile gradient
+(smoothed 1 px) over the source's median log2-luminance gradient ≤ SOFT_MAX_RATIO.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import gaussian_filter
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    bbox_region,
+    frame_share_score,
+    gain_map_stops,
+    linear_y,
+    load_shot,
+    node_check,
+    outside,
+    per_frame_gain,
+)
+
+OUTPUT = "out/market_vignette.mov"
+DRX = "state/grade.drx"
+SOFT_MAX_RATIO = 1.2
+BAND_SCALE = 2.2  # where a protecting window's edge can sit
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
+    lab = g.flat(n, (55, 6, 14))
+    lab[..., 0] += 8 * g.texture(rng, n, sigma_px=6, pan_px_per_frame=0.5) + 6 * g.texture(rng, n, sigma_px=1.2)
+    x = g.path_linear(n, (60, 0), (190, 0))[:, 0]
+    head = g.ellipse(n, np.c_[x, np.full(n, 40)], (9, 11))
+    body = g.rect(n, np.c_[x - 13, np.full(n, 50), np.full(n, 26), np.full(n, 70)])
+    subject = head | body
+    lab[body] = (35, 20, 25)
+    lab[head] = (62, 14, 18)
+    lab[..., 0][subject] += 4 * g.texture(rng, n, sigma_px=2)[subject]
+    return g.to_rgb8(lab), {"subject": subject}
+
+
+@register
+class Vignette(TaskVerifier):
+    task_id = "R06.04.02.02-T06"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        s, ev, msg = node_check(ctx, DRX, ("custom", "curve"), "custom curve window")
+        checks.set("custom_window", s, ev, msg)
+        shot = load_shot(ctx, OUTPUT)
+        subject = shot.mask("subject")
+        gmap = gain_map_stops(shot)
+
+        p = checks.params("outside_darkened")
+        far = ~bbox_region(subject, p["bbox_scale"])
+        gain = per_frame_gain(gmap, far)
+        ok = (gain >= p["min_gain_stop"]) & (gain <= p["max_gain_stop"])
+        sc, pct = frame_share_score(ok)
+        checks.set("outside_darkened", sc, {"gain_stop": [float(np.nanmin(gain)), float(np.nanmax(gain))],
+                                            "frames_ok_pct": pct},
+                   "" if sc == 1 else f"outside gain {np.nanmean(gain):+.2f} stop")
+
+        p = checks.params("subject_protected")
+        med = per_frame_gain(gmap, subject)
+        prot = np.array([100 * float(np.mean(gmap[i][subject[i]] >= p["protected_gain_stop"])) for i in range(shot.n)])
+        ok = (med >= p["min_subject_gain_stop"]) & (prot >= p["min_protected_pixels_pct"])
+        sc, pct = frame_share_score(ok)
+        checks.set("subject_protected", sc, {"min_median_gain_stop": float(np.nanmin(med)),
+                                             "min_protected_pixels_pct": float(prot.min()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"subject darkened on {100 - pct:.0f}% of frames")
+
+        band = bbox_region(subject, BAND_SCALE) & outside(subject, 3)
+        y0 = np.log2(linear_y(shot.src) + 1e-3)
+        ratio = np.zeros(shot.n)
+        for i in range(shot.n):
+            gg = np.hypot(*np.gradient(gaussian_filter(gmap[i], 1.0)))[band[i]]
+            gs = np.hypot(*np.gradient(gaussian_filter(y0[i], 1.0)))[band[i]]
+            ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6) if len(gg) else 0.0
+        sc, pct = frame_share_score(ratio <= SOFT_MAX_RATIO)
+        checks.set("soft_edges", sc, {"max_gradient_ratio": float(ratio.max()), "limit": SOFT_MAX_RATIO,
+                                      "frames_ok_pct": pct},
+                   "" if sc == 1 else f"window edge is hard: gain gradient ×{ratio.max():.2f} the picture's")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        subject = masks["subject"]
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "Corrector", "window": "Custom Curve", "tracked": "1"}]
+
+        def vignette(win: np.ndarray, soft_px: float = 8.0, stops: float = -0.5) -> np.ndarray:
+            return g.grade_gain(src, 1.0 - np.clip(g.soften(win, soft_px), 0, 1), stops)
+
+        window = bbox_region(subject, 1.7)
+        g.write_video(inst.oracle / OUTPUT, vignette(window))
+        g.drx(inst.oracle / DRX, nodes)
+
+        m = inst.mutant("circle_window", ["custom_window"], "a circle window instead of a custom curve")
+        g.write_video(m / OUTPUT, vignette(window))
+        g.drx(m / DRX, [nodes[0], {"id": "2", "type": "Corrector", "window": "Circle"}])
+
+        m = inst.mutant("vignette_too_light", ["outside_darkened"], "outside only −0.2 stop")
+        g.write_video(m / OUTPUT, vignette(window, stops=-0.2))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("window_not_tracked", ["subject_protected"],
+                        "window left where the subject started: she walks into the dark")
+        g.write_video(m / OUTPUT, vignette(np.repeat(window[:1], len(window), axis=0)))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("hard_window", ["soft_edges"], "softness 0: a visible dark frame edge")
+        g.write_video(m / OUTPUT, vignette(window, soft_px=0))
+        g.drx(m / DRX, nodes)
