@@ -1,0 +1,98 @@
+"""R06.04.02.02-T18: relight a face (+0.3..0.5 stop) through a handheld shot where a hand passes in front.
+
+Render: state/confession_render.mov (made by the harness from the project: the instruction asks
+for no render). GT: gt/source.mov, gt/masks.npz {face (visible face only), hand}, gt/shot.json
+{occlusion_frames: [first, end)} — the seed's 00:00:09–00:00:11 mapped onto the synthetic clip.
+Face gain, background and drift reuse T02's window checks (gain in stops from linear Y; background
+is the 95th percentile |gain| outside 1.3× the face box; drift is the positive-gain centroid against
+the visible face's centroid, every frame). Occlusion: the hand's median gain on occlusion frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import frame_share_score, gain_map_stops, load_shot, per_frame_gain
+from verifiers.tasks.grading.t02_face_window import score_window
+
+OUTPUT = "state/confession_render.mov"
+N_FRAMES = 30
+FACE_R = (20, 26)
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
+    t = np.arange(n)
+    centre = np.c_[128 + 10 * np.sin(t / 5.0), 66 + 4 * np.sin(t / 3.0)]  # handheld wobble
+    lab = g.flat(n, (38, 4, 8))
+    lab[..., 0] += 8 * g.texture(rng, n, sigma_px=6, pan_px_per_frame=0.7) + 5 * g.texture(rng, n, sigma_px=1.2)
+    face = g.ellipse(n, centre, FACE_R)
+    lab[face] = (58, 14, 18)
+    lab[..., 0][face] += 3 * g.texture(rng, n, sigma_px=2)[face]
+    occ = [12, 18]
+    hand = np.zeros_like(face)
+    hx = np.interp(t, [occ[0] - 1, occ[1]], [60, 200])
+    hand_all = g.ellipse(n, np.c_[hx, centre[:, 1] + 4], (16, 12))
+    hand[occ[0]: occ[1]] = hand_all[occ[0]: occ[1]]
+    lab[hand] = (66, 18, 22)
+    return g.to_rgb8(lab), {"face": face & ~hand, "hand": hand}, centre, occ
+
+
+@register
+class OccludedFace(TaskVerifier):
+    task_id = "R06.04.02.02-T18"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = load_shot(ctx, OUTPUT)
+        occ = shot.meta.get("occlusion_frames")
+        if not occ or len(occ) != 2:
+            raise GTError("GT shot.json has no occlusion_frames")
+        score_window(shot, checks, shot.mask("face"), "face_gain", "background_untouched", "no_drift", None,
+                     "max_offset_face_width_pct")
+        p = checks.params("occlusion_frames")
+        a, b = int(occ[0]), int(occ[1])
+        hand = shot.mask("hand")[a:b]
+        gmap = gain_map_stops(shot)[a:b]
+        gain = per_frame_gain(gmap, hand)
+        gain = gain[np.isfinite(gain)]
+        if not len(gain):
+            raise GTError("GT hand mask is empty on the occlusion frames")
+        sc, pct = frame_share_score(gain <= p["max_hand_gain_stop"])
+        checks.set("occlusion_frames", sc, {"max_hand_gain_stop": float(gain.max()), "frames": [a, b],
+                                            "frames_ok_pct": pct},
+                   "" if sc == 1 else f"the hand brightened {gain.max():+.2f} stop as it crossed the face")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks, centre, occ = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "occlusion_frames": occ,
+                                                "occlusion_tc_in_seed": ["00:00:09", "00:00:11"]})
+        n = len(src)
+        hand = masks["hand"]
+
+        def relight(c: np.ndarray, stops: float = 0.4, scale: float = 1.1, keep_hand: bool = True) -> np.ndarray:
+            a = np.clip(g.soften(g.ellipse(n, c, (FACE_R[0] * scale, FACE_R[1] * scale)), 3.0), 0, 1)
+            if keep_hand:
+                a = a * ~hand
+            return g.grade_gain(src, a, stops)
+
+        g.write_video(inst.oracle / OUTPUT, relight(centre))
+
+        m = inst.mutant("hand_brightened", ["occlusion_frames"], "window not keyed off the hand: it lights up")
+        g.write_video(m / OUTPUT, relight(centre, keep_hand=False))
+
+        m = inst.mutant("too_subtle", ["face_gain"], "only +0.15 stop")
+        g.write_video(m / OUTPUT, relight(centre, stops=0.15))
+
+        m = inst.mutant("tracker_lost_after_hand", ["no_drift", "face_gain"],
+                        "the tracker follows the hand off the face after the occlusion")
+        drift = centre.copy()
+        drift[occ[0]:, 0] += np.minimum(np.arange(n - occ[0]) * 4.0, 30)
+        g.write_video(m / OUTPUT, relight(drift))
+
+        m = inst.mutant("window_too_big", ["background_untouched"], "window 1.8× the face: the wall lifts too")
+        g.write_video(m / OUTPUT, relight(centre, scale=1.8))
