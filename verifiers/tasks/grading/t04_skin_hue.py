@@ -1,0 +1,122 @@
+"""R06.04.02.02-T04: even out blotchy skin hue with a skin qualifier, leaving lips and eyes alone.
+
+Render: out/beauty.mov. GT: gt/source.mov, gt/masks.npz {skin, lips, eyes}. Node graph:
+state/grade.drx needs a qualifier node. Hue spread is the circular standard deviation of h_ab
+(√(−2 ln R) of the mean unit hue vector) over the skin mask per frame; it must drop ≥ 30 %. Mean
+skin: ΔE2000 between the source's and render's mean (linear-light) skin colour. Lips and eyes:
+per-frame mean ΔE2000 vs source over each mask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.colour import delta_e2000, mean_lab
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import frame_share_score, load_shot, node_check, untouched_check
+
+OUTPUT = "out/beauty.mov"
+DRX = "state/grade.drx"
+N_FRAMES = 20
+
+
+def circular_hue_std_deg(lab_px: np.ndarray) -> float:
+    ang = np.arctan2(lab_px[:, 2], lab_px[:, 1])
+    r = np.hypot(np.cos(ang).mean(), np.sin(ang).mean())
+    return float(np.degrees(np.sqrt(-2 * np.log(max(r, 1e-9)))))
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
+    lab = g.flat(n, (35, 3, 5))
+    lab[..., 0] += 5 * g.texture(rng, n, sigma_px=6)
+    c = g.path_linear(n, (124, 74), (132, 72))
+    face = g.ellipse(n, c, (52, 64))
+    blotch = g.texture(rng, n, sigma_px=4)
+    hue = np.radians(50 + 22 * blotch)
+    chroma = 24 + 3 * g.texture(rng, n, sigma_px=3)
+    lab[..., 0] = np.where(face, 62 + 3 * g.texture(rng, n, sigma_px=2), lab[..., 0])
+    lab[..., 1] = np.where(face, chroma * np.cos(hue), lab[..., 1])
+    lab[..., 2] = np.where(face, chroma * np.sin(hue), lab[..., 2])
+    lips = g.ellipse(n, c + np.array([0.0, 34.0]), (16, 6))
+    eyes = g.ellipse(n, c + np.array([-20.0, -12.0]), (9, 5)) | g.ellipse(n, c + np.array([20.0, -12.0]), (9, 5))
+    lab[lips] = (45, 40, 16)
+    lab[eyes] = (35, 0, -2)
+    lab[..., 0][lips | eyes] += 4 * g.texture(rng, n, sigma_px=1.5)[lips | eyes]
+    return g.to_rgb8(lab), {"skin": face & ~(lips | eyes), "lips": lips, "eyes": eyes}
+
+
+def even_hue(src8: np.ndarray, mask: np.ndarray, keep: float, rotate_deg: float = 0.0) -> np.ndarray:
+    """Pull each masked pixel's hue toward its frame's mean skin hue (keep = share of spread left)."""
+    out = src8.copy()
+    for i in range(len(src8)):
+        if not mask[i].any():
+            continue
+        lab = g.to_lab(src8[i][mask[i]][None])[0]
+        ang = np.arctan2(lab[:, 2], lab[:, 1])
+        mean = np.arctan2(np.sin(ang).mean(), np.cos(ang).mean())
+        d = (ang - mean + np.pi) % (2 * np.pi) - np.pi
+        new = mean + keep * d + np.radians(rotate_deg)
+        c = np.hypot(lab[:, 1], lab[:, 2])
+        lab[:, 1], lab[:, 2] = c * np.cos(new), c * np.sin(new)
+        out[i][mask[i]] = g.to_rgb8(lab[None])[0]
+    return out
+
+
+@register
+class SkinHue(TaskVerifier):
+    task_id = "R06.04.02.02-T04"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        s, ev, msg = node_check(ctx, DRX, ("qualifier", "hsl"), "qualifier")
+        checks.set("qualifier_node", s, ev, msg)
+        shot = load_shot(ctx, OUTPUT)
+        skin = shot.mask("skin")
+        ls, lo = shot.lab("src"), shot.lab("out")
+
+        p = checks.params("hue_variance")
+        red = np.array([100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
+                        for i in range(shot.n)])
+        sc, pct = frame_share_score(red >= p["min_reduction_pct"])
+        checks.set("hue_variance", sc, {"min_reduction_pct": float(red.min()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"skin hue spread reduced only {red.min():.0f}%")
+
+        p = checks.params("mean_skin")
+        de = np.array([float(delta_e2000(mean_lab(shot.src[i], skin[i]), mean_lab(shot.out[i], skin[i])))
+                       for i in range(shot.n)])
+        sc, pct = frame_share_score(de <= p["max_delta_e2000"])
+        checks.set("mean_skin", sc, {"max_mean_colour_delta_e2000": float(de.max()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"mean skin colour moved {de.max():.1f} ΔE2000")
+
+        sc, ev, msg = untouched_check(shot, ["lips", "eyes"], checks.params("lips_eyes")["max_delta_e2000"])
+        checks.set("lips_eyes", sc, ev, msg)
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        skin = masks["skin"]
+        nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "Corrector", "qualifier": "HSL", "label": "skin"}]
+        g.write_video(inst.oracle / OUTPUT, even_hue(src, skin, 0.45))
+        g.drx(inst.oracle / DRX, nodes)
+
+        m = inst.mutant("barely_evened", ["hue_variance"], "hue spread only 15% tighter")
+        g.write_video(m / OUTPUT, even_hue(src, skin, 0.85))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("skin_turned_orange", ["mean_skin"], "spread evened but the whole skin rotated 12°")
+        g.write_video(m / OUTPUT, even_hue(src, skin, 0.45, rotate_deg=-12))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("lips_in_key", ["lips_eyes"], "qualifier caught the lips: they go skin-coloured")
+        out = even_hue(src, skin, 0.45)
+        g.write_video(m / OUTPUT, g.grade_lab(out, masks["lips"], hue_deg=18))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("no_qualifier_node", ["qualifier_node"], "graph has no qualifier (mask painted elsewhere)")
+        g.write_video(m / OUTPUT, even_hue(src, skin, 0.45))
+        g.drx(m / DRX, [nodes[0], {"id": "2", "type": "Corrector", "window": "Circle"}])
