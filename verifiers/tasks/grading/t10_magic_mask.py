@@ -1,0 +1,115 @@
+"""R06.04.02.02-T10: separate a skater with Magic Mask and cool/desaturate the background.
+
+Render: out/skate_mask.mov. GT: gt/source.mov, gt/masks.npz {skater}. Node graph: state/grade.drx
+needs a Magic Mask node. The implied mask is every pixel whose colour changed by less than 1 ΔE2000;
+its IoU with the GT skater is computed on a 2× subsampled pixel grid (every other row and column,
+said in the evidence). Background: change of mean C*ab in percent, and mean b* shift (render −
+source), over the background away from a 3 px band round the skater.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import binary_dilation, binary_erosion
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.measure.colour import delta_e2000
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    chroma_of,
+    frame_share_score,
+    load_shot,
+    masked_mean,
+    node_check,
+    outside,
+    untouched_check,
+)
+
+OUTPUT = "out/skate_mask.mov"
+DRX = "state/grade.drx"
+GRID = 2
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
+    lab = g.flat(n, (60, 0, 4))
+    lab[..., 0] += 8 * g.texture(rng, n, sigma_px=4, pan_px_per_frame=1.0)
+    for (x, y, w, h), col in (((10, 10, 50, 30), (55, 40, 20)), ((190, 20, 50, 40), (60, -30, -10)),
+                              ((100, 5, 40, 20), (70, 10, -35))):
+        m = g.rect(n, np.tile([x, y, w, h], (n, 1)))
+        lab[m] = col
+    c = g.path_linear(n, (50, 80), (200, 76))
+    body = g.ellipse(n, c, (12, 30)) | g.ellipse(n, c + np.array([0.0, -36.0]), (8, 9))
+    lab[body] = (45, 25, 30)
+    lab[..., 0][body] += 5 * g.texture(rng, n, sigma_px=2)[body]
+    return g.to_rgb8(lab), {"skater": body}
+
+
+@register
+class MagicMask(TaskVerifier):
+    task_id = "R06.04.02.02-T10"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        s, ev, msg = node_check(ctx, DRX, ("magicmask",), "Magic Mask")
+        checks.set("magic_mask_node", s, ev, msg)
+        shot = load_shot(ctx, OUTPUT)
+        sk = shot.mask("skater")
+
+        p = checks.params("mask_quality")
+        ls, lo = shot.lab("src")[:, ::GRID, ::GRID], shot.lab("out")[:, ::GRID, ::GRID]
+        implied = delta_e2000(ls, lo) < p["implied_mask_max_delta_e"]
+        gt = sk[:, ::GRID, ::GRID]
+        iou = (implied & gt).sum(axis=(1, 2)) / np.maximum((implied | gt).sum(axis=(1, 2)), 1)
+        sc, pct = frame_share_score(iou >= p["min_iou"], p["min_frames_pct"])
+        checks.set("mask_quality", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "grid_px": GRID,
+                                        "frames_ok_pct": pct},
+                   "" if sc == 1 else f"implied mask IoU ≥ {p['min_iou']} on only {pct:.0f}% of frames")
+
+        p = checks.params("background_grade")
+        bg = outside(sk, 3)
+        dc = 100 * (masked_mean(chroma_of(shot, "out"), bg) / masked_mean(chroma_of(shot, "src"), bg) - 1)
+        db = masked_mean(shot.lab("out")[..., 2], bg) - masked_mean(shot.lab("src")[..., 2], bg)
+        ok = ((dc >= p["min_chroma_change_pct"]) & (dc <= p["max_chroma_change_pct"])
+              & (db >= p["min_b_shift"]) & (db <= p["max_b_shift"]))
+        sc, pct = frame_share_score(ok)
+        checks.set("background_grade", sc, {"chroma_change_pct": [float(dc.min()), float(dc.max())],
+                                            "b_shift": [float(db.min()), float(db.max())], "frames_ok_pct": pct},
+                   "" if sc == 1 else f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
+
+        sc, ev, msg = untouched_check(shot, ["skater"], checks.params("skater_untouched")["max_delta_e2000"])
+        checks.set("skater_untouched", sc, ev, msg)
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        sk = masks["skater"]
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "MagicMask", "mode": "person"},
+                 {"id": "3", "type": "Corrector", "mask_input": "2", "invert": "1"}]
+
+        def grade(matte: np.ndarray, chroma: float = 0.6, db: float = -4.0) -> np.ndarray:
+            return g.grade_lab(src, ~matte, chroma_scale=chroma, db=db)
+
+        g.write_video(inst.oracle / OUTPUT, grade(sk))
+        g.drx(inst.oracle / DRX, nodes)
+
+        m = inst.mutant("matte_too_loose", ["mask_quality"], "matte 4 px too big: an ungraded halo round the skater")
+        g.write_video(m / OUTPUT, grade(np.stack([binary_dilation(f, iterations=4) for f in sk])))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("matte_choked", ["mask_quality", "skater_untouched"],
+                        "matte eroded 3 px: the skater's edges take the cool grade")
+        g.write_video(m / OUTPUT, grade(np.stack([binary_erosion(f, iterations=3) for f in sk])))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("desaturated_not_cooled", ["background_grade"], "background desaturated but not cooled")
+        g.write_video(m / OUTPUT, grade(sk, db=0.0))
+        g.drx(m / DRX, nodes)
+
+        m = inst.mutant("window_not_magic_mask", ["magic_mask_node"], "skater isolated with a tracked window")
+        g.write_video(m / OUTPUT, grade(sk))
+        g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "window": "Circle", "tracked": "1"}])
