@@ -95,3 +95,17 @@ def warm(frame: np.ndarray, amount: float = 18.0) -> np.ndarray:
     f[..., 0] += amount * 0.6
     f[..., 2] -= amount
     return np.clip(f, 0, 255).astype(np.uint8)
+
+
+def burn_text(frame: np.ndarray, text: str, *, y_px: int | None = None, x_px: int | None = None,
+              scale: float = 0.8, colour: tuple[int, int, int] = (255, 255, 255), thickness: int = 2,
+              box: bool = True) -> np.ndarray:
+    """Latin text drawn with OpenCV on a dark box (centred unless x_px is given); returns a copy."""
+    f = frame.copy()
+    (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
+    x = (f.shape[1] - tw) // 2 if x_px is None else x_px
+    y = f.shape[0] // 2 if y_px is None else y_px
+    if box:
+        cv2.rectangle(f, (x - 4, y - th - 4), (x + tw + 4, y + base + 2), (20, 20, 20), -1)
+    cv2.putText(f, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thickness, cv2.LINE_AA)
+    return f

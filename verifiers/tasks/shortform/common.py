@@ -64,6 +64,8 @@ class Labelled:
     label: str | None  # source clip shown (None: no source matches)
     src_t_s: float  # time in that source
     ncc: float
+    src_index: int = -1  # into ClipMatcher.index
+    rgb: np.ndarray | None = None  # the (160-px) output frame, when asked to keep it
 
 
 class ClipMatcher:
@@ -82,16 +84,19 @@ class ClipMatcher:
         if not frames:
             raise GTError("no source clips to match against")
         self.labels = labels
-        self.index = FrameIndex.from_frames(frames, times)
+        self.index = FrameIndex.from_frames(frames, times, keep=True)
 
-    def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float]:
+    def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float, int]:
         m = match_frame(rgb, self.index)
         if m.ncc < MIN_NCC:
-            return None, m.t_s, m.ncc
-        return self.labels[m.index], m.t_s, m.ncc
+            return None, m.t_s, m.ncc, m.index
+        return self.labels[m.index], m.t_s, m.ncc, m.index
+
+    def source_frame(self, idx: int) -> np.ndarray:
+        return self.index.frames[idx]
 
     def label_video(self, path: Path, every_s: float | None = None, start_s: float = 0.0,
-                    end_s: float | None = None) -> list[Labelled]:
+                    end_s: float | None = None, keep: bool = False) -> list[Labelled]:
         out = []
         try:
             for fr in iter_frames(path, width=MATCH_WIDTH_PX, every_s=every_s):
@@ -99,8 +104,8 @@ class ClipMatcher:
                     continue
                 if end_s is not None and fr.t_s >= end_s - 1e-6:
                     break
-                label, src_t, ncc = self.identify(fr.rgb)
-                out.append(Labelled(fr.t_s, label, src_t, ncc))
+                label, src_t, ncc, idx = self.identify(fr.rgb)
+                out.append(Labelled(fr.t_s, label, src_t, ncc, idx, fr.rgb if keep else None))
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
         return out
@@ -127,6 +132,20 @@ def runs(labelled: list[Labelled], frame_s: float) -> list[Run]:
         out.append(Run(labelled[i].label, labelled[i].t_s, labelled[j].t_s + frame_s, j - i + 1,
                        labelled[i].src_t_s, labelled[j].src_t_s))
         i = j + 1
+    return out
+
+
+def clean_runs(rs: list[Run], min_frames: int = 3) -> list[Run]:
+    """Runs without one- or two-frame glitches (e.g. a transition frame), neighbours merged."""
+    out: list[Run] = []
+    for r in rs:
+        if r.frames < min_frames:
+            continue
+        if out and out[-1].label == r.label:
+            p = out[-1]
+            out[-1] = Run(p.label, p.start_s, r.end_s, p.frames + r.frames, p.src_start_s, r.src_end_s)
+        else:
+            out.append(r)
     return out
 
 
