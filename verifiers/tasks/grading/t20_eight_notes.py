@@ -1,0 +1,157 @@
+"""R06.04.02.02-T20: execute eight secondary-grade notes on a ten-shot commercial.
+
+Work dir: input/secondary_notes.md (the notes as the client wrote them). Render: out/perfume_sec.mov
+(the ten shots). GT: gt/source.mov (v1), gt/masks.npz {note_1 … note_8}, gt/notes.json: per note
+the shot's frame range and a predicate on its mask — `hue` (signed mean-hue change, degrees),
+`stop` (median log2 linear-Y gain) or `chroma` (mean C*ab change, percent) within [min, max].
+A note passes when its predicate holds on ≥ 95 % of its shot's frames. Untouched: every frame,
+everything outside the note masks (less a 3 px guard) stays within 1.5 mean ΔE2000 of v1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.colour import hue_difference_deg
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import (
+    chroma_of,
+    circular_mean_hue,
+    frame_share_score,
+    gain_map_stops,
+    load_shot,
+    masked_mean,
+    outside,
+    per_frame_de,
+    per_frame_gain,
+)
+
+OUTPUT = "out/perfume_sec.mov"
+NOTES_MD = "input/secondary_notes.md"
+SHOTS = 10
+FRAMES_PER_SHOT = 3
+GUARD_PX = 3
+
+#: (shot, region colour Lab, predicate kind, [min, max], oracle grade, wording)
+_NOTES = [
+    (1, (70, -5, -30), "hue", [-20, -10], {"hue_deg": -15}, "Shot 1: sky a touch more teal (10–20°)."),
+    (2, (60, 15, 20), "stop", [0.2, 0.4], {"stops": 0.3}, "Shot 2: lift her face +1/3 stop."),
+    (3, (55, 50, 30), "chroma", [-50, -30], {"chroma_scale": 0.6}, "Shot 3: tame the red awning (−30 to −50 % sat)."),
+    (4, (65, 10, 45), "hue", [10, 20], {"hue_deg": 15}, "Shot 4: bottle liquid warmer gold → amber (+10–20°)."),
+    (5, (45, 5, 10), "stop", [-0.6, -0.4], {"stops": -0.5}, "Shot 5: darken the back wall half a stop."),
+    (6, (50, -35, 30), "chroma", [-50, -30], {"chroma_scale": 0.6}, "Shot 6: the green plant is too loud (−30 to −50 %)."),
+    (7, (40, 20, -45), "hue", [10, 20], {"hue_deg": 15}, "Shot 7: push the dress from blue toward violet (+10–20°)."),
+    (8, (62, 14, 18), "stop", [0.15, 0.35], {"stops": 0.25}, "Shot 8: a little eye-light on the model (+1/4 stop)."),
+]
+
+
+def make_scene(rng: np.random.Generator):
+    n = SHOTS * FRAMES_PER_SHOT
+    lab = g.flat(n, (50, 3, 8))
+    lab[..., 0] += 10 * g.texture(rng, n, sigma_px=5, pan_px_per_frame=0.5)
+    masks = {}
+    notes = []
+    for k, (shot, col, kind, rng_, _grade, text) in enumerate(_NOTES, start=1):
+        a, b = (shot - 1) * FRAMES_PER_SHOT, shot * FRAMES_PER_SHOT
+        m = np.zeros((n, g.HEIGHT_PX, g.WIDTH_PX), dtype=bool)
+        cx = 60 + 16 * k
+        m[a:b] = g.ellipse(b - a, g.path_linear(b - a, (cx, 70), (cx + 6, 68)), (34, 28))
+        lab[m] = col
+        lab[..., 0][m] += 5 * g.texture(rng, n, sigma_px=2)[m]
+        masks[f"note_{k}"] = m
+        notes.append({"note": k, "shot": shot, "frames": [a, b], "kind": kind, "min": rng_[0], "max": rng_[1],
+                      "text": text})
+    return g.to_rgb8(lab), masks, notes
+
+
+def apply_note(frames: np.ndarray, mask: np.ndarray, grade: dict) -> np.ndarray:
+    if "stops" in grade:
+        return g.grade_gain(frames, np.clip(mask.astype(float), 0, 1), grade["stops"])
+    return g.grade_lab(frames, mask, **grade)
+
+
+@register
+class EightNotes(TaskVerifier):
+    task_id = "R06.04.02.02-T20"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        notes = ctx.gt_json("notes.json")
+        if not isinstance(notes, list) or len(notes) != 8:
+            raise GTError("GT notes.json must list the eight notes")
+        shot = load_shot(ctx, OUTPUT)
+        gmap = None
+        union = np.zeros_like(shot.src[..., 0], dtype=bool)
+        for note in notes:
+            name = f"note_{note['note']}"
+            mask = shot.mask(name)
+            union |= mask
+            a, b = note["frames"]
+            lo_, hi_ = note["min"], note["max"]
+            if note["kind"] == "hue":
+                v = np.array([hue_difference_deg(circular_mean_hue(shot.lab("src")[i], mask[i]),
+                                                 circular_mean_hue(shot.lab("out")[i], mask[i])) for i in range(a, b)])
+                unit = "deg"
+            elif note["kind"] == "stop":
+                gmap = gain_map_stops(shot) if gmap is None else gmap
+                v = per_frame_gain(gmap[a:b], mask[a:b])
+                unit = "stop"
+            elif note["kind"] == "chroma":
+                v = 100 * (masked_mean(chroma_of(shot, "out")[a:b], mask[a:b])
+                           / masked_mean(chroma_of(shot, "src")[a:b], mask[a:b]) - 1)
+                unit = "pct"
+            else:
+                raise GTError(f"note {note['note']}: unknown predicate {note['kind']!r}")
+            sc, pct = frame_share_score((v >= lo_) & (v <= hi_), checks.params(name)["min_frames_pct"])
+            checks.set(name, sc, {"kind": note["kind"], "measured": [float(np.nanmin(v)), float(np.nanmax(v))],
+                                  "range": [lo_, hi_], "unit": unit, "frames": [a, b], "frames_ok_pct": pct},
+                       "" if sc == 1 else f"note {note['note']} ({note['kind']}): measured {np.nanmean(v):+.2f} {unit}, "
+                                          f"wanted {lo_}..{hi_}")
+        p = checks.params("untouched_regions")
+        rest = outside(union, GUARD_PX)
+        de = per_frame_de(shot, rest)
+        sc, pct = frame_share_score(de <= p["max_delta_e2000"])
+        checks.set("untouched_regions", sc, {"worst_frame_mean_delta_e2000": float(de.max()),
+                                             "worst_frame": int(np.argmax(de)), "guard_px": GUARD_PX, "frames_ok_pct": pct},
+                   "" if sc == 1 else f"outside the notes changed {de.max():.2f} ΔE2000 on frame {int(np.argmax(de))}")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks, notes = make_scene(rng)
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "notes.json", notes)
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / NOTES_MD).write_text("# Perfume_30 secondary notes (v1 → v2)\n\n"
+                                             + "\n".join(f"{i}. {n[5]}" for i, n in enumerate(_NOTES, start=1)) + "\n")
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+
+        def render(skip: int | None = None, override: dict | None = None, leak: int | None = None) -> np.ndarray:
+            out = src.copy()
+            for k, (_shot, _c, _kind, _r, grade, _t) in enumerate(_NOTES, start=1):
+                if k == skip:
+                    continue
+                mask = masks[f"note_{k}"]
+                if k == leak:
+                    a, b = notes[k - 1]["frames"]
+                    mask = np.zeros_like(mask)
+                    mask[a:b] = True
+                out = apply_note(out, mask, (override or {}).get(k, grade))
+            return out
+
+        g.write_video(inst.oracle / OUTPUT, render())
+        m = inst.mutant("note_3_skipped", ["note_3"], "the awning note was missed")
+        g.write_video(m / OUTPUT, render(skip=3))
+        m = inst.mutant("note_5_wrong_way", ["note_5"], "the back wall brightened instead of darkened")
+        g.write_video(m / OUTPUT, render(override={5: {"stops": 0.5}}))
+        m = inst.mutant("note_7_too_far", ["note_7"], "the dress pushed 35° to magenta")
+        g.write_video(m / OUTPUT, render(override={7: {"hue_deg": 35}}))
+        m = inst.mutant("note_2_whole_frame", ["untouched_regions"], "face lift done as a global exposure change")
+        g.write_video(m / OUTPUT, render(leak=2))
+        undone = {"hue": {"hue_deg": 0.0}, "stop": {"stops": 0.0}, "chroma": {"chroma_scale": 1.0}}
+        m = inst.mutant("note_1_not_done", ["note_1"], "the sky note left undone")
+        g.write_video(m / OUTPUT, render(override={1: undone["hue"]}))
+        even = (2, 4, 6, 8)
+        m = inst.mutant("even_notes_not_done", [f"note_{k}" for k in even], "notes 2, 4, 6 and 8 left undone")
+        g.write_video(m / OUTPUT, render(override={k: undone[_NOTES[k - 1][2]] for k in even}))
