@@ -12,6 +12,8 @@ from verifiers.synth import selftest_task
 
 FULL = [
     "R06.04.01.04-T02",
+    "R06.04.01.04-T10",
+    "R06.04.01.04-T19",
 ]
 
 

@@ -1,0 +1,142 @@
+"""R06.04.01.04-T19: five hook variants of one ad (3-s hook + the same 12-s body) for A/B tests.
+
+Work dir: fixtures/ad_body/body.mp4 and hook clips fixtures/ad_body/<clip>.mp4, input/hooks.csv
+(hook, clip, text). Outputs: out/ad_hook1..5.mp4. GT: gt/render.json = instance scale (synthetic only).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.fingerprint import hamming, phash
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
+from verifiers.tasks.shortform.common import ClipMatcher, instance_scale, probe_artifact, size_ok, video_facts
+
+FPS = 30.0
+SCALE = 1 / 6  # 180x320 miniature of 1080x1920
+MAX_HASH_BITS = 6  # perceptual-hash distance still called "the same frame" after re-encoding
+SAMPLE_S = 0.5
+
+
+def read_hooks(text: str) -> dict[int, dict[str, str]]:
+    try:
+        return {int(r["hook"]): {"clip": r["clip"].strip(), "text": r["text"].strip()}
+                for r in csv.DictReader(io.StringIO(text))}
+    except (KeyError, ValueError, AttributeError) as exc:
+        raise GTError(f"input/hooks.csv: needs hook,clip,text columns ({exc})") from None
+
+
+def _sampled(path, every_s: float) -> list:
+    return list(iter_frames(path, every_s=every_s, width=180))
+
+
+@register
+class HookVariants(TaskVerifier):
+    task_id = "R06.04.01.04-T19"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        hooks = read_hooks(ctx.input("input/hooks.csv").read_text(encoding="utf-8"))
+        folder = ctx.input("fixtures/ad_body")
+        sources = {p.stem: p for p in sorted(folder.glob("*.mp4"))}
+        if "body" not in sources:
+            raise GTError("fixtures/ad_body/body.mp4 missing")
+        matcher = ClipMatcher(sources)
+        scale = instance_scale(ctx)
+        spec = checks.params("export_spec_naming")
+        hook_s = checks.params("hook_1")["hook_s"]
+        body_ref = [(f.t_s, phash(f.rgb)) for f in _sampled(sources["body"], SAMPLE_S)]
+
+        spec_ok, body_ok, files = 0, 0, {}
+        for k in range(1, spec["files"] + 1):
+            name = f"hook_{k}"
+            rel = f"out/ad_hook{k}.mp4"
+            try:
+                path, pr = probe_artifact(ctx, rel)
+                frames = _sampled(path, SAMPLE_S)
+            except (AgentOutputError, MediaError) as exc:  # this file is unusable
+                checks.fail(name, str(exc))
+                files[rel] = {"error": str(exc)}
+                continue
+            facts = video_facts(pr)
+            ok_spec = (size_ok(facts, spec["size_px"], scale) and abs(facts["fps"] - spec["fps"]) < 0.01
+                       and abs(facts["duration_s"] - spec["duration_s"]) <= 1.5 / spec["fps"])
+            spec_ok += ok_spec
+            # body: frames after the hook equal the body fixture frame at t - hook_s
+            body = [f for f in frames if f.t_s >= hook_s + 0.1]
+            same = 0
+            for f in body:
+                ref = min(body_ref, key=lambda r, t=f.t_s - hook_s: abs(r[0] - t))
+                same += hamming(phash(f.rgb), ref[1]) <= MAX_HASH_BITS
+            body_match = len(body) > 0 and same >= 0.95 * len(body) and \
+                facts["duration_s"] >= hook_s + checks.params("body_identical")["body_s"] - 0.5
+            body_ok += body_match
+            # hook: the listed clip and the listed text in the first hook_s seconds
+            head = [f for f in frames if f.t_s < hook_s - 0.1]
+            shown = [matcher.identify(f.rgb)[0] for f in head]
+            want = hooks.get(k, {})
+            clip_ok = bool(shown) and shown.count(want.get("clip")) >= 0.8 * len(shown)
+            files[rel] = {**facts, "hook_clips": shown, "body_same_frames": f"{same}/{len(body)}"}
+            if not clip_ok:
+                checks.fail(name, f"hook shows {shown}, want {want.get('clip')}", files[rel])
+                continue
+            try:
+                texts = [normalise(frame_text(head[len(head) // 2].rgb))]
+            except OCRUnavailable as exc:
+                checks.error(name, str(exc), files[rel])
+                continue
+            text_ok = any(normalise(want["text"]) in t for t in texts)
+            checks.set(name, float(text_ok), {**files[rel], "ocr": texts},
+                       "" if text_ok else f"hook text {want['text']!r} not read")
+        checks.set("body_identical", body_ok / spec["files"], {"files": files}, f"{body_ok}/{spec['files']} bodies match")
+        checks.set("export_spec_naming", spec_ok / spec["files"], {"files": files},
+                   f"{spec_ok}/{spec['files']} files named and exported to spec")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 180, 320
+        body = clip_frames(int(rng.integers(1 << 30)), int(12 * FPS), w, h, FPS)
+        write_video(inst.workdir / "fixtures/ad_body/body.mp4", body, FPS)
+        texts = ["STOP SCROLLING", "WAIT FOR IT", "BIG NEWS", "TRY THIS", "ONLY TODAY"]
+        hook_clips = {}
+        for k in range(1, 6):
+            hook_clips[f"hookclip{k}"] = clip_frames(int(rng.integers(1 << 30)), int(3 * FPS), w, h, FPS)
+            write_video(inst.workdir / f"fixtures/ad_body/hookclip{k}.mp4", hook_clips[f"hookclip{k}"], FPS)
+        order = rng.permutation(5) + 1
+        rows = [{"hook": k, "clip": f"hookclip{order[k - 1]}", "text": texts[k - 1]} for k in range(1, 6)]
+        buf = io.StringIO()
+        wr = csv.DictWriter(buf, ["hook", "clip", "text"], lineterminator="\n")
+        wr.writeheader()
+        wr.writerows(rows)
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/hooks.csv").write_text(buf.getvalue())
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+
+        def render(row, body_shift=0, size=(w, h)):
+            head = [burn_text(f, row["text"], y_px=260, scale=0.5, thickness=1) for f in hook_clips[row["clip"]]]
+            tail = body[body_shift:] + body[:body_shift]
+            return [resize(f, *size) for f in head + tail]
+
+        def write_all(folder, change=None):
+            for row in rows:
+                k = row["hook"]
+                args = change(k, dict(row)) if change else (row, {})
+                write_video(folder / f"out/ad_hook{k}.mp4", render(args[0], **args[1]), FPS)
+
+        write_all(inst.oracle)
+        other = rows[3]["clip"]
+        write_all(inst.mutant("hook3_wrong_clip", ["hook_3"], "hook 3 uses hook 4's clip"),
+                  lambda k, r: ({**r, "clip": other} if k == 3 else r, {}))
+        write_all(inst.mutant("hook2_typo", ["hook_2"], "hook 2 text misspelt"),
+                  lambda k, r: ({**r, "text": "WAIT FRO IT"} if k == 2 else r, {}))
+        write_all(inst.mutant("body5_shifted", ["body_identical"], "file 5's body starts 1 s late"),
+                  lambda k, r: (r, {"body_shift": int(FPS)} if k == 5 else {}))
+        write_all(inst.mutant("file4_square", ["export_spec_naming"], "file 4 exported 1:1"),
+                  lambda k, r: (r, {"size": (180, 180)} if k == 4 else {}))
