@@ -1,0 +1,119 @@
+"""R06.04.02.02-T15: relight a midday walk toward golden hour with windows and keys.
+
+Render: out/golden.mov. GT: gt/source.mov, gt/masks.npz {subject}. Falloff: per frame, the slope of
+a straight-line fit of mean L* per column against x, times the frame width, must be a drop of ≥ 8.
+Highlights/shadows are the source's top/bottom 30 % of L* per frame (so the grade cannot move the
+masks); their mean b* in the render must be ≥ 10 and ≤ −2. Rim: per frame, the mean L* of the
+subject's RIM_PX left-most pixels per row minus that of its right-most must be ≥ 6.
+vlm_plausibility needs a VLM judge: without one it is reported as error (could not judge), so
+this task cannot reach 100 on the self-test by construction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import grading as g
+from verifiers.tasks.grading.common import frame_share_score, load_shot
+
+OUTPUT = "out/golden.mov"
+RIM_PX = 4
+N_FRAMES = 24
+
+
+def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
+    lab = g.flat(n, (55, -8, 20))  # field
+    lab[..., 0] += 25 * g.texture(rng, n, sigma_px=5, pan_px_per_frame=1.5)
+    yy = np.arange(g.HEIGHT_PX)[None, :, None]
+    sky = np.broadcast_to(yy < 40, lab.shape[:3])
+    lab[sky] = (85, -3, -12)
+    c = g.path_linear(n, (110, 80), (150, 80))
+    subject = g.ellipse(n, c, (14, 40))
+    lab[subject] = (50, 12, 14)
+    lab[..., 0][subject] += 3 * g.texture(rng, n, sigma_px=2)[subject]
+    return g.to_rgb8(lab), {"subject": subject}
+
+
+def edge_bands(mask: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
+    """(left band, right band): each row's first/last `px` mask pixels, per frame."""
+    left, right = np.zeros_like(mask), np.zeros_like(mask)
+    idx = np.arange(mask.shape[2])
+    for i in range(mask.shape[0]):
+        for y in np.nonzero(mask[i].any(axis=1))[0]:
+            xs = idx[mask[i, y]]
+            left[i, y, xs[:px]] = True
+            right[i, y, xs[-px:]] = True
+    return left, right
+
+
+def golden(src8: np.ndarray, subject: np.ndarray, *, falloff: float = 14.0, split: float = 1.0,
+           rim: float = 12.0, warm: float = 0.0) -> np.ndarray:
+    """Left-to-right L* falloff, split toning about the frame's median L*, a rim light on the left edge."""
+    lab = g.to_lab(src8)
+    n, _h, w = lab.shape[:3]
+    x = np.arange(w)[None, None, :] / (w - 1)
+    mid = np.median(lab[..., 0].reshape(n, -1), axis=1)[:, None, None]
+    keep = 0.2 if split else 1.0
+    lab[..., 2] = keep * lab[..., 2] + split * (lab[..., 0] - mid) + warm - (4.0 if split else 0.0)
+    lab[..., 0] += falloff * (0.5 - x)
+    left, _ = edge_bands(subject, RIM_PX + 2)
+    lab[..., 0] += rim * left
+    return g.to_rgb8(lab)
+
+
+@register
+class GoldenHour(TaskVerifier):
+    task_id = "R06.04.02.02-T15"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        checks.error("vlm_plausibility", "needs a judge: golden-hour plausibility is a VLM rubric and no judge is configured")
+        shot = load_shot(ctx, OUTPUT)
+        ls, lo = shot.lab("src"), shot.lab("out")
+        w = shot.src.shape[2]
+
+        p = checks.params("luminance_falloff")
+        x = np.arange(w)
+        drop = np.array([-np.polyfit(x, lo[i][..., 0].mean(axis=0), 1)[0] * (w - 1) for i in range(shot.n)])
+        sc, pct = frame_share_score(drop >= p["min_l_drop"])
+        checks.set("luminance_falloff", sc, {"min_l_drop": float(drop.min()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"L* falls only {drop.min():.1f} left to right")
+
+        p = checks.params("warm_highlights_cool_shadows")
+        hb, sb = np.zeros(shot.n), np.zeros(shot.n)
+        for i in range(shot.n):
+            lum = ls[i][..., 0]
+            hi_m, lo_m = lum >= np.percentile(lum, 70), lum <= np.percentile(lum, 30)
+            hb[i], sb[i] = lo[i][..., 2][hi_m].mean(), lo[i][..., 2][lo_m].mean()
+        ok = (hb >= p["min_highlight_b"]) & (sb <= p["max_shadow_b"])
+        sc, pct = frame_share_score(ok)
+        checks.set("warm_highlights_cool_shadows", sc, {"min_highlight_b": float(hb.min()), "max_shadow_b": float(sb.max()),
+                                                         "frames_ok_pct": pct},
+                   "" if sc == 1 else f"highlights b* {hb.mean():.1f}, shadows b* {sb.mean():.1f}")
+
+        p = checks.params("subject_rim")
+        left, right = edge_bands(shot.mask("subject"), RIM_PX)
+        delta = np.array([lo[i][..., 0][left[i]].mean() - lo[i][..., 0][right[i]].mean() for i in range(shot.n)])
+        sc, pct = frame_share_score(delta >= p["min_rim_l_delta"])
+        checks.set("subject_rim", sc, {"min_rim_l_delta": float(delta.min()), "frames_ok_pct": pct},
+                   "" if sc == 1 else f"subject's left edge only {delta.min():.1f} L* above its right")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src, masks = make_scene(rng)
+        subject = masks["subject"]
+        g.write_video(inst.gt / "source.mov", src)
+        g.write_masks(inst.gt / "masks.npz", masks)
+        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
+        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_video(inst.oracle / OUTPUT, golden(src, subject))
+
+        m = inst.mutant("flat_light", ["luminance_falloff"], "no left-to-right falloff")
+        g.write_video(m / OUTPUT, golden(src, subject, falloff=0.0))
+
+        m = inst.mutant("orange_everything", ["warm_highlights_cool_shadows"], "a global warm tint: shadows warm too")
+        g.write_video(m / OUTPUT, golden(src, subject, split=0.0, warm=14.0))
+
+        m = inst.mutant("no_rim", ["subject_rim"], "no rim light on the subject")
+        g.write_video(m / OUTPUT, golden(src, subject, rim=0.0))
