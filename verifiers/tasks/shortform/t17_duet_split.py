@@ -1,0 +1,162 @@
+"""R06.04.01.04-T17: 50/50 vertical split-screen duet (teacher top, student bottom), synced on a clap.
+
+Work dir: fixtures/teacher.mp4, fixtures/student.mp4 (each with its own audio and one clap).
+Output: device/Photos/duet.mp4 (pulled from the phone). GT: gt/claps.json = clap time in each
+source ({"teacher_clap_s", "student_clap_s"}); gt/render.json = instance scale (synthetic only).
+Sync is judged from the picture (which source moment each half shows), audio from cross-correlation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import signal
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
+from verifiers.tasks.shortform.common import ClipMatcher, instance_scale, probe_artifact, size_ok, video_facts
+
+OUTPUT = "device/Photos/duet.mp4"
+FPS = 24.0
+SR_HZ = 48_000
+SCALE = 1 / 6
+BLACK_LEVEL = 12  # mean row value at or below this is a black bar
+MIN_AUDIO_CORR = 0.3
+LAG_SEARCH_S = 0.1  # AAC priming and frame rounding shift audio by a few ms
+
+
+def _best_corr(out: np.ndarray, src: np.ndarray, offset_s: float, sr: int) -> float:
+    """Peak normalised cross-correlation of `src` placed at output time (src_t - offset_s), ±LAG_SEARCH_S."""
+    shift = round(-offset_s * sr)
+    placed = np.zeros_like(out)
+    a0, b0 = max(0, shift), max(0, -shift)
+    n = min(len(out) - a0, len(src) - b0)
+    if n <= sr // 4:
+        return 0.0
+    placed[a0:a0 + n] = src[b0:b0 + n]
+    lag = int(LAG_SEARCH_S * sr)
+    seg_o, seg_p = out[a0:a0 + n], placed[a0:a0 + n]
+    c = signal.correlate(seg_o, seg_p, mode="full", method="fft")
+    mid = len(seg_p) - 1
+    c = c[mid - lag: mid + lag + 1]
+    denom = np.linalg.norm(seg_o) * np.linalg.norm(seg_p)
+    return float(np.max(np.abs(c)) / denom) if denom > 0 else 0.0
+
+
+@register
+class DuetSplit(TaskVerifier):
+    task_id = "R06.04.01.04-T17"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        claps = ctx.gt_json("claps.json")
+        srcs = {"teacher": ctx.input("fixtures/teacher.mp4"), "student": ctx.input("fixtures/student.mp4")}
+        matcher = ClipMatcher(srcs)
+        scale = instance_scale(ctx)
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        fps = facts["fps"] or FPS
+        p = checks.params("split_layout")
+        right, black_rows, offsets, n = 0, [], {"teacher": [], "student": []}, 0
+        for fr in iter_frames(path, every_s=0.5):
+            n += 1
+            hgt = fr.rgb.shape[0]
+            rows = fr.rgb.mean(axis=(1, 2))
+            black_rows.append(float(np.mean(rows <= BLACK_LEVEL)))
+            top, bottom = fr.rgb[: hgt // 2], fr.rgb[hgt // 2:]
+            lt, st, _, _ = matcher.identify(top)
+            lb, sb, _, _ = matcher.identify(bottom)
+            right += lt == "teacher" and lb == "student"
+            if lt in offsets:
+                offsets[lt].append(st - fr.t_s)
+            if lb in offsets:
+                offsets[lb].append(sb - fr.t_s)
+        black_pct = 100 * max(black_rows) if black_rows else 100.0
+        layout = right / n if n else 0.0
+        layout_ok = size_ok(facts, p["size_px"], scale) and black_pct <= p["max_black_rows_pct"]
+        checks.set("split_layout", layout if layout_ok else 0.0,
+                   {**facts, "halves_right": f"{right}/{n}", "black_rows_pct": black_pct},
+                   f"{right}/{n} frames teacher-top/student-bottom; black rows {black_pct:.1f}%")
+
+        tol_s = checks.params("sync_on_clap")["tolerance_frames"] / fps + 1e-6
+        if not offsets["teacher"] or not offsets["student"]:
+            checks.fail("sync_on_clap", "one of the two sources is not visible")
+            checks.fail("both_audio", "one of the two sources is not visible")
+            return
+        off_t, off_s = float(np.median(offsets["teacher"])), float(np.median(offsets["student"]))
+        clap_out_t, clap_out_s = claps["teacher_clap_s"] - off_t, claps["student_clap_s"] - off_s
+        err = abs(clap_out_t - clap_out_s)
+        checks.set("sync_on_clap", float(err <= tol_s),
+                   {"teacher_clap_out_s": clap_out_t, "student_clap_out_s": clap_out_s, "error_s": err},
+                   f"claps {err * fps:.1f} frames apart")
+        try:
+            out = load_audio(path, sample_rate_hz=SR_HZ).mono
+            t = load_audio(srcs["teacher"], sample_rate_hz=SR_HZ).mono
+            s = load_audio(srcs["student"], sample_rate_hz=SR_HZ).mono
+        except MediaError as exc:
+            checks.fail("both_audio", f"no usable audio: {exc}")
+            return
+        ct, cs = _best_corr(out, t, off_t, SR_HZ), _best_corr(out, s, off_s, SR_HZ)
+        checks.set("both_audio", float(min(ct, cs) >= MIN_AUDIO_CORR), {"corr_teacher": ct, "corr_student": cs},
+                   f"correlation teacher {ct:.2f}, student {cs:.2f} (need ≥ {MIN_AUDIO_CORR})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 180, 160
+        dur_s = 5.0
+        n = int(dur_s * FPS)
+        claps = {"teacher_clap_s": 1.5, "student_clap_s": 2.25}
+
+        def voice(seed: int, clap_s: float) -> np.ndarray:
+            r = np.random.default_rng(seed)
+            x = r.standard_normal(int(dur_s * SR_HZ)) * 0.05
+            env = np.repeat(r.uniform(0.2, 1.0, int(dur_s * 8)), SR_HZ // 8)[: len(x)]
+            x = signal.lfilter(*signal.butter(2, [300 / 24000, 3000 / 24000], "band"), x) * env
+            i = int(clap_s * SR_HZ)
+            x[i:i + 1200] += 0.8 * np.exp(-np.arange(1200) / 150) * r.standard_normal(1200)
+            return x.astype(np.float32)
+
+        video = {"teacher": clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS),
+                 "student": clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)}
+        audio = {"teacher": voice(int(rng.integers(1 << 30)), claps["teacher_clap_s"]),
+                 "student": voice(int(rng.integers(1 << 30)), claps["student_clap_s"])}
+        for k in video:
+            write_video(inst.workdir / f"fixtures/{k}.mp4", video[k], FPS, audio=audio[k], sample_rate_hz=SR_HZ)
+        inst.write_json(inst.gt / "claps.json", claps)
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+        lead = round((claps["student_clap_s"] - claps["teacher_clap_s"]) * FPS)  # student frames to skip
+
+        def render(extra_frames=0, swap=False, bars=False, student_audio=True):
+            skip = lead + extra_frames
+            frames = []
+            out_n = n - skip
+            for i in range(out_n):
+                top, bot = video["teacher"][i], video["student"][i + skip]
+                if swap:
+                    top, bot = bot, top
+                if bars:
+                    top = np.pad(resize(top, 150, 134), ((13, 13), (15, 15), (0, 0)))
+                    bot = np.pad(resize(bot, 150, 134), ((13, 13), (15, 15), (0, 0)))
+                frames.append(np.vstack([top, bot]))
+            a = audio["teacher"][: int(out_n / FPS * SR_HZ)].copy()
+            if student_audio:
+                s = audio["student"][int(skip / FPS * SR_HZ):]
+                a[: len(s)] += s[: len(a)]
+            return frames, a
+
+        def solve(folder, **kw):
+            frames, a = render(**kw)
+            write_video(folder / OUTPUT, frames, FPS, audio=a, sample_rate_hz=SR_HZ)
+
+        solve(inst.oracle)
+        solve(inst.mutant("halves_swapped", ["split_layout"], "student on top"), swap=True)
+        solve(inst.mutant("letterboxed", ["split_layout"], "halves fit with black bars instead of filled"), bars=True)
+        solve(inst.mutant("student_4_frames_late", ["sync_on_clap"], "student's clap 4 frames after the teacher's"),
+              extra_frames=-4)
+        solve(inst.mutant("student_muted", ["both_audio"], "student's audio track dropped"), student_audio=False)
