@@ -23,7 +23,7 @@ demo: deps
 	$(VENV)/bin/tally demo
 
 test: deps lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
 
 deps: apt $(STAMP)
 
