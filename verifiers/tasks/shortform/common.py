@@ -58,6 +58,13 @@ def size_ok(facts: dict, size_px: list[int], scale: float, tol_px: int = 1) -> b
     return abs(facts["width_px"] - w) <= tol_px and abs(facts["height_px"] - h) <= tol_px
 
 
+def _to_width(rgb: np.ndarray, width_px: int) -> np.ndarray:
+    import cv2
+
+    h = max(2, round(rgb.shape[0] * width_px / rgb.shape[1]))
+    return cv2.resize(rgb, (width_px, h), interpolation=cv2.INTER_AREA)
+
+
 @dataclass(frozen=True)
 class Labelled:
     t_s: float  # output time
@@ -71,8 +78,12 @@ class Labelled:
 class ClipMatcher:
     """Fingerprint index over several source clips: which clip, which moment an output frame shows."""
 
-    def __init__(self, sources: dict[str, Path]) -> None:
+    def __init__(self, sources: dict[str, Path], images: dict[str, np.ndarray] | None = None) -> None:
         frames, times, labels = [], [], []
+        for label, rgb in (images or {}).items():
+            frames.append(_to_width(rgb, MATCH_WIDTH_PX))
+            times.append(0.0)
+            labels.append(label)
         for label, path in sources.items():
             try:
                 for fr in iter_frames(path, width=MATCH_WIDTH_PX):
@@ -154,3 +165,24 @@ def sources_in(folder: Path, pattern: str = "*.mp4") -> dict[str, Path]:
     if not found:
         raise GTError(f"no source clips in {folder.name}/")
     return found
+
+
+def best_corr(out: np.ndarray, src: np.ndarray, offset_s: float, sr: int, lag_search_s: float = 0.1) -> float:
+    """Peak normalised cross-correlation of `src` placed at output time (src_t - offset_s), searched
+    ±lag_search_s (AAC priming and frame rounding shift audio by a few ms)."""
+    from scipy import signal
+
+    shift = round(-offset_s * sr)
+    placed = np.zeros_like(out)
+    a0, b0 = max(0, shift), max(0, -shift)
+    n = min(len(out) - a0, len(src) - b0)
+    if n <= sr // 4:
+        return 0.0
+    placed[a0:a0 + n] = src[b0:b0 + n]
+    lag = int(lag_search_s * sr)
+    seg_o, seg_p = out[a0:a0 + n], placed[a0:a0 + n]
+    c = signal.correlate(seg_o, seg_p, mode="full", method="fft")
+    mid = len(seg_p) - 1
+    c = c[max(0, mid - lag): mid + lag + 1]
+    denom = np.linalg.norm(seg_o) * np.linalg.norm(seg_p)
+    return float(np.max(np.abs(c)) / denom) if denom > 0 else 0.0

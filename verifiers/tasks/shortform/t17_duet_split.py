@@ -18,7 +18,14 @@ from verifiers.measure.frames import iter_frames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import ClipMatcher, instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.shortform.common import (
+    ClipMatcher,
+    best_corr,
+    instance_scale,
+    probe_artifact,
+    size_ok,
+    video_facts,
+)
 
 OUTPUT = "device/Photos/duet.mp4"
 FPS = 24.0
@@ -26,25 +33,6 @@ SR_HZ = 48_000
 SCALE = 1 / 6
 BLACK_LEVEL = 12  # mean row value at or below this is a black bar
 MIN_AUDIO_CORR = 0.3
-LAG_SEARCH_S = 0.1  # AAC priming and frame rounding shift audio by a few ms
-
-
-def _best_corr(out: np.ndarray, src: np.ndarray, offset_s: float, sr: int) -> float:
-    """Peak normalised cross-correlation of `src` placed at output time (src_t - offset_s), ±LAG_SEARCH_S."""
-    shift = round(-offset_s * sr)
-    placed = np.zeros_like(out)
-    a0, b0 = max(0, shift), max(0, -shift)
-    n = min(len(out) - a0, len(src) - b0)
-    if n <= sr // 4:
-        return 0.0
-    placed[a0:a0 + n] = src[b0:b0 + n]
-    lag = int(LAG_SEARCH_S * sr)
-    seg_o, seg_p = out[a0:a0 + n], placed[a0:a0 + n]
-    c = signal.correlate(seg_o, seg_p, mode="full", method="fft")
-    mid = len(seg_p) - 1
-    c = c[mid - lag: mid + lag + 1]
-    denom = np.linalg.norm(seg_o) * np.linalg.norm(seg_p)
-    return float(np.max(np.abs(c)) / denom) if denom > 0 else 0.0
 
 
 @register
@@ -103,7 +91,7 @@ class DuetSplit(TaskVerifier):
         except MediaError as exc:
             checks.fail("both_audio", f"no usable audio: {exc}")
             return
-        ct, cs = _best_corr(out, t, off_t, SR_HZ), _best_corr(out, s, off_s, SR_HZ)
+        ct, cs = best_corr(out, t, off_t, SR_HZ), best_corr(out, s, off_s, SR_HZ)
         checks.set("both_audio", float(min(ct, cs) >= MIN_AUDIO_CORR), {"corr_teacher": ct, "corr_student": cs},
                    f"correlation teacher {ct:.2f}, student {cs:.2f} (need ≥ {MIN_AUDIO_CORR})")
 

@@ -1,0 +1,192 @@
+"""R06.04.01.04-T04: beat-synced photo slideshow (12 photos, a change every 2 beats, slow zoom).
+
+Work dir: fixtures/trip_photos/01.jpg..12.jpg (folder order), fixtures/song.mp3.
+Output: out/trip_slideshow.mp4. GT: gt/beats.json = {"beats_s": [...]} (the song's beat times);
+gt/render.json = instance scale (synthetic only).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.tasks.shortform.common import (
+    ClipMatcher,
+    best_corr,
+    clean_runs,
+    instance_scale,
+    probe_artifact,
+    runs,
+    size_ok,
+    video_facts,
+)
+
+OUTPUT = "out/trip_slideshow.mp4"
+FPS = 24.0
+SR_HZ = 48_000
+SCALE = 1 / 6
+MIN_SONG_CORR = 0.8
+
+
+def zoom_of(frame: np.ndarray, photo: np.ndarray) -> float:
+    """Scale of the centre crop of `photo` that best matches `frame` (1.0 = whole photo)."""
+    h, w = frame.shape[:2]
+    ph = cv2.resize(photo, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+    f = frame.astype(np.float32).ravel()
+    f -= f.mean()
+    best, best_s = -2.0, 1.0
+    for s in np.arange(1.0, 1.30, 0.0025):
+        cw, ch = w / s, h / s
+        x0, y0 = (w - cw) / 2, (h - ch) / 2
+        m = np.array([[s, 0, -x0 * s], [0, s, -y0 * s]], dtype=np.float32)
+        q = cv2.warpAffine(ph, m, (w, h), flags=cv2.INTER_LINEAR).ravel()
+        q = q - q.mean()
+        c = float(f @ q / (np.linalg.norm(f) * np.linalg.norm(q) + 1e-9))
+        if c > best:
+            best, best_s = c, float(s)
+    return best_s
+
+
+def _zoomed(photo: np.ndarray, s: float) -> np.ndarray:
+    h, w = photo.shape[:2]
+    x0, y0 = (w - w / s) / 2, (h - h / s) / 2
+    m = np.array([[s, 0, -x0 * s], [0, s, -y0 * s]], dtype=np.float32)
+    return cv2.warpAffine(photo, m, (w, h), flags=cv2.INTER_LINEAR)
+
+
+@register
+class BeatSlideshow(TaskVerifier):
+    task_id = "R06.04.01.04-T04"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        beats = np.asarray(ctx.gt_json("beats.json")["beats_s"], dtype=float)
+        folder = ctx.input("fixtures/trip_photos")
+        photos = {}
+        for pth in sorted(folder.glob("*.jpg")):
+            img = cv2.imread(str(pth))
+            if img is None:
+                raise GTError(f"photo {pth.name} unreadable")
+            photos[pth.stem] = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+        matcher = ClipMatcher({}, images=photos)
+        song = ctx.input("fixtures/song.mp3")
+        scale = instance_scale(ctx)
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        fps = facts["fps"] or FPS
+        frame_s = 1.0 / fps
+        labelled = matcher.label_video(path, keep=True)
+        segs = clean_runs(runs(labelled, frame_s))
+        names = sorted(photos)
+        n_photos = checks.params("photos_in_order")["photos"]
+        shown = [s.label for s in segs]
+        in_place = sum(a == b for a, b in zip(shown, names, strict=False))
+        checks.set("photos_in_order", in_place / n_photos if len(segs) == n_photos else 0.5 * in_place / n_photos,
+                   {"segments": shown}, f"{in_place}/{n_photos} photos in folder order, {len(segs)} segments")
+
+        bp = checks.params("changes_on_beats")
+        tol_s = bp["tolerance_frames"] * frame_s + 1e-6
+        want = beats[:: bp["beats_per_photo"]][1:n_photos]
+        changes = [s.start_s for s in segs[1:]]
+        errs = [float(abs(c - w)) for c, w in zip(changes, want, strict=False)]
+        on = sum(e <= tol_s for e in errs)
+        checks.set("changes_on_beats", on / len(want) if len(want) else 0.0,
+                   {"changes_s": changes, "beats_s": want, "errors_s": errs},
+                   f"{on}/{len(want)} changes within {bp['tolerance_frames']} frame(s) of their beat")
+
+        zp = checks.params("zoom")
+        gains = []
+        for s in segs:
+            if s.label is None:
+                continue
+            inside = [x for x in labelled if s.start_s <= x.t_s < s.end_s]
+            if len(inside) < 3:
+                continue
+            photo = cv2.resize(photos[s.label], (inside[0].rgb.shape[1], inside[0].rgb.shape[0]),
+                               interpolation=cv2.INTER_AREA)
+            gains.append(100 * (zoom_of(inside[-1].rgb, photo) / zoom_of(inside[0].rgb, photo) - 1))
+        ok_z = sum(zp["min_scale_gain_pct"] <= g <= zp["max_scale_gain_pct"] for g in gains)
+        checks.set("zoom", ok_z / n_photos, {"scale_gain_pct": gains},
+                   f"{ok_z}/{n_photos} photos zoom in by {zp['min_scale_gain_pct']}–{zp['max_scale_gain_pct']} %")
+
+        ap = checks.params("audio_format")
+        try:
+            out = load_audio(path, sample_rate_hz=SR_HZ).mono
+            ref = load_audio(song, sample_rate_hz=SR_HZ).mono[: int(ap["audio_s"] * SR_HZ)]
+        except MediaError as exc:
+            checks.fail("audio_format", f"no usable audio: {exc}")
+            return
+        corr = best_corr(out, ref, 0.0, SR_HZ)
+        audio_s = len(out) / SR_HZ
+        ok = corr >= MIN_SONG_CORR and abs(audio_s - ap["audio_s"]) <= 0.1 and size_ok(facts, ap["size_px"], scale)
+        checks.set("audio_format", float(ok), {**facts, "song_corr": corr, "audio_s": audio_s},
+                   f"song correlation {corr:.2f}, audio {audio_s:.2f} s, {facts['width_px']}x{facts['height_px']}")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 180, 320
+        photos = {f"{k:02d}": clip_frames(int(rng.integers(1 << 30)), 1, w, h)[0] for k in range(1, 13)}
+        for name, img in photos.items():
+            p = inst.workdir / "fixtures/trip_photos" / f"{name}.jpg"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(p), cv2.cvtColor(img, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, 95])
+        song_s, beat_s = 30.0, 1.0
+        beats = np.arange(0, song_s, beat_s)
+        t = np.arange(int(song_s * SR_HZ)) / SR_HZ
+        song = 0.1 * np.sin(2 * np.pi * 220 * t) * (1 + 0.5 * np.sin(2 * np.pi * 0.13 * t))
+        song += 0.05 * np.random.default_rng(int(rng.integers(1 << 30))).standard_normal(len(t))
+        for b in beats:
+            i = int(b * SR_HZ)
+            song[i:i + 2400] += 0.5 * np.exp(-np.arange(2400) / 400) * np.sin(2 * np.pi * 70 * np.arange(2400) / SR_HZ)
+        song = (song / np.max(np.abs(song)) * 0.8).astype(np.float32)
+        _write_mp3(inst.workdir / "fixtures/song.mp3", song)
+        inst.write_json(inst.gt / "beats.json", {"beats_s": beats.tolist()})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+        per = int(2 * beat_s * FPS)
+
+        def render(order=None, late=None, gain=0.08, audio_from_s=0.0):
+            order = order or list(photos)
+            frames = []
+            for k, name in enumerate(order):
+                n = per + (3 if late == k else -3 if late == k - 1 else 0)
+                frames += [_zoomed(photos[name], 1.0 + gain * i / (n - 1)) for i in range(n)]
+            a = song[int(audio_from_s * SR_HZ): int((audio_from_s + 24.0) * SR_HZ)]
+            return frames, a
+
+        def solve(folder, **kw):
+            frames, a = render(**kw)
+            write_video(folder / OUTPUT, frames, FPS, audio=a, sample_rate_hz=SR_HZ)
+
+        solve(inst.oracle)
+        order = list(photos)
+        order[2], order[3] = order[3], order[2]
+        solve(inst.mutant("photos_swapped", ["photos_in_order"], "photos 03 and 04 swapped"), order=order)
+        solve(inst.mutant("change_3_frames_late", ["changes_on_beats"], "change into photo 6 lands 3 frames late"),
+              late=4)
+        solve(inst.mutant("no_zoom", ["zoom"], "photos held still"), gain=0.0)
+        solve(inst.mutant("song_from_5s", ["audio_format"], "song starts at its 5 s mark"), audio_from_s=5.0)
+
+
+def _write_mp3(path, mono: np.ndarray) -> None:
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), "w", format="mp3") as out:
+        st = out.add_stream("libmp3lame", rate=SR_HZ)
+        st.layout = "mono"
+        for s in range(0, len(mono), 1152):
+            fr = av.AudioFrame.from_ndarray(mono[None, s:s + 1152].astype(np.float32), format="fltp", layout="mono")
+            fr.sample_rate = SR_HZ
+            fr.pts = s
+            for pkt in st.encode(fr):
+                out.mux(pkt)
+        for pkt in st.encode():
+            out.mux(pkt)
