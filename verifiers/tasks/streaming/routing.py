@@ -55,18 +55,23 @@ def best_lag(track: np.ndarray, refs: list[np.ndarray], rate_hz: int, max_lag_s:
 
 
 def project(track: np.ndarray, refs: list[np.ndarray], rate_hz: int, window_s: float = 0.05,
-            lag: int | None = None) -> Projection:
-    """Per-window least squares of the track on the (aligned) references."""
+            lag: int | None = None, per_ref_lag: bool = False) -> Projection:
+    """Per-window least squares of the track on the (aligned) references.
+
+    per_ref_lag aligns each reference on its own: sources captured independently (real OBS's Mic and
+    Desktop Audio) start a few samples apart, and wideband noise decorrelates within a millisecond,
+    so one common lag hides the second source of a mix."""
     lag = best_lag(track, refs, rate_hz) if lag is None else lag
+    lags = [best_lag(track, [r], rate_hz) for r in refs] if per_ref_lag else [lag] * len(refs)
     n = len(track)
     aligned = []
-    for r in refs:
+    for r, d in zip(refs, lags, strict=True):
         a = np.zeros(n)
-        if lag >= 0:
-            seg = r[: max(0, n - lag)]
-            a[lag: lag + len(seg)] = seg
+        if d >= 0:
+            seg = r[: max(0, n - d)]
+            a[d: d + len(seg)] = seg
         else:
-            seg = r[-lag: -lag + n]
+            seg = r[-d: -d + n]
             a[: len(seg)] = seg
         aligned.append(a)
     w = max(1, int(window_s * rate_hz))

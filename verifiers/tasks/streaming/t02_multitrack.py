@@ -109,7 +109,7 @@ class MultitrackRecording(TaskVerifier):
             return
         shares = []
         for t in tracks[:3]:
-            pj = project(t.astype(np.float64), refs, rate)
+            pj = project(t.astype(np.float64), refs, rate, per_ref_lag=True)
             shares.append((pj.total_share(0), pj.total_share(1)))
         tparts = {"3 audio streams": len(tracks) == pt["audio_streams"],
                   "track 1 = mix": len(shares) > 0 and min(shares[0]) >= MIN_SHARE,

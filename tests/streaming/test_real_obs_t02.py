@@ -1,0 +1,114 @@
+"""Real-OBS oracle for R06.12.01.01-T02: a multitrack 1080p60 MKV recorded by OBS 29, remuxed to MP4.
+
+The synthetic oracle's files come from our own writer; here OBS 29 records them. Profile: Advanced
+output, 1920x1080 at 60 fps, x264 CBR 12000 kbps keyint 2 s (preset ultrafast so llvmpipe on two
+cores keeps up), MKV, tracks 1-3. "Mic" and "Desktop Audio" are ffmpeg_source inputs playing the
+instance's gt/mic_ref.wav and gt/desktop_ref.wav (the harness's known signals) routed to tracks 1+2
+and 1+3, so the scorer's routing projection applies. OBS 29's remux is a GUI-only function, so the
+MP4 is made with `ffmpeg -c copy` from OBS's MKV (the check is about the file being a remux).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from monitor.obs import ObsInstance
+from verifiers.scoring import score_task
+from verifiers.synth import overlay, synth_instance
+
+obs = pytest.importorskip("obsws_python")
+needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None
+                               or shutil.which("ffmpeg") is None, reason="obs-studio, xvfb and ffmpeg needed")
+
+TASK = "R06.12.01.01-T02"
+RECORD_S = 10.4  # the check wants about 10 s (within 1.5 s)
+
+
+def drop_cv2_qt_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import cv2` points QT_QPA_PLATFORM_PLUGIN_PATH at its own Qt plugins; OBS inherits the
+    environment and then aborts at start ("Could not load the Qt platform plugin xcb")."""
+    import os
+
+    for key in ("QT_QPA_PLATFORM_PLUGIN_PATH", "QT_QPA_FONTDIR"):
+        monkeypatch.delenv(key, raising=False)
+    ld = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p and "cv2" not in p]
+    monkeypatch.setenv("LD_LIBRARY_PATH", ":".join(ld))
+
+
+def _media(name: str, wav: Path, mixers: int) -> dict:
+    return {"id": "ffmpeg_source", "versioned_id": "ffmpeg_source", "name": name, "mixers": mixers,
+            "settings": {"is_local_file": True, "local_file": str(wav), "looping": True,
+                         "restart_on_activate": False, "close_when_inactive": False}}
+
+
+def record_in_obs(gt: Path, real: Path) -> Path:
+    """Record ~10 s with OBS 29; lay its profile, collection and recording into `real`. Returns the MKV."""
+    rec_dir = real / "recordings"
+    rec_dir.mkdir(parents=True)
+    basic = {"Output": {"Mode": "Advanced"},
+             "AdvOut": {"RecType": "Standard", "RecFilePath": str(rec_dir), "RecFormat": "mkv",
+                        "RecEncoder": "obs_x264", "RecTracks": "7"},
+             "Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "1920", "OutputCY": "1080",
+                       "FPSType": "1", "FPSInt": "60"}}
+    profile = {"basic.ini": basic,
+               "recordEncoder.json": {"rate_control": "CBR", "bitrate": 12000, "keyint_sec": 2,
+                                      "preset": "ultrafast"}}
+    coll = {"name": "Stream", "current_scene": "Live", "current_program_scene": "Live",
+            "scene_order": [{"name": "Live"}],
+            "sources": [{"id": "color_source", "versioned_id": "color_source_v3", "name": "Game",
+                         "settings": {"width": 1920, "height": 1080, "color": 4282400832}},
+                        _media("Mic", gt / "mic_ref.wav", 0b011),
+                        _media("Desktop Audio", gt / "desktop_ref.wav", 0b101),
+                        {"id": "scene", "versioned_id": "scene", "name": "Live",
+                         "settings": {"items": [{"name": "Game", "id": 1, "visible": True},
+                                                {"name": "Mic", "id": 2, "visible": True},
+                                                {"name": "Desktop Audio", "id": 3, "visible": True}],
+                                      "id_counter": 3, "custom_size": False}}]}
+    with ObsInstance(collection=coll, profile=profile, profile_name="Stream", ws_password="t02-pw") as o:
+        c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t02-pw", timeout=10)
+        try:
+            assert c.get_input_audio_tracks("Mic").input_audio_tracks == {
+                "1": True, "2": True, "3": False, "4": False, "5": False, "6": False}
+            for name in ("Mic", "Desktop Audio"):  # both signals from sample 0 together: one common lag
+                c.trigger_media_input_action(name, "OBS_WEBSOCKET_MEDIA_INPUT_ACTION_RESTART")
+            c.start_record()
+            time.sleep(RECORD_S)
+            mkv = Path(c.stop_record().output_path)
+            for _ in range(40):  # closing OBS while the output still stops can hang its shutdown
+                if not c.get_record_status().output_active:
+                    break
+                time.sleep(0.25)
+            time.sleep(0.5)
+        finally:
+            c.disconnect()
+        assert o.stop() == 0
+        dest = real / "obs-studio"
+        (dest / "basic" / "scenes").mkdir(parents=True)
+        shutil.copy2(o.collection_path, dest / "basic" / "scenes" / "Stream.json")
+        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / "Stream")
+        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+    assert mkv.parent == rec_dir and mkv.suffix == ".mkv", mkv
+    # OBS 29 remuxes only from its GUI (File > Remux Recordings); this is the same stream copy
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(mkv), "-map", "0", "-c", "copy",
+                    str(rec_dir / "test_rec.mp4")], check=True, timeout=60)
+    return mkv
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@needs_obs
+def test_t02_real_obs_multitrack_recording_scores_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inst = synth_instance(TASK, tmp_path / "inst", seed=1)
+    drop_cv2_qt_env(monkeypatch)
+    real = tmp_path / "real"
+    record_in_obs(inst / "gt", real)
+    work = tmp_path / "work"
+    overlay(inst / "workdir", real, work)
+    rep = score_task(TASK, work, inst / "gt").to_dict()
+    detail = [(c["name"], c["score"], c["message"], c["evidence"]) for c in rep["checks"]]
+    assert rep["score"] >= 99, detail
