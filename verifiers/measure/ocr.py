@@ -84,3 +84,33 @@ def error_rate(hyp: str, ref: str) -> float:
     if not ref:
         return 0.0 if not hyp else 1.0
     return edit_distance(hyp, ref) / len(ref)
+
+
+def resplit(tokens: list[str], vocabulary: set[str]) -> list[str]:
+    """Split normalised OCR tokens at vocabulary words (longest first).
+
+    OCR of small caption fonts often drops the spaces ("stiritgently"); WER needs words, so run-on
+    tokens are cut where known words fit end to end. A token that cannot be fully covered is kept
+    whole (and counts as one wrong word), so misreadings are never hidden.
+    """
+    words = sorted(vocabulary, key=len, reverse=True)
+
+    def cover(rest: str, parts: list[str]) -> bool:
+        if not rest:
+            return True
+        for w in words:
+            if w and rest.startswith(w):
+                parts.append(w)
+                if cover(rest[len(w):], parts):
+                    return True
+                parts.pop()
+        return False
+
+    out: list[str] = []
+    for tok in tokens:
+        parts: list[str] = []
+        if tok in vocabulary or not cover(tok, parts):
+            out.append(tok)
+        else:
+            out += parts
+    return out

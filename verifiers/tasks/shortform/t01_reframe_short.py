@@ -1,0 +1,223 @@
+"""R06.04.01.04-T01: reframe a 16:9 cooking clip into a 30-s 9:16 short that keeps the hands in frame,
+built from the listed selects, with captions from the transcript.
+
+Work dir: fixtures/cooking_16x9.mp4, input/selects.txt (one "start_s end_s" per line, in play order),
+input/transcript.txt (one caption per line). Output: out/cooking_short.mp4.
+GT: gt/subject.json = {"fps", "boxes": [[x, y, w, h] per source frame]} (hands, source pixels);
+gt/render.json = instance scale (synthetic only).
+
+A reframe is a full-height vertical strip of the source, so each sampled output frame is located by
+normalised template matching of the (downscaled) output against every (downscaled) source frame:
+that yields both the source moment and the strip's x position. Captions are read by OCR.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normalise, resplit
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
+from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
+
+OUTPUT = "out/cooking_short.mp4"
+FPS = 24.0
+SCALE = 1 / 6
+SEARCH_H_PX = 45  # coarse search height (80x45 for 16:9)
+FINE_H_PX = 90  # fine re-match height
+CANDIDATES = 8
+SAMPLE_S = 1.0
+OCR_EVERY_S = 1.25
+MAX_SRC_ERR_S = 0.25
+
+
+def read_selects(text: str) -> list[tuple[float, float]]:
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            a, b = (float(v) for v in line.replace(",", " ").split()[:2])
+        except ValueError:
+            raise GTError(f"input/selects.txt: bad line {line!r}") from None
+        out.append((a, b))
+    if not out:
+        raise GTError("input/selects.txt lists no segments")
+    return out
+
+
+class StripLocator:
+    """Where in which source frame does a vertical reframe come from.
+
+    Coarse: template-match the output (as grey, 45 px high) in every source frame; fine: re-match the
+    best few candidates at 90 px height, where the moving details that tell neighbouring frames
+    apart are visible.
+    """
+
+    def __init__(self, source) -> None:
+        self.small, self.fine, self.times = [], [], []
+        try:
+            for fr in iter_frames(source, height=FINE_H_PX):
+                g = cv2.cvtColor(fr.rgb, cv2.COLOR_RGB2GRAY)
+                self.fine.append(g)
+                self.small.append(cv2.resize(g, (round(g.shape[1] * SEARCH_H_PX / FINE_H_PX), SEARCH_H_PX),
+                                             interpolation=cv2.INTER_AREA))
+                self.times.append(fr.t_s)
+        except MediaError as exc:
+            raise GTError(f"source clip: {exc}") from None
+
+    def _template(self, grey: np.ndarray, height: int, width: int) -> np.ndarray:
+        h, w = grey.shape[:2]
+        tw = max(4, min(width, round(height * w / h)))
+        return cv2.resize(grey, (tw, height), interpolation=cv2.INTER_AREA)
+
+    def locate(self, rgb: np.ndarray, src_w_px: int) -> tuple[float, float, float, int]:
+        """(source time, strip x in source px, strip width in source px, source frame index)."""
+        grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+        tmpl = self._template(grey, SEARCH_H_PX, self.small[0].shape[1])
+        scores = np.array([cv2.minMaxLoc(cv2.matchTemplate(s, tmpl, cv2.TM_CCOEFF_NORMED))[1] for s in self.small])
+        fine_t = self._template(grey, FINE_H_PX, self.fine[0].shape[1])
+        best = (-2.0, 0, 0)
+        for i in np.argsort(scores)[::-1][:CANDIDATES]:
+            _, mx, _, loc = cv2.minMaxLoc(cv2.matchTemplate(self.fine[i], fine_t, cv2.TM_CCOEFF_NORMED))
+            if mx > best[0]:
+                best = (mx, int(i), loc[0])
+        _, i, x = best
+        k = src_w_px / self.fine[0].shape[1]
+        return self.times[i], x * k, fine_t.shape[1] * k, i
+
+
+@register
+class ReframeShort(TaskVerifier):
+    task_id = "R06.04.01.04-T01"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        src = ctx.input("fixtures/cooking_16x9.mp4")
+        selects = read_selects(ctx.input("input/selects.txt").read_text(encoding="utf-8"))
+        transcript = ctx.input("input/transcript.txt").read_text(encoding="utf-8")
+        subject = ctx.gt_json("subject.json")
+        boxes = subject["boxes"]
+        locator = StripLocator(src)
+        first = next(iter_frames(src, max_frames=1)).rgb
+        src_w = first.shape[1]
+        scale = instance_scale(ctx)
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        fp = checks.params("format_duration")
+        dur_ok = fp["min_duration_s"] <= facts["duration_s"] <= fp["max_duration_s"]
+        checks.set("format_duration", float(dur_ok and size_ok(facts, fp["size_px"], scale)), facts,
+                   f"{facts['width_px']}x{facts['height_px']}, {facts['duration_s']:.2f} s")
+
+        starts = np.cumsum([0.0] + [b - a for a, b in selects])
+        seg_ok, inside, n = 0, 0, 0
+        ocr_frames = []
+        next_ocr = 0.0
+        try:
+            for fr in iter_frames(path, every_s=SAMPLE_S):
+                n += 1
+                t_src, x, w, idx = locator.locate(fr.rgb, src_w)
+                k = int(np.searchsorted(starts, fr.t_s, side="right") - 1)
+                near_cut = np.min(np.abs(starts - fr.t_s)) < 1.5 / FPS and fr.t_s > 0.1
+                if near_cut:  # a sample on a select boundary may show either side
+                    n -= 1
+                elif 0 <= k < len(selects):
+                    expect = selects[k][0] + fr.t_s - starts[k]
+                    seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
+                bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
+                inside += (bx >= x - 2 and bx + bw <= x + w + 2)
+                if fr.t_s >= next_ocr - 1e-6:
+                    ocr_frames.append(fr.rgb)
+                    next_ocr = fr.t_s + OCR_EVERY_S
+        except MediaError as exc:
+            checks.fail_rest(str(exc))
+            return
+        checks.set("correct_segments", seg_ok / n if n else 0.0, {"samples": n, "on_select": seg_ok},
+                   f"{seg_ok}/{n} samples show the select that belongs there")
+        need = checks.params("subject_in_frame")["min_frames_pct"]
+        pct = 100 * inside / n if n else 0.0
+        checks.set("subject_in_frame", float(pct >= need), {"inside_pct": pct},
+                   f"hands inside the frame in {pct:.1f}% of samples (need {need}%)")
+        try:
+            lines = []
+            for rgb in ocr_frames:
+                txt = frame_text(rgb).strip()
+                if txt and (not lines or normalise(lines[-1]) != normalise(txt)):
+                    lines.append(txt)
+        except OCRUnavailable as exc:
+            checks.error("captions", str(exc))
+            return
+        ref = [normalise(wd) for wd in transcript.split() if normalise(wd)]
+        hyp = resplit([normalise(wd) for wd in " ".join(lines).split() if normalise(wd)], set(ref))
+        wer = 100 * error_rate(hyp, ref)
+        mx = checks.params("captions")["max_wer_pct"]
+        checks.set("captions", float(wer <= mx), {"wer_pct": wer, "ocr_lines": lines},
+                   f"caption WER {wer:.1f}% (max {mx}%)")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 320, 180
+        src_s = 40.0
+        n = int(src_s * FPS)
+        frames = clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)
+        # a scrolling textured band: every vertical strip changes with time, so a narrow reframe of
+        # this mostly static kitchen still tells its source moment
+        tex = cv2.GaussianBlur(rng.integers(0, 255, (24, 4096, 3)).astype(np.uint8), (0, 0), 2.0)
+        tex = cv2.normalize(tex, None, 0, 255, cv2.NORM_MINMAX)
+        boxes = []
+        for i in range(n):
+            off = 3 * i
+            frames[i][36:60] = tex[:, off:off + w]
+            t = i / FPS
+            cx = 160 + 125 * np.sin(2 * np.pi * t / 11.0)
+            x0 = int(cx - 15)
+            boxes.append([x0, 100, 30, 30])
+            cv2.rectangle(frames[i], (x0, 100), (x0 + 30, 130), (250, 200, 160), -1)  # the hands
+            cv2.circle(frames[i], (x0 + 15, 115), 8, (120, 60, 40), -1)
+        write_video(inst.workdir / "fixtures/cooking_16x9.mp4", frames, FPS)
+        inst.write_json(inst.gt / "subject.json", {"fps": FPS, "boxes": boxes})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+        selects = [(2.0, 12.0), (15.0, 25.0), (28.0, 38.0)]
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/selects.txt").write_text("".join(f"{a:.2f} {b:.2f}\n" for a, b in selects))
+        captions = ["HEAT THE PAN", "ADD SOME OIL", "SLICE THE GARLIC", "STIR IT GENTLY", "ADD THE HERBS",
+                    "SERVE IT HOT"]
+        (inst.workdir / "input/transcript.txt").write_text("".join(c + "\n" for c in captions))
+        cap_s = 30.0 / len(captions)
+
+        def render(sel=selects, follow=True, size=(180, 320), drop_caption=None):
+            out = []
+            crop_w = round(h * 9 / 16)
+            for a, b in sel:
+                for i in range(round(a * FPS), round(b * FPS)):
+                    f = frames[i]
+                    if size[0] > size[1]:
+                        g = f
+                    else:
+                        cx = boxes[i][0] + 15 if follow else w // 2
+                        x0 = int(np.clip(cx - crop_w // 2, 0, w - crop_w))
+                        g = f[:, x0:x0 + crop_w]
+                    g = resize(g, *size)
+                    c = int(len(out) / FPS // cap_s)
+                    if c != drop_caption and c < len(captions):
+                        g = burn_text(g, captions[c], y_px=size[1] - 60, scale=0.45, thickness=1)
+                    out.append(g)
+            return out
+
+        write_video(inst.oracle / OUTPUT, render(), FPS)
+        write_video(inst.mutant("landscape_export", ["format_duration"], "exported 16:9 instead of 9:16") / OUTPUT,
+                    render(size=(320, 180)), FPS)
+        wrong = [selects[0], (5.0, 15.0), selects[2]]
+        write_video(inst.mutant("wrong_select", ["correct_segments"], "second segment cut from 5-15 s") / OUTPUT,
+                    render(sel=wrong), FPS)
+        write_video(inst.mutant("static_centre_crop", ["subject_in_frame"], "centre crop, hands leave the frame")
+                    / OUTPUT, render(follow=False), FPS)
+        write_video(inst.mutant("caption_missing", ["captions"], "the fourth caption never appears") / OUTPUT,
+                    render(drop_caption=3), FPS)
