@@ -24,6 +24,11 @@ from verifiers.measure.frames import iter_frames
 SOURCE = "source.mov"
 MASKS = "masks.npz"
 DE_STRIDE = 3  # ΔE2000 on every 3rd mask pixel: said in each check's evidence
+#: untouched-region checks skip this many px at each region's border: 4:2:0/4:2:2 chroma is shared
+#: by 2 px, so a delivery codec smears every border with its neighbour's colour
+CHROMA_GUARD_PX = 2
+#: per-pixel gain maps are smoothed this much before statistics, to ignore codec noise
+GAIN_SMOOTH_PX = 1.5
 
 
 def _read_stack(path: Path) -> np.ndarray:
@@ -102,14 +107,21 @@ def untouched_check(shot: Shot, names: list[str], max_de: float) -> tuple[float,
     Regions are judged one by one (worst region per frame) so a small region that changed is not
     averaged away by a large one that did not.
     """
-    per_region = {nm: per_frame_de(shot, shot.mask(nm)) for nm in names}
+    per_region = {nm: per_frame_de(shot, _guarded(shot.mask(nm))) for nm in names}
     de = np.max(np.stack(list(per_region.values())), axis=0)
     score, pct = frame_share_score(de <= max_de)
     ev = {"regions": names, "worst_frame_mean_delta_e2000": float(de.max()), "frames_ok_pct": pct,
           "worst_by_region": {k: float(v.max()) for k, v in per_region.items()},
-          "max_delta_e2000": max_de, "pixel_stride": DE_STRIDE}
+          "max_delta_e2000": max_de, "pixel_stride": DE_STRIDE, "border_guard_px": CHROMA_GUARD_PX}
     worst = max(per_region, key=lambda k: per_region[k].max())
     return score, ev, "" if score == 1.0 else f"{worst} changed: worst frame mean ΔE2000 {de.max():.2f} > {max_de}"
+
+
+def _guarded(mask: np.ndarray) -> np.ndarray:
+    """The mask less its CHROMA_GUARD_PX border, frame by frame (the full mask where that empties it)."""
+    inner = interior(mask, CHROMA_GUARD_PX)
+    keep = inner.reshape(len(mask), -1).any(axis=1)
+    return np.where(keep[:, None, None], inner, mask)
 
 
 def masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -166,11 +178,17 @@ def linear_y(rgb8: np.ndarray) -> np.ndarray:
     return lin @ np.array([0.2126, 0.7152, 0.0722])
 
 
-def gain_map_stops(shot: Shot, floor: float = 0.01) -> np.ndarray:
-    """Per-pixel exposure change log2(Y_out / Y_src) (0 where either is near black)."""
+def gain_map_stops(shot: Shot, floor: float = 0.01, smooth_px: float = GAIN_SMOOTH_PX) -> np.ndarray:
+    """Per-pixel exposure change log2(Y_out / Y_src) (0 where either is near black), each frame
+    smoothed by `smooth_px` so codec noise does not read as gain; windows and leaks are far wider."""
+    from scipy.ndimage import gaussian_filter
+
     y0, y1 = linear_y(shot.src), linear_y(shot.out)
     ok = (y0 > floor) & (y1 > floor)
-    return np.where(ok, np.log2(np.maximum(y1, 1e-6) / np.maximum(y0, 1e-6)), 0.0)
+    g = np.where(ok, np.log2(np.maximum(y1, 1e-6) / np.maximum(y0, 1e-6)), 0.0)
+    if smooth_px > 0:
+        g = np.stack([gaussian_filter(f, smooth_px) for f in g])
+    return g
 
 
 def per_frame_gain(gmap: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -97,13 +97,14 @@ def score_window(shot, checks: Checks, face: np.ndarray, gain_check: str, backgr
     if halo_check is None:
         return
     ratio_max = checks.params(halo_check).get("max_gradient_ratio", 1.2)
+    raw = gain_map_stops(shot, smooth_px=0)  # edges judged on the unsmoothed map
     ring = bbox_region(face, 2.0) & outside(face, EDGE_GUARD_PX)
     y0 = np.log2(linear_y(shot.src) + 1e-3)
     ratio = np.zeros(shot.n)
     for i in range(shot.n):
         if not ring[i].any():
             continue
-        gg = np.hypot(*np.gradient(gaussian_filter(gmap[i], HALO_SMOOTH_PX)))[ring[i]]
+        gg = np.hypot(*np.gradient(gaussian_filter(raw[i], HALO_SMOOTH_PX)))[ring[i]]
         gs = np.hypot(*np.gradient(gaussian_filter(y0[i], HALO_SMOOTH_PX)))[ring[i]]
         ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6)
     sc, pct = frame_share_score(ratio <= ratio_max)

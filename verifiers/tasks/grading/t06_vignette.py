@@ -77,11 +77,12 @@ class Vignette(TaskVerifier):
                                              "min_protected_pixels_pct": float(prot.min()), "frames_ok_pct": pct},
                    "" if sc == 1 else f"subject darkened on {100 - pct:.0f}% of frames")
 
+        raw = gain_map_stops(shot, smooth_px=0)  # edges judged on the unsmoothed map
         band = bbox_region(subject, BAND_SCALE) & outside(subject, 3)
         y0 = np.log2(linear_y(shot.src) + 1e-3)
         ratio = np.zeros(shot.n)
         for i in range(shot.n):
-            gg = np.hypot(*np.gradient(gaussian_filter(gmap[i], 1.0)))[band[i]]
+            gg = np.hypot(*np.gradient(gaussian_filter(raw[i], 1.0)))[band[i]]
             gs = np.hypot(*np.gradient(gaussian_filter(y0[i], 1.0)))[band[i]]
             ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6) if len(gg) else 0.0
         sc, pct = frame_share_score(ratio <= SOFT_MAX_RATIO)

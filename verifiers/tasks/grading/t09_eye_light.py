@@ -97,12 +97,13 @@ class EyeLight(TaskVerifier):
                                     "limit_px": limit, "frames_ok_pct": pct},
                    "" if sc == 1 else f"eye light off the eyes on {100 - pct:.0f}% of frames")
 
+        raw = gain_map_stops(shot, smooth_px=0)  # edges judged on the unsmoothed map
         zone = bbox_region(eyes[0], 3.0) | bbox_region(eyes[1], 3.0)
         width = np.full(shot.n, np.inf)
         for i in range(shot.n):
-            gg = np.hypot(*np.gradient(gaussian_filter(gmap[i], 1.0)))[zone[i]]
+            gg = np.hypot(*np.gradient(gaussian_filter(raw[i], 1.0)))[zone[i]]
             steep = float(np.percentile(gg, 99)) if len(gg) else 0.0
-            peak = float(np.percentile(np.abs(gmap[i][zone[i]]), 99)) if zone[i].any() else 0.0
+            peak = float(np.percentile(np.abs(raw[i][zone[i]]), 99)) if zone[i].any() else 0.0
             if steep > 1e-4:
                 width[i] = peak / steep
         limit = MIN_SOFT_PX_AT_144 * h / 144

@@ -5,12 +5,13 @@ where far_shadows is the far background (depth ≥ 0.7) with L* < 45 and transit
 band between the cooled and protected zones. Node graph: state/grade.drx needs a Depth Map node.
 Smooth transitions (the seed names no threshold): inside the transition band the per-pixel b* shift
 (render − source) must not jump by more than MAX_STEP_B between neighbouring pixels (95th
-percentile per frame); a hard depth key shows as a one-pixel step of the whole shift.
+percentile per frame, after SMOOTH_PX smoothing against codec noise); a hard depth key shows as a one-pixel step of the whole shift.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.ndimage import gaussian_filter
 
 from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
@@ -27,6 +28,7 @@ from verifiers.tasks.grading.common import (
 OUTPUT = "out/alley_depth.mov"
 DRX = "state/grade.drx"
 MAX_STEP_B = 1.5
+SMOOTH_PX = 1.5
 N_FRAMES = 24
 
 
@@ -59,6 +61,7 @@ class DepthCool(TaskVerifier):
         checks.set("depth_node", s, ev, msg)
         shot = load_shot(ctx, OUTPUT)
         db = shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
+        db_smooth = gaussian_filter(db, (0, SMOOTH_PX, SMOOTH_PX))  # codec noise is not a transition
 
         p = checks.params("far_shadows_cooled")
         shift = masked_mean(db, shot.mask("far_shadows"))
@@ -74,8 +77,8 @@ class DepthCool(TaskVerifier):
         band = shot.mask("transition")
         steps = np.zeros(shot.n)
         for i in range(shot.n):
-            dy = np.abs(np.diff(db[i], axis=0))[band[i][1:] & band[i][:-1]]
-            dx = np.abs(np.diff(db[i], axis=1))[band[i][:, 1:] & band[i][:, :-1]]
+            dy = np.abs(np.diff(db_smooth[i], axis=0))[band[i][1:] & band[i][:-1]]
+            dx = np.abs(np.diff(db_smooth[i], axis=1))[band[i][:, 1:] & band[i][:, :-1]]
             steps[i] = float(np.percentile(np.concatenate([dy, dx]), 99.5)) if len(dy) + len(dx) else 0.0
         sc, pct = frame_share_score(steps <= MAX_STEP_B)
         checks.set("smooth_transitions", sc, {"worst_b_step": float(steps.max()), "limit": MAX_STEP_B,
