@@ -1,0 +1,179 @@
+"""R06.04.01.04-T05: key a green-screen presenter over an office background, bottom-left, 60 % high.
+
+Work dir: fixtures/presenter_green.mp4, fixtures/office_bg.jpg. Output: out/presenter.mp4.
+GT: gt/matte.json = {"fps", "parts": per source frame [[kind, cx, cy, a, b], ...] in source pixels
+(kind "ellipse" with semi-axes a, b or "rect" with half-sizes a, b), "source_px": [w, h]};
+gt/render.json = instance scale (synthetic only).
+
+The presenter mask is what differs from the (scaled) background image. Key quality compares it to the
+GT matte scaled to the mask's own bbox height and aligned on its bbox, so a misplaced but clean key
+loses placement only.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.frames import iter_frames
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import write_video
+from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
+
+OUTPUT = "out/presenter.mp4"
+FPS = 24.0
+SCALE = 1 / 6
+DIFF_LEVEL = 30
+GREEN = (0, 177, 64)
+
+
+def raster(parts, w: int, h: int) -> np.ndarray:
+    m = np.zeros((h, w), np.uint8)
+    for kind, cx, cy, a, b in parts:
+        if kind == "ellipse":
+            cv2.ellipse(m, (round(cx), round(cy)), (round(a), round(b)), 0, 0, 360, 1, -1)
+        else:
+            cv2.rectangle(m, (round(cx - a), round(cy - b)), (round(cx + a), round(cy + b)), 1, -1)
+    return m.astype(bool)
+
+
+def bbox(mask: np.ndarray) -> tuple[int, int, int, int] | None:
+    ys, xs = np.nonzero(mask)
+    if len(xs) == 0:
+        return None
+    return int(xs.min()), int(ys.min()), int(xs.max() - xs.min() + 1), int(ys.max() - ys.min() + 1)
+
+
+@register
+class GreenKey(TaskVerifier):
+    task_id = "R06.04.01.04-T05"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        matte = ctx.gt_json("matte.json")
+        bg_img = cv2.imread(str(ctx.input("fixtures/office_bg.jpg")))
+        if bg_img is None:
+            raise GTError("fixtures/office_bg.jpg unreadable")
+        bg_img = cv2.cvtColor(bg_img, cv2.COLOR_BGR2RGB)
+        ctx.input("fixtures/presenter_green.mp4")
+        scale = instance_scale(ctx)
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        checks.set("export_spec", float(size_ok(facts, checks.params("export_spec")["size_px"], scale)), facts)
+        fw, fh = facts["width_px"], facts["height_px"]
+        bg = cv2.resize(bg_img, (fw, fh), interpolation=cv2.INTER_AREA).astype(np.int16)
+        sw, sh = matte["source_px"]
+        ious, spills, boxes = [], [], []
+        for fr in iter_frames(path, every_s=0.5):
+            i = min(round(fr.t_s * matte["fps"]), len(matte["parts"]) - 1)
+            mask = np.abs(fr.rgb.astype(np.int16) - bg).max(axis=2) > DIFF_LEVEL
+            mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
+            bb = bbox(mask)
+            gt_src = raster(matte["parts"][i], sw, sh)
+            gb = bbox(gt_src)
+            if bb is None or gb is None:
+                ious.append(0.0)
+                continue
+            boxes.append(bb)
+            # GT matte scaled to the mask's bbox height and placed on the mask's bbox
+            k = bb[3] / gb[3]
+            crop = gt_src[gb[1]:gb[1] + gb[3], gb[0]:gb[0] + gb[2]].astype(np.uint8)
+            gt_c = cv2.resize(crop, (max(1, round(gb[2] * k)), bb[3]), interpolation=cv2.INTER_NEAREST) > 0
+            gt_full = np.zeros_like(mask)
+            x0, y0 = bb[0], bb[1]
+            hh, ww = gt_c.shape
+            gt_full[y0:y0 + hh, x0:x0 + ww] = gt_c[: fh - y0, : fw - x0]
+            ious.append(float((mask & gt_full).sum() / max(1, (mask | gt_full).sum())))
+            band = mask & ~cv2.erode(mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+            px = fr.rgb[band].astype(float) / 255.0
+            if len(px):
+                spills.append(float(np.mean(px[:, 1] - np.maximum(px[:, 0], px[:, 2]))))
+        kp = checks.params("key_quality")
+        iou = float(np.median(ious)) if ious else 0.0
+        checks.set("key_quality", float(iou >= kp["min_iou"]), {"median_iou": iou, "min_iou": kp["min_iou"]},
+                   f"presenter mask IoU {iou:.3f} vs GT matte")
+        sp = float(np.median(spills)) if spills else 1.0
+        mx = checks.params("spill")["max_spill"]
+        checks.set("spill", float(sp <= mx), {"edge_spill": sp}, f"edge spill {sp:.3f} (max {mx})")
+        pp = checks.params("placement")
+        if not boxes:
+            checks.fail("placement", "no presenter found over the background")
+            return
+        x, y, w, h = np.median(np.array(boxes), axis=0)
+        share = 100 * h / fh
+        tol = max(1.0, pp["anchor_tolerance_px"] * scale)
+        ok = pp["min_height_pct"] <= share <= pp["max_height_pct"] and x <= tol and abs(fh - (y + h)) <= tol
+        checks.set("placement", float(ok), {"bbox_px": [x, y, w, h], "height_pct": share},
+                   f"presenter {share:.1f}% of the height at x={x:.0f}, bottom gap {fh - (y + h):.0f} px")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        sw, sh = 320, 180
+        n = int(3 * FPS)
+        ow, oh = 180, 320
+        r = np.random.default_rng(int(rng.integers(1 << 30)))
+        bg = np.zeros((640, 360, 3), np.uint8)
+        bg[:] = (200, 190, 170)
+        for _ in range(14):
+            c = tuple(int(v) for v in r.integers(60, 240, 3))
+            x, y = int(r.integers(0, 360)), int(r.integers(0, 640))
+            cv2.rectangle(bg, (x, y), (x + int(r.integers(20, 120)), y + int(r.integers(20, 160))), c, -1)
+        p = inst.workdir / "fixtures/office_bg.jpg"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(p), cv2.cvtColor(bg, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, 97])
+        parts_all, src = [], []
+        for i in range(n):
+            dx = 6 * np.sin(2 * np.pi * i / n)
+            parts = [["ellipse", 160 + dx, 50, 16, 20], ["rect", 160 + dx * 0.5, 125, 38, 50]]
+            parts_all.append(parts)
+            f = np.zeros((sh, sw, 3), np.uint8)
+            f[:] = GREEN
+            m = raster(parts, sw, sh)
+            f[m] = (200, 120, 90)
+            f[m & (np.arange(sh)[:, None] > 80)] = (40, 60, 140)  # shirt
+            src.append(f)
+        write_video(inst.workdir / "fixtures/presenter_green.mp4", src, FPS)
+        inst.write_json(inst.gt / "matte.json", {"fps": FPS, "parts": parts_all, "source_px": [sw, sh]})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+
+        def render(size=(ow, oh), anchor="left", grow=0, spill=0.0, height_share=0.6):
+            w, h = size
+            bgo = cv2.resize(bg, (w, h), interpolation=cv2.INTER_AREA)
+            out = []
+            for i in range(n):
+                m = raster(parts_all[i], sw, sh).astype(np.uint8)
+                if grow:
+                    m = cv2.dilate(m, np.ones((2 * grow + 1, 2 * grow + 1), np.uint8))
+                f = src[i].copy()
+                gb = bbox(m > 0)
+                x, y, bw, bh = gb
+                k = height_share * h / bh
+                nw, nh = max(1, round(bw * k)), round(bh * k)
+                pf = cv2.resize(f[y:y + bh, x:x + bw], (nw, nh), interpolation=cv2.INTER_AREA)
+                pm = cv2.resize(m[y:y + bh, x:x + bw], (nw, nh), interpolation=cv2.INTER_NEAREST) > 0
+                if spill:
+                    edge = pm & ~cv2.erode(pm.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+                    pf = pf.astype(np.float32)
+                    pf[edge, 1] += spill * 255
+                    pf = np.clip(pf, 0, 255).astype(np.uint8)
+                o = bgo.copy()
+                x0 = 0 if anchor == "left" else w - nw
+                y0 = h - nh
+                o[y0:y0 + nh, x0:x0 + nw][pm] = pf[pm]
+                out.append(o)
+            return out
+
+        write_video(inst.oracle / OUTPUT, render(), FPS)
+        write_video(inst.mutant("green_fringe", ["key_quality", "spill"],
+                                "key leaves a 4-px green fringe (a bad matte that is also green on the edge)") / OUTPUT,
+                    render(grow=4), FPS)
+        write_video(inst.mutant("spill", ["spill"], "edges keep a green cast (no despill)") / OUTPUT,
+                    render(spill=0.7), FPS)
+        write_video(inst.mutant("bottom_right", ["placement"], "anchored bottom-right") / OUTPUT,
+                    render(anchor="right"), FPS)
+        write_video(inst.mutant("exported_720p", ["export_spec"], "exported 720x1280") / OUTPUT,
+                    render(size=(120, 214)), FPS)
