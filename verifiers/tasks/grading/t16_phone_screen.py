@@ -4,15 +4,16 @@ Work dir: input/ui_ref.png (the UI as designed). Render: out/app_screen.mov. GT:
 gt/masks.npz {screen, ui_white, hand, background}, gt/shot.json {corners: per frame 4 × (x, y),
 clockwise from top-left}. The screen here stays square to the camera while it moves, so the
 reference maps onto the GT quad by translation (and a resize when sizes differ).
-Window tracking: the corrected region's corners are the bounding box of the pixels the render
-changed (Lab distance > CHANGED_LAB); the seed's 6 px is at 1080 lines and is scaled to the shot,
+Window tracking: the corrected region's corners are the bounding box of the largest connected
+region the render changed (Lab distance > CHANGED_LAB after 1 px smoothing, so codec noise does
+not count); the seed's 6 px is at 1080 lines and is scaled to the shot,
 with a floor of MIN_CORNER_PX.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import binary_dilation
+from scipy.ndimage import binary_dilation, gaussian_filter, label
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
@@ -126,10 +127,15 @@ class PhoneScreen(TaskVerifier):
 
         p = checks.params("window_tracking")
         limit = max(MIN_CORNER_PX, p["max_corner_error_px"] * h / REFERENCE_HEIGHT_PX)
-        changed = np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1) > CHANGED_LAB
+        diff = gaussian_filter(np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1), (0, 1.0, 1.0))
+        changed = diff > CHANGED_LAB
         err = np.full(shot.n, np.inf)
         for i in range(shot.n):
-            ys, xs = np.nonzero(changed[i])
+            lab_cc, count = label(changed[i])
+            if count == 0:
+                continue
+            biggest = 1 + int(np.argmax(np.bincount(lab_cc.ravel())[1:]))
+            ys, xs = np.nonzero(lab_cc == biggest)
             if len(xs):
                 found = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.min()], [xs.max() + 1, ys.max() + 1],
                                   [xs.min(), ys.max() + 1]], dtype=float)
