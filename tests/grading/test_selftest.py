@@ -30,6 +30,7 @@ TASKS = [
     "R06.04.02.02-T10",
     "R06.04.02.02-T20",
     "R06.04.02.02-T14",
+    "R06.04.02.02-T15",
 ]
 
 
@@ -39,13 +40,3 @@ def test_selftest(task_id: str) -> None:
     assert res.ok, res.problems
     assert res.oracle is not None and res.oracle >= 99
     assert res.nothing is not None and res.nothing <= 5
-
-
-def test_selftest_t15_without_judge() -> None:
-    """T15's 10-point VLM rubric is reported as error without a judge, so the oracle tops out at 90:
-    selftest cannot call it ok. Everything judgeable must still be proven."""
-    res = selftest_task("R06.04.02.02-T15", seed=7)
-    assert res.oracle == pytest.approx(90.0)
-    assert res.nothing is not None and res.nothing <= 5
-    assert len(res.problems) == 1 and "vlm_plausibility" in res.problems[0] and "needs a judge" in res.problems[0]
-    assert res.mutants and all(m["ok"] for m in res.mutants.values()), res.mutants

@@ -5,8 +5,8 @@ a straight-line fit of mean L* per column against x, times the frame width, must
 Highlights/shadows are the source's top/bottom 30 % of L* per frame (so the grade cannot move the
 masks); their mean b* in the render must be ≥ 10 and ≤ −2. Rim: per frame, the mean L* of the
 subject's RIM_PX left-most pixels per row minus that of its right-most must be ≥ 6.
-vlm_plausibility needs a VLM judge: without one it is reported as error (could not judge), so
-this task cannot reach 100 on the self-test by construction.
+vlm_plausibility is a judged check (verifiers.rubric): the score is the recorded judges' mean, and
+without a recorded judgment it is an error (could not judge), never a number tally made up.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 
 from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
+from verifiers.rubric import rubric_check, rubric_event
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import frame_share_score, load_shot
@@ -69,7 +70,7 @@ class GoldenHour(TaskVerifier):
     task_id = "R06.04.02.02-T15"
 
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        checks.error("vlm_plausibility", "needs a judge: golden-hour plausibility is a VLM rubric and no judge is configured")
+        rubric_check(ctx, checks, "vlm_plausibility", "a VLM judge")
         shot = load_shot(ctx, OUTPUT)
         ls, lo = shot.lab("src"), shot.lab("out")
         w = shot.src.shape[2]
@@ -108,12 +109,20 @@ class GoldenHour(TaskVerifier):
         inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
         (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
         g.write_video(inst.oracle / OUTPUT, golden(src, subject))
+        judged = [rubric_event("vlm_plausibility", 1.0, "synthetic stand-in for a VLM judge")]
+        inst.write_events(inst.oracle, judged)
 
         m = inst.mutant("flat_light", ["luminance_falloff"], "no left-to-right falloff")
         g.write_video(m / OUTPUT, golden(src, subject, falloff=0.0))
+        inst.write_events(m, judged)
 
         m = inst.mutant("orange_everything", ["warm_highlights_cool_shadows"], "a global warm tint: shadows warm too")
         g.write_video(m / OUTPUT, golden(src, subject, split=0.0, warm=14.0))
+        inst.write_events(m, judged)
 
         m = inst.mutant("no_rim", ["subject_rim"], "no rim light on the subject")
         g.write_video(m / OUTPUT, golden(src, subject, rim=0.0))
+        inst.write_events(m, judged)
+
+        m = inst.mutant("no_judgment", ["vlm_plausibility"], "the right render, but no judge recorded a verdict")
+        g.write_video(m / OUTPUT, golden(src, subject))

@@ -13,6 +13,7 @@ import soundfile as sf
 from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.measure.audio_io import Audio, load_audio, resample
 from verifiers.measure.errors import MediaError
+from verifiers.rubric import rubric_check, rubric_event  # noqa: F401  (re-exported for the sound tasks)
 
 RATE_HZ = 48_000
 
@@ -93,32 +94,3 @@ def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> t
 def format_note(audio: Audio) -> str:
     """'48000 Hz, 2 ch, PCM_24' for messages."""
     return f"{audio.sample_rate_hz} Hz, {audio.channels} ch, {audio.info.subtype}"
-
-
-def rubric_check(ctx: ScoreContext, checks, name: str) -> None:
-    """A rubric check (design impact, coherence) is judged by people, never computed here.
-
-    The score comes from recorded judgments: events {"source": "rubric", "kind": "judgment",
-    "payload": {"check": name, "score": 0..1, "rater": ..., "note": ...}} (mean over raters). Without
-    any, the check is an error "needs human rubric": unjudged, not failed, and never invented.
-    """
-    judged = [e.get("payload", {}) for e in (ctx.events or []) if e.get("source") == "rubric"
-              and e.get("kind") == "judgment" and e.get("payload", {}).get("check") == name]
-    scores = []
-    for j in judged:
-        try:
-            s = float(j.get("score"))
-        except (TypeError, ValueError):
-            continue
-        if 0.0 <= s <= 1.0:
-            scores.append(s)
-    if not scores:
-        checks.error(name, "needs human rubric: no rubric judgment recorded for this run")
-        return
-    checks.set(name, float(np.mean(scores)), {"raters": [j.get("rater") for j in judged], "scores": scores},
-               f"mean of {len(scores)} rubric judgment(s)")
-
-
-def rubric_event(name: str, score: float, rater: str = "synthetic stand-in for a human rater") -> dict:
-    """The judgment event a rater would record (for synthetic instances: tests the plumbing only)."""
-    return {"source": "rubric", "kind": "judgment", "payload": {"check": name, "score": score, "rater": rater}}
