@@ -1,0 +1,145 @@
+"""R06.04.01.04-T14: a '¥199' price label tracked above a spinning shoe in Jianying.
+
+Work dir: fixtures/shoe_spin.mp4. Output: out/shoe_label.mp4.
+GT: gt/shoe.json = {"fps", "boxes": [[x, y, w, h] per frame]} (the shoe, frame pixels);
+gt/render.json = instance scale (synthetic: 1/3, so OCR still reads the label).
+The label is found by OCR on frames sampled every 0.5 s: label_present needs its text; tracking and
+overlap use the box of the text OCR finds (whatever it says), so a typo costs only label_present.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.ocr import OCRUnavailable, read_text
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import write_video
+from verifiers.tasks.shortform.common import instance_scale, probe_artifact
+
+OUTPUT = "out/shoe_label.mp4"
+FPS = 24.0
+SCALE = 1 / 3
+SAMPLE_S = 0.5
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")  # synth only (Debian fonts-dejavu)
+
+
+def _norm(text: str) -> str:
+    """NFKC (fullwidth ￥ → ¥) without spaces: OCR returns either width of the yen sign."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def reads_as(text: str, want: str) -> bool:
+    """The label's text, allowing OCR to misread the currency sign alone (seen: '?199'): the
+    digits must be exact, and nothing but one sign-like character may precede them."""
+    got, want = _norm(text), _norm(want)
+    if want in got:
+        return True
+    digits = want.lstrip("¥$€£")
+    return got.endswith(digits) and len(got) == len(digits) + 1 and not got[0].isdigit()
+
+
+@register
+class PriceTracking(TaskVerifier):
+    task_id = "R06.04.01.04-T14"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        shoe = ctx.gt_json("shoe.json")
+        ctx.input("fixtures/shoe_spin.mp4")
+        scale = instance_scale(ctx)
+        try:
+            path, _pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        want = _norm(checks.params("label_present")["text"])
+        tp = checks.params("tracking")
+        n = found = tracked = overlaps = located = 0
+        samples = []
+        try:
+            for fr in iter_frames(path, every_s=SAMPLE_S):
+                n += 1
+                boxes = read_text(fr.rgb)
+                label = next((b for b in boxes if reads_as(b.text, want)), None)
+                found += label is not None
+                box = label or next((b for b in boxes if any(ch.isdigit() for ch in b.text)), None)
+                i = min(round(fr.t_s * shoe["fps"]), len(shoe["boxes"]) - 1)
+                sx, sy, sw, sh = shoe["boxes"][i]
+                if box is None:
+                    samples.append({"t_s": fr.t_s, "label": None})
+                    continue
+                located += 1
+                cx, cy = box.center
+                dx, above = cx - (sx + sw / 2), sy - cy
+                ok = abs(dx) <= tp["max_dx_px"] * scale and tp["min_above_px"] * scale <= above <= tp["max_above_px"] * scale
+                tracked += ok
+                overlap = box.x0 < sx + sw and box.x1 > sx and box.y0 < sy + sh and box.y1 > sy
+                overlaps += overlap
+                samples.append({"t_s": fr.t_s, "text": box.text, "dx_px": dx, "above_px": above, "overlap": overlap})
+        except OCRUnavailable as exc:
+            checks.error_rest(str(exc))
+            return
+        except MediaError as exc:
+            checks.fail_rest(str(exc))
+            return
+        checks.set("label_present", found / n if n else 0.0, {"found": f"{found}/{n}"},
+                   f"'{want}' read in {found}/{n} samples")
+        pct = 100 * tracked / n if n else 0.0
+        checks.set("tracking", float(pct >= tp["min_frames_pct"]), {"samples": samples, "tracked_pct": pct},
+                   f"label placed right in {pct:.0f}% of samples (need {tp['min_frames_pct']}%)")
+        if not located:
+            checks.fail("no_overlap", "no label found")
+        else:
+            checks.set("no_overlap", float(overlaps == 0), {"overlapping_samples": overlaps},
+                       f"label overlaps the shoe in {overlaps}/{located} samples")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        from PIL import Image, ImageDraw, ImageFont
+
+        w, h = 360, 640
+        n = int(4 * FPS)
+        phase = float(rng.uniform(0, 2 * np.pi))
+        frames, boxes = [], []
+        base = np.zeros((h, w, 3), np.uint8)
+        base[:] = (70, 110, 140)
+        cv2.rectangle(base, (0, 420), (w, h), (150, 140, 120), -1)
+        for i in range(n):
+            t = i / FPS
+            cx = 180 + 90 * np.sin(2 * np.pi * t / 4 + phase)
+            cy = 400 + 15 * np.sin(2 * np.pi * t / 2)
+            ew = 60 + 15 * np.cos(2 * np.pi * t)  # the spin changes the width
+            f = base.copy()
+            cv2.ellipse(f, (round(cx), round(cy)), (round(ew), 28), 0, 0, 360, (30, 30, 35), -1)
+            cv2.ellipse(f, (round(cx - ew / 3), round(cy - 10)), (round(ew / 3), 10), 0, 0, 360, (220, 220, 220), -1)
+            frames.append(f)
+            boxes.append([round(cx - ew), round(cy - 28), 2 * round(ew), 56])
+        write_video(inst.workdir / "fixtures/shoe_spin.mp4", frames, FPS)
+        inst.write_json(inst.gt / "shoe.json", {"fps": FPS, "boxes": boxes})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+        font = ImageFont.truetype(str(FONT), 22)
+
+        def render(text="¥199", static=False, drop_px=27):
+            out = []
+            for i, f in enumerate(frames):
+                x, y, bw, _bh = boxes[0 if static else i]
+                cx, cy = x + bw / 2, y - drop_px if drop_px > 0 else y + 20
+                img = Image.fromarray(f)
+                d = ImageDraw.Draw(img)
+                d.rounded_rectangle((cx - 40, cy - 15, cx + 40, cy + 15), 6, fill=(210, 30, 30))
+                d.text((cx, cy), text, font=font, fill=(255, 255, 255), anchor="mm")
+                out.append(np.asarray(img))
+            return out
+
+        write_video(inst.oracle / OUTPUT, render(), FPS)
+        write_video(inst.mutant("wrong_price", ["label_present"], "label reads ¥189") / OUTPUT, render(text="¥189"), FPS)
+        write_video(inst.mutant("not_tracked", ["tracking"], "label left where the shoe started") / OUTPUT,
+                    render(static=True), FPS)
+        write_video(inst.mutant("on_the_shoe", ["tracking", "no_overlap"], "label dropped onto the shoe") / OUTPUT,
+                    render(drop_px=0), FPS)
