@@ -1,0 +1,163 @@
+"""R06.04.01.04-T07: keyframed punch-in zooms at three emphasis points plus word-timed text pops.
+
+Work dir: fixtures/talk.draft/ (a Jianying draft; its media is fixtures/talk.draft/talk.mp4),
+input/emphasis.csv (keyword, time_s: the word onset where a zoom and a text pop belong).
+Output: out/talk_punch.mp4 (same timing as the talk). GT: gt/words.json = {"onsets_s": {keyword: s}}.
+
+Scale per output frame = the best centre-crop zoom of the talk frame at the same time (search as in
+T04); punch-ins that re-centre on an off-centre face would need a 2-D search (not done here).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
+from verifiers.tasks.shortform.common import probe_artifact, video_facts
+from verifiers.tasks.shortform.t04_beat_slideshow import _zoomed, zoom_of
+
+OUTPUT = "out/talk_punch.mp4"
+MEDIA = "fixtures/talk.draft/talk.mp4"
+FPS = 24.0
+WORK_W_PX = 160
+ZOOMED_PCT = 102  # above this a frame counts as zoomed
+
+
+def read_emphasis(text: str) -> list[tuple[str, float]]:
+    try:
+        return [(r["keyword"].strip(), float(r["time_s"])) for r in csv.DictReader(io.StringIO(text))]
+    except (KeyError, ValueError, AttributeError) as exc:
+        raise GTError(f"input/emphasis.csv: needs keyword,time_s columns ({exc})") from None
+
+
+def _small(rgb: np.ndarray) -> np.ndarray:
+    h = round(rgb.shape[0] * WORK_W_PX / rgb.shape[1])
+    return cv2.resize(rgb, (WORK_W_PX, h), interpolation=cv2.INTER_AREA)
+
+
+@register
+class PunchZooms(TaskVerifier):
+    task_id = "R06.04.01.04-T07"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        emphasis = read_emphasis(ctx.input("input/emphasis.csv").read_text(encoding="utf-8"))
+        onsets = ctx.gt_json("words.json")["onsets_s"]
+        try:
+            talk = [_small(f.rgb) for f in iter_frames(ctx.input(MEDIA))]
+        except MediaError as exc:
+            raise GTError(f"{MEDIA}: {exc}") from None
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+            frames = [(f.t_s, f.rgb) for f in iter_frames(path)]
+        except (AgentOutputError, MediaError) as exc:
+            checks.fail_rest(str(exc))
+            return
+        fps = video_facts(pr)["fps"] or FPS
+        scales = np.array([100 * zoom_of(_small(rgb), talk[min(round(t * fps), len(talk) - 1)])
+                           for t, rgb in frames])
+        zp = checks.params("three_zooms")
+        zoomed = scales > ZOOMED_PCT
+        events = []
+        i = 0
+        while i < len(zoomed):
+            if zoomed[i]:
+                j = i
+                while j + 1 < len(zoomed) and zoomed[j + 1]:
+                    j += 1
+                events.append((i, j))
+                i = j + 1
+            else:
+                i += 1
+        hits, ramps = 0, []
+        per = []
+        for _kw, t in emphasis:
+            ev = next(((a, b) for a, b in events if a / fps - 0.5 <= t <= b / fps + 0.5), None)
+            if ev is None:
+                per.append({"time_s": t, "zoom": None})
+                continue
+            a, b = ev
+            peak = float(scales[a:b + 1].max())
+            top = np.nonzero(scales[a:b + 1] >= peak - 1.0)[0]
+            ramps.append(int(top[0]) + 1)  # frames from rest to (within 1 % of) the peak
+            ok = zp["min_peak_pct"] <= peak <= zp["max_peak_pct"]
+            hits += ok
+            per.append({"time_s": t, "peak_pct": peak, "frames": [a, b]})
+        rest = ~np.convolve(zoomed, np.ones(3), mode="same").astype(bool)
+        rest_ok = bool(np.all(np.abs(scales[rest] - zp["rest_scale_pct"]) <= zp["rest_tolerance_pct"]))
+        n_ok = hits == zp["zooms"] and len(events) == zp["zooms"] and rest_ok
+        checks.set("three_zooms", float(n_ok), {"events": per, "found": len(events), "rest_ok": rest_ok},
+                   f"{hits}/{zp['zooms']} zooms peak in range; {len(events)} zoom events; rest at 100%: {rest_ok}")
+        rp = checks.params("ramp_lengths")
+        ramp_ok = bool(ramps) and len(ramps) == zp["zooms"] and all(
+            rp["min_ramp_frames"] <= r <= rp["max_ramp_frames"] for r in ramps)
+        checks.set("ramp_lengths", float(ramp_ok), {"ramp_frames": ramps}, f"ramps {ramps} frames")
+
+        kp = checks.params("keyword_pops")
+        tol = kp["tolerance_frames"]
+        good = 0
+        seen = {}
+        try:
+            for kw, _t in emphasis:
+                on = round(float(onsets[kw]) * fps)
+                before = frames[max(0, on - tol - 1)][1]
+                after = frames[min(len(frames) - 1, on + tol)][1]
+                b_has = normalise(kw) in normalise(frame_text(before))
+                a_has = normalise(kw) in normalise(frame_text(after))
+                seen[kw] = {"before": b_has, "after": a_has}
+                good += a_has and not b_has
+        except OCRUnavailable as exc:
+            checks.error("keyword_pops", str(exc))
+            return
+        except KeyError as exc:
+            raise GTError(f"gt/words.json has no onset for {exc}") from None
+        checks.set("keyword_pops", good / kp["keywords"], {"ocr": seen},
+                   f"{good}/{kp['keywords']} keywords pop within {tol} frames of their onset")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 320, 180
+        n = int(6 * FPS)
+        talk = clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)
+        write_video(inst.workdir / MEDIA, talk, FPS)
+        words = {"SIMPLE": 1.0, "FAST": 2.75, "FREE": 4.5}
+        inst.write_json(inst.gt / "words.json", {"onsets_s": words})
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/emphasis.csv").write_text(
+            "keyword,time_s\n" + "".join(f"{k},{v}\n" for k, v in words.items()))
+
+        def render(peak=1.2, ramp=6, skip=None, pop_delay=0):
+            scale = np.ones(n)
+            for k, t in enumerate(words.values()):
+                if k == skip:
+                    continue
+                a = round(t * FPS)
+                for i in range(ramp):
+                    scale[a + i] = 1 + (peak - 1) * (i + 1) / ramp
+                scale[a + ramp:a + ramp + 10] = peak
+                for i in range(ramp):
+                    scale[a + ramp + 10 + i] = peak - (peak - 1) * (i + 1) / ramp
+            out = []
+            for i in range(n):
+                f = _zoomed(talk[i], scale[i]) if scale[i] > 1 else talk[i]
+                for kw, t in words.items():
+                    on = round(t * FPS) + pop_delay
+                    if on <= i < on + 20:
+                        f = burn_text(f, kw, y_px=150, scale=0.9)
+                out.append(f)
+            return out
+
+        write_video(inst.oracle / OUTPUT, render(), FPS)
+        write_video(inst.mutant("weak_zoom", ["three_zooms"], "zooms peak at 108%") / OUTPUT, render(peak=1.08), FPS)
+        write_video(inst.mutant("snap_zoom", ["ramp_lengths"], "zooms snap in over 2 frames") / OUTPUT,
+                    render(ramp=2), FPS)
+        write_video(inst.mutant("pops_late", ["keyword_pops"], "text pops 6 frames after the words") / OUTPUT,
+                    render(pop_delay=6), FPS)
