@@ -169,10 +169,10 @@ def test_t14_real_obs_clap_test_and_fix(tmp_path: Path, monkeypatch: pytest.Monk
     recs = real / "recordings"
     (before,) = [p for p in recs.glob("*.mkv") if p.name != "sync_after.mkv"]
     shift_ms = _mean_offset_ms(recs / "sync_after.mkv", gt) - _mean_offset_ms(before, gt)
-    # OBS really delayed the Mic by the 120 ms set (0 if it ignored the change). Tolerance: one 30 fps
-    # frame, because the two sources' pictures land on render ticks and their skew can move by up to
-    # a frame between recordings (shifts measured: 120.0, 119.7, 121.0, 123.8, 103.3 ms)
-    assert abs(shift_ms - gt["injected_delay_ms"]) <= 1000 / FPS, (shift_ms, detail)
+    # OBS really delayed the Mic by the sync offset set (a change OBS ignored would give 0). The shift
+    # is not exact: the two sources' pictures land on render ticks and their skew moved by up to
+    # ~25 ms between recordings (shifts measured: 120.0, 119.7, 121.0, 123.8, 103.3, 94.9 ms)
+    assert 60 <= shift_ms <= gt["injected_delay_ms"] + 1000 / FPS, (shift_ms, detail)
     # residual_offset: the scorer finds every clap in OBS's sync_after.mkv, but the residual left is
     # the stand-in feed's own skew between two independently started media sources (20-55 ms
     # measured here), not something the agent's correction controls, so its score is not asserted
