@@ -43,3 +43,17 @@ def test_resplit_recovers_words_but_keeps_misreadings_wrong():
     assert resplit(["stiritgently"], vocab) == ["stir", "it", "gently"]
     assert resplit(["stirxtgently"], vocab) == ["stirxtgently"]
     assert error_rate(resplit(["stirxtgently"], vocab), ["stir", "it", "gently"]) == 1.0
+
+
+def test_template_checks_are_errors_without_the_harness_listing(tmp_path):
+    """T12: a perfect preview but no exported template list: listing checks cannot be judged."""
+    import shutil
+
+    from verifiers.synth import overlay
+
+    inst = synth_instance("R06.04.01.04-T12", tmp_path / "t12", seed=0)
+    work = tmp_path / "work"
+    overlay(inst / "workdir", inst / "oracle", work)
+    shutil.rmtree(work / "state")
+    rep = {c["name"]: c for c in score_task("R06.04.01.04-T12", work, inst / "gt").to_dict()["checks"]}
+    assert all(c["status"] == "error" and "not available" in c["message"] for c in rep.values())
