@@ -295,7 +295,18 @@ class ObsInstance:
                                         start_new_session=True)
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "DBUS_", "WAYLAND"))}
+        # Importing opencv-python in this process points Qt at cv2's own plugins and libraries
+        # (QT_QPA_PLATFORM_PLUGIN_PATH, QT_QPA_FONTDIR, LD_LIBRARY_PATH); OBS's Qt then aborts
+        # ("Could not load the Qt platform plugin xcb"). OBS gets the system's Qt, always.
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("XDG_", "DBUS_", "WAYLAND", "QT_QPA_PLATFORM_PLUGIN_PATH", "QT_QPA_FONTDIR",
+                                    "QT_PLUGIN_PATH"))}
+        if "LD_LIBRARY_PATH" in env:
+            kept = [p for p in env["LD_LIBRARY_PATH"].split(os.pathsep) if p and "cv2" not in p and "opencv" not in p]
+            if kept:
+                env["LD_LIBRARY_PATH"] = os.pathsep.join(kept)
+            else:
+                del env["LD_LIBRARY_PATH"]
         env.update({"HOME": str(self.home), "DISPLAY": self.display or "", "LIBGL_ALWAYS_SOFTWARE": "1",
                     "QT_QPA_PLATFORM": "xcb", "XDG_CONFIG_HOME": str(self.home / ".config"),
                     "XDG_RUNTIME_DIR": str(self._runtime_dir())})
