@@ -20,9 +20,7 @@ the kernel allows everything pending. Directories created later are marked by a 
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
-import select
 import struct
 import threading
 import time
@@ -30,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from monitor.audit.fdio import poll_until_stopped, read_available
 from monitor.audit.procinfo import process_info
 
 FAN_CLOEXEC = 0x1
@@ -154,31 +153,18 @@ class FanotifyWatcher:
                 os.close(fd)
 
     def _perm_loop_inner(self) -> None:
-        poller = select.poll()
-        poller.register(self._perm_fd, select.POLLIN)
-        poller.register(self._stop_r, select.POLLIN)
         last_scan = time.monotonic()
-        while True:
-            ready = {fd for fd, _ in poller.poll(int(RESCAN_S * 1000))}
-            if self._perm_fd in ready:
-                self._perm_drain()
-            if self._stop_r in ready:
-                self._perm_drain()
-                return
+
+        def rescan() -> None:
+            nonlocal last_scan
             if time.monotonic() - last_scan >= RESCAN_S:
                 self._mark_dirs()
                 last_scan = time.monotonic()
 
+        poll_until_stopped(self._perm_fd, self._stop_r, self._perm_drain, RESCAN_S, rescan)
+
     def _perm_drain(self) -> None:
-        while True:
-            try:
-                buf = os.read(self._perm_fd, 64 * 1024)
-            except OSError as exc:
-                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    return
-                raise
-            if not buf:
-                return
+        for buf in read_available(self._perm_fd):
             offset = 0
             while offset + _META.size <= len(buf):
                 event_len, vers, _res, _mlen, mask, fd, pid = _META.unpack_from(buf, offset)
@@ -216,27 +202,10 @@ class FanotifyWatcher:
         self._fd = self._perm_fd = self._stop_r = self._stop_w = -1
 
     def _loop(self) -> None:
-        poller = select.poll()
-        poller.register(self._fd, select.POLLIN)
-        poller.register(self._stop_r, select.POLLIN)
-        while True:
-            ready = {fd for fd, _ in poller.poll()}
-            if self._fd in ready:
-                self._drain()
-            if self._stop_r in ready:
-                self._drain()  # whatever arrived before stop still counts
-                return
+        poll_until_stopped(self._fd, self._stop_r, self._drain)
 
     def _drain(self) -> None:
-        while True:
-            try:
-                buf = os.read(self._fd, 64 * 1024)
-            except OSError as exc:
-                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    return
-                raise
-            if not buf:
-                return
+        for buf in read_available(self._fd):
             self._parse(buf)
 
     def _parse(self, buf: bytes) -> None:

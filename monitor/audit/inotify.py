@@ -8,15 +8,15 @@ created a moment earlier can be missed: one more reason this evidence is weaker)
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
-import select
 import struct
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from monitor.audit.fdio import poll_until_stopped, read_available
 
 IN_CLOSE_WRITE = 0x00000008
 IN_MOVED_TO = 0x00000080
@@ -73,25 +73,10 @@ class InotifyWatcher:
         self._fd = self._stop_r = self._stop_w = -1
 
     def _loop(self) -> None:
-        poller = select.poll()
-        poller.register(self._fd, select.POLLIN)
-        poller.register(self._stop_r, select.POLLIN)
-        while True:
-            ready = {fd for fd, _ in poller.poll()}
-            if self._fd in ready:
-                self._drain()
-            if self._stop_r in ready:
-                self._drain()
-                return
+        poll_until_stopped(self._fd, self._stop_r, self._drain)
 
     def _drain(self) -> None:
-        while True:
-            try:
-                buf = os.read(self._fd, 64 * 1024)
-            except OSError as exc:
-                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    return
-                raise
+        for buf in read_available(self._fd):
             offset = 0
             while offset + _EV.size <= len(buf):
                 wd, mask, _cookie, length = _EV.unpack_from(buf, offset)
