@@ -159,7 +159,7 @@ async def test_t20_responder_700ms_fails_deadline(obs_instance: ObsInstance) -> 
     failed = {r.id: r for r in result.expectations if not r.passed}
     assert set(failed) == {"switch_on_vault", "switch_on_bank"}, {k: r.detail for k, r in failed.items()}
     for r in failed.values():
-        assert r.latency_ms is not None and 700.0 <= r.latency_ms < 1000.0
+        assert r.latency_ms is not None and 690.0 <= r.latency_ms < 1000.0  # same 10 ms budget as above
         assert "later than 500 ms" in r.detail
 
 
@@ -171,7 +171,7 @@ async def test_t20_responder_matching_notes_fails_no_false_trigger(obs_instance:
     results = {r.id: r for r in result.expectations}
     assert not result.passed
     assert not results["no_false_trigger"].passed
-    assert 100.0 <= results["no_false_trigger"].latency_ms <= 500.0
+    assert 90.0 <= results["no_false_trigger"].latency_ms <= 500.0  # same 10 ms budget as above
     assert "to 'Privacy'" in results["no_false_trigger"].detail
 
 
