@@ -10,7 +10,7 @@ SHELL := /bin/bash
 # both are named here, and Recommends are installed, so a fresh machine matches this one.
 APT_PACKAGES := ffmpeg xvfb obs-studio obs-plugins mosquitto pulseaudio pulseaudio-utils \
 	libasound2-plugins openbox x11-utils xdotool nginx libnginx-mod-rtmp libportaudio2 libsndfile1 \
-	chromium python3-venv python3-pip libgl1 libglib2.0-0 fonts-dejavu-core
+	chromium python3-venv python3-pip libgl1 libglib2.0-0 fonts-dejavu-core fonts-droid-fallback
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
