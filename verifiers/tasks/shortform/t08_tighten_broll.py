@@ -1,0 +1,293 @@
+"""R06.04.01.04-T08: tighten a talking head (no pause > 0.4 s) and overlay four B-roll clips, full
+frame, for 2 s from the moment each keyword is spoken.
+
+Work dir: fixtures/coach_raw.mp4 (talking head with speech), fixtures/broll/<name>.mp4,
+input/keywords.csv (keyword, broll = clip file name in fixtures/broll/, in B-roll order).
+Output: out/coach_tight.mp4.
+GT: gt/words.json = {"words": [{"word", "start_s", "end_s"}] in spoken order (source time),
+"silences": [[start_s, end_s]] = the source's pauses longer than 0.4 s}.
+
+How it measures (no ASR model can ship here, so "word recall" is measured on the audio itself):
+- no_words_lost: each GT word's source audio span is searched for in the export's audio, in order,
+  by NCC (verifiers.measure.identify.match_at); a word counts as kept when NCC ≥ 0.8. Recall =
+  kept / words. The same matches give each keyword's onset in the *tightened* timeline.
+- silences_removed: Silero VAD (verifiers.measure.vad) on the export; every gap between speech
+  segments longer than max_pause_s is a pause left. Score = 1 − pauses left / source long pauses,
+  and 0 when the export holds less than 80 % of the source's speech (a silent export has no pauses).
+- broll_k: every export frame is fingerprinted against the talking head and the B-roll clips
+  (ClipMatcher); the B-roll's run must start within ±tolerance_frames of its keyword's onset in the
+  export and last duration_s ± duration_tolerance_s. A picture-in-picture overlay shows mostly the
+  talking head, so its frames are not identified as the B-roll (full frame is required).
+- export: decodable video with an audio stream; an export the audit saw written by ffmpeg/ffprobe
+  is not CapCut's and fails every check (the seed: ffmpeg-only renders fail).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.identify import match_at
+from verifiers.measure.vad import speech_segments
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
+from verifiers.synthkit.t08_speech import word as speech_word
+from verifiers.tasks.shortform.common import ClipMatcher, clean_runs, probe_artifact, runs, video_facts
+from verifiers.tasks.sound.common import outside_writes, writer_name
+
+OUTPUT = "out/coach_tight.mp4"
+SOURCE = "fixtures/coach_raw.mp4"
+BROLL_DIR = "fixtures/broll"
+FPS = 25.0
+SR_HZ = 16_000  # synthetic audio rate: AAC encoding dominates synth time, and 16 kHz is what VAD uses
+MATCH_SR_HZ = 16_000
+MIN_WORD_NCC = 0.8  # a kept word scores 0.95+ after the AAC round trip; a cut one < 0.5
+MIN_SPEECH_FRACTION = 0.8
+
+
+def read_keywords(text: str) -> list[tuple[str, str]]:
+    """[(keyword, broll clip stem)] in file order."""
+    try:
+        rows = [(r["keyword"].strip(), r["broll"].strip().removesuffix(".mp4"))
+                for r in csv.DictReader(io.StringIO(text))]
+    except (KeyError, AttributeError) as exc:
+        raise GTError(f"input/keywords.csv: needs keyword,broll columns ({exc})") from None
+    if not rows:
+        raise GTError("input/keywords.csv lists no keywords")
+    return rows
+
+
+def read_words(gt: dict) -> tuple[list[dict], list[list[float]]]:
+    try:
+        words = [{"word": str(w["word"]), "start_s": float(w["start_s"]), "end_s": float(w["end_s"])}
+                 for w in gt["words"]]
+        silences = [[float(a), float(b)] for a, b in gt["silences"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"gt/words.json: needs words [{{word, start_s, end_s}}] and silences ({exc})") from None
+    if not words or any(w["end_s"] <= w["start_s"] for w in words):
+        raise GTError("gt/words.json: no words, or a word with end_s <= start_s")
+    return words, silences
+
+
+def find_words(export: np.ndarray, source: np.ndarray, sr: int, words: list[dict],
+               min_ncc: float = MIN_WORD_NCC) -> list[dict]:
+    """Each GT word's source audio searched for in the export after the previous word found.
+
+    Returns per word {word, ncc, at_s (export time of its start, None when not found)}.
+    """
+    out = []
+    cursor_s = 0.0
+    end_s = len(export) / sr
+    for w in words:
+        tmpl = source[round(w["start_s"] * sr): round(w["end_s"] * sr)]
+        dur_s = len(tmpl) / sr
+        span_s = end_s - cursor_s - dur_s
+        if span_s <= 0 or len(tmpl) == 0:
+            out.append({"word": w["word"], "ncc": 0.0, "at_s": None})
+            continue
+        m = match_at(export, sr, {w["word"]: tmpl}, cursor_s + span_s / 2, search_s=span_s / 2,
+                     length_s=dur_s)[0]
+        found = m.ncc >= min_ncc
+        out.append({"word": w["word"], "ncc": m.ncc, "at_s": m.offset_s if found else None})
+        if found:
+            cursor_s = m.offset_s + dur_s / 2
+    return out
+
+
+def long_pauses(segments: list, max_pause_s: float) -> list[list[float]]:
+    """[start, end] of gaps between consecutive speech segments longer than max_pause_s."""
+    return [[a.end_s, b.start_s] for a, b in itertools.pairwise(segments)
+            if b.start_s - a.end_s > max_pause_s]
+
+
+def _mkparent(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@register
+class TightenBroll(TaskVerifier):
+    task_id = "R06.04.01.04-T08"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        keywords = read_keywords(ctx.input("input/keywords.csv").read_text(encoding="utf-8"))
+        words, silences = read_words(ctx.gt_json("words.json"))
+        by_word = {w["word"]: i for i, w in enumerate(words)}
+        missing = [k for k, _ in keywords if k not in by_word]
+        if missing:
+            raise GTError(f"gt/words.json has no timing for keyword(s) {missing}")
+        broll_paths = {stem: ctx.input(f"{BROLL_DIR}/{stem}.mp4") for _, stem in keywords}
+        try:
+            source = load_audio(ctx.input(SOURCE), sample_rate_hz=MATCH_SR_HZ).mono
+        except MediaError as exc:
+            raise GTError(f"{SOURCE}: {exc}") from None
+        matcher = ClipMatcher({"head": ctx.input(SOURCE), **broll_paths})
+
+        path, pr = probe_artifact(ctx, OUTPUT)
+        bad = outside_writes(ctx, OUTPUT, ctx.task.forbidden_writers)
+        if bad:
+            raise AgentOutputError(f"{OUTPUT} was written by {writer_name(bad[-1])}, not exported by CapCut (audit)")
+        facts = video_facts(pr)
+        try:
+            export = load_audio(path, sample_rate_hz=MATCH_SR_HZ).mono
+        except MediaError as exc:
+            checks.set("export", 0.0, facts, f"video decodes but the audio does not: {exc}")
+            checks.fail_rest(f"{OUTPUT}: no usable audio ({exc})")
+            return
+        labelled = matcher.label_video(path)
+        n_frames = len(labelled)
+        ok_export = n_frames > 0 and abs(n_frames / (facts["fps"] or FPS) - facts["duration_s"]) < 0.5
+        checks.set("export", float(ok_export), {**facts, "decoded_frames": n_frames, "audio": True,
+                                                "audit_writers": "none forbidden" if ctx.events else "no audit"},
+                   f"{facts['width_px']}x{facts['height_px']} {facts['fps']} fps, {n_frames} frames decoded, audio present")
+
+        # words, in order, by their audio
+        found = find_words(export, source, MATCH_SR_HZ, words)
+        kept = sum(f["at_s"] is not None for f in found)
+        recall = kept / len(words)
+        need = checks.params("no_words_lost")["min_word_recall"]
+        lost = [f["word"] for f in found if f["at_s"] is None]
+        checks.set("no_words_lost", float(recall >= need),
+                   {"word_recall": recall, "lost": lost, "method": "NCC of each GT word's source audio, in order",
+                    "ncc": {f["word"]: f["ncc"] for f in found}},
+                   f"{kept}/{len(words)} words found in the export (recall {recall:.3f}, need {need})")
+
+        # pauses left
+        max_pause = checks.params("silences_removed")["max_pause_s"]
+        segs = speech_segments(export, MATCH_SR_HZ)
+        speech_s = sum(s.duration_s for s in segs)
+        words_s = sum(w["end_s"] - w["start_s"] for w in words)
+        left = long_pauses(segs, max_pause)
+        enough = speech_s >= MIN_SPEECH_FRACTION * words_s
+        score = max(0.0, 1 - len(left) / max(1, len(silences))) if enough else 0.0
+        checks.set("silences_removed", score,
+                   {"pauses_left_s": left, "source_long_pauses": len(silences), "speech_s": speech_s,
+                    "source_words_s": words_s},
+                   f"{len(left)} pause(s) > {max_pause} s left of {len(silences)} in the source"
+                   + ("" if enough else f"; only {speech_s:.1f} s of speech (source words: {words_s:.1f} s)"))
+
+        # B-roll runs against keyword onsets in the export
+        fps = facts["fps"] or FPS
+        rs = clean_runs(runs(labelled, 1 / fps))
+        for k, (kw, stem) in enumerate(keywords, start=1):
+            name = f"broll_{k}"
+            p = checks.params(name)
+            at = found[by_word[kw]]["at_s"]
+            mine = [r for r in rs if r.label == stem]
+            if at is None:
+                checks.fail(name, f"keyword {kw!r} is not in the export, so {stem} has no onset to land on")
+                continue
+            if not mine:
+                checks.fail(name, f"{stem} never fills the frame (missing or picture-in-picture)",
+                            {"keyword_onset_s": at})
+                continue
+            r = max(mine, key=lambda r: r.frames)
+            off_frames = (r.start_s - at) * fps
+            dur = r.end_s - r.start_s
+            ok = abs(off_frames) <= p["tolerance_frames"] + 0.5 and abs(dur - p["duration_s"]) <= p["duration_tolerance_s"] + 1e-6
+            checks.set(name, float(ok), {"keyword": kw, "keyword_onset_s": at, "start_s": r.start_s,
+                                         "offset_frames": off_frames, "duration_s": dur, "runs": len(mine)},
+                       f"{stem} from {r.start_s:.3f} s ({off_frames:+.1f} frames from {kw!r}) for {dur:.2f} s")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 320, 180
+        spf = int(SR_HZ / FPS)  # audio samples per video frame
+        texts = [["today", "strength", "is", "built"], ["first", "power", "from", "hips"],
+                 ["then", "balance", "on", "one"], ["keep", "speed", "steady", "then", "rest"]]
+        keywords = [("strength", "lift"), ("power", "jump"), ("balance", "beam"), ("speed", "sprint")]
+        # source timeline: 0.3 s lead, words with 0.1-0.2 s gaps, 1.0-1.4 s silences between phrases
+        audio_parts, words, silences = [np.zeros(int(0.3 * SR_HZ))], [], []
+        t = 0.3
+        for p, phrase in enumerate(texts):
+            for i, txt in enumerate(phrase):
+                wd = speech_word(rng, int(rng.integers(2, 4)), SR_HZ, f0_hz=float(rng.uniform(105, 135)))
+                words.append({"word": txt, "start_s": round(t, 6), "end_s": round(t + len(wd) / SR_HZ, 6)})
+                audio_parts.append(wd)
+                t += len(wd) / SR_HZ
+                last = i == len(phrase) - 1
+                gap = (0.3 if p == len(texts) - 1 else float(rng.uniform(1.0, 1.4))) if last else float(rng.uniform(0.1, 0.2))
+                if last and p < len(texts) - 1:
+                    silences.append([round(t, 6), round(t + gap, 6)])
+                audio_parts.append(np.zeros(int(gap * SR_HZ)))
+                t += int(gap * SR_HZ) / SR_HZ
+        audio = np.concatenate(audio_parts)
+        n = int(np.ceil(len(audio) / spf))
+        audio = np.pad(audio, (0, n * spf - len(audio)))
+        head = clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)
+        write_video(inst.workdir / SOURCE, head, FPS, audio=audio, sample_rate_hz=SR_HZ)
+        brolls = {}
+        for _kw, stem in keywords:
+            brolls[stem] = clip_frames(int(rng.integers(1 << 30)), int(3.5 * FPS), w, h, FPS)
+            write_video(inst.workdir / BROLL_DIR / f"{stem}.mp4", brolls[stem], FPS)
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/keywords.csv").write_text(
+            "keyword,broll\n" + "".join(f"{k},{s}.mp4\n" for k, s in keywords))
+        inst.write_json(inst.gt / "words.json", {"words": words, "silences": silences})
+
+        def keep_segments(leave_s: dict[int, float] | None = None, cut_word: int | None = None) -> list[tuple[int, int]]:
+            """Source frame ranges kept: each long silence shortened to ~0.2 s (or leave_s[k])."""
+            cuts = []
+            for k, (a, b) in enumerate(silences):
+                keep = (leave_s or {}).get(k, 0.2)
+                cuts.append((int(np.ceil((a + keep / 2) * FPS)), int(np.floor((b - keep / 2) * FPS))))
+            if cut_word is not None:
+                wd, nxt = words[cut_word], words[cut_word + 1]
+                cuts.append((int(np.floor(wd["start_s"] * FPS)), int(np.floor(nxt["start_s"] * FPS))))
+            cuts.sort()
+            segs, at = [], 0
+            for a, b in cuts:
+                segs.append((at, a))
+                at = b
+            segs.append((at, n))
+            return segs
+
+        def render(segs, late=0, long_s=None, pip=None):
+            frames, pieces, starts = [], [], []
+            for a, b in segs:
+                starts.append((a, len(frames)))
+                frames.extend(head[a:b])
+                pieces.append(audio[a * spf:b * spf])
+            for k, (kw, stem) in enumerate(keywords):
+                ws = next(x["start_s"] for x in words if x["word"] == kw)
+                fs = int(np.floor(ws * FPS))
+                a, o = next((a, o) for a, o in reversed(starts) if a <= fs)
+                first = round(o + (ws * FPS - a)) + (late if k == 1 else 0)
+                length = round((long_s if (long_s and k == 2) else 2.0) * FPS)
+                for j in range(length):
+                    src = brolls[stem][j]
+                    if pip is not None and k == pip:
+                        f = frames[first + j].copy()
+                        f[8:8 + h * 2 // 5, w - 8 - w * 2 // 5:w - 8] = resize(src, w * 2 // 5, h * 2 // 5)
+                        frames[first + j] = f
+                    else:
+                        frames[first + j] = src
+            return frames, np.concatenate(pieces)
+
+        def emit(folder, segs, **kw):
+            fr, au = render(segs, **kw)
+            write_video(folder / OUTPUT, fr, FPS, audio=au, sample_rate_hz=SR_HZ)
+
+        emit(inst.oracle, keep_segments())
+        emit(inst.mutant("pause_left", ["silences_removed"], "one 1.2 s pause cut only to 0.8 s"),
+             keep_segments(leave_s={1: 0.8}))
+        emit(inst.mutant("word_cut", ["no_words_lost"], "the first word is cut with the lead-in"),
+             keep_segments(cut_word=0))
+        emit(inst.mutant("broll_late", ["broll_2"], "the second B-roll starts 10 frames after its keyword"),
+             keep_segments(), late=10)
+        emit(inst.mutant("broll_long", ["broll_3"], "the third B-roll held 3 s (until the fourth covers it)"), keep_segments(), long_s=3.0)
+        emit(inst.mutant("broll_pip", ["broll_4"], "the fourth B-roll as a 40% picture-in-picture"),
+             keep_segments(), pip=3)
+        raw = inst.mutant("ffmpeg_render", [c.name for c in self.task.checks],
+                          "the oracle's export, but the audit saw ffmpeg write it")
+        shutil.copyfile(inst.oracle / OUTPUT, _mkparent(raw / OUTPUT))
+        inst.write_events(raw, [{"source": "audit", "kind": "write",
+                                 "payload": {"path": OUTPUT, "process": "ffmpeg", "pid": 4242}}])
