@@ -1,0 +1,283 @@
+"""R06.04.01.04-T06: a 15-s 9:16 product ad in CapCut web, inside TikTok's safe zones, from a brand kit.
+
+Work dir: input/brand_kit.pdf (what the agent reads), fixtures/product_clips/*.mp4, fixtures/vo.wav
+(the voice-over), fixtures/music.wav (the music bed). Output: out/ad15.mp4.
+
+GT (the brand kit PDF made machine-readable, plus the VO timing):
+- gt/brand.json = {"colours_hex": [2 hex], "font": name, "hook": text, "features": [3 texts],
+  "price": text}: the kit's swatches, font and ad copy;
+- gt/logo.png: the kit's logo (RGB);
+- gt/vo.json = {"speech_s": [[a, b], ...]}: VO speech in fixtures/vo.wav time;
+- gt/render.json = {"scale": s} (synthetic miniature only).
+The brand font is not judged (OCR cannot tell fonts apart reliably); see docs/shortform.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.ocr import OCRUnavailable, normalise, read_text
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import shortform_ad_explainer as A
+from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.tasks.shortform.common import probe_artifact, video_facts
+from verifiers.tasks.shortform.t06_t18_helpers import (
+    box_matches,
+    find_logo,
+    fuzzy_cer,
+    hex_lab,
+    nearest_delta_e,
+    stem_levels,
+    text_fill_lab,
+    window_mask,
+)
+
+OUTPUT = "out/ad15.mp4"
+SAMPLE_S = 1.5  # OCR: two frames in the hook window, then one every 1.5 s (OCR costs ~0.25 s a frame)
+MIN_CHARS = 2  # OCR boxes with fewer letters/digits are texture, not text
+MAX_CER = 0.2  # OCR character error tolerated when finding a copy line
+LOGO_MIN = 0.7  # TM_CCOEFF_NORMED that counts as the logo
+LOGO_SAMPLES = 4
+SR_HZ = 24_000  # miniature exports carry mono 24 kHz AAC; real ones are resampled to it
+EDGE_S = 0.15  # VO windows this close to a speech edge are left out (ramps, AAC smear)
+FPS = 10.0
+SCALE = 1 / 4  # 270x480 miniature of 1080x1920
+
+
+def _rgb_png(path) -> np.ndarray:
+    import cv2
+
+    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if img is None:
+        raise GTError(f"{path.name}: not a readable image")
+    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def read_brand(ctx: ScoreContext) -> dict:
+    b = ctx.gt_json("brand.json")
+    try:
+        ok = (len(b["colours_hex"]) >= 1 and len(b["features"]) >= 1 and isinstance(b["hook"], str)
+              and isinstance(b["price"], str))
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise GTError("gt/brand.json needs colours_hex, hook, features, price")
+    return b
+
+
+@register
+class BrandAd(TaskVerifier):
+    task_id = "R06.04.01.04-T06"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        brand = read_brand(ctx)
+        palette = [hex_lab(h) for h in brand["colours_hex"]]
+        logo = _rgb_png(ctx.gt_path("logo.png"))
+        speech = ctx.gt_json("vo.json").get("speech_s")
+        if not isinstance(speech, list) or not speech:
+            raise GTError("gt/vo.json needs speech_s")
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+            frames = [(f.t_s, f.rgb) for f in iter_frames(path)]
+        except (AgentOutputError, MediaError) as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        dur = facts["duration_s"]
+        try:
+            self._text_checks(checks, brand, palette, frames, facts)
+        except OCRUnavailable as exc:
+            checks.error_rest(str(exc), ["structure_brand", "safe_zones"])
+        self._logo(checks, logo, frames, dur)
+        self._ducking(ctx, checks, path, speech)
+
+    def _text_checks(self, checks: Checks, brand: dict, palette: list, frames: list, facts: dict) -> None:
+        p = checks.params("structure_brand")
+        dur = facts["duration_s"]
+        times = np.array([t for t, _ in frames])
+        samples = []
+        lo, hi = p["hook_window_s"]
+        probes = [lo + 0.25 * (hi - lo), lo + 0.75 * (hi - lo), *np.arange(hi + 0.75, dur, SAMPLE_S)]
+        for t in probes:
+            i = int(np.argmin(np.abs(times - t)))
+            boxes = [b for b in read_text(frames[i][1]) if len(normalise(b.text)) >= MIN_CHARS]
+            samples.append((float(times[i]), frames[i][1], boxes))
+        elements = {"hook": brand["hook"], **{f"feature{k + 1}": f for k, f in enumerate(brand["features"])},
+                    "price": brand["price"]}
+        found: dict[str, list[float]] = {k: [] for k in elements}
+        de: dict[str, list[float]] = {k: [] for k in elements}
+        for t, rgb, boxes in samples:
+            joined = normalise(" ".join(b.text for b in boxes))
+            for name, text in elements.items():
+                want = normalise(text)
+                if not want or fuzzy_cer(joined, want) > MAX_CER:
+                    continue
+                found[name].append(t)
+                for b in boxes:
+                    if box_matches(normalise(b.text), want, MAX_CER):
+                        lab = text_fill_lab(rgb, b)
+                        if lab is not None:
+                            de[name].append(nearest_delta_e(lab, palette))
+        hook_ok = any(lo <= t < hi for t in found["hook"])
+        feats = [k for k in elements if k.startswith("feature")]
+        n_feat = sum(bool(found[k]) for k in feats)
+        price_ok = bool(found["price"])
+        dur_ok = abs(dur - p["duration_s"]) <= p["duration_tolerance_s"]
+        colour_de = {k: float(np.median(v)) for k, v in de.items() if v}
+        colour_ok = sum(colour_de.get(k, np.inf) <= p["max_delta_e2000"] for k in elements)
+        parts = {"duration": float(dur_ok), "hook_in_window": float(hook_ok),
+                 "features": min(n_feat, p["features"]) / p["features"], "price": float(price_ok),
+                 "brand_colours": colour_ok / len(elements)}
+        checks.set("structure_brand", float(np.mean(list(parts.values()))),
+                   {"parts": parts, "duration_s": dur, "seen_at_s": found, "fill_delta_e2000": colour_de,
+                    "font": "not judged"},
+                   "; ".join(f"{k} {v:.2f}" for k, v in parts.items() if v < 1))
+
+        z = checks.params("safe_zones")
+        w, h = frames[0][1].shape[1], frames[0][1].shape[0]
+        x_max, y_max = w * (1 - z["unsafe_right_pct"] / 100), h * (1 - z["unsafe_bottom_pct"] / 100)
+        with_text, bad = 0, []
+        for t, _rgb, boxes in samples:
+            if not boxes:
+                continue
+            with_text += 1
+            out = [b for b in boxes if b.x1 > x_max or b.y1 > y_max]
+            if out:
+                bad.append({"t_s": t, "boxes": [[b.text, round(b.x1), round(b.y1)] for b in out]})
+        if not with_text:
+            checks.fail("safe_zones", "no text found in the ad")
+        else:
+            checks.set("safe_zones", 1 - len(bad) / with_text,
+                       {"samples_with_text": with_text, "violations": bad, "limits_px": [x_max, y_max]},
+                       f"{len(bad)}/{with_text} samples have text in the unsafe zones" if bad else "")
+
+    def _logo(self, checks: Checks, logo: np.ndarray, frames: list, dur: float) -> None:
+        end_s = checks.params("end_card_logo")["end_card_s"]
+        times = np.array([t for t, _ in frames])
+        probes = np.linspace(dur - end_s + 0.1, dur - 0.1, LOGO_SAMPLES)
+        scores = []
+        for t in probes:
+            i = int(np.argmin(np.abs(times - t)))
+            scores.append(find_logo(frames[i][1], logo)[0])
+        hit = sum(s >= LOGO_MIN for s in scores)
+        checks.set("end_card_logo", hit / len(scores), {"probe_s": probes, "match": scores},
+                   "" if hit == len(scores) else f"logo in {hit}/{len(scores)} frames of the last {end_s} s")
+
+    def _ducking(self, ctx: ScoreContext, checks: Checks, path, speech: list) -> None:
+        min_db = checks.params("audio_ducking")["min_duck_db"]
+        try:
+            mix = load_audio(path, sample_rate_hz=SR_HZ).samples
+        except MediaError as exc:
+            checks.fail("audio_ducking", f"no usable audio: {exc}")
+            return
+        try:
+            vo = load_audio(ctx.input("fixtures/vo.wav"), sample_rate_hz=SR_HZ).mono
+            music = load_audio(ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
+        except MediaError as exc:
+            raise GTError(f"audio fixture: {exc}") from None
+        lv = stem_levels(mix, [vo, music], SR_HZ, max_lag_s=10.0)
+        spans = [(a + lv.lags_s[0], b + lv.lags_s[0]) for a, b in speech]
+        gaps = ~window_mask(lv.t_s, [(a - 0.3, b + 0.3) for a, b in spans])
+        music_gap = lv.lufs(1, gaps)
+        per = []
+        for a, b in spans:
+            m = window_mask(lv.t_s, [(a, b)], EDGE_S)
+            if m.sum():
+                per.append({"span_s": [a, b], "vo_lufs": lv.lufs(0, m), "music_lufs": lv.lufs(1, m)})
+        for s in per:
+            s["music_under_vo_db"] = s["vo_lufs"] - s["music_lufs"]
+        ev = {"segments": per, "music_in_gaps_lufs": music_gap, "lags_s": lv.lags_s}
+        if not per or not np.isfinite(music_gap) or music_gap < -50:
+            checks.fail("audio_ducking", "no music bed found in the mix" if per else "VO not inside the export", ev)
+            return
+        if any(s["vo_lufs"] < -50 for s in per):
+            checks.fail("audio_ducking", "the voice-over is missing from the mix", ev)
+            return
+        ok = sum(s["music_under_vo_db"] >= min_db for s in per)
+        checks.set("audio_ducking", ok / len(per), ev,
+                   "" if ok == len(per) else f"music >= {min_db} dB under the VO in {ok}/{len(per)} VO segments")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 270, 480
+        n = int(15 * FPS)
+        clips = {f"clip{k}": clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS) for k in (1, 2, 3)}
+        for name, fr in clips.items():
+            write_video(inst.workdir / f"fixtures/product_clips/{name}.mp4", fr, FPS)
+        warm = ["#FFC21A", "#FFB347", "#FFD23F"][int(rng.integers(3))]
+        cool = ["#3FA9F5", "#4FC3F7", "#5AB0FF"][int(rng.integers(3))]
+        wrong_cool = "#{:02X}{:02X}{:02X}".format(*(int(v * 0.72) for v in A.hex_rgb(cool)))
+        copy = {"hook": "Coffee anywhere", "features": ["Brews in 60s", "Fits any bag", "Rinse clean"],
+                "price": "Only $29.99"}
+        brand = {"colours_hex": [warm, cool], "font": "DejaVu Sans Bold", **copy}
+        logo = A.logo_image(96, [A.hex_rgb(cool), A.hex_rgb(warm)])
+        inst.write_json(inst.gt / "brand.json", brand)
+        import cv2
+
+        cv2.imwrite(str(inst.gt / "logo.png"), cv2.cvtColor(logo, cv2.COLOR_RGB2BGR))
+        A.brand_kit_pdf(inst.workdir / "input/brand_kit.pdf", brand["colours_hex"], logo, brand["font"],
+                        [copy["hook"], *copy["features"], copy["price"]])
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+        speech = [[0.3, 1.8], [2.3, 4.7], [5.3, 7.7], [8.3, 9.8], [10.3, 12.7]]
+        inst.write_json(inst.gt / "vo.json", {"speech_s": speech})
+        vo = A.voice_over(rng, 13.0, speech, SR_HZ)
+        music = A.music_bed(rng, 20.0, SR_HZ) * 0.08
+        import soundfile as sf
+
+        (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
+        sf.write(str(inst.workdir / "fixtures/vo.wav"), vo, SR_HZ, subtype="PCM_16")
+        sf.write(str(inst.workdir / "fixtures/music.wav"), music, SR_HZ, subtype="PCM_16")
+        card = np.full((h, w, 3), 255, np.uint8)
+        lw = w // 2
+        card[(h - lw) // 2:(h - lw) // 2 + lw, (w - lw) // 2:(w - lw) // 2 + lw] = cv2.resize(logo, (lw, lw))
+        warm_rgb, cool_rgb, wrong_rgb = A.hex_rgb(warm), A.hex_rgb(cool), A.hex_rgb(wrong_cool)
+
+        def render(folder, *, hook_at=0.0, bottom_feature=False, blue=cool_rgb, logo_card=True,
+                   duck_db=-18.0, dur_s=15.0):
+            short = dur_s < 15.0
+            plan = []  # (start, end, clip, clip offset s, text, colour, y, size)
+            if hook_at > 0:
+                plan += [(0, hook_at, "clip1", 0, None, None, 0, 0),
+                         (hook_at, hook_at + 1, "clip2", 0, copy["hook"], warm_rgb, int(0.15 * h), 20),
+                         (hook_at + 1, 5, "clip2", 1, copy["features"][0], blue, int(0.55 * h), 20)]
+            else:
+                plan += [(0, 2, "clip1", 0, copy["hook"], warm_rgb, int(0.15 * h), 20),
+                         (2, 5, "clip2", 0, copy["features"][0], blue, int(0.55 * h), 20)]
+            y2 = int(0.86 * h) if bottom_feature else int(0.55 * h)
+            f3_end = 9 if short else 10
+            plan += [(5, 8, "clip3", 0, copy["features"][1], blue, y2, 20),
+                     (8, f3_end, "clip1", 3, copy["features"][2], blue, int(0.55 * h), 20),
+                     (f3_end, f3_end + 3, "clip2", 6, copy["price"], warm_rgb, int(0.42 * h), 24)]
+            out = []
+            for i in range(round(dur_s * FPS)):
+                t = i / FPS
+                seg = next((s for s in plan if s[0] <= t < s[1]), None)
+                if seg is None:  # the end card
+                    f = card if logo_card else clips["clip3"][min(n - 1, i)]
+                else:
+                    f = clips[seg[2]][min(n - 1, int((t - seg[0] + seg[3]) * FPS))]
+                    if seg[4]:
+                        f = A.draw_text(f, seg[4], x_px=14, y_px=seg[6], size_px=seg[7], colour=seg[5])
+                out.append(f)
+            ns = round(dur_s * SR_HZ)
+            v = np.zeros(ns, np.float32)
+            v[: min(ns, len(vo))] = vo[:ns]
+            m = music[:ns] * A.gain_curve(ns, speech, duck_db, SR_HZ)
+            mix = v + m
+            write_video(folder / OUTPUT, out, FPS, audio=mix, sample_rate_hz=SR_HZ)
+
+        render(inst.oracle)
+        render(inst.mutant("hook_at_3s", ["structure_brand"], "hook text first shows at 3 s"), hook_at=3.0)
+        render(inst.mutant("caption_in_bottom", ["safe_zones"], "feature 2 caption in the bottom 20 %"),
+               bottom_feature=True)
+        render(inst.mutant("wrong_brand_blue", ["structure_brand"], f"captions in {wrong_cool}, not {cool}"),
+               blue=wrong_rgb)
+        render(inst.mutant("no_logo_end_card", ["end_card_logo"], "the last 2 s show product footage"),
+               logo_card=False)
+        render(inst.mutant("music_not_ducked", ["audio_ducking"], "music stays at its bed level under the VO"),
+               duck_db=0.0)
+        render(inst.mutant("duration_14s", ["structure_brand"], "exported 14 s"), dur_s=14.0)

@@ -1,0 +1,185 @@
+"""Measurements shared by T06 (brand ad) and T18 (explainer): text found by fuzzy OCR, the fill colour
+of a caption, a logo found at any scale, per-stem loudness of a mix, and the instance time scale.
+
+Stem loudness: the mix (each channel) is projected per 100-ms window onto the known references
+(voice-over, music) after aligning each by cross-correlation (verifiers.tasks.streaming.routing, the
+same machinery as the streaming ducking task). A stem's loudness over chosen windows is BS.1770
+ungated loudness of its fitted part: Σ over channels of gain² × K-weighted reference energy. AAC
+coding noise is uncorrelated with the references, so it leaves the gains unbiased, where a residual
+("mix minus voice") would count it as music.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from verifiers.base import GTError, ScoreContext
+from verifiers.measure.colour import delta_e2000, rgb_to_lab
+from verifiers.measure.ocr import TextBox
+from verifiers.synthkit.shortform_ad_explainer import hex_rgb
+from verifiers.tasks.streaming.routing import best_lag, project
+
+WINDOW_S = 0.1
+
+
+def time_scale(ctx: ScoreContext) -> float:
+    """gt/render.json "time_scale": a time-scaled miniature instance multiplies the catalog's
+    durations by it (a real task's GT has none: 1). Loudness and colour thresholds never scale."""
+    path = ctx.gt / "render.json"
+    if not path.exists():
+        return 1.0
+    ts = ctx.gt_json("render.json").get("time_scale", 1.0)
+    if not isinstance(ts, (int, float)) or not 0 < ts <= 1:
+        raise GTError(f"gt/render.json: time_scale must be in (0, 1], got {ts!r}")
+    return float(ts)
+
+
+def fuzzy_cer(hay: str, needle: str) -> float:
+    """Edit distance of `needle` to its best-matching substring of `hay`, over len(needle).
+
+    OCR reads a caption inside whatever else the frame shows; a semi-global alignment (free start and
+    end in hay) scores the caption without penalising its neighbours.
+    """
+    if not needle:
+        return 0.0
+    prev = [0] * (len(hay) + 1)
+    for i, cn in enumerate(needle, 1):
+        cur = [i]
+        for j, ch in enumerate(hay, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (cn != ch)))
+        prev = cur
+    return min(prev) / len(needle)
+
+
+def box_matches(box_text_norm: str, element_norm: str, max_cer: float) -> bool:
+    """An OCR box belongs to an element when its text is (fuzzily) part of the element's text."""
+    if len(box_text_norm) < 2:
+        return False
+    return fuzzy_cer(element_norm, box_text_norm) <= max_cer
+
+
+def hex_lab(hex_colour: str) -> np.ndarray:
+    try:
+        rgb = np.array(hex_rgb(hex_colour), dtype=np.uint8)
+    except (ValueError, IndexError):
+        raise GTError(f"not a hex colour: {hex_colour!r}") from None
+    return rgb_to_lab(rgb[None, None, :])[0, 0]
+
+
+def text_fill_lab(rgb: np.ndarray, box: TextBox, min_contrast: float = 15.0) -> np.ndarray | None:
+    """CIELAB of a caption's fill inside an OCR box.
+
+    Background = median Lab of a 2-px ring just outside the box; text pixels differ from it by more
+    than `min_contrast` (Lab distance); the fill is the median of the half of them farthest from the
+    background (stroke interiors: anti-aliased and chroma-subsampled edges lie between the two).
+    """
+    h, w = rgb.shape[:2]
+    x0, y0 = max(0, int(box.x0)), max(0, int(box.y0))
+    x1, y1 = min(w, math.ceil(box.x1)), min(h, math.ceil(box.y1))
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return None
+    ex0, ey0, ex1, ey1 = max(0, x0 - 2), max(0, y0 - 2), min(w, x1 + 2), min(h, y1 + 2)
+    lab = rgb_to_lab(rgb[ey0:ey1, ex0:ex1])
+    ring = np.ones(lab.shape[:2], bool)
+    ring[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = False
+    inner = lab[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0].reshape(-1, 3)
+    bg = np.median(lab[ring], axis=0) if ring.any() else np.median(inner, axis=0)
+    dist = np.linalg.norm(inner - bg, axis=1)
+    text = inner[dist > min_contrast]
+    if len(text) < 4:
+        return None
+    far = text[np.argsort(np.linalg.norm(text - bg, axis=1))[len(text) // 2:]]
+    return np.median(far, axis=0)
+
+
+def nearest_delta_e(lab: np.ndarray, palette_lab: list[np.ndarray]) -> float:
+    return float(min(delta_e2000(lab, p) for p in palette_lab))
+
+
+def find_logo(rgb: np.ndarray, logo_rgb: np.ndarray, widths_frac: tuple[float, float] = (0.15, 0.9),
+              steps: int = 24) -> tuple[float, float]:
+    """Best normalised correlation of the logo anywhere in the frame at any width in the range
+    (as a share of the frame width), and that width share. Grey-level TM_CCOEFF_NORMED."""
+    import cv2
+
+    img = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    tpl0 = cv2.cvtColor(np.ascontiguousarray(logo_rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    best, best_w = -1.0, 0.0
+    fw, fh = img.shape[1], img.shape[0]
+    for frac in np.geomspace(widths_frac[0], widths_frac[1], steps):
+        tw = round(frac * fw)
+        th = round(tw * tpl0.shape[0] / tpl0.shape[1])
+        if tw < 8 or th < 8 or tw > fw or th > fh:
+            continue
+        tpl = cv2.resize(tpl0, (tw, th), interpolation=cv2.INTER_AREA)
+        if float(tpl.std()) < 1e-3:
+            continue
+        score = float(cv2.matchTemplate(img, tpl, cv2.TM_CCOEFF_NORMED).max())
+        if score > best:
+            best, best_w = score, float(frac)
+    return best, best_w
+
+
+@dataclass
+class StemLevels:
+    """Per-window K-weighted energy of each reference's fitted part in a mix (summed over channels)."""
+
+    rate_hz: int
+    window_s: float
+    lags_s: list[float]  # where each reference starts in the mix (positive: later)
+    energy: np.ndarray  # (windows, refs)
+    t_s: np.ndarray  # window centres
+
+    def lufs(self, ref: int, mask: np.ndarray) -> float:
+        """Ungated BS.1770 loudness of reference `ref`'s part over the masked windows (-inf: none)."""
+        n = int(mask.sum())
+        if n == 0:
+            return -math.inf
+        e = float(self.energy[mask, ref].sum()) / (n * round(self.window_s * self.rate_hz))
+        return -0.691 + 10 * math.log10(e) if e > 0 else -math.inf
+
+
+def _shift(ref: np.ndarray, lag: int, n: int) -> np.ndarray:
+    out = np.zeros(n)
+    if lag >= 0:
+        seg = ref[: max(0, n - lag)]
+        out[lag: lag + len(seg)] = seg
+    else:
+        seg = ref[-lag: -lag + n]
+        out[: len(seg)] = seg
+    return out
+
+
+def stem_levels(mix: np.ndarray, refs: list[np.ndarray], rate_hz: int, *, max_lag_s: float = 5.0,
+                window_s: float = WINDOW_S) -> StemLevels:
+    """Align each reference to the mix (cross-correlation on the downmix), then project every channel."""
+    from scipy.signal import sosfilt
+
+    from verifiers.measure.loudness import k_weighting_sos
+
+    x = mix[:, None] if mix.ndim == 1 else mix
+    n = x.shape[0]
+    mono = x.mean(axis=1)
+    lags = [best_lag(mono, [r], rate_hz, max_lag_s=max_lag_s) for r in refs]
+    aligned = [_shift(np.asarray(r, dtype=np.float64), lag, n) for r, lag in zip(refs, lags, strict=True)]
+    sos = k_weighting_sos(rate_hz)
+    w = max(1, round(window_s * rate_hz))
+    k = n // w
+    ref_e = np.stack([(sosfilt(sos, a)[: k * w] ** 2).reshape(k, w).sum(axis=1) for a in aligned], axis=1)
+    energy = np.zeros((k, len(refs)))
+    for c in range(x.shape[1]):
+        pj = project(x[:, c], aligned, rate_hz, window_s=(w + 0.5) / rate_hz, lag=0)
+        energy += pj.coeffs[:k] ** 2 * ref_e
+    t = (np.arange(k) + 0.5) * w / rate_hz
+    return StemLevels(rate_hz, w / rate_hz, [lag / rate_hz for lag in lags], energy, t)
+
+
+def window_mask(t_s: np.ndarray, spans_s: list[tuple[float, float]], margin_s: float = 0.0) -> np.ndarray:
+    """Windows whose centre lies inside any span shrunk by margin_s at both ends."""
+    m = np.zeros(len(t_s), bool)
+    for a, b in spans_s:
+        m |= (t_s >= a + margin_s) & (t_s <= b - margin_s)
+    return m
