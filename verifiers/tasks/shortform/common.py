@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import FrameIndex, match_frame
 from verifiers.measure.frames import iter_frames
@@ -51,6 +51,28 @@ def video_facts(pr: MediaProbe) -> dict:
     v = pr.first("video")
     return {"width_px": v.width, "height_px": v.height, "fps": round(v.avg_fps or 0.0, 3),
             "duration_s": round(pr.duration_s or 0.0, 3)}
+
+
+def open_output(ctx: ScoreContext, checks: Checks, rel: str) -> tuple[Path, dict] | None:
+    """The output and its video facts; when it is missing or unreadable every check still open
+    fails with the reason and None comes back (the caller returns: nothing left to score)."""
+    try:
+        path, pr = probe_artifact(ctx, rel)
+    except AgentOutputError as exc:
+        checks.fail_rest(str(exc))
+        return None
+    return path, video_facts(pr)
+
+
+def check_short_side(checks: Checks, name: str, facts: dict, scale: float) -> bool:
+    """An "export 1080p" check: the short side equals params height_px (times the instance scale)
+    within 1 px, whatever the orientation; sets check `name` and says whether it held."""
+    want_h = scaled(checks.params(name)["height_px"], scale)
+    short = min(facts["width_px"], facts["height_px"])
+    ok = abs(short - want_h) <= 1
+    checks.set(name, float(ok), {**facts, "want_short_side_px": want_h},
+               "" if ok else f"short side {short} px, want {want_h} (1080p)")
+    return ok
 
 
 def size_ok(facts: dict, size_px: list[int], scale: float, tol_px: int = 1) -> bool:
@@ -158,6 +180,13 @@ def clean_runs(rs: list[Run], min_frames: int = 3) -> list[Run]:
         else:
             out.append(r)
     return out
+
+
+def segments(matcher: ClipMatcher, path: Path, fps: float) -> tuple[list[Labelled], list[Run]]:
+    """Every output frame labelled (160-px frames kept) and its clean runs: the edit's segments, in
+    order; the cut times are the starts of all but the first."""
+    labelled = matcher.label_video(path, keep=True)
+    return labelled, clean_runs(runs(labelled, 1.0 / fps))
 
 
 def sources_in(folder: Path, pattern: str = "*.mp4") -> dict[str, Path]:

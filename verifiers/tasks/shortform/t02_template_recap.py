@@ -13,17 +13,16 @@ import itertools
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform.common import (
     ClipMatcher,
+    check_short_side,
     instance_scale,
-    probe_artifact,
-    scaled,
+    open_output,
     sources_in,
-    video_facts,
 )
 
 OUTPUT = "device/DCIM/recap.mp4"
@@ -48,16 +47,11 @@ class TemplateRecap(TaskVerifier):
         moments = read_moments(ctx.input("input/moments.csv").read_text(encoding="utf-8"))
         matcher = ClipMatcher(sources_in(ctx.input("fixtures/recap")))
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
-        want_h = scaled(checks.params("export_spec")["height_px"], scale)
-        short = min(facts["width_px"], facts["height_px"])
-        checks.set("export_spec", float(abs(short - want_h) <= 1), {**facts, "want_short_side_px": want_h},
-                   "" if abs(short - want_h) <= 1 else f"short side {short} px, want {want_h} (1080p)")
+        path, facts = opened
+        check_short_side(checks, "export_spec", facts, scale)
 
         frame_s = 1.0 / (facts["fps"] or FPS)
         labelled = matcher.label_video(path)

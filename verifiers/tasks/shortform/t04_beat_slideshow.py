@@ -10,7 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.registry import register
@@ -19,12 +19,10 @@ from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import (
     ClipMatcher,
     best_corr,
-    clean_runs,
     instance_scale,
-    probe_artifact,
-    runs,
+    open_output,
+    segments,
     size_ok,
-    video_facts,
 )
 
 OUTPUT = "out/trip_slideshow.mp4"
@@ -76,16 +74,13 @@ class BeatSlideshow(TaskVerifier):
         matcher = ClipMatcher({}, images=photos)
         song = ctx.input("fixtures/song.mp3")
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         fps = facts["fps"] or FPS
         frame_s = 1.0 / fps
-        labelled = matcher.label_video(path, keep=True)
-        segs = clean_runs(runs(labelled, frame_s))
+        labelled, segs = segments(matcher, path, fps)
         names = sorted(photos)
         n_photos = checks.params("photos_in_order")["photos"]
         shown = [s.label for s in segs]

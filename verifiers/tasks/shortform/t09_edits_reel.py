@@ -13,18 +13,16 @@ import json
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform.common import (
     ClipMatcher,
-    clean_runs,
-    probe_artifact,
-    runs,
+    open_output,
+    segments,
     sources_in,
-    video_facts,
 )
 
 OUTPUT = "device/Photos/hike_reel.mp4"
@@ -46,16 +44,13 @@ class EditsReel(TaskVerifier):
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         beats = read_beats(ctx.input("input/beats.txt").read_text(encoding="utf-8"))
         matcher = ClipMatcher(sources_in(ctx.input("device/Photos/Hike")))
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         fps = facts["fps"] or FPS
         frame_s = 1.0 / fps
-        labelled = matcher.label_video(path, keep=True)
-        segs = clean_runs(runs(labelled, frame_s))
+        labelled, segs = segments(matcher, path, fps)
 
         p = checks.params("length_clips")
         album = sorted(set(matcher.labels), key=lambda s: (len(s), s))

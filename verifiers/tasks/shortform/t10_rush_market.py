@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.measure.colour import mean_lab
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
@@ -16,13 +16,11 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, warm, write_video
 from verifiers.tasks.shortform.common import (
     ClipMatcher,
-    clean_runs,
+    check_short_side,
     instance_scale,
-    probe_artifact,
-    runs,
-    scaled,
+    open_output,
+    segments,
     sources_in,
-    video_facts,
 )
 
 OUTPUT = "device/Downloads/market.mp4"
@@ -37,23 +35,17 @@ class RushMarket(TaskVerifier):
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         matcher = ClipMatcher(sources_in(ctx.input("fixtures/market")))
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
-        want_h = scaled(checks.params("export_spec")["height_px"], scale)
-        short = min(facts["width_px"], facts["height_px"])
-        checks.set("export_spec", float(abs(short - want_h) <= 1), {**facts, "want_short_side_px": want_h},
-                   "" if abs(short - want_h) <= 1 else f"short side {short} px, want {want_h} (1080p)")
+        path, facts = opened
+        check_short_side(checks, "export_spec", facts, scale)
 
         p = checks.params("clips_trimmed_ordered")
         fps = facts["fps"] or FPS
         frame_s = 1.0 / fps
         tol_s = p["tolerance_frames"] * frame_s
-        labelled = matcher.label_video(path, keep=True)
-        segs = clean_runs(runs(labelled, frame_s))
+        labelled, segs = segments(matcher, path, fps)
         per = []
         good = 0
         for k in range(p["segments"]):

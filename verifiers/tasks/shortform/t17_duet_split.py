@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import signal
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
@@ -22,9 +22,8 @@ from verifiers.tasks.shortform.common import (
     ClipMatcher,
     best_corr,
     instance_scale,
-    probe_artifact,
+    open_output,
     size_ok,
-    video_facts,
 )
 
 OUTPUT = "device/Photos/duet.mp4"
@@ -44,12 +43,10 @@ class DuetSplit(TaskVerifier):
         srcs = {"teacher": ctx.input("fixtures/teacher.mp4"), "student": ctx.input("fixtures/student.mp4")}
         matcher = ClipMatcher(srcs)
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         fps = facts["fps"] or FPS
         p = checks.params("split_layout")
         right, black_rows, offsets, n = 0, [], {"teacher": [], "student": []}, 0
