@@ -1,0 +1,199 @@
+"""R06.04.01.04-T03: Chinese auto-captions corrected to a transcript and styled, in Jianying.
+
+Work dir: fixtures/vlog_zh.mp4 (the uncaptioned vlog), input/transcript_zh.txt (the corrected text,
+one caption per line). Output: out/vlog_zh_sub.mp4.
+GT: gt/speech.json = {"segments_s": [[start, end], ...]} (speech in the vlog, sentence level);
+gt/render.json = instance scale (synthetic: 1/3, 640x360, a 15-px caption).
+
+Captions are found by differencing the export against the vlog (t03_caption_track): spans give the
+timing; one frame per span gives the look (fill colour, stroke, lines) and the OCR text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import read_frame_at
+from verifiers.measure.ocr import OCRUnavailable, edit_distance
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.captions import caption_layer, composite
+from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.tasks.shortform.common import instance_scale, probe_artifact
+from verifiers.tasks.shortform.t03_caption_track import (
+    Look,
+    is_white,
+    measure_look,
+    ocr_lines,
+    text_key,
+    track_captions,
+)
+
+OUTPUT = "out/vlog_zh_sub.mp4"
+SOURCE = "fixtures/vlog_zh.mp4"
+TRACK_WIDTH_PX = 320  # caption on/off is tracked at this width (a 46-px caption at 1080p is 8 px there)
+FPS = 24.0
+SCALE = 1 / 3
+MIN_SHARE = 0.8  # a style criterion holds when it holds on this share of the captions
+
+
+def speech_segments(ctx: ScoreContext) -> list[tuple[float, float]]:
+    segs = ctx.gt_json("speech.json").get("segments_s")
+    try:
+        out = [(float(a), float(b)) for a, b in segs]
+    except (TypeError, ValueError) as exc:
+        raise GTError(f"gt/speech.json: segments_s must be [[start, end], ...] ({exc})") from None
+    if not out or any(b <= a for a, b in out):
+        raise GTError("gt/speech.json: no segments, or one ends before it starts")
+    return out
+
+
+def overlap_s(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    return sum(max(0.0, min(a1, b1) - max(a0, b0)) for a0, a1 in a for b0, b1 in b)
+
+
+def style_criteria(look: Look, width_px: int, height_px: int, p: dict, scale: float) -> dict[str, bool]:
+    """The five style/position criteria on one caption (see docs/shortform.md, T03)."""
+    font_px = p["font_px"] * scale
+    lo, hi = (v / 100 * font_px for v in p["glyph_height_pct"])
+    last = look.lines[-1] if look.lines else None
+    tol_y = p["baseline_tolerance_pct"] / 100 * height_px
+    tol_x = p["centre_tolerance_pct"] / 100 * width_px
+    return {
+        "white_fill": is_white(look.fill_rgb),
+        "dark_stroke": look.stroke_ratio >= p["min_stroke_ratio"] and look.stroke_luma <= p["max_stroke_luma"],
+        "glyph_height": bool(look.lines) and all(lo <= ln.height_px <= hi for ln in look.lines),
+        "baseline": last is not None and abs(last.y1 - p["baseline_pct"] / 100 * height_px) <= tol_y,
+        "centred": bool(look.lines) and all(abs((ln.x0 + ln.x1) / 2 - width_px / 2) <= tol_x for ln in look.lines),
+    }
+
+
+@register
+class ZhCaptions(TaskVerifier):
+    task_id = "R06.04.01.04-T03"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        source = ctx.input(SOURCE)
+        transcript = ctx.input("input/transcript_zh.txt").read_text(encoding="utf-8")
+        speech = speech_segments(ctx)
+        scale = instance_scale(ctx)
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+            v = pr.first("video")
+            w = min(v.width, TRACK_WIDTH_PX)
+            track = track_captions(path, source, w, round(v.height * w / v.width / 2) * 2)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        except MediaError as exc:
+            checks.fail_rest(f"{OUTPUT}: {exc}")
+            return
+        spans = [(s.start_s, s.end_s) for s in track.spans]
+        if not spans:
+            checks.fail_rest("no burned-in captions found (the export does not differ from the vlog)",
+                             None)
+            return
+
+        # timing: caption-on time vs GT speech, both ways
+        ov = overlap_s(spans, speech)
+        on_s, speech_s = sum(b - a for a, b in spans), sum(b - a for a, b in speech)
+        precision, recall = ov / on_s, ov / speech_s
+        need = checks.params("timing")["min_overlap_pct"] / 100
+        checks.set("timing", float(precision >= need and recall >= need),
+                   {"caption_spans_s": spans, "on_speech_pct": 100 * precision, "speech_captioned_pct": 100 * recall,
+                    "frames_not_showing_source": track.not_source_frames},
+                   f"{100 * precision:.0f}% of caption time on speech, {100 * recall:.0f}% of speech captioned")
+
+        # one frame per caption: look and OCR
+        looks, texts, line_lens, per = [], [], [], []
+        sp = checks.params("style_position")
+        try:
+            for s in track.spans:
+                e = read_frame_at(path, s.mid_s)
+                src = read_frame_at(source, s.mid_s)
+                look = measure_look(e.rgb, src.rgb)
+                if look is None:
+                    continue
+                crit = style_criteria(look, e.rgb.shape[1], e.rgb.shape[0], sp, scale)
+                looks.append(crit)
+                lines = ocr_lines(e.rgb, look)
+                text = "".join(b.text for b in lines)
+                if not texts or text_key(text) != text_key(texts[-1]):
+                    texts.append(text)
+                line_lens += [len("".join(b.text.split())) for b in lines]
+                per.append({"span_s": [s.start_s, s.end_s], "ocr_lines": [b.text for b in lines],
+                            "fill_rgb": look.fill_rgb, "stroke_ratio": look.stroke_ratio,
+                            "line_heights_px": [ln.height_px for ln in look.lines],
+                            "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.rgb.shape[0] if look.lines else None,
+                            **crit})
+        except MediaError as exc:
+            checks.fail_rest(f"{OUTPUT}: {exc}")
+            return
+        except OCRUnavailable as exc:
+            checks.error_rest(str(exc), ["caption_text", "line_length"])
+            texts = None
+
+        names = ["white_fill", "dark_stroke", "glyph_height", "baseline", "centred"]
+        held = {n: bool(looks) and sum(c[n] for c in looks) >= MIN_SHARE * len(looks) for n in names}
+        checks.set("style_position", sum(held.values()) / len(names), {"criteria": held, "captions": per},
+                   "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items()))
+        if texts is None:
+            return
+        hyp, ref = text_key("".join(texts)), text_key(transcript)
+        cer = edit_distance(hyp, ref) / max(1, len(ref))
+        max_cer = checks.params("caption_text")["max_cer_pct"] / 100
+        checks.set("caption_text", float(cer <= max_cer), {"ocr": texts, "cer_pct": 100 * cer, "ref_chars": len(ref)},
+                   f"CER {100 * cer:.1f}% (max {100 * max_cer:.0f}%)")
+        most = checks.params("line_length")["max_chars_per_line"]
+        longest = max(line_lens, default=0)
+        checks.set("line_length", float(bool(line_lens) and longest <= most), {"line_chars": line_lens},
+                   f"longest line {longest} characters (max {most})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 640, 360
+        captions = [["大家好欢迎回到频道"], ["今天我们去西湖散步"],
+                    ["湖边的柳树已经发芽了", "远处的山也慢慢变绿了"], ["记得点赞关注"]]
+        # speech on frame boundaries (multiples of 1/8 s = 3 frames at 24 fps)
+        starts = [0.5, 2.875, 5.25, 8.25]
+        ends = [2.375, 4.75, 7.75, 9.875]
+        jitter = rng.integers(0, 3, size=4) * 0.125
+        segs = [(a + j, b + j) for a, b, j in zip(starts, ends, jitter, strict=True)]
+        n = int(11 * FPS)
+        # dimmed so white text reads without its stroke too: the no-stroke mutant must cost style only
+        frames = [(f * 0.75).astype(np.uint8) for f in clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)]
+        write_video(inst.workdir / SOURCE, frames, FPS)
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/transcript_zh.txt").write_text("".join("".join(c) + "\n" for c in captions),
+                                                               encoding="utf-8")
+        inst.write_json(inst.gt / "speech.json", {"segments_s": [[a, b] for a, b in segs]})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE})
+
+        def render(caps=captions, shift_s=0.0, font_px=15, baseline=0.85, fill=(255, 255, 255), stroke_px=1):
+            layers = [caption_layer(h, w, c, font_px=font_px, baseline_y_px=baseline * h, fill=fill,
+                                    stroke_px=stroke_px) for c in caps]
+            out = []
+            for i, f in enumerate(frames):
+                t = i / FPS
+                k = next((k for k, (a, b) in enumerate(segs) if a + shift_s <= t + 1e-6 < b + shift_s), None)
+                out.append(f if k is None else composite(f, layers[k]))
+            return out
+
+        def solve(folder, **kw):
+            write_video(folder / OUTPUT, render(**kw), FPS)
+
+        solve(inst.oracle)
+        typo = [list(c) for c in captions]
+        typo[1] = ["今天我们去西糊散步"]
+        solve(inst.mutant("homophone_left", ["caption_text"], "an auto-caption homophone (湖→糊) left uncorrected"),
+              caps=typo)
+        solve(inst.mutant("late_500ms", ["timing"], "every caption 0.5 s late"), shift_s=0.5)
+        solve(inst.mutant("yellow_text", ["style_position"], "yellow caption fill"), fill=(255, 220, 0))
+        solve(inst.mutant("no_stroke", ["style_position"], "white text without the black stroke"), stroke_px=0)
+        solve(inst.mutant("baseline_75", ["style_position"], "caption baseline at 75% of the height"), baseline=0.75)
+        solve(inst.mutant("font_64px", ["style_position"], "64-px captions instead of 46 px"), font_px=20)
+        joined = [list(c) for c in captions]
+        joined[2] = ["".join(captions[2])]
+        solve(inst.mutant("line_20_chars", ["line_length"], "the 20-character caption left on one line"),
+              caps=joined)
