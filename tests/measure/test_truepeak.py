@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 from scipy.signal import upfirdn
 
-from verifiers.measure.truepeak import TruePeakMeter, _filter, true_peak_dbtp
+from verifiers.measure.truepeak import _HALF, TruePeakMeter, prototype_filter, true_peak_dbtp
 
 
 def _brute(x: np.ndarray) -> float:
-    h = _filter(4)[0]
-    return float(20 * np.log10(np.abs(upfirdn(h, x, up=4)).max()))
+    """Plain 4× upsampling of the whole signal, values at input times [0, len(x)) kept."""
+    y = upfirdn(prototype_filter(4), x, up=4)
+    start = 4 * _HALF - 1  # output index of input time 0
+    return float(20 * np.log10(np.abs(y[start:start + 4 * len(x)]).max()))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -47,3 +49,12 @@ def test_high_rates_oversample_less_and_silence_is_minus_inf() -> None:
     # 2× at 96 kHz: a 10 kHz sine is sampled 19× a cycle at 192 kHz, worst case −0.12 dB
     x = 0.25 * np.sin(2 * np.pi * 10000 * np.arange(96000) / 96000 + 0.7)
     assert true_peak_dbtp(x, 96000)[0] == pytest.approx(20 * np.log10(0.25), abs=0.15)
+
+
+def test_phase_zero_is_the_samples_themselves() -> None:
+    """Nyquist interpolator: every factor-th oversampled value is an input sample, exactly."""
+    x = np.random.default_rng(5).standard_normal(2000)
+    for factor in (2, 4):
+        y = upfirdn(prototype_filter(factor), x, up=factor)
+        start = factor * _HALF - 1
+        assert np.array_equal(y[start:start + factor * len(x):factor], x)
