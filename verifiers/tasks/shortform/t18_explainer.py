@@ -1,0 +1,337 @@
+"""R06.04.01.04-T18: a 60-s 9:16 explainer from an 8-scene script (CapCut desktop).
+
+Work dir: input/script.md (8 scenes, one VO line each, and the CTA), fixtures/vo.wav (the VO,
+one line per scene), fixtures/music.wav (the music bed), fixtures/stock/*.mp4. Output: the one .mp4
+in out/ (the instruction names no path; with several, the first by name).
+
+GT: gt/scenes.json = {"lines": [{"text", "vo_s": [a, b] (fixtures/vo.wav time), "acceptable":
+[stock clip stems]}] x 8, "cta": text}; gt/render.json = {"scale": s, "time_scale": k} for a
+miniature (synthetic only): every catalog duration (59-61 s, the 3-s CTA window, the boundary
+tolerance) is multiplied by k, so a 15-s instance with k = 0.25 proves the 60-s scorer. Loudness
+targets are never scaled. Where the VO sits in the export is measured (cross-correlation with
+fixtures/vo.wav), and every VO-line time is shifted by it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.errors import MediaError
+from verifiers.measure.fingerprint import thumbnail
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.ocr import OCRUnavailable, error_rate, normalise, read_text, resplit
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit import shortform_ad_explainer as A
+from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.tasks.shortform.common import ClipMatcher, Labelled, probe_artifact, sources_in, video_facts
+from verifiers.tasks.shortform.t06_t18_helpers import fuzzy_cer, stem_levels, time_scale, window_mask
+
+SR_HZ = 24_000
+MIN_RUN = 3  # frames: shorter label runs are transition or glitch frames, not shots
+BLEND_SPAN = 6  # frames either side of a shot change searched for blended frames
+BLEND_MIN = 0.25  # both sides' least-squares weights at least this: the frame mixes two pictures
+MAX_DIP_S = 1.0  # a non-stock run between two shots up to this long is a dip/flash transition
+SCENE_SHARE = 0.8  # share of a line's matched frames that must show an acceptable shot
+EDGE_S = 0.15  # windows this close to VO edges are neither "under VO" nor "gap" (duck ramps)
+MAX_CTA_CER = 0.2
+FPS = 12.0
+SCALE = 1 / 4
+TIME_SCALE = 0.25
+
+
+def read_scenes(ctx: ScoreContext, scenes: int) -> tuple[list[dict], str]:
+    g = ctx.gt_json("scenes.json")
+    try:
+        lines = [{"text": str(x["text"]), "vo_s": [float(x["vo_s"][0]), float(x["vo_s"][1])],
+                  "acceptable": [str(a) for a in x["acceptable"]]} for x in g["lines"]]
+        cta = str(g["cta"])
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise GTError(f"gt/scenes.json: needs lines[text, vo_s, acceptable] and cta ({exc})") from None
+    if len(lines) != scenes:
+        raise GTError(f"gt/scenes.json: {len(lines)} lines, the catalog says {scenes} scenes")
+    return lines, cta
+
+
+def _find_output(ctx: ScoreContext):
+    out = ctx.workdir / "out"
+    files = sorted(out.glob("*.mp4")) if out.is_dir() else []
+    if not files:
+        raise AgentOutputError("no .mp4 export in out/")
+    return probe_artifact(ctx, str(files[0].relative_to(ctx.workdir)))
+
+
+def _label_runs(labelled: list[Labelled]) -> list[tuple[int, int, str | None]]:
+    """[first, last] frame indices of runs of >= MIN_RUN frames with one label (None included)."""
+    out, i = [], 0
+    while i < len(labelled):
+        j = i
+        while j + 1 < len(labelled) and labelled[j + 1].label == labelled[i].label:
+            j += 1
+        if j - i + 1 >= MIN_RUN:
+            out.append((i, j, labelled[i].label))
+        i = j + 1
+    return out
+
+
+def _side_ref(labelled: list[Labelled], matcher: ClipMatcher, run: tuple[int, int, str | None],
+              at_end: bool) -> tuple[Callable[[int], np.ndarray], int]:
+    """Thumbnail reference for one side of a shot change, as a function of output frame index.
+
+    A stock shot is followed in its source (anchor = its best-matching frame near the change, source
+    time advancing with output time); other content (a card, a title) is taken as still: the run's
+    frame farthest from the change within BLEND_SPAN.
+    """
+    first, last, label = run
+    span = range(max(first, last - BLEND_SPAN), last + 1) if at_end else range(first, min(last, first + BLEND_SPAN) + 1)
+    if label is None:
+        still = thumbnail(labelled[span[0] if at_end else span[-1]].rgb)
+        return (lambda j: still), -1
+    anchor = max(span, key=lambda i: labelled[i].ncc)
+    idx = [k for k, lab in enumerate(matcher.labels) if lab == label]
+    src_t = matcher.index.times_s[idx]
+    t0, s0 = labelled[anchor].t_s, labelled[anchor].src_t_s
+
+    def ref(j: int) -> np.ndarray:
+        want = s0 + labelled[j].t_s - t0
+        return matcher.index.thumbs[idx[int(np.argmin(np.abs(src_t - want)))]]
+    return ref, anchor
+
+
+def transitions(labelled: list[Labelled], matcher: ClipMatcher, max_still_s: float) -> list[tuple[float, float, str]]:
+    """Transition effects: (start_s, end_s, kind).
+
+    "blend": at a change between two runs of frames, >= 2 frames are a mix of both sides (least
+    squares of the frame's NCC thumbnail on the two sides' references, both weights >= BLEND_MIN):
+    dissolves, wipes and most animated transitions. "dip": a short run (<= max_still_s) matching no
+    stock shot between two stock shots (a dip to black or a flash). Hard cuts are not transitions.
+    """
+    rs = _label_runs(labelled)
+    out = []
+    for r1, r2 in itertools.pairwise(rs):
+        if r1[2] == r2[2]:
+            continue
+        ref1, _ = _side_ref(labelled, matcher, r1, at_end=True)
+        ref2, _ = _side_ref(labelled, matcher, r2, at_end=False)
+        blended = []
+        for j in range(max(r1[0], r1[1] - BLEND_SPAN), min(r2[1], r2[0] + BLEND_SPAN) + 1):
+            a, b = ref1(j), ref2(j)
+            if not a.any() or not b.any():
+                continue
+            q = thumbnail(labelled[j].rgb)
+            coef, *_ = np.linalg.lstsq(np.stack([a, b], axis=1), q, rcond=None)
+            if min(coef) >= BLEND_MIN:
+                blended.append(j)
+        if len(blended) >= 2:
+            out.append((labelled[blended[0]].t_s, labelled[blended[-1]].t_s, "blend"))
+    for r0, r1, r2 in zip(rs, rs[1:], rs[2:], strict=False):
+        dur = labelled[r1[1]].t_s - labelled[r1[0]].t_s
+        if r1[2] is None and r0[2] is not None and r2[2] is not None and dur <= max_still_s:
+            out.append((labelled[r1[0]].t_s, labelled[r1[1]].t_s, "dip"))
+    return sorted(out)
+
+
+def frames_at(path: Path, times_s: list[float]) -> list[np.ndarray]:
+    """Full-size frames nearest each time, in one decoding pass."""
+    want = np.asarray(times_s)
+    best: list[tuple[float, np.ndarray | None]] = [(np.inf, None)] * len(want)
+    for fr in iter_frames(path):
+        d = np.abs(want - fr.t_s)
+        for i in np.nonzero(d < [b[0] for b in best])[0]:
+            best[i] = (float(d[i]), fr.rgb)
+    return [b[1] for b in best]
+
+
+@register
+class Explainer(TaskVerifier):
+    task_id = "R06.04.01.04-T18"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        lines, cta = read_scenes(ctx, checks.params("scene_visuals")["scenes"])
+        k = time_scale(ctx)
+        try:
+            vo = load_audio(ctx.input("fixtures/vo.wav"), sample_rate_hz=SR_HZ).mono
+            music = load_audio(ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
+        except MediaError as exc:
+            raise GTError(f"audio fixture: {exc}") from None
+        matcher = ClipMatcher(sources_in(ctx.input("fixtures/stock")))
+        try:
+            path, pr = _find_output(ctx)
+            labelled = matcher.label_video(path, keep=True)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        dur = facts["duration_s"]
+        lv, audio_err = None, ""
+        try:
+            mix = load_audio(path, sample_rate_hz=SR_HZ).samples
+            lv = stem_levels(mix, [vo, music], SR_HZ, max_lag_s=10.0)
+        except MediaError as exc:
+            audio_err = f"no usable audio: {exc}"
+        vo_in = lv is not None and lv.lufs(0, window_mask(lv.t_s, [tuple(x["vo_s"]) for x in lines])) > -50
+        lag = lv.lags_s[0] if vo_in else 0.0
+        spans = [(x["vo_s"][0] + lag, x["vo_s"][1] + lag) for x in lines]
+
+        # duration and where transitions fall
+        p = checks.params("duration_transitions")
+        tol = p["boundary_tolerance_s"] * k
+        dur_ok = p["min_duration_s"] * k <= dur <= p["max_duration_s"] * k
+        windows = [(0.0, spans[0][0] + tol)]
+        windows += [(spans[i - 1][1] - tol, spans[i][0] + tol) for i in range(1, len(spans))]
+        windows.append((spans[-1][1] - tol, dur + 1))
+        runs = transitions(labelled, matcher, MAX_DIP_S * k)
+        mid = [r for r in runs if not any(r[0] <= b and r[1] >= a for a, b in windows)]
+        checks.set("duration_transitions", 0.5 * dur_ok + 0.5 * (not mid),
+                   {"duration_s": dur, "limits_s": [p["min_duration_s"] * k, p["max_duration_s"] * k],
+                    "transitions_s": runs, "mid_scene_s": mid, "vo_offset_s": lag},
+                   "; ".join(m for m in (("" if dur_ok else f"duration {dur:.2f} s"),
+                                         (f"{len(mid)} transition(s) inside a scene" if mid else "")) if m))
+
+        # the shot under each VO line
+        per, good = [], 0
+        for x, (a, b) in zip(lines, spans, strict=True):
+            shown = [f.label for f in labelled if a <= f.t_s < b and f.label is not None]
+            share = sum(s in x["acceptable"] for s in shown) / len(shown) if shown else 0.0
+            top = max(set(shown), key=shown.count) if shown else None
+            ok = share >= SCENE_SHARE
+            good += ok
+            per.append({"line": x["text"], "shot": top, "acceptable_share": share, "ok": ok})
+        checks.set("scene_visuals", good / len(lines), {"scenes": per, "vo_offset_s": lag},
+                   f"{good}/{len(lines)} scenes show an acceptable shot")
+
+        cw = checks.params("audio_cta")["cta_window_s"] * k
+        want = [(a + b) / 2 for a, b in spans] + [dur - f * cw for f in (0.75, 0.25)]
+        try:
+            at = frames_at(path, want)
+            ocr = [" ".join(b.text for b in read_text(f)) for f in at[: len(spans)]]
+            cta_ocr = [" ".join(b.text for b in read_text(f)) for f in at[len(spans):]]
+        except MediaError as exc:
+            checks.fail_rest(str(exc))
+            return
+        except OCRUnavailable as exc:
+            checks.error("captions", str(exc))
+            checks.error("audio_cta", str(exc))
+            return
+        ref = [w for x in lines for w in (normalise(t) for t in x["text"].split()) if w]
+        hyp = resplit([w for t in ocr for w in (normalise(s) for s in t.split()) if w], set(ref))
+        wer = 100 * error_rate(hyp, ref)
+        mx = checks.params("captions")["max_wer_pct"]
+        checks.set("captions", float(wer <= mx), {"wer_pct": wer, "ocr": ocr}, f"caption WER {wer:.1f}% (max {mx}%)")
+
+        pa = checks.params("audio_cta")
+        cta_ok = any(fuzzy_cer(normalise(t), normalise(cta)) <= MAX_CTA_CER for t in cta_ocr)
+        ev = {"cta_ocr": cta_ocr, "cta_found": cta_ok}
+        if lv is None or not vo_in:
+            level_ok = duck_ok = False
+            ev["audio"] = audio_err if lv is None else "the voice-over is not in the mix"
+        else:
+            under = window_mask(lv.t_s, spans, EDGE_S)
+            gaps = ~window_mask(lv.t_s, [(a - EDGE_S, b + EDGE_S) for a, b in spans])
+            gap_lufs, under_lufs = lv.lufs(1, gaps), lv.lufs(1, under)
+            level_ok = abs(gap_lufs - pa["music_lufs"]) <= pa["tolerance_lu"]
+            duck_ok = bool(np.isfinite(gap_lufs)) and under_lufs <= gap_lufs - pa["min_duck_db"]
+            ev.update({"music_gap_lufs": gap_lufs, "music_under_vo_lufs": under_lufs,
+                       "vo_lufs": lv.lufs(0, under), "lags_s": lv.lags_s})
+        parts = {"music_level": level_ok, "ducked": duck_ok, "cta": cta_ok}
+        checks.set("audio_cta", sum(parts.values()) / 3, {**ev, "parts": parts},
+                   "; ".join(f"no {n}" for n, v in parts.items() if not v))
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 270, 480
+        texts = ["Solar panels catch sunlight", "Batteries store spare power", "Heat pumps warm your home",
+                 "Insulation keeps heat inside", "LED bulbs use less energy", "Smart thermostats learn your day",
+                 "Chargers fill your car at night", "Small steps cut your bills"]
+        shots = [["solar_a", "solar_b"], ["battery"], ["heatpump_a", "heatpump_b"], ["insulation"], ["led"],
+                 ["thermostat"], ["ev_charger"], ["savings"]]
+        distractors = ["coal_plant", "wind_turbine"]
+        cta = "Follow for more tips"
+        n_clip = int(4 * FPS)
+        stock = {}
+        for name in [s for group in shots for s in group] + distractors:
+            stock[name] = clip_frames(int(rng.integers(1 << 30)), n_clip, w, h, FPS)
+            write_video(inst.workdir / f"fixtures/stock/{name}.mp4", stock[name], FPS)
+        gap = 0.5
+        vo_s = [[round(0.4 + 1.55 * i, 3), round(0.4 + 1.55 * i + 1.05, 3)] for i in range(8)]
+        scenes = {"lines": [{"text": t, "vo_s": v, "acceptable": s} for t, v, s in zip(texts, vo_s, shots, strict=True)],
+                  "cta": cta}
+        inst.write_json(inst.gt / "scenes.json", scenes)
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE, "time_scale": TIME_SCALE})
+        md = ["# Clean energy at home (60 s explainer)", ""]
+        for i, t in enumerate(texts, 1):
+            md += [f"## Scene {i}", f"VO: {t}", ""]
+        md += ["## End card", f"CTA: {cta}", ""]
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/script.md").write_text("\n".join(md), encoding="utf-8")
+        import soundfile as sf
+
+        vo = A.voice_over(rng, 13.0, vo_s, SR_HZ)
+        bed = A.level_to_lufs(A.music_bed(rng, 20.0, SR_HZ), SR_HZ, -20.0)
+        sf.write(str(inst.workdir / "fixtures/vo.wav"), vo, SR_HZ, subtype="PCM_16")
+        sf.write(str(inst.workdir / "fixtures/music.wav"), bed, SR_HZ, subtype="PCM_16")
+        card = np.full((h, w, 3), (30, 60, 140), np.uint8)
+        card = A.draw_text(card, "Follow for", x_px=None, y_px=int(0.40 * h), size_px=26, colour=(255, 255, 255))
+        card = A.draw_text(card, "more tips", x_px=None, y_px=int(0.40 * h) + 36, size_px=26, colour=(255, 255, 255))
+        bounds = [0.0] + [(vo_s[i - 1][1] + vo_s[i][0]) / 2 for i in range(1, 8)] + [vo_s[7][1] + gap / 2, 99.0]
+        xfade = 4  # frames of a cross-dissolve
+
+        def caption(f: np.ndarray, text: str) -> np.ndarray:
+            words = text.split()
+            half = (len(words) + 1) // 2
+            f = A.draw_text(f, " ".join(words[:half]), x_px=None, y_px=int(0.62 * h), size_px=17, colour=(255, 255, 255))
+            return A.draw_text(f, " ".join(words[half:]), x_px=None, y_px=int(0.62 * h) + 26, size_px=17,
+                               colour=(255, 255, 255))
+
+        def render(folder: Path, *, scene3: str = "heatpump_a", mid_dissolve: bool = False,
+                   captions: list[str] = texts, music_lufs: float = -20.0, with_cta: bool = True) -> None:
+            picks = [g[0] for g in shots] + ["savings"]
+            picks[2] = scene3
+
+            def base(s: int, t: float) -> np.ndarray:
+                """Scene s's picture at output time t: its clip runs from 0.5 s in at the scene start."""
+                if s == 8 and with_cta:
+                    return card
+                start = bounds[min(s, 7)]
+                return stock[picks[s]][min(n_clip - 1, max(0, int((t - start + 0.5) * FPS)))]
+
+            def mix(f0: np.ndarray, f1: np.ndarray, a: float) -> np.ndarray:
+                return (f0 * (1 - a) + f1 * a).astype(np.uint8)
+
+            n = round(15.0 * FPS)
+            frames = []
+            for i in range(n):
+                t = i / FPS
+                s = next(j for j in range(9) if bounds[j] <= t < bounds[j + 1])
+                f = base(s, t)
+                for d in (2, 5, 8):  # cross-dissolves at these scene changes, hard cuts elsewhere
+                    a = (t - bounds[d]) * FPS / xfade + 0.5
+                    if 0 < a < 1:
+                        f = mix(base(d - 1, t), base(d, t), a)
+                if s == 0 and mid_dissolve:  # solar_a dissolves into solar_b in the middle of line 1
+                    a = float(np.clip((t - sum(vo_s[0]) / 2) * FPS / xfade + 0.5, 0, 1))
+                    f = mix(f, stock["solar_b"][min(n_clip - 1, int((t + 0.5) * FPS))], a)
+                if s < 8 and vo_s[s][0] <= t < vo_s[s][1]:
+                    f = caption(f, captions[s])
+                frames.append(f)
+            ns = round(15.0 * SR_HZ)
+            v = np.zeros(ns, np.float32)
+            v[: len(vo)] = vo[:ns]
+            m = bed[:ns] * A.gain_curve(ns, vo_s, -12.0, SR_HZ) * 10 ** ((music_lufs + 20.0) / 20)
+            write_video(folder / "out/explainer_60s.mp4", frames, FPS, audio=v + m, sample_rate_hz=SR_HZ)
+
+        render(inst.oracle)
+        render(inst.mutant("wrong_shot_scene3", ["scene_visuals"], "scene 3 (heat pumps) shows the coal plant"),
+               scene3="coal_plant")
+        render(inst.mutant("transition_mid_scene", ["duration_transitions"], "a dissolve in the middle of scene 1"),
+               mid_dissolve=True)
+        typos = list(texts)
+        typos[0], typos[2], typos[4] = "Solr panals catch sunlite", "Heat pumsp worm your home", "LED bulps use les energy"
+        render(inst.mutant("caption_typos", ["captions"], "seven misspelt caption words"), captions=typos)
+        render(inst.mutant("music_minus12", ["audio_cta"], "music bed at -12 LUFS"), music_lufs=-12.0)
+        render(inst.mutant("no_cta", ["audio_cta"], "no CTA end card: stock footage to the end"), with_cta=False)
