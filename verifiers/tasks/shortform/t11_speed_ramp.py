@@ -1,0 +1,314 @@
+"""R06.04.01.04-T11: speed-ramp a 240 fps kickflip: 2× before takeoff, 0.3× on the peak (GT source
+frames 1820-1940), 2× after landing, smooth transitions, 6-8 s, 1080x1920 with the skater centred.
+
+Work dir: fixtures/kickflip.mp4 (landscape, 240 fps). Output: out/kickflip_ramp.mp4.
+GT: gt/trick.json = {"takeoff_frame", "landing_frame", "boxes": [[x, y, w, h] per source frame,
+source px]} (skater); gt/render.json = instance scale (synthetic only). The peak window is the
+catalog's peak_frames.
+
+The speed curve is measured, not read from a project file: every output frame is mapped to its
+source frame index and the full-height vertical strip it shows by normalised template matching
+(TM_CCOEFF_NORMED) of the output, scaled to the source's matching height, against the source
+frames. Matching runs forward from the previous match (a window of source frames covering speeds
+up to 4×), falling back to a search of the whole source when the match is lost. Speed at an
+output frame = source frames advanced per output frame × out_fps / src_fps.
+
+- peak_slowmo: least-squares slope of source index vs output frame over the output frames
+  showing the peak window (it must be shown, ≥ 5 frames), within speed ± tolerance.
+- fast_sections: before takeoff and after landing (half each): ≥ 90 % of output frames whose
+  ±3-frame neighbourhood lies in the section run at speed ± tolerance (7-frame slope).
+- smooth_curve: per-frame speed = central difference; no change between neighbouring output
+  frames above max_speed_jump_per_frame.
+- framing_duration: a third each for duration, size (× instance scale) and the skater's GT box
+  centre inside the middle center_band_pct of the strip on ≥ min_frames_pct of frames.
+
+Limits: the output must show the full source height (a further zoom would need a scale search).
+An export the audit saw written by ffmpeg/ffprobe fails every check (not a CapCut export).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.container import open_container, video_stream
+from verifiers.measure.errors import MediaError
+from verifiers.measure.streams import probe
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import write_video
+from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
+from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.sound.common import outside_writes, writer_name
+
+OUTPUT = "out/kickflip_ramp.mp4"
+SOURCE = "fixtures/kickflip.mp4"
+MATCH_H_PX = 72  # source and output are compared at this height
+MIN_MATCH = 0.6  # below: the output frame is not (a strip of) this source frame
+SURE_MATCH = 0.9  # a forward match at least this good is not searched further
+X_DRIFT = 4  # px (matching scale) the strip may move between output frames before a wider search
+EXHAUSTIVE_CHUNK = 256
+PLANAR_YUV = ("yuv420p", "yuvj420p")  # source frames per stacked matchTemplate
+MAX_SPEED = 4.0  # forward search window, in speed units
+FAST_WINDOW = 3  # ± output frames of the fast-section slope
+MIN_FAST_FRACTION = 0.9
+MIN_PEAK_FRAMES = 5
+
+
+def iter_luma(path: Path, height_px: int) -> list[np.ndarray]:
+    """Grey frames scaled to `height_px` (aspect kept). Luma straight from the decoder: NCC ignores
+    gain and offset, so no colour conversion is needed (4x cheaper than RGB on 240 fps sources)."""
+    import av
+
+    container = open_container(path)
+    try:
+        vs = video_stream(container, path)
+        vs.thread_type = "AUTO"
+        out = []
+        try:
+            for frame in container.decode(vs):
+                if frame.format.name in PLANAR_YUV:  # the Y plane as is (reformat costs ~1 ms a frame)
+                    y = frame.to_ndarray()[:frame.height]
+                else:
+                    y = frame.reformat(format="gray").to_ndarray()
+                if y.shape[0] != height_px:
+                    w = max(2, round(y.shape[1] * height_px / y.shape[0]))
+                    y = cv2.resize(y, (w, height_px), interpolation=cv2.INTER_AREA)
+                out.append(np.ascontiguousarray(y))
+        except av.error.FFmpegError as exc:
+            raise MediaError(f"{path.name}: video cannot be decoded after {len(out)} frames ({exc})") from None
+        if not out:
+            raise MediaError(f"{path.name}: no decodable video frames")
+        return out
+    finally:
+        container.close()
+
+
+def ncc_near(frames: np.ndarray, tmpl: np.ndarray, x_lo: int, x_hi: int) -> np.ndarray:
+    """TM_CCOEFF_NORMED of `tmpl` in each of `frames` (n, h, w) at strip x in [x_lo, x_hi]: (n, x)."""
+    tw = tmpl.shape[1]
+    win = sliding_window_view(frames[:, :, x_lo:x_hi + tw].astype(np.float32), tw, axis=2)  # (n, h, nx, tw)
+    t = tmpl.astype(np.float32)
+    t -= t.mean()
+    dots = np.einsum("nyxw,yw->nx", win, t)
+    s1 = win.sum(axis=(1, 3))
+    s2 = np.einsum("nyxw,nyxw->nx", win, win)
+    var = np.maximum(s2 - s1 * s1 / t.size, 1e-6)
+    return dots / (np.sqrt(var) * max(float(np.linalg.norm(t)), 1e-6))
+
+
+class StripLocator:
+    """Which source frame and which full-height vertical strip an output frame shows."""
+
+    def __init__(self, source: Path) -> None:
+        try:
+            self.frames = np.stack(iter_luma(source, MATCH_H_PX))
+        except MediaError as exc:
+            raise GTError(f"{SOURCE}: {exc}") from None
+        self.width_px = self.frames.shape[2]
+
+    def template(self, grey: np.ndarray) -> np.ndarray:
+        h, w = grey.shape
+        tw = max(4, min(self.width_px, round(MATCH_H_PX * w / h)))
+        return cv2.resize(grey, (tw, MATCH_H_PX), interpolation=cv2.INTER_AREA)
+
+    def everywhere(self, tmpl: np.ndarray, lo: int = 0, hi: int | None = None) -> tuple[int, int, float]:
+        """Best (source index, strip x, score) over frames [lo, hi) and every x: one matchTemplate per
+        chunk of frames stacked vertically (rows that straddle two frames are ignored)."""
+        hi = len(self.frames) if hi is None else hi
+        h = MATCH_H_PX
+        top = (-1, 0, -2.0)
+        for a in range(lo, hi, EXHAUSTIVE_CHUNK):
+            b = min(hi, a + EXHAUSTIVE_CHUNK)
+            r = cv2.matchTemplate(self.frames[a:b].reshape(-1, self.width_px), tmpl, cv2.TM_CCOEFF_NORMED)
+            r = r[::h][: b - a]  # rows where the template sits exactly on one frame
+            k = int(np.argmax(r))
+            j, x = divmod(k, r.shape[1])
+            if r[j, x] > top[2]:
+                top = (a + j, x, float(r[j, x]))
+        return top
+
+    def track(self, greys: list[np.ndarray], step: float) -> list[tuple[int, int, int, float]]:
+        """Per output frame (source index, strip x, strip width, score), matching forward from the
+        previous match (frames up to MAX_SPEED ahead, strip within ±X_DRIFT px); when that scores
+        below SURE_MATCH, every x of those frames; below MIN_MATCH, the whole source."""
+        n = len(self.frames)
+        reach = int(np.ceil(MAX_SPEED * step)) + 2
+        out, prev = [], None
+        for grey in greys:
+            tmpl = self.template(grey)
+            tw = tmpl.shape[1]
+            hit = None
+            if prev is not None:
+                j0, j1 = max(0, prev[0] - 2), min(n, prev[0] + reach + 1)
+                x_lo, x_hi = max(0, prev[1] - X_DRIFT), min(self.width_px - tw, prev[1] + X_DRIFT)
+                if x_hi >= x_lo:
+                    r = ncc_near(self.frames[j0:j1], tmpl, x_lo, x_hi)
+                    j, x = divmod(int(np.argmax(r)), r.shape[1])
+                    hit = (j0 + j, x_lo + x, float(r[j, x]))
+                if hit is None or hit[2] < SURE_MATCH:
+                    hit = self.everywhere(tmpl, j0, j1)
+            if hit is None or hit[2] < MIN_MATCH:
+                hit = self.everywhere(tmpl)
+            out.append((hit[0], hit[1], tw, hit[2]))
+            if hit[2] >= MIN_MATCH:
+                prev = hit
+        return out
+
+
+def read_trick(gt: dict) -> tuple[int, int, np.ndarray]:
+    try:
+        boxes = np.asarray(gt["boxes"], dtype=np.float64)
+        takeoff, landing = int(gt["takeoff_frame"]), int(gt["landing_frame"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"gt/trick.json: needs takeoff_frame, landing_frame, boxes ({exc})") from None
+    if boxes.ndim != 2 or boxes.shape[1] != 4 or not 0 < takeoff < landing < len(boxes):
+        raise GTError("gt/trick.json: boxes must be [x, y, w, h] per frame and 0 < takeoff < landing < frames")
+    return takeoff, landing, boxes
+
+
+def slope(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.polyfit(x, y, 1)[0]) if len(x) >= 2 else 0.0
+
+
+@register
+class SpeedRamp(TaskVerifier):
+    task_id = "R06.04.01.04-T11"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        takeoff, landing, boxes = read_trick(ctx.gt_json("trick.json"))
+        src_path = ctx.input(SOURCE)
+        try:
+            src_probe = probe(src_path)
+            src_fps = src_probe.first("video").avg_fps or 0.0
+            src_h_px = src_probe.first("video").height or 0
+        except MediaError as exc:
+            raise GTError(f"{SOURCE}: {exc}") from None
+        if src_fps <= 0 or src_h_px <= 0:
+            raise GTError(f"{SOURCE}: no frame rate or frame size")
+        scale = instance_scale(ctx)
+        path, pr = probe_artifact(ctx, OUTPUT)
+        bad = outside_writes(ctx, OUTPUT, ctx.task.forbidden_writers)
+        if bad:
+            raise AgentOutputError(f"{OUTPUT} was written by {writer_name(bad[-1])}, not exported by CapCut (audit)")
+        facts = video_facts(pr)
+        out_fps = facts["fps"]
+        if not out_fps:
+            raise AgentOutputError(f"{OUTPUT}: no frame rate")
+        locator = StripLocator(src_path)
+        k_px = MATCH_H_PX / src_h_px  # matching px per source px (GT boxes are in source px)
+        try:
+            greys = iter_luma(path, MATCH_H_PX)
+        except MediaError as exc:
+            raise AgentOutputError(f"{OUTPUT}: {exc}") from None
+        track = locator.track(greys, src_fps / out_fps)
+        idx = np.array([t[0] for t in track], dtype=np.float64)
+        good = np.array([t[3] >= MIN_MATCH for t in track])
+        to_speed = out_fps / src_fps
+        i_out = np.arange(len(track), dtype=np.float64)
+
+        # peak
+        pp = checks.params("peak_slowmo")
+        a, b = pp["peak_frames"]
+        in_peak = good & (idx >= a) & (idx <= b)
+        peak_speed = slope(i_out[in_peak], idx[in_peak]) * to_speed
+        covered = bool(in_peak.sum() >= MIN_PEAK_FRAMES and idx[in_peak].min() <= a + 0.1 * (b - a)
+                       and idx[in_peak].max() >= b - 0.1 * (b - a))
+        ok = covered and abs(peak_speed - pp["speed"]) <= pp["tolerance"] + 1e-9
+        checks.set("peak_slowmo", float(ok), {"speed": peak_speed, "output_frames": int(in_peak.sum()),
+                                              "source_span": [float(idx[in_peak].min()), float(idx[in_peak].max())]
+                                              if in_peak.any() else None},
+                   f"peak window {a}-{b} at {peak_speed:.3f}x over {int(in_peak.sum())} output frames"
+                   + ("" if covered else " (window not fully shown)"))
+
+        # fast sections
+        fp = checks.params("fast_sections")
+        local = np.full(len(track), np.nan)
+        w = FAST_WINDOW
+        for i in range(w, len(track) - w):
+            if good[i - w:i + w + 1].all():
+                local[i] = slope(i_out[i - w:i + w + 1], idx[i - w:i + w + 1]) * to_speed
+        sections = {}
+        for name, sel in (("before_takeoff", idx < takeoff), ("after_landing", idx > landing)):
+            whole = np.array([sel[max(0, i - w):i + w + 1].all() for i in range(len(track))]) & ~np.isnan(local)
+            v = local[whole]
+            frac = float(np.mean(np.abs(v - fp["speed"]) <= fp["tolerance"] + 1e-9)) if len(v) else 0.0
+            sections[name] = {"frames": len(v), "median_speed": float(np.median(v)) if len(v) else None,
+                              "in_tolerance": frac, "ok": bool(len(v) and frac >= MIN_FAST_FRACTION)}
+        fast = sum(s["ok"] for s in sections.values()) / 2
+        checks.set("fast_sections", fast, sections,
+                   "; ".join(f"{n}: {s['median_speed'] if s['median_speed'] is None else round(s['median_speed'], 2)}x "
+                             f"({s['in_tolerance']:.0%} of {s['frames']} frames in {fp['speed']}±{fp['tolerance']})"
+                             for n, s in sections.items()))
+
+        # smoothness
+        sp = checks.params("smooth_curve")
+        v = (idx[2:] - idx[:-2]) / 2 * to_speed
+        okv = good[2:] & good[:-2]
+        jumps = np.abs(np.diff(v))[okv[1:] & okv[:-1]]
+        worst = float(jumps.max()) if len(jumps) else float("inf")
+        where = int(np.argmax(np.abs(np.diff(v)) * (okv[1:] & okv[:-1]))) + 1 if len(jumps) else None
+        checks.set("smooth_curve", float(worst <= sp["max_speed_jump_per_frame"]),
+                   {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~good).sum())},
+                   f"largest speed change between neighbouring frames {worst:.2f}x "
+                   f"(max {sp['max_speed_jump_per_frame']})")
+
+        # framing and duration
+        gp = checks.params("framing_duration")
+        dur_ok = gp["min_duration_s"] <= facts["duration_s"] <= gp["max_duration_s"]
+        sz_ok = size_ok(facts, gp["size_px"], scale)
+        band = gp["center_band_pct"] / 100
+        centred = 0
+        for j, x, tw, score in track:
+            if score < MIN_MATCH:
+                continue
+            bx, _by, bw, _bh = boxes[min(j, len(boxes) - 1)]
+            rel = ((bx + bw / 2) * k_px - x) / tw
+            centred += abs(rel - 0.5) <= band / 2
+        pct = 100 * centred / len(track) if track else 0.0
+        ctr_ok = pct >= gp["min_frames_pct"]
+        checks.set("framing_duration", (dur_ok + sz_ok + ctr_ok) / 3,
+                   {**facts, "duration_ok": dur_ok, "size_ok": sz_ok, "skater_centred_pct": pct},
+                   f"{facts['duration_s']:.2f} s, {facts['width_px']}x{facts['height_px']}, skater in the middle "
+                   f"{gp['center_band_pct']}% on {pct:.1f}% of frames")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        src_fps, out_fps = 240.0, 30.0
+        n, takeoff, landing = 3900, 1700, 2060
+        peak = tuple(self.task.check("peak_slowmo").params["peak_frames"])
+        frames, boxes = skater_source(rng, n, takeoff, landing)
+        write_video(inst.workdir / SOURCE, frames, src_fps)
+        inst.write_json(inst.gt / "trick.json", {"takeoff_frame": takeoff, "landing_frame": landing, "boxes": boxes})
+        inst.write_json(inst.gt / "render.json", {"scale": 1 / 6})
+        size = (180, 320)
+
+        def emit(folder: Path, positions: list[float], **kw) -> None:
+            write_video(folder / OUTPUT, render(frames, boxes, positions, kw.pop("size", size), **kw), out_fps)
+
+        ramp = ramp_curve(*peak)
+        end = landing + 600
+        emit(inst.oracle, ramp_positions(ramp, 0, end, src_fps, out_fps))
+        emit(inst.mutant("constant_1x", ["peak_slowmo", "fast_sections"], "no ramp: 1x throughout (frames 500-2200)"),
+             ramp_positions(lambda s: 1.0, 500, 2200, src_fps, out_fps))
+        emit(inst.mutant("slowmo_early", ["peak_slowmo", "fast_sections"], "0.3x on frames 1500-1620 (the approach)"),
+             ramp_positions(ramp_curve(1500, 1620), 0, end, src_fps, out_fps))
+        emit(inst.mutant("abrupt", ["smooth_curve"], "2x to 0.3x and back in one frame"),
+             ramp_positions(ramp_curve(*peak, ramp_frames=0), 0, end, src_fps, out_fps))
+        emit(inst.mutant("untrimmed", ["framing_duration"], "landing roll-out kept: about 10 s"),
+             ramp_positions(ramp, 0, n - 1, src_fps, out_fps))
+        emit(inst.mutant("static_crop", ["framing_duration"], "centre crop: the skater drifts out of the middle"),
+             ramp_positions(ramp, 0, end, src_fps, out_fps), follow=False)
+        emit(inst.mutant("export_720p", ["framing_duration"], "exported 720x1280"),
+             ramp_positions(ramp, 0, end, src_fps, out_fps), size=(120, 214))
+        raw = inst.mutant("ffmpeg_render", [c.name for c in self.task.checks],
+                          "the oracle's export, but the audit saw ffmpeg write it")
+        (raw / OUTPUT).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(inst.oracle / OUTPUT, raw / OUTPUT)
+        inst.write_events(raw, [{"source": "audit", "kind": "write",
+                                 "payload": {"path": OUTPUT, "process": "ffmpeg", "pid": 4242}}])
+
