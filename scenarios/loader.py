@@ -120,14 +120,19 @@ def _event_match(v: Any, where: str) -> EventMatch:
     raise ScenarioError(f"{where}: an event is a kind string or {{kind: ..., data: {{...}}}}")
 
 
-def _step(raw: Any, index: int, source: str, earlier: set[str]) -> Step:
-    where = f"{source}: step {index + 1}"
+def _entry_id(raw: Any, what: str, index: int, source: str) -> tuple[str, str]:
+    """A step's or expectation's id (default `<what><n>`) and the "where" prefix of its errors."""
+    where = f"{source}: {what} {index + 1}"
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{where}: must be a mapping (got {type(raw).__name__})")
-    sid = raw.get("id", f"step{index + 1}")
-    if not isinstance(sid, str) or not _ID_RE.match(sid):
-        raise ScenarioError(f"{where}: id {sid!r} must be 1-64 letters, digits, '_', '.', '-'")
-    where = f"{source}: step {index + 1} ({sid})"
+    entry_id = raw.get("id", f"{what}{index + 1}")
+    if not isinstance(entry_id, str) or not _ID_RE.match(entry_id):
+        raise ScenarioError(f"{where}: id {entry_id!r} must be 1-64 letters, digits, '_', '.', '-'")
+    return entry_id, f"{source}: {what} {index + 1} ({entry_id})"
+
+
+def _step(raw: Any, index: int, source: str, earlier: set[str]) -> Step:
+    sid, where = _entry_id(raw, "step", index, source)
     if sid in earlier:
         raise ScenarioError(f"{where}: duplicate step id")
     unknown = set(raw) - _STEP_KEYS
@@ -187,13 +192,7 @@ def _step(raw: Any, index: int, source: str, earlier: set[str]) -> Step:
 
 
 def _expectation(raw: Any, index: int, source: str, step_ids: list[str]) -> Expectation:
-    where = f"{source}: expect {index + 1}"
-    if not isinstance(raw, Mapping):
-        raise ScenarioError(f"{where}: must be a mapping (got {type(raw).__name__})")
-    eid = raw.get("id", f"expect{index + 1}")
-    if not isinstance(eid, str) or not _ID_RE.match(eid):
-        raise ScenarioError(f"{where}: id {eid!r} must be 1-64 letters, digits, '_', '.', '-'")
-    where = f"{source}: expect {index + 1} ({eid})"
+    eid, where = _entry_id(raw, "expect", index, source)
     unknown = set(raw) - _EXPECT_KEYS
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {sorted(unknown)}; kinds are {', '.join(EXPECT_KINDS)}")

@@ -11,6 +11,7 @@ MOV, rgb24) so thresholds are measured without codec noise.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.ndimage import gaussian_filter
@@ -44,6 +45,15 @@ def write_masks(path: Path, masks: dict[str, np.ndarray]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **{k: np.asarray(v, dtype=bool) for k, v in masks.items()})
     return path
+
+
+def write_shot(inst: Any, src: np.ndarray, masks: dict[str, np.ndarray], facts: dict | None = None) -> None:
+    """The GT every grading instance carries (source.mov, masks.npz, shot.json = fps + `facts`) and
+    the empty out/ the agent exports into. `inst` is a verifiers.synth.InstanceWriter."""
+    write_video(inst.gt / "source.mov", src)
+    write_masks(inst.gt / "masks.npz", masks)
+    inst.write_json(inst.gt / "shot.json", {"fps": FPS, **(facts or {})})
+    (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
 
 
 def texture(rng: np.random.Generator, n: int, h: int = HEIGHT_PX, w: int = WIDTH_PX, *, sigma_px: float = 6.0,

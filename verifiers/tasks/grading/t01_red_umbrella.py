@@ -81,10 +81,7 @@ class RedUmbrella(TaskVerifier):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         um = masks["umbrella"]
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "regions": ["umbrella"]})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"regions": ["umbrella"]})
         nodes = [{"id": "1", "type": "Corrector", "label": "balance"},
                  {"id": "2", "type": "Corrector", "qualifier": "HSL", "label": "umbrella key"}]
 

@@ -124,10 +124,7 @@ class FaceWindow(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, centres = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "face_centres": centres.round(2).tolist()})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"face_centres": centres.round(2).tolist()})
         n = len(src)
 
         def window(c: np.ndarray, scale: float = 1.5, soft_px: float = 7.0) -> np.ndarray:

@@ -132,11 +132,7 @@ class SkyTeal(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, rows = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "horizon_y": np.round(rows, 2).tolist(),
-                                                "reference_height_px": REFERENCE_HEIGHT_PX})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"horizon_y": np.round(rows, 2).tolist(), "reference_height_px": REFERENCE_HEIGHT_PX})
         # The sky sits near 265°: toward teal (196°) is a negative rotation.
         alpha = window_alpha(rows)
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, alpha, hue_deg=-15, dl=-2))

@@ -95,10 +95,7 @@ class SkinHue(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks)
         skin = masks["skin"]
         nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "Corrector", "qualifier": "HSL", "label": "skin"}]
         g.write_video(inst.oracle / OUTPUT, even_hue(src, skin, 0.45))

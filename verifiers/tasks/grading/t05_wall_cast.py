@@ -87,10 +87,7 @@ class WallCast(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "wall_source_a": -8, "wall_source_b": 3})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"wall_source_a": -8, "wall_source_b": 3})
         wall = masks["wall"]
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, wall, da=8, db=-3))
 

@@ -93,10 +93,7 @@ class Vignette(TaskVerifier):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         subject = masks["subject"]
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks)
         nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "Corrector", "window": "Custom Curve", "tracked": "1"}]
 
         def vignette(win: np.ndarray, soft_px: float = 8.0, stops: float = -0.5) -> np.ndarray:

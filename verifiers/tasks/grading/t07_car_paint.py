@@ -99,10 +99,7 @@ class CarPaint(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "paint_source_hue_deg": 281})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"paint_source_hue_deg": 281})
         paint = masks["paint"]
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, paint, hue_deg=84))
 

@@ -96,10 +96,7 @@ class GrassLumetri(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "grass_source_hue_deg": 107})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"grass_source_hue_deg": 107})
         grass = masks["grass"]
 
         def project(folder, hsl: bool) -> None:

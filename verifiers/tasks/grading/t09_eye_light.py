@@ -115,10 +115,7 @@ class EyeLight(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, (left, right) = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "eye_centres": [left.round(2).tolist(), right.round(2).tolist()]})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"eye_centres": [left.round(2).tolist(), right.round(2).tolist()]})
         n = len(src)
 
         def light(lc: np.ndarray, rc: np.ndarray, stops: float = 0.25, soft_px: float = 2.5) -> np.ndarray:

@@ -84,10 +84,7 @@ class MagicMask(TaskVerifier):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         sk = masks["skater"]
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks)
         nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "MagicMask", "mode": "person"},
                  {"id": "3", "type": "Corrector", "mask_input": "2", "invert": "1"}]
 

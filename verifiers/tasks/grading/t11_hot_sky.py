@@ -99,10 +99,7 @@ class HotSky(TaskVerifier):
         lab, masks = make_scene(rng)
         src = g.to_rgb8(lab)
         sky = masks["sky"]
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks)
         oracle = g.to_rgb8(recover(lab, sky))
         g.write_video(inst.oracle / OUTPUT, oracle)
 

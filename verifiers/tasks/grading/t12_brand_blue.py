@@ -91,10 +91,7 @@ class BrandBlue(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, shots = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "shots": shots, "brand_lab": [32, 10, -52]})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"shots": shots, "brand_lab": [32, 10, -52]})
         jersey = masks["jersey"]
         # Brand blue is just outside the sRGB/Rec.709 gamut (R < 0): the nearest 8-bit colour is
         # ΔE2000 ≈ 2.4 away, so a correct grade aims at that in-gamut neighbour.

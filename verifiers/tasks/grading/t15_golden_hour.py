@@ -104,10 +104,7 @@ class GoldenHour(TaskVerifier):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         subject = masks["subject"]
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks)
         g.write_video(inst.oracle / OUTPUT, golden(src, subject))
         judged = [rubric_event("vlm_plausibility", 1.0, "synthetic stand-in for a VLM judge")]
         inst.write_events(inst.oracle, judged)

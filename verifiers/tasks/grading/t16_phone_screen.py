@@ -153,10 +153,7 @@ class PhoneScreen(TaskVerifier):
         (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
         if not cv2.imwrite(str(inst.workdir / REFERENCE), ui[..., ::-1]):
             raise AgentOutputError("could not write the reference UI")
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "corners": corners})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"corners": corners})
         screen = masks["screen"]
 
         def corrected(frames_mask: np.ndarray, ui_img: np.ndarray) -> np.ndarray:

@@ -88,10 +88,7 @@ class DepthCool(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, depth = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "far_depth": 0.7, "near_depth": 0.3})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"far_depth": 0.7, "near_depth": 0.3})
         nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "DepthMap", "label": "far"},
                  {"id": "3", "type": "Corrector", "input": "2"}]
         soft = smoothstep(depth, 0.45, 0.75)

@@ -87,10 +87,7 @@ class NeonSpill(TaskVerifier):
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
-        g.write_video(inst.gt / "source.mov", src)
-        g.write_masks(inst.gt / "masks.npz", masks)
-        inst.write_json(inst.gt / "shot.json", {"fps": g.FPS, "face_source_hue_deg": 350})
-        (inst.workdir / "out").mkdir(parents=True, exist_ok=True)
+        g.write_shot(inst, src, masks, {"face_source_hue_deg": 350})
         face = masks["face"]
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, face, hue_deg=50))
 
