@@ -25,6 +25,7 @@ import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from verifiers.measure.container import check_file, open_container
 from verifiers.measure.errors import MediaError, describe
 
 #: WAVE_FORMAT_EXTENSIBLE speaker-mask bits, in mask order (= channel order in the file).
@@ -106,13 +107,6 @@ def _name(path: Path) -> str:
     return path.name or str(path)
 
 
-def _check_file(path: Path) -> None:
-    if not path.exists():
-        raise MediaError(f"{_name(path)}: no such file")
-    if not path.is_file():
-        raise MediaError(f"{_name(path)}: not a regular file")
-    if path.stat().st_size == 0:
-        raise MediaError(f"{_name(path)}: empty file (0 bytes)")
 
 
 @dataclass(frozen=True)
@@ -195,12 +189,7 @@ def _soundfile_info(path: Path) -> AudioInfo | None:
 
 
 def _open_av(path: Path, audio_stream: int = 0):
-    import av
-
-    try:
-        container = av.open(str(path))
-    except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
-        raise MediaError(f"{_name(path)}: not a readable media file ({_short(exc)})") from None
+    container = open_container(path)
     if len(container.streams.audio) <= audio_stream:
         container.close()
         raise MediaError(f"{_name(path)}: no audio stream" + (f" #{audio_stream}" if audio_stream else ""))
@@ -245,7 +234,7 @@ def _av_info(path: Path, container, frames: int | None = None, audio_stream: int
 def audio_info(path: str | Path) -> AudioInfo:
     """Header facts without decoding (for containers, frames is the declared duration × rate)."""
     path = Path(path)
-    _check_file(path)
+    check_file(path)
     info = _soundfile_info(path)
     if info is not None:
         if info.frames == 0:
@@ -302,7 +291,7 @@ def load_audio(path: str | Path, *, sample_rate_hz: int | None = None, audio_str
     missing/empty/truncated/undecodable file, a file with no audio, or non-finite samples.
     """
     path = Path(path)
-    _check_file(path)
+    check_file(path)
     info = _soundfile_info(path) if audio_stream == 0 else None
     if info is not None:
         if info.frames == 0:
@@ -340,7 +329,7 @@ class AudioBlocks:
 
     def __init__(self, path: str | Path, *, block_s: float = 10.0, audio_stream: int = 0) -> None:
         self.path = Path(path)
-        _check_file(self.path)
+        check_file(self.path)
         self.audio_stream = audio_stream
         self._sf = _soundfile_info(self.path) if audio_stream == 0 else None
         if self._sf is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError, describe
 
 # AVColorSpace → swscale colourspace name
@@ -84,18 +85,9 @@ def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = No
     import av
 
     path = Path(path)
-    if not path.is_file():
-        raise MediaError(f"{path.name or path}: no such file")
-    if path.stat().st_size == 0:
-        raise MediaError(f"{path.name}: empty file (0 bytes)")
+    container = open_container(path)
     try:
-        container = av.open(str(path))
-    except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
-        raise MediaError(f"{path.name}: not a readable media file ({describe(exc)})") from None
-    try:
-        if len(container.streams.video) <= stream:
-            raise MediaError(f"{path.name}: no video stream" + (f" #{stream}" if stream else ""))
-        vs = container.streams.video[stream]
+        vs = video_stream(container, path, stream)
         vs.thread_type = "AUTO"
         n = 0
         next_t = None
@@ -126,16 +118,9 @@ def read_frame_at(path: str | Path, t_s: float, *, stream: int = 0, width: int |
     import av
 
     path = Path(path)
-    if not path.is_file():
-        raise MediaError(f"{path.name or path}: no such file")
+    container = open_container(path)
     try:
-        container = av.open(str(path))
-    except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
-        raise MediaError(f"{path.name}: not a readable media file ({describe(exc)})") from None
-    try:
-        if len(container.streams.video) <= stream:
-            raise MediaError(f"{path.name}: no video stream" + (f" #{stream}" if stream else ""))
-        vs = container.streams.video[stream]
+        vs = video_stream(container, path, stream)
         try:
             if vs.time_base and t_s > 0:
                 container.seek(int(t_s / float(vs.time_base)), stream=vs, backward=True, any_frame=False)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verifiers.measure.container import open_container
 from verifiers.measure.errors import MediaError, describe
 
 
@@ -114,14 +115,7 @@ def probe(path: str | Path) -> MediaProbe:
     import av
 
     path = Path(path)
-    if not path.is_file():
-        raise MediaError(f"{path.name or path}: no such file")
-    if path.stat().st_size == 0:
-        raise MediaError(f"{path.name}: empty file (0 bytes)")
-    try:
-        container = av.open(str(path))
-    except (av.error.FFmpegError, UnicodeDecodeError, ValueError) as exc:
-        raise MediaError(f"{path.name}: not a readable media file ({describe(exc)})") from None
+    container = open_container(path)
     try:
         probes: list[StreamProbe] = []
         cols: dict[int, list[list]] = {}
