@@ -24,7 +24,7 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,18 @@ Record = dict[str, Any]
 
 class FanotifyUnavailable(OSError):
     """fanotify cannot be used here (not root, kernel without it, filesystem refuses marks)."""
+
+
+def _metadata(buf: bytes) -> Iterator[tuple[int, int, int]]:
+    """(mask, fd, pid) of each fanotify_event_metadata in one read; stops at a record whose version
+    or length is not the one this reader knows (the rest of the buffer cannot be trusted)."""
+    offset = 0
+    while offset + _META.size <= len(buf):
+        event_len, vers, _res, _mlen, mask, fd, pid = _META.unpack_from(buf, offset)
+        if vers != FANOTIFY_METADATA_VERSION or event_len < _META.size:
+            return
+        offset += event_len
+        yield mask, fd, pid
 
 
 def _libc() -> ctypes.CDLL:
@@ -165,12 +177,7 @@ class FanotifyWatcher:
 
     def _perm_drain(self) -> None:
         for buf in read_available(self._perm_fd):
-            offset = 0
-            while offset + _META.size <= len(buf):
-                event_len, vers, _res, _mlen, mask, fd, pid = _META.unpack_from(buf, offset)
-                if vers != FANOTIFY_METADATA_VERSION or event_len < _META.size:
-                    return
-                offset += event_len
+            for mask, fd, pid in _metadata(buf):
                 if fd == FAN_NOFD:
                     continue
                 try:
@@ -209,12 +216,7 @@ class FanotifyWatcher:
             self._parse(buf)
 
     def _parse(self, buf: bytes) -> None:
-        offset = 0
-        while offset + _META.size <= len(buf):
-            event_len, vers, _res, _mlen, mask, fd, pid = _META.unpack_from(buf, offset)
-            if vers != FANOTIFY_METADATA_VERSION or event_len < _META.size:
-                return
-            offset += event_len
+        for mask, fd, pid in _metadata(buf):
             mono_ns = time.monotonic_ns()
             if mask & FAN_Q_OVERFLOW:
                 self.overflows += 1
