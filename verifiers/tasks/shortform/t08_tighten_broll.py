@@ -130,12 +130,11 @@ class TightenBroll(TaskVerifier):
             source = load_audio(ctx.input(SOURCE), sample_rate_hz=MATCH_SR_HZ).mono
         except MediaError as exc:
             raise GTError(f"{SOURCE}: {exc}") from None
-        matcher = ClipMatcher({"head": ctx.input(SOURCE), **broll_paths})
-
         path, pr = probe_artifact(ctx, OUTPUT)
         bad = outside_writes(ctx, OUTPUT, ctx.task.forbidden_writers)
         if bad:
             raise AgentOutputError(f"{OUTPUT} was written by {writer_name(bad[-1])}, not exported by CapCut (audit)")
+        matcher = ClipMatcher({"head": ctx.input(SOURCE), **broll_paths})
         facts = video_facts(pr)
         try:
             export = load_audio(path, sample_rate_hz=MATCH_SR_HZ).mono

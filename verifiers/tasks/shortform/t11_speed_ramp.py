@@ -53,11 +53,13 @@ MIN_MATCH = 0.6  # below: the output frame is not (a strip of) this source frame
 SURE_MATCH = 0.9  # a forward match at least this good is not searched further
 X_DRIFT = 4  # px (matching scale) the strip may move between output frames before a wider search
 EXHAUSTIVE_CHUNK = 256
+MAX_FULL_SEARCHES = 12
 PLANAR_YUV = ("yuv420p", "yuvj420p")  # source frames per stacked matchTemplate
 MAX_SPEED = 4.0  # forward search window, in speed units
 FAST_WINDOW = 3  # ± output frames of the fast-section slope
 MIN_FAST_FRACTION = 0.9
 MIN_PEAK_FRAMES = 5
+MIN_SHOWN_FRACTION = 0.5  # an export mostly not showing the source earns no framing/duration credit
 
 
 def iter_luma(path: Path, height_px: int) -> list[np.ndarray]:
@@ -136,10 +138,11 @@ class StripLocator:
     def track(self, greys: list[np.ndarray], step: float) -> list[tuple[int, int, int, float]]:
         """Per output frame (source index, strip x, strip width, score), matching forward from the
         previous match (frames up to MAX_SPEED ahead, strip within ±X_DRIFT px); when that scores
-        below SURE_MATCH, every x of those frames; below MIN_MATCH, the whole source."""
+        below SURE_MATCH, every x of those frames; below MIN_MATCH, the whole source (at most MAX_FULL_SEARCHES times: an unrelated video
+        would otherwise cost a full search per frame)."""
         n = len(self.frames)
         reach = int(np.ceil(MAX_SPEED * step)) + 2
-        out, prev = [], None
+        out, prev, full_searches = [], None, 0
         for grey in greys:
             tmpl = self.template(grey)
             tw = tmpl.shape[1]
@@ -153,8 +156,11 @@ class StripLocator:
                     hit = (j0 + j, x_lo + x, float(r[j, x]))
                 if hit is None or hit[2] < SURE_MATCH:
                     hit = self.everywhere(tmpl, j0, j1)
-            if hit is None or hit[2] < MIN_MATCH:
+            if (hit is None or hit[2] < MIN_MATCH) and full_searches < MAX_FULL_SEARCHES:
+                full_searches += 1
                 hit = self.everywhere(tmpl)
+            if hit is None:
+                hit = (-1, 0, -2.0)
             out.append((hit[0], hit[1], tw, hit[2]))
             if hit[2] >= MIN_MATCH:
                 prev = hit
@@ -272,8 +278,14 @@ class SpeedRamp(TaskVerifier):
             centred += abs(rel - 0.5) <= band / 2
         pct = 100 * centred / len(track) if track else 0.0
         ctr_ok = pct >= gp["min_frames_pct"]
+        shown = float(good.mean()) if len(good) else 0.0
+        if shown < MIN_SHOWN_FRACTION:
+            checks.fail("framing_duration", f"only {shown:.0%} of the export's frames show the kickflip source",
+                        {**facts, "matched_fraction": shown})
+            return
         checks.set("framing_duration", (dur_ok + sz_ok + ctr_ok) / 3,
-                   {**facts, "duration_ok": dur_ok, "size_ok": sz_ok, "skater_centred_pct": pct},
+                   {**facts, "duration_ok": dur_ok, "size_ok": sz_ok, "skater_centred_pct": pct,
+                    "matched_fraction": shown},
                    f"{facts['duration_s']:.2f} s, {facts['width_px']}x{facts['height_px']}, skater in the middle "
                    f"{gp['center_band_pct']}% on {pct:.1f}% of frames")
 
