@@ -7,6 +7,7 @@ has no such file, so the catalog sizes apply unchanged (scale 1).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,18 @@ def instance_scale(ctx: ScoreContext) -> float:
     if not isinstance(scale, (int, float)) or not 0 < scale <= 1:
         raise GTError(f"gt/render.json: scale must be in (0, 1], got {scale!r}")
     return float(scale)
+
+
+def instance_duration_s(ctx: ScoreContext, catalog_s: float) -> float:
+    """The export length to expect: the catalog's, unless the instance's gt/render.json gives a
+    "duration_s" (synthetic miniatures are seconds long, not the task's 30 s; a real GT has none)."""
+    path = ctx.gt / "render.json"
+    if not path.exists():
+        return float(catalog_s)
+    dur = ctx.gt_json("render.json").get("duration_s", catalog_s)
+    if not isinstance(dur, (int, float)) or dur <= 0:
+        raise GTError(f"gt/render.json: duration_s must be a positive number of seconds, got {dur!r}")
+    return float(dur)
 
 
 def scaled(px: float, scale: float) -> int:
@@ -215,3 +228,36 @@ def best_corr(out: np.ndarray, src: np.ndarray, offset_s: float, sr: int, lag_se
     c = c[max(0, mid - lag): mid + lag + 1]
     denom = np.linalg.norm(seg_o) * np.linalg.norm(seg_p)
     return float(np.max(np.abs(c)) / denom) if denom > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Cue:
+    start_s: float
+    end_s: float
+    text: str  # lines joined with a space
+
+
+_SRT_TIME = re.compile(r"(\d+):(\d\d):(\d\d)[,.](\d{1,3})\s*-->\s*(\d+):(\d\d):(\d\d)[,.](\d{1,3})")
+
+
+def parse_srt(text: str, name: str = "subtitles") -> list[Cue]:
+    """Cues of an SRT file (a task input, so a malformed one is a GT error naming `name`)."""
+    def secs(h: str, m: str, s: str, ms: str) -> float:
+        return int(h) * 3600 + int(m) * 60 + int(s) + int(ms.ljust(3, "0")) / 1000
+
+    cues = []
+    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").lstrip("\ufeff").strip()):
+        lines = [ln.strip() for ln in block.split("\n") if ln.strip()]
+        if not lines:
+            continue
+        timing = next((i for i, ln in enumerate(lines) if "-->" in ln), None)
+        m = _SRT_TIME.search(lines[timing]) if timing is not None else None
+        if m is None:
+            raise GTError(f"{name}: cue without a valid 'hh:mm:ss,mmm --> hh:mm:ss,mmm' line: {block[:60]!r}")
+        start, end = secs(*m.groups()[:4]), secs(*m.groups()[4:])
+        if end <= start:
+            raise GTError(f"{name}: cue ends before it starts: {lines[timing]!r}")
+        cues.append(Cue(start, end, " ".join(lines[timing + 1:])))
+    if not cues:
+        raise GTError(f"{name}: no cues")
+    return cues

@@ -1,0 +1,412 @@
+"""R06.04.01.04-T20: a 30-s 1080x1920@60 Douyin kettle video in Jianying (subtitles, price sticker,
+three arrow callouts, −14 LUFS).
+
+Work dir: fixtures/kettle_clips/*.mp4 (9:16 product shots at the export size), input/vo_zh.srt.
+Output: out/kettle_douyin.mp4. GT: gt/price_word.json = {"word", "onset_s"} (when the VO says the
+price, export time); gt/features.json = {"features": [{"clip", "name", "point_px": [x, y]}]} (the
+feature each callout must point at, in the pixels of that clip = of the export);
+gt/render.json = instance scale and length (synthetic only: a 270x480, 6-s miniature).
+
+How each check looks:
+- subtitles: OCR of one frame per SRT cue (its midpoint); the best reading among that frame's text
+  boxes (each box, and all boxes of the lower half joined) against the cue text; CER = summed edit
+  distance over summed cue length, punctuation and spaces dropped (verifiers.measure.ocr.normalise).
+- price sticker: OCR finds the sticker text in a frame up to 1.5 s after the price word; the sticker's
+  box cut from that frame is the template, and the onset is the first frame of the unbroken run of
+  frames (scanned back from 3 s before the word) whose same region matches it (NCC ≥ 0.7, mean
+  difference ≤ 25 levels). An entry animation therefore counts from when the sticker is whole.
+- callout arrows: the overlay of a sampled frame is what differs from the source shot it shows
+  (fingerprint match, then the full-size source frame at that moment; shots must be used at their
+  own framing, as the task's 9:16 clips are). An arrow is an overlay blob that is long
+  (≥ 100 px full-scale), elongated (≥ 2:1) and markedly wider at one end (the head: the widest of
+  the two end slices of eight ≥ 1.8x the median slice width of the other half). The head end is
+  the one that tapers to a point (widest end slice over the width of its last 3 px: a tail, or a
+  label touching it, ends flat); the tip is the blob's extreme point there along its principal axis.
+  No colour is assumed. A feature passes when, in ≥ 2 sampled frames of its shot, the nearest tip's
+  median distance to the GT point is ≤ 40 px (times the instance scale).
+- loudness: verifiers.measure.loudness over the whole export (libebur128 integrated, 4x-oversampled
+  true peak); half for −14 ± 1 LUFS, half for true peak ≤ −1 dBTP.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import unicodedata
+
+import cv2
+import numpy as np
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames, read_frame_at
+from verifiers.measure.loudness import loudness_of_file
+from verifiers.measure.ocr import OCRUnavailable, TextBox, edit_distance, normalise, read_text
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.shortform_video import write_video
+from verifiers.synthkit.t20_douyin import (
+    FEATURES,
+    at_loudness,
+    draw_arrow,
+    draw_sticker,
+    draw_text,
+    kettle_shot,
+    srt_text,
+    voice_and_music,
+)
+from verifiers.tasks.shortform.common import (
+    ClipMatcher,
+    instance_duration_s,
+    instance_scale,
+    parse_srt,
+    probe_artifact,
+    scaled,
+    sources_in,
+    video_facts,
+)
+
+OUTPUT = "out/kettle_douyin.mp4"
+FPS = 60.0
+SR_HZ = 48_000
+SCALE = 1 / 4  # 270x480 miniature of 1080x1920
+DURATION_S = 6.0  # miniature length (the task's is 30 s)
+ARROW_SAMPLE_S = 0.5
+OVERLAY_DIFF = 40  # a pixel differing from the source shot by more than this (any channel) is overlay
+MIN_ARROW_LEN_PX = 100  # full-scale
+MIN_ELONGATION = 2.0
+MIN_HEAD_RATIO = 1.8  # head width over the shaft's (median width of the tail half)
+BINS = 8  # slices along the blob's axis for its width profile
+STICKER_NCC = 0.7
+STICKER_MAX_DIFF = 25.0
+STICKER_LOOK_AFTER_S = (0.5, 1.0, 1.5)
+STICKER_SCAN_BEFORE_S = 3.0
+
+
+def _key(text: str) -> str:
+    """NFKC (fullwidth ￥ → ¥), no spaces."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def sticker_reads(text: str, want: str) -> bool:
+    """The sticker text; OCR may misread the currency sign alone (as T14 saw): the words before it
+    and the digits must be exact."""
+    got, want = _key(text), _key(want)
+    if want in got:
+        return True
+    head, _, digits = want.partition("¥")
+    return bool(digits) and got.startswith(head) and got.endswith(digits) and len(got) == len(want)
+
+
+def best_reading(boxes: list[TextBox], ref: str, frame_h: int) -> tuple[str, int]:
+    """The reading of a frame closest to `ref` (normalised): any one box, or the lower half's boxes
+    joined in reading order (a subtitle may come back as several boxes)."""
+    want = normalise(ref)
+    cands = [normalise(b.text) for b in boxes]
+    cands.append("".join(normalise(b.text) for b in boxes if b.center[1] >= frame_h / 2))
+    best = min(cands, key=lambda c: edit_distance(c, want))
+    return best, edit_distance(best, want)
+
+
+def find_arrows(out_rgb: np.ndarray, src_rgb: np.ndarray, scale: float) -> list[dict]:
+    """Arrow-shaped overlay blobs (see the module docstring) and their tips."""
+    diff = np.abs(out_rgb.astype(np.int16) - src_rgb.astype(np.int16)).max(axis=2) > OVERLAY_DIFF
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(diff.astype(np.uint8), connectivity=8)
+    min_len = MIN_ARROW_LEN_PX * scale
+    found = []
+    for i in range(1, n):
+        if max(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]) < 0.7 * min_len:
+            continue
+        ys, xs = np.nonzero(lab == i)
+        pts = np.stack([xs, ys], axis=1).astype(float)
+        mean = pts.mean(axis=0)
+        _, _, vt = np.linalg.svd(pts - mean, full_matrices=False)
+        u, v = vt[0], vt[1]
+        along, across = (pts - mean) @ u, (pts - mean) @ v
+        length = along.max() - along.min()
+        width = across.max() - across.min() + 1
+        if length < min_len or length / width < MIN_ELONGATION:
+            continue
+        bins = np.minimum((BINS * (along - along.min()) / max(length, 1e-9)).astype(int), BINS - 1)
+        widths = np.array([np.ptp(across[bins == b]) + 1 if np.any(bins == b) else 0.0 for b in range(BINS)])
+        # the head end tapers to a point: its widest end slice is far wider than its extreme pixels
+        # (a tail, or a label touching it, ends flat)
+        ends = [np.ptp(across[along <= along.min() + 1.5]) + 1, np.ptp(across[along >= along.max() - 1.5]) + 1]
+        head_hi = widths[-2:].max() / ends[1] >= widths[:2].max() / ends[0]
+        head = widths[-2:].max() if head_hi else widths[:2].max()
+        shaft = float(np.median(widths[: BINS // 2] if head_hi else widths[BINS // 2:]))
+        if head < MIN_HEAD_RATIO * max(shaft, 1.0):
+            continue
+        end = along.max() if head_hi else along.min()
+        tip = pts[np.abs(along - end) <= 1.0].mean(axis=0)
+        found.append({"tip_px": [float(tip[0]), float(tip[1])], "length_px": float(length),
+                      "head_ratio": float(head / max(shaft, 1.0))})
+    return found
+
+
+_OCR_SEEN: dict[bytes, list[TextBox]] = {}  # frame digest -> boxes, for this process
+_OCR_SEEN_MAX = 256
+
+
+def _read_text_once(rgb: np.ndarray) -> list[TextBox]:
+    """OCR of a frame, remembered by the frame's digest: OCR is the slow part (~0.2-1 s a frame),
+    and scoring several solutions of one instance (selftest) meets the same decoded frames again."""
+    key = hashlib.blake2b(np.ascontiguousarray(rgb).tobytes(), digest_size=16).digest() + bytes(str(rgb.shape), "ascii")
+    if key not in _OCR_SEEN:
+        if len(_OCR_SEEN) >= _OCR_SEEN_MAX:
+            _OCR_SEEN.pop(next(iter(_OCR_SEEN)))
+        _OCR_SEEN[key] = read_text(rgb)
+    return _OCR_SEEN[key]
+
+
+class OCRFrames:
+    """Frames of the export read by OCR, each once."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self.read: dict[float, tuple[np.ndarray, list[TextBox]]] = {}
+
+    def at(self, t_s: float) -> tuple[np.ndarray, list[TextBox]]:
+        if t_s not in self.read:
+            rgb = read_frame_at(self.path, t_s).rgb
+            self.read[t_s] = (rgb, _read_text_once(rgb))
+        return self.read[t_s]
+
+
+@register
+class DouyinProduct(TaskVerifier):
+    task_id = "R06.04.01.04-T20"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        cues = parse_srt(ctx.input("input/vo_zh.srt").read_text(encoding="utf-8"), "input/vo_zh.srt")
+        sources = sources_in(ctx.input("fixtures/kettle_clips"))
+        price = ctx.gt_json("price_word.json")
+        features = ctx.gt_json("features.json").get("features") or []
+        if len(features) != checks.params("callout_arrows")["arrows"]:
+            raise GTError(f"gt/features.json: {len(features)} features, the catalog asks for "
+                          f"{checks.params('callout_arrows')['arrows']}")
+        for f in features:
+            if f.get("clip") not in sources:
+                raise GTError(f"gt/features.json: feature {f.get('name')!r} names unknown clip {f.get('clip')!r}")
+        scale = instance_scale(ctx)
+        fp = checks.params("format_subtitles")
+        want_s = instance_duration_s(ctx, fp["duration_s"])
+        try:
+            path, pr = probe_artifact(ctx, OUTPUT)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
+        facts = video_facts(pr)
+        facts["video_s"] = round(pr.first("video").duration_s, 3)
+        w, h = (scaled(v, scale) for v in fp["size_px"])
+        fmt = {"size": abs(facts["width_px"] - w) <= 1 and abs(facts["height_px"] - h) <= 1,
+               "fps": abs(facts["fps"] - fp["fps"]) < 0.01,
+               "duration": abs(facts["video_s"] - want_s) <= 1.5 / fp["fps"]}
+        reader = OCRFrames(path)
+        try:
+            self._subtitles(checks, cues, reader, facts, fmt, want_s, (w, h))
+            self._sticker(checks, path, price, reader, fp["fps"])
+        except OCRUnavailable as exc:
+            checks.error_rest(str(exc), ["format_subtitles", "price_sticker"])
+        except MediaError as exc:
+            checks.fail_rest(str(exc), ["format_subtitles", "price_sticker"])
+        try:
+            self._arrows(checks, path, sources, features, scale)
+        except MediaError as exc:
+            checks.fail("callout_arrows", str(exc))
+        self._loudness(checks, path)
+
+    @staticmethod
+    def _subtitles(checks: Checks, cues, reader: OCRFrames, facts: dict, fmt: dict, want_s: float, size) -> None:
+        per, dist, total = [], 0, 0
+        for c in cues:
+            t = (c.start_s + c.end_s) / 2
+            if t >= facts["video_s"]:
+                got, d = "", len(normalise(c.text))
+            else:
+                rgb, boxes = reader.at(t)
+                got, d = best_reading(boxes, c.text, rgb.shape[0])
+            dist += d
+            total += len(normalise(c.text))
+            per.append({"t_s": round(t, 3), "want": c.text, "read": got, "errors": d})
+        cer_pct = 100 * dist / max(1, total)
+        max_cer = checks.params("format_subtitles")["max_cer_pct"]
+        fmt_score = sum(fmt.values()) / len(fmt)
+        ok_sub = cer_pct <= max_cer
+        bad = [k for k, v in fmt.items() if not v]
+        checks.set("format_subtitles", 0.4 * fmt_score + 0.6 * ok_sub,
+                   {**facts, "want_size_px": list(size), "want_duration_s": want_s, "format": fmt,
+                    "cer_pct": cer_pct, "cues": per},
+                   f"format {'ok' if not bad else 'wrong: ' + ', '.join(bad)}; subtitle CER {cer_pct:.1f}% "
+                   f"(max {max_cer}%)")
+
+    @staticmethod
+    def _sticker(checks: Checks, path, price: dict, reader: OCRFrames, spec_fps: float) -> None:
+        p = checks.params("price_sticker")
+        onset_gt = float(price["onset_s"])
+        # frames already read for subtitles first, then fixed probes after the price word
+        seen = sorted(t for t in reader.read if onset_gt <= t <= onset_gt + max(STICKER_LOOK_AFTER_S))
+        probes = seen + [onset_gt + d for d in STICKER_LOOK_AFTER_S]
+        hit = None
+        for t in probes:
+            rgb, boxes = reader.at(t)
+            box = next((b for b in boxes if sticker_reads(b.text, p["text"])), None)
+            if box is not None:
+                hit = (t, rgb, box)
+                break
+        if hit is None:
+            checks.fail("price_sticker", f"'{p['text']}' not read within 1.5 s after the price word "
+                        f"({onset_gt:.2f} s)", {"probes_s": probes})
+            return
+        t_hit, rgb, box = hit
+        pad = 3
+        x0, y0 = max(0, int(box.x0) - pad), max(0, int(box.y0) - pad)
+        x1, y1 = min(rgb.shape[1], int(box.x1) + pad), min(rgb.shape[0], int(box.y1) + pad)
+        tmpl = rgb[y0:y1, x0:x1].astype(np.float32)
+        tz = (tmpl - tmpl.mean()).ravel()
+        onset, matched = None, []
+        for fr in iter_frames(path):
+            if fr.t_s < onset_gt - STICKER_SCAN_BEFORE_S - 1e-6:
+                continue
+            if fr.t_s > t_hit + 1e-6:
+                break
+            crop = fr.rgb[y0:y1, x0:x1].astype(np.float32)
+            cz = (crop - crop.mean()).ravel()
+            ncc = float(cz @ tz / (np.linalg.norm(cz) * np.linalg.norm(tz) + 1e-9))
+            same = ncc >= STICKER_NCC and float(np.abs(crop - tmpl).mean()) <= STICKER_MAX_DIFF
+            if same and onset is None:
+                onset = fr.t_s
+            elif not same:
+                onset = None
+            matched.append(same)
+        if onset is None:
+            checks.fail("price_sticker", "sticker read but its onset not found", {"read_at_s": t_hit})
+            return
+        err_frames = (onset - onset_gt) * spec_fps
+        ok = abs(err_frames) <= p["tolerance_frames"] + 1e-6
+        checks.set("price_sticker", float(ok),
+                   {"onset_s": onset, "price_word_s": onset_gt, "error_frames": err_frames, "read_at_s": t_hit,
+                    "box_px": [x0, y0, x1, y1]},
+                   f"sticker appears {err_frames:+.1f} frames from the price word (±{p['tolerance_frames']})")
+
+    @staticmethod
+    def _arrows(checks: Checks, path, sources: dict, features: list[dict], scale: float) -> None:
+        p = checks.params("callout_arrows")
+        tol_px = p["max_tip_error_px"] * scale
+        matcher = ClipMatcher(sources)
+        errors: dict[str, list[float]] = {f["name"]: [] for f in features}
+        shown = {f["name"]: 0 for f in features}
+        by_clip = {f["clip"]: f for f in features}
+        for fr in iter_frames(path, every_s=ARROW_SAMPLE_S):
+            label, src_t, _, _ = matcher.identify(fr.rgb)
+            feat = by_clip.get(label)
+            if feat is None:
+                continue
+            shown[feat["name"]] += 1
+            src = read_frame_at(sources[label], src_t).rgb
+            if src.shape != fr.rgb.shape:
+                src = cv2.resize(src, (fr.rgb.shape[1], fr.rgb.shape[0]), interpolation=cv2.INTER_AREA)
+            tips = [a["tip_px"] for a in find_arrows(fr.rgb, src, scale)]
+            if tips:
+                fx, fy = feat["point_px"]
+                errors[feat["name"]].append(min(float(np.hypot(x - fx, y - fy)) for x, y in tips))
+        per = {}
+        good = 0
+        for f in features:
+            e = errors[f["name"]]
+            med = float(np.median(e)) if e else None
+            ok = len(e) >= 2 and med is not None and med <= tol_px
+            good += ok
+            per[f["name"]] = {"frames_of_shot": shown[f["name"]], "frames_with_arrow": len(e),
+                              "median_tip_error_px": med, "ok": ok}
+        checks.set("callout_arrows", good / len(features), {"features": per, "max_tip_error_px": tol_px},
+                   f"{good}/{len(features)} arrows point within {tol_px:.0f} px of their feature")
+
+    @staticmethod
+    def _loudness(checks: Checks, path) -> None:
+        p = checks.params("loudness")
+        try:
+            res = loudness_of_file(path)
+        except MediaError as exc:
+            checks.fail("loudness", f"no usable audio: {exc}")
+            return
+        lufs, tp = res.integrated_lufs, res.true_peak_dbtp
+        lufs_ok = bool(np.isfinite(lufs) and abs(lufs - p["target_lufs"]) <= p["tolerance_lu"])
+        tp_ok = bool(tp <= p["max_true_peak_dbtp"])
+        checks.set("loudness", 0.5 * lufs_ok + 0.5 * tp_ok, res.summary(),
+                   f"integrated {lufs:.1f} LUFS (want {p['target_lufs']} ± {p['tolerance_lu']}), "
+                   f"true peak {tp:.1f} dBTP (max {p['max_true_peak_dbtp']})")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 270, 480
+        n = int(DURATION_S * FPS)
+        shot_s = DURATION_S / len(FEATURES)
+        shots, points = {}, {}
+        for k, feat in enumerate(FEATURES, start=1):
+            shots[f"clip{k}"], points[f"clip{k}"] = kettle_shot(int(rng.integers(1 << 30)), w, h, feat)
+            write_video(inst.workdir / f"fixtures/kettle_clips/clip{k}.mp4", [shots[f"clip{k}"]] * 60, 30.0)
+        cues = [(0.10, 1.20, "这款电热水壶容量一点七升"), (1.20, 2.40, "弯嘴设计倒水不滴漏"),
+                (2.40, 3.60, "防烫手柄握感舒适"), (3.60, 4.80, "现在下单只要一百二十九元"),
+                (4.80, 5.90, "三重防干烧安全放心")]
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        (inst.workdir / "input/vo_zh.srt").write_text(srt_text(cues), encoding="utf-8")
+        price_s = 4.10  # "一百二十九" starts after "现在下单只要" (six syllables from 3.62 s, 0.08 s apart)
+        onsets = [a + 0.02 + 0.08 * i for a, _, text in cues for i in range(len(text))]
+        inst.write_json(inst.gt / "price_word.json", {"word": "一百二十九", "onset_s": price_s})
+        labels = {"spout": "弯嘴", "handle": "防烫手柄", "base": "底座"}
+        tails = {"spout": (10, -58), "handle": (-10, -60), "base": (45, 45)}
+        inst.write_json(inst.gt / "features.json", {"features": [
+            {"clip": c, "name": f, "point_px": list(points[c])} for c, f in zip(shots, FEATURES, strict=True)]})
+        inst.write_json(inst.gt / "render.json", {"scale": SCALE, "duration_s": DURATION_S})
+        mix = voice_and_music(DURATION_S, onsets, int(rng.integers(1 << 30)), SR_HZ)
+
+        @functools.cache
+        def frame(shot: str, cue: int, sticker: bool, arrow_shift_px: int, typo: bool) -> np.ndarray:
+            f = shots[shot]
+            feat = FEATURES[int(shot[4:]) - 1]
+            px, py = points[shot]
+            tip = (px, py + arrow_shift_px)
+            tail = (tip[0] + tails[feat][0], tip[1] + tails[feat][1])
+            f = draw_arrow(f, tail, tip)
+            d = np.array(tails[feat], float) / np.hypot(*tails[feat])
+            f = draw_text(f, labels[feat], (tail[0] + 26 * d[0], tail[1] + 22 * d[1]), 13)  # clear of the tail
+            if sticker:
+                f = draw_sticker(f, "限时 ¥129", (0.7 * w, 0.18 * h), 16)
+            if cue >= 0:
+                text = cues[cue][2]
+                if typo and cue == 2:
+                    text = "防汤手柄屋感舒是"
+                f = draw_text(f, text, (w / 2, 0.8 * h), 16)
+            return f
+
+        def render(fps=FPS, sticker_frame=round(price_s * FPS), shift=None, typo=False):
+            out = []
+            for i in range(round(DURATION_S * fps)):
+                t = i / fps
+                shot = f"clip{min(len(FEATURES), int(t / shot_s) + 1)}"
+                cue = next((k for k, (a, b, _) in enumerate(cues) if a <= t < b), -1)
+                out.append(frame(shot, cue, t >= sticker_frame / FPS - 1e-9,
+                                 (shift or {}).get(shot, 0), typo))
+            return out
+
+        def solve(name=None, lowers=(), why="", audio=None, **kw):
+            folder = inst.mutant(name, list(lowers), why) if name else inst.oracle
+            fps = kw.get("fps", FPS)
+            write_video(folder / OUTPUT, render(**kw), fps, audio=at_loudness(mix, -14.0) if audio is None else audio,
+                        sample_rate_hz=SR_HZ)
+
+        assert n == len(render())
+        solve()
+        solve("exported_30fps", ["format_subtitles"], "exported at 30 fps", fps=30.0)
+        solve("subtitle_typo", ["format_subtitles"], "cue 3 burned with three wrong characters", typo=True)
+        solve("sticker_10_frames_late", ["price_sticker"], "price sticker appears 10 frames after the price word",
+              sticker_frame=round(price_s * FPS) + 10)
+        solve("arrow_80px_off", ["callout_arrows"], "the handle arrow points 80 px (full scale) below the handle",
+              shift={"clip2": round(80 * SCALE)})
+        solve("mix_at_minus_10", ["loudness"], "mix left at −10 LUFS integrated", audio=at_loudness(mix, -10.0))
+        hot = at_loudness(mix, -14.0)
+        t = np.arange(int(0.003 * SR_HZ)) / SR_HZ
+        for at_s in (1.0, 3.0, 5.0):  # three 3-ms 2-kHz blips at −0.2 dBFS: loudness unchanged, peaks over
+            i = int(at_s * SR_HZ)
+            hot[i:i + len(t)] = 0.977 * np.sin(2 * np.pi * 2000 * t)
+        solve("true_peak_over", ["loudness"], "unlimited blips reach −0.2 dBTP", audio=hot)
