@@ -26,7 +26,7 @@ T11 = "R06.04.01.04-T11"
 OUTPUTS = {T08: "out/coach_tight.mp4", T11: "out/kickflip_ramp.mp4"}
 
 
-@pytest.fixture(scope="module", params=[T08, T11])
+@pytest.fixture(scope="module", params=[T08, T11], ids=["T08", "T11"])
 def proven(request, tmp_path_factory):
     keep = tmp_path_factory.mktemp(request.param[-3:])
     res = selftest_task(request.param, keep=keep)
@@ -92,3 +92,21 @@ def test_unrelated_video_scores_nothing(proven, tmp_path):
     else:
         assert rep["score"] == 0
         assert by["framing_duration"]["evidence"]["matched_fraction"] < 0.5
+
+
+def test_t08_export_without_audio(proven, tmp_path):
+    """The right pictures but no audio stream: the export check says so, word and pause checks fail
+    (nothing to measure), none is reported as the verifier's error."""
+    task_id, _res, inst = proven
+    if task_id != T08:
+        pytest.skip("T08 only")
+    from verifiers.measure.frames import iter_frames
+
+    oracle = inst / "oracle" / OUTPUTS[T08]
+    frames = [f.rgb for f in iter_frames(oracle)]
+    work = _work_with(inst, tmp_path, OUTPUTS[T08], lambda p: write_video(p, frames, 25.0))
+    rep = score_task(T08, work, inst / "gt").to_dict()
+    by = {c["name"]: c for c in rep["checks"]}
+    assert by["export"]["score"] == 0 and "audio" in by["export"]["message"]
+    assert by["no_words_lost"]["status"] == "fail" and by["silences_removed"]["status"] == "fail"
+    assert rep["score"] == 0

@@ -121,7 +121,9 @@ class TightenBroll(TaskVerifier):
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         keywords = read_keywords(ctx.input("input/keywords.csv").read_text(encoding="utf-8"))
         words, silences = read_words(ctx.gt_json("words.json"))
-        by_word = {w["word"]: i for i, w in enumerate(words)}
+        by_word: dict[str, int] = {}
+        for i, w in enumerate(words):  # a keyword spoken twice: its first occurrence
+            by_word.setdefault(w["word"], i)
         missing = [k for k, _ in keywords if k not in by_word]
         if missing:
             raise GTError(f"gt/words.json has no timing for keyword(s) {missing}")
