@@ -1,0 +1,298 @@
+"""R06.04.01.04-T13: English, Spanish and Japanese caption versions of one CapCut project, same timing.
+
+Work dir: fixtures/tips_en/ (the project; its footage without captions is fixtures/tips_en/media/
+tips.mp4), input/captions_es.srt and input/captions_ja.srt (translations; their own times are NOT the
+project's — the instruction says keep each caption's timing). Outputs: out/tips_en.mp4,
+out/tips_es.mp4, out/tips_ja.mp4 (the seed names no files: the one .mp4 in out/ whose name ends in
+_en/_es/_ja). GT: gt/captions_en.srt = the project's English caption track (text and timing).
+
+Per export, the caption track (t03_caption_track: difference against the footage) gives on/off
+times to the frame, and one OCR read per caption gives the text. Japanese: the OCR model reads Han
+characters but only 5 kana, so its text is judged on the characters the model can output (kanji
+recall, in order); that glyphs render is judged by a tofu detector (hollow .notdef boxes, net of the
+hollow glyphs the expected text has in a CJK reference font); safe area = the title-safe box.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import read_frame_at
+from verifiers.measure.ocr import OCRUnavailable, edit_distance
+from verifiers.measure.streams import probe
+from verifiers.registry import register
+from verifiers.synth import InstanceWriter
+from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, caption_layer, composite, srt_text
+from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.tasks.shortform.t03_caption_track import (
+    CaptionTrack,
+    Cue,
+    Look,
+    SourceFrames,
+    Span,
+    hollow_boxes,
+    lcs_len,
+    measure_look,
+    ocr_lines,
+    parse_srt,
+    readable,
+    reference_hollow_boxes,
+    text_key,
+    track_captions,
+)
+
+SOURCE = "fixtures/tips_en/media/tips.mp4"
+LANGS = ("en", "es", "ja")
+TRACK_WIDTH_PX = 180  # on/off tracking size (a 54-px caption at 1080x1920 is 9 px there)
+FPS = 24.0
+
+
+def read_cues(path: Path, what: str) -> list[Cue]:
+    try:
+        return parse_srt(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise GTError(f"{what}: not a SubRip file ({exc})") from None
+
+
+def find_export(out: Path, lang: str) -> tuple[Path | None, str]:
+    """The export for `lang`: the one .mp4 in out/ whose stem ends in _<lang> (tips_en.mp4)."""
+    found = sorted(p for p in out.glob("*.mp4") if p.stem.lower().endswith(f"_{lang}")) if out.is_dir() else []
+    if not found:
+        return None, f"no out/*_{lang}.mp4 export"
+    if len(found) > 1:
+        return None, f"several {lang} exports: {[p.name for p in found]}"
+    return found[0], ""
+
+
+def snapped(cues: list[Cue], frame_s: float) -> list[tuple[float, float]]:
+    """Cue times as a burned caption shows them: from the first frame at or after start to the first
+    frame at or after end (frames sit at k * frame_s)."""
+    def snap(t: float) -> float:
+        return math.ceil(t / frame_s - 1e-6) * frame_s
+    return [(snap(c.start_s), snap(c.end_s)) for c in cues]
+
+
+def same_timing(track: CaptionTrack, ref: list[tuple[float, float]], tol_frames: int) -> tuple[bool, list]:
+    spans = [(s.start_s, s.end_s) for s in track.spans]
+    tol = (tol_frames + 0.5) * track.frame_s
+    if len(spans) != len(ref):
+        return False, [f"{len(spans)} captions, want {len(ref)}"]
+    errs = [[round((a - ra) / track.frame_s, 2), round((b - rb) / track.frame_s, 2)]
+            for (a, b), (ra, rb) in zip(spans, ref, strict=True)]
+    return all(abs(x) <= tol / track.frame_s for e in errs for x in e), errs
+
+
+class Version:
+    """One export measured: caption spans, and per caption its look and OCR text."""
+
+    def __init__(self, path: Path, source_path: Path, source: SourceFrames, size: tuple[int, int]) -> None:
+        self.path = path
+        self.track = track_captions(path, source, *size)
+        self.looks: list[tuple[Look, np.ndarray]] = []
+        self.spans: list[Span] = []  # the spans with a measurable caption, parallel to looks
+        self.texts: list[str] = []
+        for s in self.track.spans:
+            e = read_frame_at(path, s.mid_s)
+            src = read_frame_at(source_path, s.mid_s)
+            look = measure_look(e.rgb, src.rgb)
+            if look is not None:
+                self.looks.append((look, e.rgb))
+                self.spans.append(s)
+
+    def read(self) -> list[str]:
+        """OCR text of each caption (OCRUnavailable propagates)."""
+        if not self.texts:
+            self.texts = ["".join(b.text for b in ocr_lines(rgb, look)) for look, rgb in self.looks]
+        return self.texts
+
+    def read_best(self, ref: str, source_path: Path) -> list[str]:
+        """Per caption, the OCR read (of three frames: mid, 1/4, 3/4 of its span) that finds most of
+        `ref` in order. A wrong glyph never reads as the right one, so this only forgives the model's
+        own drops (~2% of kanji at 18 px, independent between frames over moving footage)."""
+        best = []
+        for text, s in zip(self.read(), self.spans, strict=True):
+            reads = [text]
+            for f in (0.25, 0.75):
+                t = s.start_s + f * (s.end_s - s.start_s)
+                e = read_frame_at(self.path, t)
+                look = measure_look(e.rgb, read_frame_at(source_path, t).rgb)
+                if look is not None:
+                    reads.append("".join(b.text for b in ocr_lines(e.rgb, look)))
+            best.append(max(reads, key=lambda r: lcs_len(ref, text_key(r))))
+        return best
+
+
+def cer(texts: list[str], cues: list[Cue], strip_accents: bool = False) -> float:
+    hyp = text_key("".join(texts), strip_accents=strip_accents)
+    ref = text_key("".join(c.text for c in cues), strip_accents=strip_accents)
+    return edit_distance(hyp, ref) / max(1, len(ref))
+
+
+@register
+class CaptionVersions(TaskVerifier):
+    task_id = "R06.04.01.04-T13"
+
+    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+        source_path = ctx.input(SOURCE)
+        cues = {"en": read_cues(ctx.gt_path("captions_en.srt"), "gt/captions_en.srt"),
+                "es": read_cues(ctx.input("input/captions_es.srt"), "input/captions_es.srt"),
+                "ja": read_cues(ctx.input("input/captions_ja.srt"), "input/captions_ja.srt")}
+        try:
+            v = probe(source_path).first("video")
+        except MediaError as exc:
+            raise GTError(f"{SOURCE}: {exc}") from None
+        size = (TRACK_WIDTH_PX, round(v.height * TRACK_WIDTH_PX / v.width / 2) * 2)
+        try:
+            source = SourceFrames(source_path, *size)
+        except MediaError as exc:
+            raise GTError(f"{SOURCE}: {exc}") from None
+        versions: dict[str, Version] = {}
+        problems: dict[str, str] = {}
+        for lang in LANGS:
+            path, why = find_export(ctx.workdir / "out", lang)
+            if path is None:
+                problems[lang] = why
+                continue
+            try:
+                versions[lang] = Version(path, source_path, source, size)
+            except MediaError as exc:
+                problems[lang] = f"out/{path.name}: {exc}"
+        tol = checks.params("timing_identical")["tolerance_frames"]
+
+        def timing(lang: str) -> tuple[bool, list]:
+            ver = versions[lang]
+            return same_timing(ver.track, snapped(cues["en"], ver.track.frame_s), tol)
+
+        # English: text and timing as the project had them
+        if "en" in versions:
+            try:
+                err = cer(versions["en"].read(), cues["en"])
+            except OCRUnavailable as exc:
+                checks.error("english_unchanged", str(exc))
+            else:
+                t_ok, t_err = timing("en")
+                t_ok = t_ok and bool(versions["en"].track.spans)
+                most = checks.params("spanish")["max_cer_pct"] / 100
+                checks.set("english_unchanged", 0.5 * (err <= most) + 0.5 * t_ok,
+                           {"ocr": versions["en"].texts, "cer_pct": 100 * err, "timing_error_frames": t_err},
+                           f"English CER {100 * err:.1f}%, timing {'kept' if t_ok else 'changed'}")
+        else:
+            checks.fail("english_unchanged", problems["en"])
+
+        if "es" in versions:
+            try:
+                err = cer(versions["es"].read(), cues["es"], strip_accents=True)
+            except OCRUnavailable as exc:
+                checks.error("spanish", str(exc))
+            else:
+                most = checks.params("spanish")["max_cer_pct"] / 100
+                checks.set("spanish", float(err <= most and bool(versions["es"].texts)),
+                           {"ocr": versions["es"].texts, "cer_pct": 100 * err, "accents": "stripped (OCR has no ñ)"},
+                           f"Spanish CER {100 * err:.1f}% (max {100 * most:.0f}%)")
+        else:
+            checks.fail("spanish", problems["es"])
+
+        if "ja" in versions:
+            self._japanese(versions["ja"], cues["ja"], checks, source_path)
+        else:
+            checks.fail("japanese", problems["ja"])
+
+        parts, ev = [], {}
+        for lang in ("es", "ja"):
+            if lang not in versions:
+                parts.append(False)
+                ev[lang] = problems[lang]
+                continue
+            ok, errs = timing(lang)
+            parts.append(ok)
+            ev[lang] = {"error_frames": errs, "spans_s": [[s.start_s, s.end_s] for s in versions[lang].track.spans]}
+        checks.set("timing_identical", sum(parts) / 2, ev,
+                   f"{sum(parts)}/2 translated versions keep the English on/off times (±{tol} frame)")
+
+    def _japanese(self, ver: Version, cues: list[Cue], checks: Checks, source_path: Path) -> None:
+        p = checks.params("japanese")
+        margin = (100 - p["safe_area_pct"]) / 200
+        outside, tofu, per = 0, 0, []
+        for look, rgb in ver.looks:
+            h, w = rgb.shape[:2]
+            x0, y0, x1, y1 = look.bbox
+            out = x0 < margin * w or y0 < margin * h or x1 > (1 - margin) * w or y1 > (1 - margin) * h
+            outside += out
+            line_h = max((ln.height_px for ln in look.lines), default=0)
+            found = hollow_boxes(look.fill, 0.6 * line_h) if line_h else 0
+            per.append({"bbox": look.bbox, "outside_safe_area": out, "hollow_boxes": found})
+            tofu += found
+        expected = sum(reference_hollow_boxes(c.text.split("\n"), 40, 24) for c in cues)
+        ref = readable("".join(c.text for c in cues))
+        try:
+            texts = ver.read_best(ref, source_path)
+        except OCRUnavailable as exc:
+            checks.error("japanese", str(exc), {"captions": per})
+            return
+        recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
+        text_ok = bool(ver.looks) and 1 - recall <= p["max_cer_pct"] / 100
+        glyphs_ok = bool(ver.looks) and tofu <= expected
+        safe_ok = bool(ver.looks) and outside == 0
+        checks.set("japanese", (text_ok + glyphs_ok + safe_ok) / 3,
+                   {"ocr": texts, "readable_ref": ref, "readable_recall_pct": 100 * recall,
+                    "hollow_boxes": tofu, "hollow_boxes_expected": expected, "captions": per},
+                   f"kanji recall {100 * recall:.0f}%, {tofu} tofu-like boxes (text has {expected}), "
+                   f"{outside} caption(s) outside the {p['safe_area_pct']}% safe area")
+
+    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+        w, h = 360, 640
+        texts = {
+            "en": ["Light from the side", "Focus on the eyes", "Keep the horizon level", "Shoot at golden hour"],
+            "es": ["Ilumina desde un lado", "Enfoca los ojos", "Mantén el horizonte recto", "Graba al atardecer"],
+            "ja": ["横から光を当てる", "目に焦点を合わせる", "水平線を真っ直ぐ保つ", "夕方の光で人物を写す"],
+        }
+        # the project's timing (frame multiples; captions 2 and 3 are back to back)
+        times = [(0.5, 2.5), (2.75, 4.5), (4.5, 6.25), (6.5, 8.25)]
+        jitter = float(rng.integers(0, 3)) * 0.125
+        times = [(a + jitter, b + jitter) for a, b in times]
+        drift = [(a + 0.15 * (k + 1), b + 0.15 * (k + 1)) for k, (a, b) in enumerate(times)]  # translators' SRT times
+        n = int(9 * FPS)
+        frames = [(f * 0.8).astype(np.uint8) for f in clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)]
+        write_video(inst.workdir / SOURCE, frames, FPS)
+        (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
+        for lang in ("es", "ja"):
+            (inst.workdir / f"input/captions_{lang}.srt").write_text(
+                srt_text([(a, b, t) for (a, b), t in zip(drift, texts[lang], strict=True)]), encoding="utf-8")
+        inst.gt.mkdir(parents=True, exist_ok=True)
+        (inst.gt / "captions_en.srt").write_text(
+            srt_text([(a, b, t) for (a, b), t in zip(times, texts["en"], strict=True)]), encoding="utf-8")
+
+        def render(lines, cue_times=times, font=LATIN_FONT, font_px=18, baseline=0.8):
+            layers = [caption_layer(h, w, [t], font=font, font_px=font_px, baseline_y_px=baseline * h)
+                      for t in lines]
+            out = []
+            for i, f in enumerate(frames):
+                t = i / FPS
+                k = next((k for k, (a, b) in enumerate(cue_times) if a <= t + 1e-6 < b), None)
+                out.append(f if k is None else composite(f, layers[k]))
+            return out
+
+        def solve(folder, en=None, es=None, ja=None):
+            write_video(folder / "out/tips_en.mp4", render(**(en or {"lines": texts["en"]})), FPS)
+            write_video(folder / "out/tips_es.mp4", render(**(es or {"lines": texts["es"]})), FPS)
+            write_video(folder / "out/tips_ja.mp4", render(**(ja or {"lines": texts["ja"], "font": CJK_FONT})), FPS)
+
+        solve(inst.oracle)
+        solve(inst.mutant("en_overwritten", ["english_unchanged"],
+                          "the original project was edited: the English export shows the Spanish captions"),
+              en={"lines": texts["es"]})
+        solve(inst.mutant("es_srt_timing", ["timing_identical"], "Spanish captions keep the SRT's drifted times"),
+              es={"lines": texts["es"], "cue_times": drift})
+        untranslated = list(texts["es"])
+        untranslated[2] = texts["en"][2]
+        solve(inst.mutant("es_cue_untranslated", ["spanish"], "Spanish caption 3 left in English"),
+              es={"lines": untranslated})
+        solve(inst.mutant("ja_tofu", ["japanese"], "Japanese kept the Latin caption font: tofu boxes"),
+              ja={"lines": texts["ja"], "font": LATIN_FONT})
+        solve(inst.mutant("ja_too_low", ["japanese"], "Japanese captions at the bottom edge, outside the safe area"),
+              ja={"lines": texts["ja"], "font": CJK_FONT, "baseline": 0.985})
