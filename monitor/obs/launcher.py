@@ -85,6 +85,8 @@ class ObsInstance:
       [General] Name and missing [Video] defaults filled in.
     ws_port: None picks a free port; ws_password: "" disables websocket auth.
     window_manager: also start openbox (EWMH, focus) on the display.
+    ws_debug: pass `--websocket_debug`, so obs-websocket logs every incoming request (the request
+      log monitor/observers/obs_log.py follows; T17's "requests came from the script" evidence).
     home: use this directory as HOME (kept); otherwise a private 0700 temp dir, removed on close()
       unless keep_home. extra_env: added to OBS's environment (e.g. PULSE_SERVER).
     """
@@ -97,7 +99,7 @@ class ObsInstance:
                  stop_grace_s: float = 20.0, screen: str = "1280x800x24",
                  home: str | os.PathLike[str] | None = None,
                  extra_env: Mapping[str, str] | None = None, obs_binary: str = "obs",
-                 keep_home: bool = False, min_uptime_s: float = 0.5) -> None:
+                 keep_home: bool = False, min_uptime_s: float = 0.5, ws_debug: bool = True) -> None:
         self.collection = dict(collection) if collection is not None else None
         self.collection_name = collection_name or (
             str(self.collection.get("name")) if self.collection and self.collection.get("name") else "Tally")
@@ -122,6 +124,7 @@ class ObsInstance:
         self._written = False
         self.keep_home = keep_home
         self.min_uptime_s = min_uptime_s
+        self.ws_debug = ws_debug
         #: filled when OBS had to be SIGKILLed at stop(): its threads and what they waited on
         self.hang_report = ""
         #: how the last stop() ended OBS: "x11" (WM_DELETE_WINDOW), "sigint" or "sigkill"
@@ -321,6 +324,8 @@ class ObsInstance:
     def _start_obs(self) -> None:
         cmd = [self.obs_binary, "--minimize-to-tray", "--disable-missing-files-check", "--multi",
                "--collection", self.collection_name, "--profile", self.profile_name]
+        if self.ws_debug:
+            cmd.append("--websocket_debug")
         if self._obs_out is not None:
             self._obs_out.close()
         self._obs_out = open(self.home / "obs-stdout.txt", "ab")  # lives as long as OBS

@@ -29,6 +29,8 @@ class LiveOptions:
     bundle_dir: Path
     obs_url: str | None = None
     vmix_url: str | None = None
+    #: OBS's log folder (obs-websocket's request log); None: the work dir's obs-studio/logs/
+    obs_log_dir: Path | None = None
     ingest_host: str = "127.0.0.1"
     ingest_port: int = 1935
     extra: list[Component] = field(default_factory=list)
@@ -110,18 +112,25 @@ def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
 # -- observers ----------------------------------------------------------------------------------
 
 class ObsComponent:
-    """monitor.observers.obs.ObsObserver (which runs until stopped) as a component."""
+    """monitor.observers.obs.ObsObserver (which runs until stopped) as a component, plus the
+    follower of OBS's log (obs-websocket's connection/request log) when a log folder is given."""
 
     name = "obs"
 
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
+    def __init__(self, host: str, port: int, log_dir: Path | None = None) -> None:
+        self.host, self.port, self.log_dir = host, port, log_dir
         self.observer: Any = None
+        self.log_follower: Any = None
         self._task: asyncio.Task[None] | None = None
 
     async def start(self, bus: EventBus) -> None:
         from monitor.observers.obs import ObsObserver
 
+        if self.log_dir is not None:  # first: it must know which log lines predate the run
+            from monitor.observers.obs_log import ObsLogFollower
+
+            self.log_follower = ObsLogFollower(bus, self.log_dir)
+            await self.log_follower.start()
         self.observer = ObsObserver(bus, host=self.host, port=self.port)
         self._task = asyncio.get_running_loop().create_task(self.observer.run(), name="obs-observer")
 
@@ -132,6 +141,8 @@ class ObsComponent:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self.log_follower is not None:
+            await self.log_follower.stop()
 
 
 def _hostport(url: str, default_port: int) -> tuple[str, int]:
@@ -145,7 +156,7 @@ def _obs(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     if not opts.obs_url:
         return Unavailable("obs", "no --obs URL given (ws://host:4455)")
     host, port = _hostport(opts.obs_url, 4455)
-    return ObsComponent(host, port)
+    return ObsComponent(host, port, opts.obs_log_dir or opts.workdir / "obs-studio" / "logs")
 
 
 class VmixComponent:
