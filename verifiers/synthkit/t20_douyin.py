@@ -117,7 +117,7 @@ def voice_and_music(duration_s: float, word_onsets_s: list[float], seed: int,
                     sample_rate_hz: int = 48_000) -> np.ndarray:
     """Mono BGM (chords with a soft beat) under a voice-like band of syllables starting at
     `word_onsets_s`, through a tanh limiter (a mastered mix: at −14 LUFS its true peak is about
-    −7 dBTP, at −10 LUFS about −3). Peak 1 before any loudness scaling. (Mono: AAC
+    −7 dBTP, at −10 LUFS about −3; AAC encoding adds ~1.5-2 dB, measured −5.3 and −0.7). Peak 1 before any loudness scaling. (Mono: AAC
     encoding is the slow part of writing a miniature.)"""
     from scipy import signal
 
