@@ -1,19 +1,33 @@
 """R06.12.01.01-T17: the Weekly Stream scenes built by a script over obs-websocket (control of T01).
 
 Same collection checks as T01, grouped as the seed groups them: scenes/sources (with z-order and
-the BRB mic mute), the Cam transform, the Fade 300 ms transition. The seed's gate (websocket log
-shows the script's requests, no UI interaction) is recorded in the catalog's `required`.
+the BRB mic mute), the Cam transform, the Fade 300 ms transition.
+
+The seed's gate ("websocket server log shows requests from the script; no UI interaction events
+recorded", catalog `params.required`) is read from the run's OBS log events
+(monitor/observers/obs_log.py, docs/obs.md): `obs` `ws/request` events whose client is not tally
+(tally's requester ids are `tally-<n>`). It is a gate, not a share, so it multiplies each check:
+a check counts only if the script sent the requests that make its part of the collection (the
+check's `script_requests` param; an empty list means any state-changing request, used for the
+transition because OBS's default already is Fade 300 ms). Any `ui/*` event (OBS's Settings dialog
+was confirmed) fails the gate for every check. Without the request log (scored without a run, or
+OBS ran without `--websocket_debug`) every check is `error: no live evidence`: the collection alone
+cannot say whether a script or the GUI made it (that is T01). Most GUI edits leave no UI-only line
+in OBS's log, so "no UI interaction" is only as strong as the Settings-dialog evidence.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming import weekly_stream as W
-from verifiers.tasks.streaming.common import load_named_collection
+from verifiers.tasks.streaming.common import event, load_named_collection, payload
 from verifiers.tasks.streaming.t01_weekly_gui import (
     _cam_off,
     _cam_scaled,
@@ -23,6 +37,47 @@ from verifiers.tasks.streaming.t01_weekly_gui import (
     _no_countdown,
     write_weekly_instance,
 )
+
+CHECKS = ("scenes_sources", "transforms", "transition")
+#: request types that change nothing (never proof that the script built anything)
+READ_ONLY_PREFIXES = ("Get",)
+READ_ONLY = frozenset({"Sleep", "BroadcastCustomEvent"})
+
+
+def _is_write(rtype: str) -> bool:
+    return not rtype.startswith(READ_ONLY_PREFIXES) and rtype not in READ_ONLY
+
+
+class RequestLog:
+    """What the run's OBS log events say about websocket clients (see monitor/observers/obs_log.py)."""
+
+    def __init__(self, ctx: ScoreContext) -> None:
+        logs = [payload(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
+        if not any(p.get("debug") for p in logs):
+            raise NoLiveEvidence("no live evidence: OBS ran without --websocket_debug, its log holds no requests")
+        reqs = [payload(e) for e in ctx.events or [] if e.get("source") == "obs" and e.get("kind") == "ws/request"]
+        self.script = [p for p in reqs if p.get("client") != "tally" and isinstance(p.get("request_type"), str)]
+        self.script_writes = Counter(str(p["request_type"]) for p in self.script if _is_write(p["request_type"]))
+        self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
+        self.ui = [f"{e.get('kind')} {payload(e).get('changed', '')}".strip() for e in ctx.events or []
+                   if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
+        self.connections = sum(1 for e in ctx.events or []
+                               if e.get("source") == "obs" and e.get("kind") == "ws/client_connected")
+
+    def gate(self, needed: list[str]) -> tuple[bool, dict[str, Any], str]:
+        """(passed, evidence, message) for a check whose state the `needed` requests make."""
+        made = sorted(set(needed) & set(self.script_writes)) if needed else sorted(self.script_writes)
+        ev = {"script_write_requests": dict(sorted(self.script_writes.items())), "tally_requests": self.tally_requests,
+              "connections": self.connections, "needed_any_of": needed or "any state-changing request",
+              "ui_interaction": self.ui}
+        if self.ui:
+            return False, ev, f"UI interaction recorded during the run ({'; '.join(self.ui)})"
+        if not self.script_writes:
+            return False, ev, "the websocket log shows no state-changing request from a script (only tally's own)" \
+                if self.tally_requests else "the websocket log shows no state-changing request from a script"
+        if not made:
+            return False, ev, f"the script sent none of {needed}: this part was not made over obs-websocket"
+        return True, ev, ""
 
 
 @register
@@ -35,13 +90,27 @@ class WeeklyStreamWebsocket(TaskVerifier):
         top, m1 = W.frame_topmost(coll)
         muted, m2 = W.brb_mic_muted(coll)
         n = ev["of"] + 2
-        score = (s * ev["of"] + top + muted) / n
         ev.update(frame_topmost=top, brb_mic_muted=muted)
-        checks.set("scenes_sources", score, ev, "; ".join(m for m in (msg, m1, m2) if m))
+        files: dict[str, tuple[float, dict[str, Any], str]] = {
+            "scenes_sources": ((s * ev["of"] + top + muted) / n, ev, "; ".join(m for m in (msg, m1, m2) if m))}
         p = checks.params("transforms")
-        checks.set("transforms", *W.cam_geometry(ctx, coll, p["bounds_px"], p["pos_px"], p["tolerance_px"]))
+        files["transforms"] = W.cam_geometry(ctx, coll, p["bounds_px"], p["pos_px"], p["tolerance_px"])
         p = checks.params("transition")
-        checks.set("transition", *W.transition(coll, p["transition"], p["duration_ms"]))
+        files["transition"] = W.transition(coll, p["transition"], p["duration_ms"])
+        try:
+            log: RequestLog | None = RequestLog(ctx)
+            no_log = ""
+        except NoLiveEvidence as exc:
+            log, no_log = None, str(exc)
+        for name in CHECKS:
+            score, evidence, message = files[name]
+            if log is None:
+                checks.error(name, f"{no_log} (the websocket request log decides whether a script made this)",
+                             {"collection_score": score, **evidence})
+                continue
+            ok, gate_ev, why = log.gate(list(checks.params(name).get("script_requests") or []))
+            checks.set(name, score if ok else 0.0, {"collection_score": score, **evidence, "websocket_log": gate_ev},
+                       "; ".join(m for m in (why, message) if m))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         write_weekly_instance(inst, {
@@ -53,4 +122,66 @@ class WeeklyStreamWebsocket(TaskVerifier):
             "canvas_720p": (["scenes_sources"], "canvas left at 1280x720", None),
             "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
                                        _cam_scaled),
-        }, ["scenes_sources", "transforms", "transition"])
+        }, list(CHECKS))
+        good_run = script_run()
+        for folder in [inst.oracle, *sorted(p for p in (inst.root / "mutants").iterdir() if p.is_dir())]:
+            InstanceWriter.write_events(folder, good_run)
+        good = W.build()
+
+        def solution(name: str, lowers: list[str], why: str, events: list[dict[str, Any]] | None) -> None:
+            folder = inst.mutant(name, lowers, why)
+            W.write_solution(folder, good)
+            if events is not None:
+                InstanceWriter.write_events(folder, events)
+
+        solution("only_tally_in_log", list(CHECKS),
+                 "the log shows only tally's own observer connection: no script sent anything", script_run(script=False))
+        solution("transform_in_gui", ["transforms"],
+                 "the script built the scenes but sent no SetSceneItemTransform (Cam placed by hand)",
+                 script_run(skip={"SetSceneItemTransform"}))
+        solution("settings_dialog_used", list(CHECKS), "OBS's Settings dialog was confirmed during the run",
+                 script_run(ui=True))
+        solution("no_websocket_debug", list(CHECKS), "OBS ran without --websocket_debug: no request log",
+                 script_run(debug=False))
+        solution("no_run_recorded", list(CHECKS), "scored without a run: cannot judge", None)
+
+
+def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozenset(), ui: bool = False,
+               debug: bool = True) -> list[dict[str, Any]]:
+    """The OBS log events of a run: tally's observer (two connections, `tally-<n>` reads) and,
+    when `script`, build_scenes.py's connection and the requests that make the Weekly Stream."""
+    evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True})]
+    t = 100.0
+
+    def add(kind: str, p: dict[str, Any]) -> None:
+        nonlocal t
+        t += 20.0
+        evs.append(event("obs", kind, t, p))
+
+    for session, port, subs in ((1, 50001, 0), (2, 50002, 526335)):
+        add("ws/client_connected", {"session": session, "remote": f"127.0.0.1:{port}"})
+        add("ws/client_identified", {"session": session, "event_subscriptions": subs, "rpc_version": 1})
+    for i, rtype in enumerate(("GetVersion", "GetSceneList", "GetInputList", "GetSceneItemList"), 1):
+        add("ws/request", {"request_type": rtype, "request_id": f"tally-{i}", "client": "tally", "batch": False,
+                           "names": {}})
+    if ui:
+        add("ui/settings_changed", {"changed": ["video"]})
+    if not debug:
+        return evs[:1] + [e for e in evs[1:] if e["kind"] != "ws/request"]
+    if script:
+        add("ws/client_connected", {"session": 3, "remote": "127.0.0.1:50010"})
+        add("ws/client_identified", {"session": 3, "event_subscriptions": 0, "rpc_version": 1})
+        reqs: list[tuple[str, dict[str, str]]] = [("SetVideoSettings", {})]
+        reqs += [("CreateScene", {"sceneName": s}) for s in W.SCENES]
+        reqs += [("CreateInput", {"sceneName": sc, "inputName": name}) for sc, name in (
+            ("Starting Soon", "Background"), ("Starting Soon", "Countdown"), ("Live", "Display Capture"),
+            ("Live", "Cam"), ("Live", "Frame"), ("BRB", "BRB Background"), ("BRB", "Mic"))]
+        reqs += [("GetSceneItemId", {"sceneName": "Live", "sourceName": "Cam"}),
+                 ("SetSceneItemTransform", {"sceneName": "Live"}), ("SetInputMute", {"inputName": "Mic"}),
+                 ("SetCurrentSceneTransition", {"transitionName": "Fade"}), ("SetCurrentSceneTransitionDuration", {})]
+        for i, (rtype, names) in enumerate(reqs):
+            if rtype not in skip:
+                add("ws/request", {"request_type": rtype, "request_id": 100 + i, "client": "other", "batch": False,
+                                   "names": names})
+        add("ws/client_disconnected", {"session": 3, "remote": "127.0.0.1:50010", "code": 1000})
+    return evs
