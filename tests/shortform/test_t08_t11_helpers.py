@@ -13,7 +13,7 @@ from verifiers.measure.vad import speech_probability
 from verifiers.synthkit.t08_speech import word
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions
 from verifiers.tasks.shortform.t08_tighten_broll import MIN_WORD_NCC, find_words, long_pauses
-from verifiers.tasks.shortform.t11_speed_ramp import ncc_near
+from verifiers.tasks.shortform.t11_speed_ramp import largest_speed_jump, ncc_near
 
 SR = 16000
 
@@ -102,3 +102,16 @@ def test_ramp_positions_speed():
     assert np.max(np.abs(np.diff(step))) < 0.3  # cosine ramps: well under the 0.5 limit
     abrupt = np.diff(ramp_positions(ramp_curve(1000, 1100, ramp_frames=0), 0, 1400, 240.0, 30.0)) / 8.0
     assert np.max(np.abs(np.diff(abrupt))) == pytest.approx(1.7)
+
+
+def test_speed_jump_ignores_one_mismatched_frame_but_not_a_step():
+    step = np.cumsum([16.0] * 10 + [2.4] * 10)  # 2x then 0.3x at 240 -> 30 fps: 2, 1.15, 0.3
+    ok = np.ones(len(step), bool)
+    worst, at = largest_speed_jump(step, ok, 30 / 240)
+    assert worst == pytest.approx(0.85) and at in (8, 9)
+    smooth = np.array(ramp_positions(ramp_curve(1000, 1100), 0, 1400, 240.0, 30.0))
+    glitch = smooth.copy()
+    glitch[40] += 30  # one frame matched 30 source frames off
+    assert largest_speed_jump(glitch, np.ones(len(glitch), bool), 30 / 240)[0] == pytest.approx(
+        largest_speed_jump(smooth, np.ones(len(smooth), bool), 30 / 240)[0], abs=0.01)
+    assert largest_speed_jump(step, np.zeros(len(step), bool), 30 / 240)[0] == float("inf")

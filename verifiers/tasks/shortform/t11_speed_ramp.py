@@ -17,7 +17,7 @@ output frame = source frames advanced per output frame × out_fps / src_fps.
   showing the peak window (it must be shown, ≥ 5 frames), within speed ± tolerance.
 - fast_sections: before takeoff and after landing (half each): ≥ 90 % of output frames whose
   ±3-frame neighbourhood lies in the section run at speed ± tolerance (7-frame slope).
-- smooth_curve: per-frame speed = central difference; no change between neighbouring output
+- smooth_curve: per-frame speed = central difference of the (3-frame median) index; no change between neighbouring output
   frames above max_speed_jump_per_frame.
 - framing_duration: a third each for duration, size (× instance scale) and the skater's GT box
   centre inside the middle center_band_pct of the strip on ≥ min_frames_pct of frames.
@@ -34,6 +34,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from scipy.ndimage import median_filter
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.container import open_container, video_stream
@@ -178,6 +179,24 @@ def read_trick(gt: dict) -> tuple[int, int, np.ndarray]:
     return takeoff, landing, boxes
 
 
+def largest_speed_jump(idx: np.ndarray, good: np.ndarray, to_speed: float) -> tuple[float, int | None]:
+    """(largest change of speed between neighbouring output frames, where); inf when unmeasurable.
+
+    Speed = central difference of the source index. A 3-frame median first leaves a monotonic
+    index sequence (any speed curve, any cut) unchanged and drops a single mismatched frame, which
+    would otherwise read as two speed jumps.
+    """
+    med = median_filter(np.asarray(idx, dtype=np.float64), size=3, mode="nearest")
+    v = (med[2:] - med[:-2]) / 2 * to_speed
+    okv = good[2:] & good[:-2]
+    both = okv[1:] & okv[:-1]
+    jumps = np.abs(np.diff(v))
+    if not both.any():
+        return float("inf"), None
+    k = int(np.argmax(np.where(both, jumps, -1.0)))
+    return float(jumps[k]), k + 1
+
+
 def slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(x, y, 1)[0]) if len(x) >= 2 else 0.0
 
@@ -254,11 +273,7 @@ class SpeedRamp(TaskVerifier):
 
         # smoothness
         sp = checks.params("smooth_curve")
-        v = (idx[2:] - idx[:-2]) / 2 * to_speed
-        okv = good[2:] & good[:-2]
-        jumps = np.abs(np.diff(v))[okv[1:] & okv[:-1]]
-        worst = float(jumps.max()) if len(jumps) else float("inf")
-        where = int(np.argmax(np.abs(np.diff(v)) * (okv[1:] & okv[:-1]))) + 1 if len(jumps) else None
+        worst, where = largest_speed_jump(idx, good, to_speed)
         checks.set("smooth_curve", float(worst <= sp["max_speed_jump_per_frame"]),
                    {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~good).sum())},
                    f"largest speed change between neighbouring frames {worst:.2f}x "
