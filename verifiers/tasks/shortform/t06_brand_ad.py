@@ -20,7 +20,7 @@ from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, Task
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
-from verifiers.measure.ocr import OCRUnavailable, normalise, read_text
+from verifiers.measure.ocr import OCRUnavailable, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
@@ -32,6 +32,7 @@ from verifiers.tasks.shortform.t06_t18_helpers import (
     fuzzy_cer,
     hex_lab,
     nearest_delta_e,
+    read_text_tiled,
     stem_levels,
     text_fill_lab,
     window_mask,
@@ -47,6 +48,7 @@ SR_HZ = 24_000  # miniature exports carry mono 24 kHz AAC; real ones are resampl
 EDGE_S = 0.15  # VO windows this close to a speech edge are left out (ramps, AAC smear)
 FPS = 10.0
 SCALE = 1 / 4  # 270x480 miniature of 1080x1920
+TEXT_PX = 24  # miniature captions: thinner strokes lose chroma to 4:2:0 subsampling (ΔE2000 > 2)
 
 
 def _rgb_png(path) -> np.ndarray:
@@ -103,9 +105,9 @@ class BrandAd(TaskVerifier):
         samples = []
         lo, hi = p["hook_window_s"]
         probes = [lo + 0.25 * (hi - lo), lo + 0.75 * (hi - lo), *np.arange(hi + 0.75, dur, SAMPLE_S)]
-        for t in probes:
-            i = int(np.argmin(np.abs(times - t)))
-            boxes = [b for b in read_text(frames[i][1]) if len(normalise(b.text)) >= MIN_CHARS]
+        picked = [int(np.argmin(np.abs(times - t))) for t in probes]
+        for i, boxes in zip(picked, read_text_tiled([frames[i][1] for i in picked]), strict=True):
+            boxes = [b for b in boxes if len(normalise(b.text)) >= MIN_CHARS]
             samples.append((float(times[i]), frames[i][1], boxes))
         elements = {"hook": brand["hook"], **{f"feature{k + 1}": f for k, f in enumerate(brand["features"])},
                     "price": brand["price"]}
@@ -210,8 +212,8 @@ class BrandAd(TaskVerifier):
             write_video(inst.workdir / f"fixtures/product_clips/{name}.mp4", fr, FPS)
         warm = ["#FFC21A", "#FFB347", "#FFD23F"][int(rng.integers(3))]
         cool = ["#3FA9F5", "#4FC3F7", "#5AB0FF"][int(rng.integers(3))]
-        wrong_cool = "#{:02X}{:02X}{:02X}".format(*(int(v * 0.72) for v in A.hex_rgb(cool)))
-        copy = {"hook": "Coffee anywhere", "features": ["Brews in 60s", "Fits any bag", "Rinse clean"],
+        wrong_cool = "#{:02X}{:02X}{:02X}".format(*(int(v * 0.88) for v in A.hex_rgb(cool)))  # ΔE2000 ≈ 6.7
+        copy = {"hook": "Coffee to go", "features": ["Brews in 60s", "Fits any bag", "Rinse clean"],
                 "price": "Only $29.99"}
         brand = {"colours_hex": [warm, cool], "font": "DejaVu Sans Bold", **copy}
         logo = A.logo_image(96, [A.hex_rgb(cool), A.hex_rgb(warm)])
@@ -242,16 +244,16 @@ class BrandAd(TaskVerifier):
             plan = []  # (start, end, clip, clip offset s, text, colour, y, size)
             if hook_at > 0:
                 plan += [(0, hook_at, "clip1", 0, None, None, 0, 0),
-                         (hook_at, hook_at + 1, "clip2", 0, copy["hook"], warm_rgb, int(0.15 * h), 20),
-                         (hook_at + 1, 5, "clip2", 1, copy["features"][0], blue, int(0.55 * h), 20)]
+                         (hook_at, hook_at + 1, "clip2", 0, copy["hook"], warm_rgb, int(0.15 * h), TEXT_PX),
+                         (hook_at + 1, 5, "clip2", 1, copy["features"][0], blue, int(0.55 * h), TEXT_PX)]
             else:
-                plan += [(0, 2, "clip1", 0, copy["hook"], warm_rgb, int(0.15 * h), 20),
-                         (2, 5, "clip2", 0, copy["features"][0], blue, int(0.55 * h), 20)]
+                plan += [(0, 2, "clip1", 0, copy["hook"], warm_rgb, int(0.15 * h), TEXT_PX),
+                         (2, 5, "clip2", 0, copy["features"][0], blue, int(0.55 * h), TEXT_PX)]
             y2 = int(0.86 * h) if bottom_feature else int(0.55 * h)
             f3_end = 9 if short else 10
-            plan += [(5, 8, "clip3", 0, copy["features"][1], blue, y2, 20),
-                     (8, f3_end, "clip1", 3, copy["features"][2], blue, int(0.55 * h), 20),
-                     (f3_end, f3_end + 3, "clip2", 6, copy["price"], warm_rgb, int(0.42 * h), 24)]
+            plan += [(5, 8, "clip3", 0, copy["features"][1], blue, y2, TEXT_PX),
+                     (8, f3_end, "clip1", 3, copy["features"][2], blue, int(0.55 * h), TEXT_PX),
+                     (f3_end, f3_end + 3, "clip2", 6, copy["price"], warm_rgb, int(0.42 * h), TEXT_PX + 2)]
             out = []
             for i in range(round(dur_s * FPS)):
                 t = i / FPS

@@ -18,7 +18,7 @@ import numpy as np
 
 from verifiers.base import GTError, ScoreContext
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
-from verifiers.measure.ocr import TextBox
+from verifiers.measure.ocr import TextBox, read_text
 from verifiers.synthkit.shortform_ad_explainer import hex_rgb
 from verifiers.tasks.streaming.routing import best_lag, project
 
@@ -61,6 +61,32 @@ def box_matches(box_text_norm: str, element_norm: str, max_cer: float) -> bool:
     return fuzzy_cer(element_norm, box_text_norm) <= max_cer
 
 
+def read_text_tiled(frames: list[np.ndarray], per_row: int = 4, gutter_px: int = 48) -> list[list[TextBox]]:
+    """OCR boxes of each frame (frame coordinates), reading up to `per_row` same-size frames in one call.
+
+    The OCR engine upscales any image whose short side is under 480 px; a row of miniature frames is
+    read at native size instead, ~1.7x cheaper per frame. Black gutters keep text of neighbouring
+    frames apart; a box belongs to the frame holding its centre. Real 1080x1920 frames gain nothing
+    (nor lose: the detector runs at native size either way).
+    """
+    out: list[list[TextBox]] = []
+    for k in range(0, len(frames), per_row):
+        group = frames[k:k + per_row]
+        h, w = group[0].shape[:2]
+        if any(f.shape != group[0].shape for f in group):
+            out += [read_text(f) for f in group]
+            continue
+        row = np.zeros((h, len(group) * (w + gutter_px) - gutter_px, 3), np.uint8)
+        for i, f in enumerate(group):
+            row[:, i * (w + gutter_px): i * (w + gutter_px) + w] = f
+        boxes = read_text(row)
+        for i in range(len(group)):
+            x0 = i * (w + gutter_px)
+            out.append([TextBox(b.text, max(0.0, b.x0 - x0), b.y0, min(float(w), b.x1 - x0), b.y1, b.confidence)
+                        for b in boxes if x0 <= b.center[0] < x0 + w])
+    return out
+
+
 def hex_lab(hex_colour: str) -> np.ndarray:
     try:
         rgb = np.array(hex_rgb(hex_colour), dtype=np.uint8)
@@ -72,21 +98,19 @@ def hex_lab(hex_colour: str) -> np.ndarray:
 def text_fill_lab(rgb: np.ndarray, box: TextBox, min_contrast: float = 15.0) -> np.ndarray | None:
     """CIELAB of a caption's fill inside an OCR box.
 
-    Background = median Lab of a 2-px ring just outside the box; text pixels differ from it by more
-    than `min_contrast` (Lab distance); the fill is the median of the half of them farthest from the
-    background (stroke interiors: anti-aliased and chroma-subsampled edges lie between the two).
+    Background = the box's median Lab (glyph strokes cover less of a text box than the space around
+    them, so the median lands on the pill or plate behind the text); text pixels differ from it by
+    more than `min_contrast` (Lab distance); the fill is the median of the half of them farthest from
+    the background (stroke interiors: anti-aliased and chroma-subsampled edges lie between the two).
+    A ring outside the box is no background estimate: OCR boxes often end on the plate's edge.
     """
     h, w = rgb.shape[:2]
     x0, y0 = max(0, int(box.x0)), max(0, int(box.y0))
     x1, y1 = min(w, math.ceil(box.x1)), min(h, math.ceil(box.y1))
     if x1 - x0 < 3 or y1 - y0 < 3:
         return None
-    ex0, ey0, ex1, ey1 = max(0, x0 - 2), max(0, y0 - 2), min(w, x1 + 2), min(h, y1 + 2)
-    lab = rgb_to_lab(rgb[ey0:ey1, ex0:ex1])
-    ring = np.ones(lab.shape[:2], bool)
-    ring[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = False
-    inner = lab[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0].reshape(-1, 3)
-    bg = np.median(lab[ring], axis=0) if ring.any() else np.median(inner, axis=0)
+    inner = rgb_to_lab(rgb[y0:y1, x0:x1]).reshape(-1, 3)
+    bg = np.median(inner, axis=0)
     dist = np.linalg.norm(inner - bg, axis=1)
     text = inner[dist > min_contrast]
     if len(text) < 4:

@@ -25,13 +25,19 @@ from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import thumbnail
 from verifiers.measure.frames import iter_frames
-from verifiers.measure.ocr import OCRUnavailable, error_rate, normalise, read_text, resplit
+from verifiers.measure.ocr import OCRUnavailable, error_rate, normalise, resplit
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import ClipMatcher, Labelled, probe_artifact, sources_in, video_facts
-from verifiers.tasks.shortform.t06_t18_helpers import fuzzy_cer, stem_levels, time_scale, window_mask
+from verifiers.tasks.shortform.t06_t18_helpers import (
+    fuzzy_cer,
+    read_text_tiled,
+    stem_levels,
+    time_scale,
+    window_mask,
+)
 
 SR_HZ = 24_000
 MIN_RUN = 3  # frames: shorter label runs are transition or glitch frames, not shots
@@ -209,9 +215,8 @@ class Explainer(TaskVerifier):
         cw = checks.params("audio_cta")["cta_window_s"] * k
         want = [(a + b) / 2 for a, b in spans] + [dur - f * cw for f in (0.75, 0.25)]
         try:
-            at = frames_at(path, want)
-            ocr = [" ".join(b.text for b in read_text(f)) for f in at[: len(spans)]]
-            cta_ocr = [" ".join(b.text for b in read_text(f)) for f in at[len(spans):]]
+            texts = [" ".join(b.text for b in boxes) for boxes in read_text_tiled(frames_at(path, want))]
+            ocr, cta_ocr = texts[: len(spans)], texts[len(spans):]
         except MediaError as exc:
             checks.fail_rest(str(exc))
             return
