@@ -10,11 +10,13 @@ import pytest
 
 from verifiers.base import Checks, GTError, ScoreContext
 from verifiers.catalog import load_catalog
+from verifiers.measure.frames import iter_frames
+from verifiers.scoring import score_task
 from verifiers.synth import selftest_task, synth_instance
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t20_douyin import at_loudness, draw_arrow, draw_sticker, kettle_shot, voice_and_music
 from verifiers.tasks.shortform.common import instance_duration_s, parse_srt
-from verifiers.tasks.shortform.t20_douyin_product import DouyinProduct, find_arrows, sticker_reads
+from verifiers.tasks.shortform.t20_douyin_product import OUTPUT, DouyinProduct, find_arrows, sticker_reads
 
 TASK = "R06.04.01.04-T20"
 
@@ -34,6 +36,22 @@ def test_selftest_and_same_seed_same_bytes(tmp_path):
     again = synth_instance(TASK, tmp_path / "b" / TASK, seed=0)
     first = _digests(tmp_path / "a" / TASK)
     assert len(first) > 10 and first == _digests(again)
+
+    # a truncated or garbage export is the agent's failure, reported per check, never a crash
+    inst = tmp_path / "a" / TASK
+    good = (inst / "oracle" / OUTPUT).read_bytes()
+    out = inst / "workdir" / OUTPUT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for bad in (good[: len(good) // 3], b"\x00\x00\x00\x18ftypmp42" + b"junk" * 900):
+        out.write_bytes(bad)
+        rep = score_task(TASK, inst / "workdir", inst / "gt").to_dict()
+        assert not any("crashed" in c["message"] for c in rep["checks"]), rep["checks"]
+        assert rep["score"] < 60 and all(c["message"] for c in rep["checks"] if c["score"] < 1)
+    write_video(out, [f.rgb for f in iter_frames(inst / "oracle" / OUTPUT, max_frames=150)], 60.0)  # 2.5 s, silent
+    rep = {c["name"]: c for c in score_task(TASK, inst / "workdir", inst / "gt").to_dict()["checks"]}
+    assert rep["loudness"]["score"] == 0 and "no audio" in rep["loudness"]["message"]
+    assert rep["price_sticker"]["score"] == 0 and "not read" in rep["price_sticker"]["message"]
+    assert rep["format_subtitles"]["evidence"]["format"] == {"size": True, "fps": True, "duration": False}
 
 
 def test_parse_srt_reads_cues_and_rejects_garbage():

@@ -205,7 +205,7 @@ class DouyinProduct(TaskVerifier):
         reader = OCRFrames(path)
         try:
             self._subtitles(checks, cues, reader, facts, fmt, want_s, (w, h))
-            self._sticker(checks, path, price, reader, fp["fps"])
+            self._sticker(checks, path, price, reader, fp["fps"], facts["video_s"])
         except OCRUnavailable as exc:
             checks.error_rest(str(exc), ["format_subtitles", "price_sticker"])
         except MediaError as exc:
@@ -241,12 +241,13 @@ class DouyinProduct(TaskVerifier):
                    f"(max {max_cer}%)")
 
     @staticmethod
-    def _sticker(checks: Checks, path, price: dict, reader: OCRFrames, spec_fps: float) -> None:
+    def _sticker(checks: Checks, path, price: dict, reader: OCRFrames, spec_fps: float,
+                 video_s: float) -> None:
         p = checks.params("price_sticker")
         onset_gt = float(price["onset_s"])
         # frames already read for subtitles first, then fixed probes after the price word
         seen = sorted(t for t in reader.read if onset_gt <= t <= onset_gt + max(STICKER_LOOK_AFTER_S))
-        probes = seen + [onset_gt + d for d in STICKER_LOOK_AFTER_S]
+        probes = seen + [onset_gt + d for d in STICKER_LOOK_AFTER_S if onset_gt + d < video_s - 1e-3]
         hit = None
         for t in probes:
             rgb, boxes = reader.at(t)
