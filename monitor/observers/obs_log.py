@@ -70,6 +70,7 @@ _WS_TAG = "[obs-websocket]"
 _SETTINGS = re.compile(r"^Settings changed \((.*)\)\s*$")
 _RE_OP = re.compile(r'^  "op": (\d+)', re.M)
 _RE_TYPE = re.compile(r'"requestType": "((?:[^"\\]|\\.)*)"')
+_RE_NAME = re.compile(r'^      "(' + "|".join(NAME_FIELDS) + r')": "((?:[^"\\]|\\.)*)"', re.M)
 _RE_ID = re.compile(r'^    "requestId": ("(?:[^"\\]|\\.)*"|-?\d+)', re.M)
 
 
@@ -175,18 +176,21 @@ class WsLogParser:
         return []
 
     def _salvage(self, text: str, log_time: str) -> list[tuple[str, dict[str, Any]]]:
-        """A cut-off block (OBS's 8 KiB line cap): the op, id and request types still read by pattern."""
+        """A cut-off block (OBS cuts a log message at 8 KiB). nlohmann::json sorts keys, so a big
+        requestData comes before requestId/requestType and the cut usually takes them: such a
+        request is still reported, with request_type None and the names that survived."""
         m = _RE_OP.search(text)
         types = _RE_TYPE.findall(text)
-        if not types:
-            return []
+        if not types and '"requestData"' not in text and '"requests"' not in text:
+            return []  # not a request (Identify and Reidentify are never this long)
         rid_m = _RE_ID.search(text)
         rid: Any = None
         if rid_m is not None:
             with contextlib.suppress(json.JSONDecodeError):
                 rid = json.loads(rid_m.group(1))
-        batch = (m is not None and m.group(1) == "8") or len(types) > 1
-        return [self._request(t, rid, None, log_time, batch=batch, truncated=True) for t in types]
+        names = {k: v for k, v in _RE_NAME.findall(text)} if len(types) <= 1 else {}
+        batch = (m is not None and m.group(1) == "8") or len(types) > 1 or '"requests"' in text
+        return [self._request(t, rid, names, log_time, batch=batch, truncated=True) for t in (types or [None])]
 
     def _identified(self, d: dict[str, Any], log_time: str) -> tuple[str, dict[str, Any]]:
         # No address in the message: the oldest connection not yet identified is the best guess
@@ -201,7 +205,8 @@ class WsLogParser:
                  truncated: bool = False) -> tuple[str, dict[str, Any]]:
         rid_out = rid if isinstance(rid, (int, float)) else (str(rid)[:MAX_NAME_CHARS] if rid is not None else None)
         payload: dict[str, Any] = {"request_type": str(rtype)[:MAX_NAME_CHARS] if rtype is not None else None,
-                                   "request_id": rid_out, "client": _client_of(rid), "batch": batch,
+                                   "request_id": rid_out, "client": _client_of(rid) if rid is not None or not truncated
+                                   else "unknown", "batch": batch,
                                    "log_time": log_time, "names": _names(data)}
         if truncated:
             payload["truncated"] = True

@@ -1,0 +1,256 @@
+"""obs-websocket's request log, followed in OBS's log file (monitor/observers/obs_log.py).
+
+Unit tests feed hand-written lines in the shape OBS 29 / obs-websocket 5.1 writes them. The real
+test starts OBS (with --websocket_debug, the launcher's default), runs tally's observer and a
+"build_scenes.py" client side by side, and checks that the follower names the script's requests,
+keeps tally's apart, leaks no secret, and that T17 scored on those events passes its gate while the
+same run with only tally's connection fails it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monitor.bus import EventBus
+from monitor.events import Event
+from monitor.observers.obs_log import ObsLogFollower, WsLogParser
+
+T = "10:00:00.000: "
+
+
+def block(obj: dict[str, Any], ts: str = T) -> list[str]:
+    """An incoming message as obs-websocket logs it: header, then json.dump(2) one line at a time."""
+    head = f"{ts}[obs-websocket] [debug] [WebSocketServer::onMessage] Incoming message (decoded):"
+    return [head] + [ts + ln for ln in json.dumps(obj, indent=2, sort_keys=True).splitlines()]
+
+
+def connect(port: int) -> str:
+    return f"{T}[obs-websocket] [WebSocketServer::onOpen] New WebSocket client has connected from [::ffff:127.0.0.1]:{port}"
+
+
+def disconnect(port: int) -> str:
+    return (f"{T}[obs-websocket] [WebSocketServer::onClose] WebSocket client `[::ffff:127.0.0.1]:{port}` has "
+            "disconnected with code `1000` and reason: ")
+
+
+def parse(lines: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    p = WsLogParser()
+    out = [ev for ln in lines for ev in p.feed(ln)]
+    return out + p.close()
+
+
+def test_sessions_requests_and_attribution() -> None:
+    lines = [connect(50001), *block({"op": 1, "d": {"rpcVersion": 1, "eventSubscriptions": 0,
+                                                   "authentication": "SECRET-HASH="}}),
+             *block({"op": 6, "d": {"requestType": "GetSceneList", "requestId": "tally-1"}}),
+             connect(50010), *block({"op": 1, "d": {"rpcVersion": 1, "eventSubscriptions": 33}}),
+             *block({"op": 6, "d": {"requestType": "CreateInput", "requestId": 17, "requestData": {
+                 "sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input",
+                 "inputSettings": {"stream_key": "SECRET-KEY"}}}}),
+             f"{T}User added source 'Cam' (v4l2_input) to scene 'Live'",
+             disconnect(50010)]
+    evs = parse(lines)
+    kinds = [k for k, _ in evs]
+    assert kinds == ["ws/client_connected", "ws/client_identified", "ws/request", "ws/client_connected",
+                     "ws/client_identified", "ws/request", "ws/client_disconnected"]
+    assert evs[0][1]["remote"] == "127.0.0.1:50001" and evs[0][1]["session"] == 1
+    assert evs[1][1]["session"] == 1 and evs[1][1]["event_subscriptions"] == 0
+    assert evs[2][1]["client"] == "tally" and evs[2][1]["request_type"] == "GetSceneList"
+    assert evs[4][1]["session"] == 2 and evs[4][1]["event_subscriptions"] == 33
+    req = evs[5][1]
+    assert (req["client"], req["request_type"], req["request_id"]) == ("other", "CreateInput", 17)
+    assert req["names"] == {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"}
+    assert evs[6][1] == {"session": 2, "remote": "127.0.0.1:50010", "code": 1000, "log_time": "10:00:00.000"}
+    assert "SECRET" not in json.dumps(evs)
+
+
+def test_batch_cut_off_block_and_foreign_line_inside_a_block() -> None:
+    batch = block({"op": 8, "d": {"requestId": "b1", "requests": [
+        {"requestType": "CreateScene", "requestData": {"sceneName": "BRB"}},
+        {"requestType": "SetInputMute", "requestData": {"inputName": "Mic", "inputMuted": True}}]}})
+    big = block({"op": 6, "d": {"requestType": "SetInputSettings", "requestId": 9,
+                                "requestData": {"inputName": "Big", "inputSettings": {"text": "x" * 9000}}}})
+    # OBS cuts a message at 8 KiB: keys are sorted, so requestId/requestType after requestData are lost
+    cut = "\n".join(big)[:8191].split("\n")
+    small_cut = block({"op": 6, "d": {"requestType": "SetInputSettings", "requestId": 11,
+                                      "requestData": {"inputName": "Small"}}})[:-3]
+    mixed = block({"op": 6, "d": {"requestType": "CreateScene", "requestId": 10, "requestData": {"sceneName": "Live"}}})
+    mixed.insert(3, f"{T}User added scene 'Live'")          # another thread's line lands inside the block
+    evs = parse(batch + cut + small_cut + mixed + [f"{T}Settings changed (video, outputs)"])
+    reqs = [p for k, p in evs if k == "ws/request"]
+    assert [(r["request_type"], r["batch"]) for r in reqs] == [
+        ("CreateScene", True), ("SetInputMute", True), (None, False), ("SetInputSettings", False),
+        ("CreateScene", False)]
+    assert reqs[0]["names"] == {"sceneName": "BRB"} and reqs[0]["request_id"] == "b1"
+    assert reqs[2]["truncated"] is True and reqs[2]["client"] == "unknown" and reqs[2]["names"] == {"inputName": "Big"}
+    assert "x" * 50 not in json.dumps(reqs[2])
+    assert reqs[3]["truncated"] is True and reqs[3]["request_id"] == 11 and reqs[3]["client"] == "other"
+    assert "truncated" not in reqs[4] and reqs[4]["names"] == {"sceneName": "Live"}
+    assert evs[-1] == ("ui/settings_changed", {"changed": ["video", "outputs"], "log_time": "10:00:00.000"})
+
+
+def test_garbage_lines_emit_nothing() -> None:
+    junk = ["", "\x00\xff", "{", "}", f"{T}[obs-websocket] [debug] [WebSocketServer::onMessage] Incoming message "
+            "(decoded):", f"{T}not json at all", f"{T}  \"op\": \"six\"", "x" * 100_000]
+    assert parse(junk) == []
+
+
+def test_follower_reads_from_end_then_new_log_from_start(tmp_path: Path) -> None:
+    bus = EventBus()
+    got: list[Event] = []
+    bus.add_sink(got.append)
+    old = tmp_path / "2026-12-01 10-00-00.txt"
+    old.write_text("Command Line Arguments: --websocket_debug\n" + connect(40000) + "\n")
+    f = ObsLogFollower(bus, tmp_path)
+    f.poll_once()
+    assert [(e.kind, e.payload["debug"], e.payload["from_end"]) for e in got] == [("ws/log", True, True)]
+    with open(old, "a") as fh:                       # a line arriving in two writes
+        fh.write(connect(40001)[:30])
+        fh.flush()
+        f.poll_once()
+        fh.write(connect(40001)[30:] + "\n")
+    f.poll_once()
+    assert [e.payload.get("remote") for e in got[1:]] == ["127.0.0.1:40001"]   # not 40000: before the run
+    time.sleep(0.02)
+    new = tmp_path / "2026-12-01 10-05-00.txt"      # OBS restarted: a new file, read from its start
+    new.write_text(connect(40002) + "\n" + "\n".join(block({"op": 6, "d": {"requestType": "CreateScene",
+                                                                             "requestId": 1}})) + "\n")
+    f.poll_once()
+    tail = [(e.kind, e.payload.get("remote") or e.payload.get("request_type") or e.payload.get("file")) for e in got[2:]]
+    assert tail == [("ws/log", new.name), ("ws/client_connected", "127.0.0.1:40002"), ("ws/request", "CreateScene")]
+    assert got[2].payload["debug"] is True and got[2].payload["from_end"] is False   # it holds a [debug] line
+
+
+# ---- real OBS ----------------------------------------------------------------------------------
+
+T17 = "R06.12.01.01-T17"
+
+
+def build_scenes(port: int, password: str, workdir: Path) -> int:
+    """What the agent's build_scenes.py does; returns the client's local port."""
+    import obsws_python as obsws
+
+    c = obsws.ReqClient(host="127.0.0.1", port=port, password=password, timeout=10)
+    try:
+        local_port = int(c.base_client.ws.sock.getsockname()[1])
+        for s in ("Starting Soon", "Live", "BRB"):
+            c.create_scene(s)
+        c.create_input("Starting Soon", "Background", "image_source", {"file": str(workdir / "bg" / "starting.png")}, True)
+        c.create_input("Starting Soon", "Countdown", "text_ft2_source_v2", {"text": "Starting in 05:00"}, True)
+        c.create_input("Live", "Display Capture", "xshm_input", {"screen": 0}, True)
+        c.create_input("Live", "Cam", "v4l2_input", {"device_id": "/dev/video0"}, True)
+        c.create_input("Live", "Frame", "image_source", {"file": str(workdir / "overlay" / "frame.png")}, True)
+        c.create_input("BRB", "BRB Background", "image_source", {"file": str(workdir / "bg" / "brb.png")}, True)
+        c.create_input("BRB", "Mic", "pulse_input_capture", {"device_id": "default"}, True)
+        c.set_input_mute("Mic", True)
+        cam = c.get_scene_item_id("Live", "Cam").scene_item_id
+        c.set_scene_item_transform("Live", cam, {
+            "positionX": 1416.0, "positionY": 786.0, "alignment": 5, "boundsType": "OBS_BOUNDS_SCALE_INNER",
+            "boundsWidth": 480.0, "boundsHeight": 270.0, "boundsAlignment": 0})
+        c.set_current_program_scene("Starting Soon")
+        c.remove_scene("Scratch")
+        c.set_current_scene_transition("Fade")
+        c.set_current_scene_transition_duration(300)
+    finally:
+        c.disconnect()
+    return local_port
+
+
+async def wait_for(pred: Any, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not pred():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.obs
+@pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
+                    reason="obs-studio and xvfb not installed")
+async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path) -> None:
+    from monitor.obs import ObsInstance
+    from monitor.observers.obs import ObsObserver
+    from monitor.observers.obs_client import ALLOWED_REQUESTS
+    from verifiers.scoring import score_task
+    from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
+
+    inst = synth_instance(T17, tmp_path / "inst", seed=7)
+    workdir = inst / "workdir"
+    password = "pw-" + secrets.token_hex(8)
+    scratch = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
+               "scene_order": [{"name": "Scratch"}],
+               "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
+                            "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
+    basic = {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "640", "OutputCY": "360",
+                       "FPSType": "1", "FPSInt": "10"}}
+    bus = EventBus()
+    recorded: list[Event] = []
+    bus.add_sink(recorded.append)
+    solution = tmp_path / "real"
+    async with ObsInstance(collection=scratch, profile={"basic.ini": basic}, profile_name="Weekly",
+                           ws_password=password) as o:
+        follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
+        await follower.start()
+        observer = ObsObserver(bus, port=o.ws_port, password=password, env_file=None,
+                               snapshot_interval_s=30, stats_interval_s=30)
+        obs_task = asyncio.create_task(observer.run())
+        await wait_for(lambda: any(e.kind == "snapshot" for e in recorded))
+        script_port = await asyncio.to_thread(build_scenes, o.ws_port, password, workdir)
+        await wait_for(lambda: any(e.kind == "ws/client_disconnected"
+                                   and e.payload["remote"].endswith(f":{script_port}") for e in recorded))
+        await observer.stop()
+        await asyncio.wait_for(obs_task, 10)
+        observer.close()
+        await follower.stop()
+        log_text = "\n".join(p.read_text(errors="replace") for p in (o.config_dir / "logs").glob("*.txt"))
+        assert await o.astop() == 0
+        dest = solution / "obs-studio"
+        (dest / "basic" / "scenes").mkdir(parents=True)
+        shutil.copy2(o.collection_path, dest / "basic" / "scenes" / "Weekly_Stream.json")
+        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / o.profile_dir.name)
+        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+
+    ws = [e for e in recorded if e.source == "obs" and (e.kind.startswith("ws/") or e.kind.startswith("ui/"))]
+    logs = [e.payload for e in ws if e.kind == "ws/log"]
+    assert logs and logs[0]["debug"] is True and logs[0]["from_end"] is True
+    reqs = [e.payload for e in ws if e.kind == "ws/request"]
+    script = [r for r in reqs if r["client"] == "other"]
+    tally = [r for r in reqs if r["client"] == "tally"]
+    script_types = [r["request_type"] for r in script]
+    for need in ("CreateScene", "CreateInput", "SetSceneItemTransform", "SetCurrentSceneTransitionDuration"):
+        assert need in script_types, script_types
+    assert script_types.count("CreateInput") == 7
+    assert {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"} in [r["names"] for r in script]
+    assert tally and {r["request_type"] for r in tally} <= ALLOWED_REQUESTS       # the observer, read-only
+    assert "GetVersion" not in script_types      # the launcher's readiness probe predates the run (read from the end)
+    conns = {e.payload["remote"]: e.payload["session"] for e in ws if e.kind == "ws/client_connected"}
+    assert f"127.0.0.1:{script_port}" in conns and len(conns) >= 3                 # tally's two + the script
+    assert not [e for e in ws if e.kind.startswith("ui/")]
+    # nothing secret leaves the follower: the password, and the auth hashes/salts OBS logged
+    dumped = json.dumps([e.to_dict() for e in ws])
+    secrets_logged = re.findall(r'"(?:authentication|challenge|salt)": "([^"]+)"', log_text)
+    assert secrets_logged and password not in dumped
+    assert not [s for s in secrets_logged if s in dumped]
+
+    events = [e.to_dict() for e in recorded]
+    InstanceWriter.write_events(solution, events)
+    work = tmp_path / "work"
+    overlay(workdir, solution, work)
+    rep = score_task(T17, work, inst / "gt", load_solution_events(solution)).to_dict()
+    assert rep["score"] >= 99, [(c["name"], c["score"], c["message"]) for c in rep["checks"]]
+
+    only_tally = [e for e in events if not (e["kind"] == "ws/request" and e["payload"]["client"] != "tally")]
+    rep = score_task(T17, work, inst / "gt", only_tally).to_dict()
+    assert [(c["status"], c["score"]) for c in rep["checks"]] == [("fail", 0.0)] * 3
+    assert "only tally's own" in rep["checks"][0]["message"]
+    rep = score_task(T17, work, inst / "gt", None).to_dict()
+    assert {c["status"] for c in rep["checks"]} == {"error"}
+    assert all(c["message"].startswith("no live evidence") for c in rep["checks"])
