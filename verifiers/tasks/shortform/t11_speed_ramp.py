@@ -17,7 +17,7 @@ output frame = source frames advanced per output frame × out_fps / src_fps.
   showing the peak window (it must be shown, ≥ 5 frames), within speed ± tolerance.
 - fast_sections: before takeoff and after landing (half each): ≥ 90 % of output frames whose
   ±3-frame neighbourhood lies in the section run at speed ± tolerance (7-frame slope).
-- smooth_curve: per-frame speed = central difference of the (3-frame median) index; no change between neighbouring output
+- smooth_curve: per-frame speed = central difference of the index (single-frame spikes removed); no change between neighbouring output
   frames above max_speed_jump_per_frame.
 - framing_duration: a third each for duration, size (× instance scale) and the skater's GT box
   centre inside the middle center_band_pct of the strip on ≥ min_frames_pct of frames.
@@ -34,7 +34,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy.ndimage import median_filter
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.container import open_container, video_stream
@@ -182,11 +181,21 @@ def read_trick(gt: dict) -> tuple[int, int, np.ndarray]:
 def largest_speed_jump(idx: np.ndarray, good: np.ndarray, to_speed: float) -> tuple[float, int | None]:
     """(largest change of speed between neighbouring output frames, where); inf when unmeasurable.
 
-    Speed = central difference of the source index. A 3-frame median first leaves a monotonic
-    index sequence (any speed curve, any cut) unchanged and drops a single mismatched frame, which
-    would otherwise read as two speed jumps.
+    Speed = central difference of the source index. A frame whose index goes against both
+    neighbours (a spike or dip: the sequence is not monotonic there) is a mismatch, not a speed
+    change, and takes the mean of its neighbours; otherwise it would read as two speed jumps.
     """
-    med = median_filter(np.asarray(idx, dtype=np.float64), size=3, mode="nearest")
+    med = np.asarray(idx, dtype=np.float64).copy()
+    # a spike also makes its neighbour look like a dip: fix whichever strays further from the
+    # mean of its own neighbours first, then look again
+    for i in range(1, len(med) - 1):
+        if (med[i] - med[i - 1]) * (med[i + 1] - med[i]) >= 0:
+            continue
+        dev_i = abs(med[i] - (med[i - 1] + med[i + 1]) / 2)
+        nxt = i + 2 < len(med) and (med[i + 1] - med[i]) * (med[i + 2] - med[i + 1]) < 0 \
+            and abs(med[i + 1] - (med[i] + med[i + 2]) / 2) > dev_i
+        if not nxt:
+            med[i] = (med[i - 1] + med[i + 1]) / 2
     v = (med[2:] - med[:-2]) / 2 * to_speed
     okv = good[2:] & good[:-2]
     both = okv[1:] & okv[:-1]
