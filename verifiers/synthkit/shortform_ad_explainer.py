@@ -9,6 +9,7 @@ Known stems are what lets the scorers measure ducking by projecting the mix onto
 from __future__ import annotations
 
 import functools
+import time
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +84,8 @@ def brand_kit_pdf(path: Path, colours_hex: list[str], logo_rgb: np.ndarray, font
     for i, line in enumerate(copy_lines):
         d.text((30, 420 + 28 * i), line, font=f, fill="black")
     path.parent.mkdir(parents=True, exist_ok=True)
-    page.save(path, "PDF", resolution=72.0)
+    fixed = time.strptime("20260101", "%Y%m%d")  # PIL stamps "now" otherwise: same seed, same bytes
+    page.save(path, "PDF", resolution=72.0, creationDate=fixed, modDate=fixed)
     return path
 
 
