@@ -254,3 +254,18 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
     rep = score_task(T17, work, inst / "gt", None).to_dict()
     assert {c["status"] for c in rep["checks"]} == {"error"}
     assert all(c["message"].startswith("no live evidence") for c in rep["checks"])
+
+
+def test_run_wiring_follows_the_work_dirs_obs_log(tmp_path: Path) -> None:
+    """`tally run` for T17 (live: obs) gets the observer and the log follower on obs-studio/logs/."""
+    from monitor.run.wiring import LiveOptions, ObsComponent, build_components
+    from verifiers.catalog import load_catalog
+
+    task = load_catalog().get(T17)
+    comps, _missing = build_components(task, LiveOptions(workdir=tmp_path, bundle_dir=tmp_path / "b",
+                                                         obs_url="ws://127.0.0.1:4455"))
+    (obs_comp,) = [c for c in comps if isinstance(c, ObsComponent)]
+    assert obs_comp.log_dir == tmp_path / "obs-studio" / "logs"
+    comps, _missing = build_components(task, LiveOptions(workdir=tmp_path, bundle_dir=tmp_path / "b",
+                                                         obs_url="ws://127.0.0.1:4455", obs_log_dir=tmp_path / "x"))
+    assert [c.log_dir for c in comps if isinstance(c, ObsComponent)] == [tmp_path / "x"]
