@@ -229,13 +229,17 @@ class CaptionVersions(TaskVerifier):
             tofu += found
         expected = sum(reference_hollow_boxes(c.text.split("\n"), 40, 24) for c in cues)
         ref = readable("".join(c.text for c in cues))
+        need = 1 - p["max_cer_pct"] / 100
         try:
-            texts = ver.read_best(ref, source_path)
+            texts = ver.read()
+            recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
+            if recall < need:  # forgive the model's own drops before failing (read_best)
+                texts = ver.read_best(ref, source_path)
+                recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
         except OCRUnavailable as exc:
             checks.error("japanese", str(exc), {"captions": per})
             return
-        recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
-        text_ok = bool(ver.looks) and 1 - recall <= p["max_cer_pct"] / 100
+        text_ok = bool(ver.looks) and recall >= need
         glyphs_ok = bool(ver.looks) and tofu <= expected
         safe_ok = bool(ver.looks) and outside == 0
         checks.set("japanese", (text_ok + glyphs_ok + safe_ok) / 3,
@@ -245,18 +249,18 @@ class CaptionVersions(TaskVerifier):
                    f"{outside} caption(s) outside the {p['safe_area_pct']}% safe area")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
-        w, h = 360, 640
+        w, h = 540, 960  # half of 1080x1920: 24-px captions (48 at full size); at 1/3 the OCR dropped ~2% of kanji
         texts = {
             "en": ["Light from the side", "Focus on the eyes", "Keep the horizon level", "Shoot at golden hour"],
             "es": ["Ilumina desde un lado", "Enfoca los ojos", "Mantén el horizonte recto", "Graba al atardecer"],
             "ja": ["横から光を当てる", "目に焦点を合わせる", "水平線を真っ直ぐ保つ", "夕方の光で人物を写す"],
         }
         # the project's timing (frame multiples; captions 2 and 3 are back to back)
-        times = [(0.5, 2.5), (2.75, 4.5), (4.5, 6.25), (6.5, 8.25)]
+        times = [(0.5, 2.25), (2.5, 4.0), (4.0, 5.5), (5.75, 7.25)]
         jitter = float(rng.integers(0, 3)) * 0.125
         times = [(a + jitter, b + jitter) for a, b in times]
         drift = [(a + 0.15 * (k + 1), b + 0.15 * (k + 1)) for k, (a, b) in enumerate(times)]  # translators' SRT times
-        n = int(9 * FPS)
+        n = int(8 * FPS)
         frames = [(f * 0.8).astype(np.uint8) for f in clip_frames(int(rng.integers(1 << 30)), n, w, h, FPS)]
         write_video(inst.workdir / SOURCE, frames, FPS)
         (inst.workdir / "input").mkdir(parents=True, exist_ok=True)
@@ -267,7 +271,7 @@ class CaptionVersions(TaskVerifier):
         (inst.gt / "captions_en.srt").write_text(
             srt_text([(a, b, t) for (a, b), t in zip(times, texts["en"], strict=True)]), encoding="utf-8")
 
-        def render(lines, cue_times=times, font=LATIN_FONT, font_px=18, baseline=0.8):
+        def render(lines, cue_times=times, font=LATIN_FONT, font_px=24, baseline=0.8):
             layers = [caption_layer(h, w, [t], font=font, font_px=font_px, baseline_y_px=baseline * h)
                       for t in lines]
             out = []
