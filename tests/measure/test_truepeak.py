@@ -58,3 +58,19 @@ def test_phase_zero_is_the_samples_themselves() -> None:
         y = upfirdn(prototype_filter(factor), x, up=factor)
         start = factor * _HALF - 1
         assert np.array_equal(y[start:start + factor * len(x):factor], x)
+
+
+@pytest.mark.parametrize("f_hz", [997.0, 8000.0, 15000.0, 20000.0])
+def test_interpolated_values_follow_the_continuous_sine(f_hz: float) -> None:
+    """The interpolator itself (not the 4× grid): every oversampled value of a steady sine up to
+    20 kHz at 48 kHz is within 0.15 % of the waveform at that instant (±0.013 dB)."""
+    sr, n = 48000, 4800
+    t = np.arange(n)
+    x = np.sin(2 * np.pi * f_hz * t / sr + 0.3)
+    y = upfirdn(prototype_filter(4), x, up=4)
+    start = 4 * _HALF - 1
+    times = np.arange(4 * n) / 4
+    want = np.sin(2 * np.pi * f_hz * times / sr + 0.3)
+    got = y[start:start + 4 * n]
+    mid = slice(4 * 200, 4 * (n - 200))  # away from the hard start and end
+    assert np.max(np.abs(got[mid] - want[mid])) <= 0.0015

@@ -111,36 +111,86 @@ def _row_peaks(a: np.ndarray, matrix: np.ndarray, rows: np.ndarray, last: int, v
     return peaks
 
 
-def _gather64(sig: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """(len(starts), _WIDTH) float64 spans sig[s : s + _WIDTH], zeros outside sig."""
-    idx = starts[:, None] + np.arange(_WIDTH)
+def _gather64(sig: np.ndarray, starts: np.ndarray, width: int = _WIDTH) -> np.ndarray:
+    """(len(starts), width) float64 spans sig[s : s + width], zeros outside sig."""
+    idx = starts[:, None] + np.arange(width)
     inside = (idx >= 0) & (idx < len(sig))
     return np.where(inside, sig[np.clip(idx, 0, len(sig) - 1)], 0.0)
 
 
-def _scan(sig: np.ndarray, lo: int, hi: int, best: float, factor: int) -> float:
+def padded_f32(x: np.ndarray) -> np.ndarray:
+    """(channels, L) float32 copy of x (frames, channels) laid out for :func:`whole_signal_peaks`:
+    the signal at [SIGNAL_AT, SIGNAL_AT + frames), zeros around, L a multiple of _ROW. Callers reuse
+    `out[:, SIGNAL_AT:SIGNAL_AT + frames]` as their own float32 copy (the loudness meter filters
+    it), so a signal is converted once. Converted in cache-sized pieces (a whole-array strided
+    cast is ~2× slower)."""
+    n = x.shape[0]
+    out = np.empty((x.shape[1], (-(-(n + SIGNAL_AT) // _ROW) + 1) * _ROW), dtype=np.float32)
+    out[:, :SIGNAL_AT] = 0.0
+    out[:, SIGNAL_AT + n:] = 0.0
+    step = 1 << 14
+    for i in range(0, n, step):
+        piece = x[i:i + step].astype(np.float32)
+        out[:, SIGNAL_AT + i:SIGNAL_AT + i + len(piece)] = piece.T
+    return out
+
+
+SIGNAL_AT = _HALF - 1  # where padded_f32 puts the first sample
+
+
+def block_peaks(ext: np.ndarray) -> np.ndarray:
+    """max |ext| of each _ROW-sample block (the last one may be short), as float64.
+
+    By halving, in cache-sized pieces: numpy's max over a short axis is slow, and whole-signal
+    temporaries cost page faults."""
+    nb = len(ext) // _ROW
+    out = np.empty(-(-len(ext) // _ROW), dtype=np.float32)
+    if len(out) > nb:
+        out[nb] = np.abs(ext[nb * _ROW:]).max()
+    step = 2048
+    for b0 in range(0, nb, step):
+        b1 = min(nb, b0 + step)
+        a = np.abs(ext[b0 * _ROW:b1 * _ROW]).reshape(b1 - b0, _ROW)
+        while a.shape[1] > 1:
+            half = a.shape[1] // 2
+            a = np.maximum(a[:, :half], a[:, half:])
+        out[b0:b1] = a[:, 0]
+    return out.astype(np.float64)
+
+
+def exact_peak(peaks32: np.ndarray, sig: np.ndarray, base: int) -> float:
+    """max |sig| exactly (float64), from the float32 block peaks of its copy ext (ext[0] = sig[base]):
+    only the blocks whose float32 peak is within rounding of the largest are read in float64."""
+    if len(peaks32) == 0:
+        return 0.0
+    top = float(peaks32.max())
+    if top == 0.0:
+        return 0.0
+    blocks = np.flatnonzero(peaks32 >= top * (1.0 - 4 * _F32_EPS))
+    return float(np.abs(_gather64(sig, base + blocks * _ROW, _ROW)).max())
+
+
+def _scan_ext(ext: np.ndarray, sig: np.ndarray, lo: int, hi: int, best: float, factor: int,
+              peaks32: np.ndarray | None = None) -> float:
     """max(best, max |interpolated| at input times j + p/factor, j in [lo, hi), p ≥ 1), exact in
-    float64; samples outside `sig` are zero. `best` must be a value the signal reaches (e.g. its
-    sample peak): rows that cannot beat it are skipped."""
+    float64; samples outside `sig` are zero. `ext` is sig in float32 from index lo − _HALF + 1 on
+    (zeros outside sig), at least (rows + 1)·_ROW long. `best` must be a value the signal reaches
+    (e.g. its sample peak): rows that cannot beat it are skipped. `peaks32`: block_peaks(ext) if
+    already known."""
     if hi <= lo or factor == 1:
         return best
     k = _kernel(factor)
     phases = factor - 1
-    n = len(sig)
     nr = -(-(hi - lo) // _ROW)
     valid_last = (hi - lo) - (nr - 1) * _ROW
     base = lo - _HALF + 1  # ext[0] is sig[base]; row r spans ext[r·_ROW : r·_ROW + _WIDTH]
-    ext = np.zeros((nr + 1) * _ROW, dtype=np.float32)
-    s0, s1 = max(0, base), min(n, base + len(ext))
-    if s1 > s0:
-        ext[s0 - base:s1 - base] = sig[s0:s1]
-    blocks = ext.reshape(nr + 1, _ROW)
-    block_peak = np.maximum(blocks.max(axis=1), -blocks.min(axis=1)).astype(np.float64)
+    block_peak = block_peaks(ext[:(nr + 1) * _ROW]) if peaks32 is None else peaks32[:nr + 1]
     span_peak = np.maximum(block_peak[:-1], block_peak[1:])
     x_max = float(block_peak.max()) * (1.0 + 4 * _F32_EPS)
     bound = span_peak * (k.l1 * (1.0 + 1e-9)) * (1.0 + 4 * _F32_EPS)
     err = k.err32 * x_max
-    view = np.lib.stride_tricks.as_strided(ext, shape=(nr, _WIDTH), strides=(_ROW * 4, 4), writeable=False)
+    view = np.lib.stride_tricks.as_strided(ext, shape=(nr, _WIDTH), strides=(_ROW * ext.itemsize, ext.itemsize),
+                                           writeable=False)
 
     cand = np.flatnonzero(bound > best)
     if len(cand) == 0:
@@ -179,13 +229,34 @@ def _scan(sig: np.ndarray, lo: int, hi: int, best: float, factor: int) -> float:
     exact = best
     for c0 in range(0, len(redo), _CHUNK_ROWS):
         part = redo[c0:c0 + _CHUNK_ROWS]
-        a = _gather64(sig, base + part * _ROW)
-        exact = max(exact, float(_row_peaks(a, k.rows64, part, nr - 1, valid_last, phases).max()))
+        a64 = _gather64(sig, base + part * _ROW)
+        exact = max(exact, float(_row_peaks(a64, k.rows64, part, nr - 1, valid_last, phases).max()))
     return exact
 
 
-def _abs_max(x: np.ndarray) -> float:
-    return max(float(x.max()), -float(x.min()))
+def _scan(sig: np.ndarray, lo: int, hi: int, best: float, factor: int) -> float:
+    """:func:`_scan_ext` on a float64 signal (converts the needed part)."""
+    if hi <= lo or factor == 1:
+        return best
+    base = lo - _HALF + 1
+    ext = np.zeros((-(-(hi - lo) // _ROW) + 1) * _ROW, dtype=np.float32)
+    s0, s1 = max(0, base), min(len(sig), base + len(ext))
+    if s1 > s0:
+        ext[s0 - base:s1 - base] = sig[s0:s1]
+    return _scan_ext(ext, sig, lo, hi, best, factor)
+
+
+def whole_signal_peaks(x: np.ndarray, padded: np.ndarray, sample_rate_hz: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sample peak, true peak) per channel, linear and exact, of a whole signal x (frames,
+    channels), given its :func:`padded_f32` copy."""
+    factor = oversampling_factor(sample_rate_hz)
+    n = x.shape[0]
+    sample, true = np.zeros(x.shape[1]), np.zeros(x.shape[1])
+    for ch in range(x.shape[1]):
+        peaks32 = block_peaks(padded[ch])
+        sample[ch] = exact_peak(peaks32, x[:, ch], -SIGNAL_AT)
+        true[ch] = _scan_ext(padded[ch], x[:, ch], 0, n, float(sample[ch]), factor, peaks32)
+    return sample, true
 
 
 def true_peak_dbtp(samples: np.ndarray, sample_rate_hz: int) -> list[float]:
@@ -193,17 +264,10 @@ def true_peak_dbtp(samples: np.ndarray, sample_rate_hz: int) -> list[float]:
     x = np.asarray(samples)
     if x.ndim == 1:
         x = x[:, None]
-    factor = oversampling_factor(sample_rate_hz)
-    out = []
-    for ch in range(x.shape[1]):
-        sig = x[:, ch]
-        if len(sig) == 0:
-            out.append(-math.inf)
-            continue
-        if sig.dtype != np.float64:
-            sig = sig.astype(np.float64)
-        out.append(_to_dbtp(_scan(sig, 0, len(sig), _abs_max(sig), factor)))
-    return out
+    if x.shape[0] == 0:
+        return [-math.inf] * x.shape[1]
+    _, true = whole_signal_peaks(x, padded_f32(x), sample_rate_hz)
+    return [_to_dbtp(float(p)) for p in true]
 
 
 class TruePeakMeter:
@@ -223,11 +287,15 @@ class TruePeakMeter:
         if x.shape[0] == 0:
             return
         joined = np.concatenate([self._buf, x], axis=0)
-        lo, hi = _HALF - 1, joined.shape[0] - _HALF
+        m = joined.shape[0]
+        lo, hi = _HALF - 1, m - _HALF  # settled now: positions [lo, hi) of `joined`
+        ext = np.zeros((joined.shape[1], -(-max(m, (-(-(hi - lo) // _ROW) + 1) * _ROW) // _ROW) * _ROW),
+                       dtype=np.float32)
+        ext[:, :m] = joined.T
         for ch in range(joined.shape[1]):
-            col = x[:, ch]
-            best = max(float(self._peak[ch]), _abs_max(col))
-            self._peak[ch] = _scan(np.ascontiguousarray(joined[:, ch]), lo, hi, best, self.factor)
+            peaks32 = block_peaks(ext[ch])
+            best = max(float(self._peak[ch]), exact_peak(peaks32, joined[:, ch], 0))
+            self._peak[ch] = _scan_ext(ext[ch], joined[:, ch], lo, hi, best, self.factor, peaks32)
         self._buf = joined[max(lo, hi) - _HALF + 1:].copy()
 
     def per_channel_dbtp(self) -> list[float]:
