@@ -236,7 +236,8 @@ class ObsLogFollower:
 
     from_start=False (a run): the file current at start is read from its end, so lines from before
     the run (the launcher's readiness probe, earlier sessions) are not the run's evidence; a log
-    file that appears later (OBS restarted) is read from its beginning.
+    file that appears later (OBS restarted) is read from its beginning. A file once left is not
+    read again (two OBS instances writing to one log folder: the follower stays with the first).
     """
 
     def __init__(self, bus: EventBus, log_dir: Path, *, poll_s: float = 0.2, from_start: bool = False,
@@ -253,6 +254,7 @@ class ObsLogFollower:
         #: the log that was already there when following began: read from its end (unless from_start)
         self._initial: Path | None = None
         self._initial_taken = False
+        self._seen: set[Path] = set()
 
     async def start(self, bus: EventBus | None = None) -> None:
         if bus is not None:
@@ -285,8 +287,8 @@ class ObsLogFollower:
         """Switch to a newer log file if one appeared, read new complete lines; returns lines read."""
         self.mark_start()
         newest = newest_log(self.log_dir)
-        if newest is not None and newest != self.current:
-            self._open(newest)
+        if newest is not None and newest != self.current and newest not in self._seen:
+            self._open(newest)  # never back to a file already read: no event is emitted twice
         if self.current is None:
             return 0
         try:
@@ -314,6 +316,7 @@ class ObsLogFollower:
             for kind, payload in self._parser.close():
                 self.bus.emit(SOURCE, kind, payload)
         from_end = not self.from_start and path == self._initial
+        self._seen.add(path)
         self.current, self._partial, self._parser = path, b"", WsLogParser()
         try:
             self._pos = path.stat().st_size if from_end else 0

@@ -22,7 +22,7 @@ import pytest
 
 from monitor.bus import EventBus
 from monitor.events import Event
-from monitor.observers.obs_log import ObsLogFollower, WsLogParser
+from monitor.observers.obs_log import ObsLogFollower, WsLogParser, newest_log
 
 T = "10:00:00.000: "
 
@@ -128,6 +128,16 @@ def test_follower_reads_from_end_then_new_log_from_start(tmp_path: Path) -> None
     tail = [(e.kind, e.payload.get("remote") or e.payload.get("request_type") or e.payload.get("file")) for e in got[2:]]
     assert tail == [("ws/log", new.name), ("ws/client_connected", "127.0.0.1:40002"), ("ws/request", "CreateScene")]
     assert got[2].payload["debug"] is True and got[2].payload["from_end"] is False   # it holds a [debug] line
+    time.sleep(0.02)
+    with open(new, "a") as fh:
+        fh.write(disconnect(40002) + "\n")
+    time.sleep(0.02)
+    with open(old, "a") as fh:                       # the old file is newest again (a second OBS): not re-read
+        fh.write(connect(40003) + "\n")
+    assert newest_log(tmp_path) == old
+    n = len(got)
+    f.poll_once()
+    assert [(e.kind, e.payload.get("remote")) for e in got[n:]] == [("ws/client_disconnected", "127.0.0.1:40002")]
 
 
 # ---- real OBS ----------------------------------------------------------------------------------

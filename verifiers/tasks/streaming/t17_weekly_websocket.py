@@ -48,6 +48,13 @@ def _is_write(rtype: str) -> bool:
     return not rtype.startswith(READ_ONLY_PREFIXES) and rtype not in READ_ONLY
 
 
+def _ui_text(e: dict[str, Any]) -> str:
+    p = payload(e)
+    if e.get("kind") == "ui/settings_changed":
+        return f"OBS Settings dialog confirmed ({', '.join(map(str, p.get('changed') or [])) or 'no change named'})"
+    return str(e.get("kind"))
+
+
 class RequestLog:
     """What the run's OBS log events say about websocket clients (see monitor/observers/obs_log.py)."""
 
@@ -59,7 +66,7 @@ class RequestLog:
         self.script = [p for p in reqs if p.get("client") != "tally" and isinstance(p.get("request_type"), str)]
         self.script_writes = Counter(str(p["request_type"]) for p in self.script if _is_write(p["request_type"]))
         self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
-        self.ui = [f"{e.get('kind')} {payload(e).get('changed', '')}".strip() for e in ctx.events or []
+        self.ui = [_ui_text(e) for e in ctx.events or []
                    if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
         self.connections = sum(1 for e in ctx.events or []
                                if e.get("source") == "obs" and e.get("kind") == "ws/client_connected")
