@@ -37,12 +37,12 @@ from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
 from verifiers.measure.vad import speech_segments
+from verifiers.provenance import outside_writes, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
 from verifiers.tasks.shortform.common import ClipMatcher, clean_runs, probe_artifact, runs, video_facts
-from verifiers.tasks.sound.common import outside_writes, writer_name
 
 OUTPUT = "out/coach_tight.mp4"
 SOURCE = "fixtures/coach_raw.mp4"

@@ -39,12 +39,12 @@ from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, Task
 from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError
 from verifiers.measure.streams import probe
+from verifiers.provenance import outside_writes, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
 from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
-from verifiers.tasks.sound.common import outside_writes, writer_name
 
 OUTPUT = "out/kickflip_ramp.mp4"
 SOURCE = "fixtures/kickflip.mp4"

@@ -13,6 +13,7 @@ import soundfile as sf
 from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.measure.audio_io import Audio, load_audio, resample
 from verifiers.measure.errors import MediaError
+from verifiers.provenance import AUDIT_WRITE_KINDS, outside_writes, writer_name  # noqa: F401  (re-exported)
 from verifiers.rubric import rubric_check, rubric_event  # noqa: F401  (re-exported for the sound tasks)
 
 RATE_HZ = 48_000
@@ -45,30 +46,6 @@ def truncate_file(path: Path) -> Path:
     raw = path.read_bytes()
     path.write_bytes(raw[: len(raw) // 2])
     return path
-
-
-AUDIT_WRITE_KINDS = ("write", "file_written")  # docs/audit.md: `write`; `file_written` was its first name
-
-
-def writer_name(payload: dict) -> str:
-    """Program of an audit write record: `process` (docs/audit.md), else exe's basename, else comm."""
-    for key in ("process", "exe", "comm"):
-        v = payload.get(key)
-        if v:
-            return str(v).replace("\\", "/").rsplit("/", 1)[-1].lower()
-    return ""
-
-
-def outside_writes(ctx: ScoreContext, rel: str, forbidden: tuple[str, ...] | list[str]) -> list[dict]:
-    """Audit records of `rel` written by a forbidden program (empty without audit evidence)."""
-    bad = {f.lower() for f in forbidden}
-    out = []
-    for e in ctx.events or []:
-        p = e.get("payload") or {}
-        if e.get("source") == "audit" and e.get("kind") in AUDIT_WRITE_KINDS \
-                and str(p.get("path", "")).lstrip("./") == rel and writer_name(p) in bad:
-            out.append(p)
-    return out
 
 
 def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> tuple[Audio, np.ndarray]:

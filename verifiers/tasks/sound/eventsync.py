@@ -75,7 +75,7 @@ def load_library(folder: Path) -> dict[str, np.ndarray]:
 
 
 def load_render(ctx: ScoreContext, rel: str) -> Audio:
-    from verifiers.tasks.sound.common import outside_writes, writer_name
+    from verifiers.provenance import outside_writes, writer_name
 
     path = ctx.artifact(rel)
     bad = outside_writes(ctx, rel, ctx.task.forbidden_writers)

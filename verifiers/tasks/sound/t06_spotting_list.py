@@ -26,9 +26,9 @@ from scipy.optimize import linear_sum_assignment
 
 from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
 from verifiers.base import AgentOutputError, Checks, GTError, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.provenance import AUDIT_WRITE_KINDS, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.sound.common import AUDIT_WRITE_KINDS, writer_name
 
 OUTPUT = "output/spotting_list.csv"
 MARKERS = "state/resolve_markers.json"
