@@ -80,7 +80,8 @@ class BrandAd(TaskVerifier):
         brand = read_brand(ctx)
         palette = [hex_lab(h) for h in brand["colours_hex"]]
         logo = _rgb_png(ctx.gt_path("logo.png"))
-        speech = ctx.gt_json("vo.json").get("speech_s")
+        vo_gt = ctx.gt_json("vo.json")
+        speech = vo_gt.get("speech_s") if isinstance(vo_gt, dict) else None
         if not isinstance(speech, list) or not speech:
             raise GTError("gt/vo.json needs speech_s")
         try:

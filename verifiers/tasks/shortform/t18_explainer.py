@@ -181,9 +181,11 @@ class Explainer(TaskVerifier):
             lv = stem_levels(mix, [vo, music], SR_HZ, max_lag_s=10.0)
         except MediaError as exc:
             audio_err = f"no usable audio: {exc}"
-        vo_in = lv is not None and lv.lufs(0, window_mask(lv.t_s, [tuple(x["vo_s"]) for x in lines])) > -50
-        lag = lv.lags_s[0] if vo_in else 0.0
+        lag = lv.lags_s[0] if lv is not None else 0.0
         spans = [(x["vo_s"][0] + lag, x["vo_s"][1] + lag) for x in lines]
+        vo_in = lv is not None and lv.lufs(0, window_mask(lv.t_s, spans)) > -50
+        if not vo_in:  # no VO to align on: judge the pictures at the script's own times
+            lag, spans = 0.0, [(x["vo_s"][0], x["vo_s"][1]) for x in lines]
 
         # duration and where transitions fall
         p = checks.params("duration_transitions")
