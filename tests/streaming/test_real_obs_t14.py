@@ -1,88 +1,86 @@
-"""Real-OBS evidence for R06.12.01.01-T14: clap test, Mic sync offset +120 ms, sync_after.mkv, in OBS 29.
+"""Real-OBS oracle for R06.12.01.01-T14: clap test, Mic sync offset +120 ms, sync_after.mkv, in OBS 29.
 
-The clapper feed is two ffmpeg_sources started together at OBS load: "Cam" plays the clapper picture
-and "Mic" the claps, 120 ms early (t14_av_offset.clap_test(-120), four periods so nothing loops),
-the stand-in for the harness's camera + microphone with the GT's hidden delay. OBS records a
-"before" clip, the sync offset is set over obs-websocket (as the oracle does), OBS records
-sync_after.mkv. OBS's own RecordStateChanged / InputAudioSyncOffsetChanged events, captured with
-obsws-python's EventClient, are the live evidence for before_test.
+The stand-in for the harness's webcam + microphone is ONE media source ("Mic", ffmpeg_source) playing
+an A+V file: the clapper picture, and claps 120 ms early (the GT's hidden delay: video late). OBS
+records a "before" clip, the sync offset is set over obs-websocket (as the oracle does), OBS records
+sync_after.mkv, and the T14 scorer judges OBS's files and OBS's own events (EventClient) in full.
 
-Asserted: offset_set and before_test pass; the scorer finds every clap in OBS's sync_after.mkv; the
-shift OBS applied between the recordings is measured. Not asserted: residual_offset (<= 10 ms). Two
-independently started media sources carry their own A/V skew (20-60 ms measured here), which adds to
-the GT's 120 ms, so a correct +120 ms fix leaves that skew. A single A+V ffmpeg_source has no
-inter-source skew but its A/V alignment moved by 0-60 ms from one restart to the next (residual
-4 ms once, 55-62 ms three times), so neither stand-in gives a deterministic <= 10 ms here.
+Why one A+V source (libobs 29 obs-source.c, deps/media-playback): OBS ties an async source's audio
+to its own video (each rendered frame sets `timing_adjust = video_time - frame.timestamp`, and audio
+is placed with it), so the file's A/V relation survives into the recording. Two separate media
+sources (picture, sound) each start their own clock and OBS shows an async source's first frame at
+the next render tick, so their skew is 20-60 ms and new at every OBS start: with that stand-in a
+correct +120 ms fix left 56 ms (the earlier version of this test could not assert residual_offset).
+The file's audio starts 0.5 s after its video, so OBS places the first audio with a timing taken
+from a rendered frame rather than from the preloaded one (which was 4-62 ms off from one start to
+the next). OBS keeps placed audio where it is (it only appends while timestamps stay within 70 ms),
+so a new placement happens only on a sync-offset change (the second one: obsproject/obs-studio#7912)
+or a jump; a render stall at such a moment places the audio off by up to a few frames for good.
+Hence the main window's preview is off (NoPreviewObs) and a fix + sync_after.mkv during which OBS
+itself counted skipped render frames (GetStats renderSkippedFrames) is redone, at most 3 times: the
+stall is OBS's own report, not the score. Measured on this 2-core machine with ~5 other jobs
+(load 5-6): 8 of 10 fix attempts stall-free; every stall-free one scored 100 (residual 3.1-4.7 ms).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from monitor.obs import ObsInstance
+from tests.streaming.real_obs import EventLog, NoPreviewObs, record, save_obs_config
 from verifiers.scoring import score_task
 from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 from verifiers.synthkit.streaming_media import write_media
 
 obs = pytest.importorskip("obsws_python")
-needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
-                               reason="obs-studio and xvfb needed")
+needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None
+                               or shutil.which("ffmpeg") is None, reason="obs-studio, xvfb and ffmpeg needed")
 
 TASK = "R06.12.01.01-T14"
-RECORD_S = 9.6  # the looping 8.5 s clip: every clap closes inside any 9.6 s window
+RECORD_S = 9.6       # the 8.5 s clap cycle: five claps close inside any 9.6 s window
+AUDIO_START_S = 0.5  # the feed's audio begins after its video (first clap at 0.88 s)
+FEED_PERIODS = 9     # 76 s, never looping while the test runs (a loop is a timestamp jump)
+FIX_ATTEMPTS = 4
 
 
-def drop_cv2_qt_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`import cv2` points QT_QPA_PLATFORM_PLUGIN_PATH at its own Qt plugins; OBS inherits the
-    environment and then aborts at start ("Could not load the Qt platform plugin xcb")."""
-    import os
+def write_feed(folder: Path, hidden_delay_ms: float) -> Path:
+    """The clapper feed as one A+V Matroska: clap_test's pictures, claps hidden_delay_ms early."""
+    import soundfile as sf
 
-    for key in ("QT_QPA_PLATFORM_PLUGIN_PATH", "QT_QPA_FONTDIR"):
-        monkeypatch.delenv(key, raising=False)
-    ld = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p and "cv2" not in p]
-    monkeypatch.setenv("LD_LIBRARY_PATH", ":".join(ld))
+    from verifiers.tasks.streaming.t14_av_offset import FPS, clap_test
 
-
-class EventLog:
-    """OBS events as the bundle records them (source obs, kind, mono_ns, camelCase payload)."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def on_record_state_changed(self, d: Any) -> None:
-        self.events.append({"source": "obs", "kind": "RecordStateChanged", "mono_ns": time.monotonic_ns(),
-                            "payload": {"outputActive": d.output_active, "outputState": d.output_state,
-                                        "outputPath": d.output_path}})
-
-    def on_input_audio_sync_offset_changed(self, d: Any) -> None:
-        self.events.append({"source": "obs", "kind": "InputAudioSyncOffsetChanged", "mono_ns": time.monotonic_ns(),
-                            "payload": {"inputName": d.input_name, "inputAudioSyncOffset": d.input_audio_sync_offset}})
+    vid, aud = clap_test(-hidden_delay_ms)
+    video = write_media(folder / "feed_video.mkv", vid * FEED_PERIODS, FPS)
+    rate = 48_000
+    wav = folder / "feed_audio.wav"
+    sf.write(str(wav), np.tile(aud, FEED_PERIODS)[int(AUDIO_START_S * rate):], rate)
+    feed = folder / "feed.mkv"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(video), "-itsoffset", str(AUDIO_START_S), "-i", str(wav),
+                    "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "pcm_s16le", str(feed)],
+                   check=True, timeout=60)
+    return feed
 
 
-def _record(c: Any, seconds: float) -> Path:
-    c.start_record()
-    time.sleep(seconds)
-    path = Path(c.stop_record().output_path)
-    for _ in range(40):
-        if not c.get_record_status().output_active:
-            break
-        time.sleep(0.25)
-    time.sleep(0.5)
-    return path
+def _collection(feed: Path) -> dict[str, Any]:
+    mic = {"id": "ffmpeg_source", "versioned_id": "ffmpeg_source", "name": "Mic",
+           "settings": {"is_local_file": True, "local_file": str(feed), "looping": False,
+                        "restart_on_activate": False, "close_when_inactive": False}}
+    return {"name": "Stream", "current_scene": "Live", "current_program_scene": "Live",
+            "scene_order": [{"name": "Live"}],
+            "sources": [mic, {"id": "scene", "versioned_id": "scene", "name": "Live",
+                              "settings": {"items": [{"name": "Mic", "id": 1, "visible": True}],
+                                           "id_counter": 1, "custom_size": False}}]}
 
 
-def _media(name: str, path: Path) -> dict[str, Any]:
-    return {"id": "ffmpeg_source", "versioned_id": "ffmpeg_source", "name": name,
-            "settings": {"is_local_file": True, "local_file": str(path), "looping": True,
-                         "restart_on_activate": False, "close_when_inactive": False}}
-
-
-def run_in_obs(cam_clip: Path, mic_wav: Path, fps: int, real: Path) -> list[dict[str, Any]]:
+def run_in_obs(feed: Path, fps: int, real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Clap test, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns (events, attempts)."""
     rec_dir = real / "recordings"
     rec_dir.mkdir(parents=True)
     basic = {"Output": {"Mode": "Advanced"},
@@ -91,78 +89,66 @@ def run_in_obs(cam_clip: Path, mic_wav: Path, fps: int, real: Path) -> list[dict
              "Video": {"BaseCX": "160", "BaseCY": "90", "OutputCX": "160", "OutputCY": "90",
                        "FPSType": "1", "FPSInt": str(fps)}}
     profile = {"basic.ini": basic, "recordEncoder.json": {"rate_control": "CRF", "crf": 18, "preset": "ultrafast"}}
-    coll = {"name": "Stream", "current_scene": "Live", "current_program_scene": "Live",
-            "scene_order": [{"name": "Live"}],
-            "sources": [_media("Cam", cam_clip), _media("Mic", mic_wav),
-                        {"id": "scene", "versioned_id": "scene", "name": "Live",
-                         "settings": {"items": [{"name": "Cam", "id": 1, "visible": True},
-                                                {"name": "Mic", "id": 2, "visible": True}],
-                                      "id_counter": 2, "custom_size": False}}]}
     log = EventLog()
-    with ObsInstance(collection=coll, profile=profile, profile_name="Stream", ws_password="t14-pw") as o:
+    attempts: list[dict[str, Any]] = []
+    with NoPreviewObs(collection=_collection(feed), profile=profile, profile_name="Stream", ws_password="t14-pw") as o:
         c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t14-pw", timeout=10)
         ev = obs.EventClient(host="127.0.0.1", port=o.ws_port, password="t14-pw")
         ev.callback.register([log.on_record_state_changed, log.on_input_audio_sync_offset_changed])
         try:
             time.sleep(0.5)
-            _record(c, RECORD_S)                              # the clap test before the fix
-            # audio 120 ms later meets the late video. OBS 29 ignores a single programmatic change of a
-            # running source's sync offset (obsproject/obs-studio#7912); a second, different value a
-            # moment later takes effect (what touching the spin box in the GUI amounts to)
-            c.set_input_audio_sync_offset("Mic", 119)
-            time.sleep(0.3)
-            c.set_input_audio_sync_offset("Mic", 120)
-            time.sleep(2.0)
-            after = _record(c, RECORD_S)
+            skipped0 = c.get_stats().render_skipped_frames
+            record(c, RECORD_S)                                  # the clap test before the fix
+            attempts.append({"file": "before", "render_skipped_frames": c.get_stats().render_skipped_frames - skipped0})
+            for _ in range(FIX_ATTEMPTS):
+                skipped0 = c.get_stats().render_skipped_frames
+                # audio 120 ms later meets the late video. OBS 29 ignores a single programmatic change of a
+                # running source's sync offset (obsproject/obs-studio#7912); a second, different value a
+                # moment later takes effect (what touching the spin box in the GUI amounts to)
+                c.set_input_audio_sync_offset("Mic", 119)
+                time.sleep(0.3)
+                c.set_input_audio_sync_offset("Mic", 120)
+                time.sleep(2.0)
+                after = record(c, RECORD_S)
+                stalls = c.get_stats().render_skipped_frames - skipped0
+                attempts.append({"file": after.name, "render_skipped_frames": stalls})
+                if stalls == 0:
+                    break
+                after.unlink()  # OBS says its pipeline stalled while placing/recording: not an oracle, redo
             time.sleep(0.5)
         finally:
             ev.disconnect()
             c.disconnect()
         assert o.stop() == 0
-        dest = real / "obs-studio"
-        (dest / "basic" / "scenes").mkdir(parents=True)
-        shutil.copy2(o.collection_path, dest / "basic" / "scenes" / "Stream.json")
-        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / "Stream")
-        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
-    after.rename(rec_dir / "sync_after.mkv")  # the task's file name; OBS names files by date
-    return log.events
+        save_obs_config(o, real)
+    if len(attempts) > 1 and attempts[-1]["render_skipped_frames"] == 0:
+        after.rename(rec_dir / "sync_after.mkv")  # the task's file name; OBS names files by date
+    return log.events, attempts
 
 
-def _mean_offset_ms(path: Path, gt: dict[str, Any]) -> float:
-    """Mean (audio clap - visual close) in ms, measured the scorer's way."""
-    import numpy as np
-
+def _offsets_ms(path: Path, gt: dict[str, Any]) -> list[float]:
+    """(audio clap - visual close) per clap in ms, measured the scorer's way."""
     from verifiers.tasks.streaming.t14_av_offset import audio_claps, visual_closes
 
     vis, aud = visual_closes(path, gt), audio_claps(path)
     pairs = [(a - min(vis, key=lambda v, a=a: abs(v - a))) * 1000 for a in aud]
-    return float(np.mean([d for d in pairs if abs(d) < 400]))
+    return [d for d in pairs if abs(d) < 400]
 
 
 @pytest.mark.obs
 @pytest.mark.slow
 @needs_obs
-def test_t14_real_obs_clap_test_and_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """offset_set and before_test pass on what OBS saved and emitted; the +120 ms OBS applied is
-    measured in its recordings. residual_offset (<= 10 ms) is not asserted: see the report below."""
-    import json
-
-    import numpy as np
-    import soundfile as sf
-
-    from verifiers.tasks.streaming.t14_av_offset import FPS, clap_test
+def test_t14_real_obs_clap_test_and_fix_scores_full(tmp_path: Path) -> None:
+    from verifiers.tasks.streaming.t14_av_offset import FPS
 
     inst = synth_instance(TASK, tmp_path / "inst", seed=1)
-    drop_cv2_qt_env(monkeypatch)
     gt = json.loads((inst / "gt" / "t14.json").read_text())
-    vid, aud = clap_test(-float(gt["injected_delay_ms"]))  # the GT's planted offset: video late
-    # four periods (34 s): neither source loops during the run, so their start skew stays constant
-    vid, aud = vid * 4, np.tile(aud, 4)
-    cam = write_media(tmp_path / "cam.mkv", vid, FPS)
-    mic = tmp_path / "mic.wav"
-    sf.write(str(mic), aud, 48_000)
+    assert gt["late"] == "video"
+    feed = write_feed(tmp_path, float(gt["injected_delay_ms"]))
     real = tmp_path / "real"
-    events = run_in_obs(cam, mic, FPS, real)
+    events, attempts = run_in_obs(feed, FPS, real)
+    assert attempts[-1]["render_skipped_frames"] == 0, f"OBS stalled during every fix attempt: {attempts}"
+    before_stalls = attempts[0]["render_skipped_frames"]
     kinds = [e["kind"] for e in events]
     assert "InputAudioSyncOffsetChanged" in kinds and kinds.count("RecordStateChanged") >= 4, kinds
     InstanceWriter.write_events(real, events)
@@ -171,17 +157,16 @@ def test_t14_real_obs_clap_test_and_fix(tmp_path: Path, monkeypatch: pytest.Monk
     rep = score_task(TASK, work, inst / "gt", load_solution_events(real)).to_dict()
     checks = {c["name"]: c for c in rep["checks"]}
     detail = {n: (c["score"], c["message"], c["evidence"]) for n, c in checks.items()}
-    assert checks["offset_set"]["status"] == "pass", detail       # from the collection OBS saved
-    assert checks["before_test"]["status"] == "pass", detail      # from OBS's own events
     recs = real / "recordings"
     (before,) = [p for p in recs.glob("*.mkv") if p.name != "sync_after.mkv"]
-    shift_ms = _mean_offset_ms(recs / "sync_after.mkv", gt) - _mean_offset_ms(before, gt)
-    # OBS really delayed the Mic by the sync offset set (a change OBS ignored would give 0). The shift
-    # is not exact: the two sources' pictures land on render ticks and their skew moved by up to
-    # ~25 ms between recordings (shifts measured: 120.0, 119.7, 121.0, 123.8, 103.3, 94.9 ms)
-    assert 60 <= shift_ms <= gt["injected_delay_ms"] + 1000 / FPS, (shift_ms, detail)
-    # residual_offset: the scorer finds every clap in OBS's sync_after.mkv, but the residual left is
-    # the stand-in feed's own skew between two independently started media sources (20-55 ms
-    # measured here), not something the agent's correction controls, so its score is not asserted
+    before_ms = _offsets_ms(before, gt)
+    assert len(before_ms) >= 5, before_ms
+    if before_stalls == 0:  # the clap test OBS recorded shows the feed's hidden delay
+        assert abs(np.median(before_ms) + gt["injected_delay_ms"]) <= 1000 / FPS, before_ms
+    assert checks["offset_set"]["status"] == "pass", detail       # from the collection OBS saved
+    assert checks["before_test"]["status"] == "pass", detail      # from OBS's own events
+    assert checks["residual_offset"]["status"] == "pass", detail  # mean |close - clap| <= 10 ms in OBS's file
     assert len(checks["residual_offset"]["evidence"]["offsets_ms"]) >= 5, detail
-    print(f"T14 real OBS: shift {shift_ms:.1f} ms, residual {detail['residual_offset'][2]['mean_abs_ms']:.1f} ms")
+    assert rep["score"] >= 99, detail
+    print(f"T14 real OBS: before median {np.median(before_ms):.1f} ms, residual "
+          f"{checks['residual_offset']['evidence']['mean_abs_ms']:.1f} ms, attempts {attempts}, score {rep['score']}")

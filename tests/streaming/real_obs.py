@@ -1,0 +1,80 @@
+"""Shared plumbing for the streaming family's real-OBS oracle tests (T02, T14, T05 + RTMP).
+
+Each test starts and stops its own headless OBS 29 through monitor.obs.ObsInstance (which also keeps
+the Qt/library paths `import cv2` sets out of OBS's environment). What is shared here: recording a
+clip and waiting until OBS has really closed the file, laying OBS's saved config out the way the
+task layout expects, and logging OBS events in the bundle's shape.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from monitor.obs import ObsInstance
+
+
+class NoPreviewObs(ObsInstance):
+    """ObsInstance with the main window's preview off.
+
+    Drawing the preview costs OBS's graphics thread more than rendering a small canvas does (OBS's
+    profiler on a 160x90 canvas: render_displays 6.1 ms median vs render_video 1.3 ms); on a busy
+    2-core machine that is what turns into render stalls, and a stall moves an async source's audio
+    against its video (see test_real_obs_t14). Recording is unaffected by the preview.
+    """
+
+    def write_config(self) -> None:
+        super().write_config()
+        ini = self.config_dir / "global.ini"
+        text = ini.read_text()
+        if "PreviewEnabled=true" not in text:  # the launcher's global.ini changed: say so, do not guess
+            raise AssertionError("launcher's global.ini has no PreviewEnabled=true to turn off")
+        ini.write_text(text.replace("PreviewEnabled=true", "PreviewEnabled=false"))
+
+
+class EventLog:
+    """OBS events as the bundle records them (source obs, kind, mono_ns, camelCase payload), fed by
+    obsws_python's EventClient callbacks."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def _add(self, kind: str, payload: dict[str, Any]) -> None:
+        self.events.append({"source": "obs", "kind": kind, "mono_ns": time.monotonic_ns(), "payload": payload})
+
+    def on_record_state_changed(self, d: Any) -> None:
+        self._add("RecordStateChanged", {"outputActive": d.output_active, "outputState": d.output_state,
+                                         "outputPath": d.output_path})
+
+    def on_input_audio_sync_offset_changed(self, d: Any) -> None:
+        self._add("InputAudioSyncOffsetChanged", {"inputName": d.input_name,
+                                                  "inputAudioSyncOffset": d.input_audio_sync_offset})
+
+
+def record(client: Any, seconds: float) -> Path:
+    """Record `seconds` with OBS; return the file once OBS reports the output inactive (closing OBS
+    while its output still stops can hang OBS's shutdown)."""
+    client.start_record()
+    time.sleep(seconds)
+    path = Path(client.stop_record().output_path)
+    for _ in range(40):
+        if not client.get_record_status().output_active:
+            break
+        time.sleep(0.25)
+    time.sleep(0.5)
+    return path
+
+
+def save_obs_config(o: ObsInstance, real: Path, collection_file: str | None = None) -> Path:
+    """Copy what OBS saved (collection, profile, global.ini) to real/obs-studio after o.stop();
+    returns that directory. collection_file names the JSON under basic/scenes (default: OBS's own)."""
+    dest = real / "obs-studio"
+    scenes = dest / "basic" / "scenes"
+    scenes.mkdir(parents=True, exist_ok=True)
+    if o.collection_path.exists():
+        shutil.copy2(o.collection_path, scenes / (collection_file or o.collection_path.name))
+    shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / o.profile_dir.name)
+    shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+    return dest
