@@ -265,8 +265,10 @@ class Explainer(TaskVerifier):
             stock[name] = clip_frames(int(rng.integers(1 << 30)), n_clip, w, h, FPS)
             write_video(inst.workdir / f"fixtures/stock/{name}.mp4", stock[name], FPS)
         gap = 0.5
-        vo_s = [[round(0.4 + 1.55 * i, 3), round(0.4 + 1.55 * i + 1.05, 3)] for i in range(8)]
-        scenes = {"lines": [{"text": t, "vo_s": v, "acceptable": s} for t, v, s in zip(texts, vo_s, shots, strict=True)],
+        place_s = 0.25  # the VO file starts this late in the export: the scorer must measure it
+        file_s = [[round(0.15 + 1.55 * i, 3), round(0.15 + 1.55 * i + 1.05, 3)] for i in range(8)]
+        vo_s = [[a + place_s, b + place_s] for a, b in file_s]  # export time
+        scenes = {"lines": [{"text": t, "vo_s": v, "acceptable": s} for t, v, s in zip(texts, file_s, shots, strict=True)],
                   "cta": cta}
         inst.write_json(inst.gt / "scenes.json", scenes)
         inst.write_json(inst.gt / "render.json", {"scale": SCALE, "time_scale": TIME_SCALE})
@@ -278,7 +280,7 @@ class Explainer(TaskVerifier):
         (inst.workdir / "input/script.md").write_text("\n".join(md), encoding="utf-8")
         import soundfile as sf
 
-        vo = A.voice_over(rng, 13.0, vo_s, SR_HZ)
+        vo = A.voice_over(rng, 13.0, file_s, SR_HZ)
         bed = A.level_to_lufs(A.music_bed(rng, 20.0, SR_HZ), SR_HZ, -20.0)
         sf.write(str(inst.workdir / "fixtures/vo.wav"), vo, SR_HZ, subtype="PCM_16")
         sf.write(str(inst.workdir / "fixtures/music.wav"), bed, SR_HZ, subtype="PCM_16")
@@ -328,7 +330,8 @@ class Explainer(TaskVerifier):
                 frames.append(f)
             ns = round(15.0 * SR_HZ)
             v = np.zeros(ns, np.float32)
-            v[: len(vo)] = vo[:ns]
+            lag = round(place_s * SR_HZ)
+            v[lag:lag + len(vo)] = vo[: ns - lag]
             m = bed[:ns] * A.gain_curve(ns, vo_s, -12.0, SR_HZ) * 10 ** ((music_lufs + 20.0) / 20)
             write_video(folder / "out/explainer_60s.mp4", frames, FPS, audio=v + m, sample_rate_hz=SR_HZ)
 
