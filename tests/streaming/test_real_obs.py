@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from monitor.obs import ObsInstance
+from monitor.observers.obs_log import ObsLogFollower
+from tests.streaming.real_obs import save_obs_config
 from verifiers.scoring import score_task
-from verifiers.synth import load_solution_events, overlay, synth_instance
+from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 
 obs = pytest.importorskip("obsws_python")
 needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
@@ -61,13 +63,27 @@ def build_in_obs(workdir: Path, out: Path) -> None:
         finally:
             c.disconnect()
         assert inst.stop() == 0
-        dest = out / "obs-studio"
-        (dest / "basic" / "scenes").mkdir(parents=True)
         # the launcher names the file after the collection as given ("Weekly Stream.json"); a
         # collection created in OBS's GUI gets underscores, which is what the task's artifact says
-        shutil.copy2(inst.collection_path, dest / COLL_FILE)
-        shutil.copytree(inst.profile_dir, dest / "basic" / "profiles" / inst.profile_dir.name)
-        shutil.copy2(inst.config_dir / "global.ini", dest / "global.ini")
+        save_obs_config(inst, out, Path(COLL_FILE).name)
+        InstanceWriter.write_events(out, ws_log_events(inst.config_dir / "logs"))
+
+
+def ws_log_events(log_dir: Path) -> list[dict]:
+    """OBS's log (obs-websocket debug on: the launcher passes --websocket_debug) read by the product's
+    log follower from its start: the run's `obs` ws/* events, T17's live evidence."""
+    import asyncio
+
+    from monitor.bus import EventBus
+
+    events: list[dict] = []
+    bus = EventBus()
+    bus.add_sink(lambda e: events.append(e.to_dict()))
+    follower = ObsLogFollower(bus, log_dir, from_start=True)
+    while follower.poll_once():
+        pass
+    asyncio.run(follower.stop())
+    return events
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +99,7 @@ def _score(task: str, root: Path, solution: Path) -> dict:
     if work.exists():
         shutil.rmtree(work)
     overlay(root / "inst" / "workdir", solution, work)
-    return score_task(task, work, root / "inst" / "gt").to_dict()
+    return score_task(task, work, root / "inst" / "gt", load_solution_events(solution)).to_dict()
 
 
 @pytest.mark.obs

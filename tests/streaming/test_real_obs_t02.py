@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from monitor.obs import ObsInstance
+from tests.streaming.real_obs import record, save_obs_config
 from verifiers.scoring import score_task
 from verifiers.synth import overlay, synth_instance
 
@@ -27,17 +27,6 @@ needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb
 
 TASK = "R06.12.01.01-T02"
 RECORD_S = 10.4  # the check wants about 10 s (within 1.5 s)
-
-
-def drop_cv2_qt_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`import cv2` points QT_QPA_PLATFORM_PLUGIN_PATH at its own Qt plugins; OBS inherits the
-    environment and then aborts at start ("Could not load the Qt platform plugin xcb")."""
-    import os
-
-    for key in ("QT_QPA_PLATFORM_PLUGIN_PATH", "QT_QPA_FONTDIR"):
-        monkeypatch.delenv(key, raising=False)
-    ld = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p and "cv2" not in p]
-    monkeypatch.setenv("LD_LIBRARY_PATH", ":".join(ld))
 
 
 def _media(name: str, wav: Path, mixers: int) -> dict:
@@ -76,22 +65,11 @@ def record_in_obs(gt: Path, real: Path) -> Path:
                 "1": True, "2": True, "3": False, "4": False, "5": False, "6": False}
             for name in ("Mic", "Desktop Audio"):  # both signals from sample 0 together: one common lag
                 c.trigger_media_input_action(name, "OBS_WEBSOCKET_MEDIA_INPUT_ACTION_RESTART")
-            c.start_record()
-            time.sleep(RECORD_S)
-            mkv = Path(c.stop_record().output_path)
-            for _ in range(40):  # closing OBS while the output still stops can hang its shutdown
-                if not c.get_record_status().output_active:
-                    break
-                time.sleep(0.25)
-            time.sleep(0.5)
+            mkv = record(c, RECORD_S)
         finally:
             c.disconnect()
         assert o.stop() == 0
-        dest = real / "obs-studio"
-        (dest / "basic" / "scenes").mkdir(parents=True)
-        shutil.copy2(o.collection_path, dest / "basic" / "scenes" / "Stream.json")
-        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / "Stream")
-        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+        save_obs_config(o, real)
     assert mkv.parent == rec_dir and mkv.suffix == ".mkv", mkv
     # OBS 29 remuxes only from its GUI (File > Remux Recordings); this is the same stream copy
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(mkv), "-map", "0", "-c", "copy",
@@ -102,9 +80,8 @@ def record_in_obs(gt: Path, real: Path) -> Path:
 @pytest.mark.obs
 @pytest.mark.slow
 @needs_obs
-def test_t02_real_obs_multitrack_recording_scores_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_t02_real_obs_multitrack_recording_scores_full(tmp_path: Path) -> None:
     inst = synth_instance(TASK, tmp_path / "inst", seed=1)
-    drop_cv2_qt_env(monkeypatch)
     real = tmp_path / "real"
     record_in_obs(inst / "gt", real)
     work = tmp_path / "work"
