@@ -23,13 +23,14 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, TextBox, read_text
 
@@ -161,6 +162,39 @@ def paired_frames(export: Path, source: SourceFrames, width_px: int | None = Non
     exports at another frame rate still pair up."""
     for fr in iter_frames(export, width=width_px, height=height_px):
         yield fr.t_s, fr.rgb, source.at(fr.t_s)
+
+
+def frames_at(path: Path, times_s: Iterable[float]) -> dict[float, np.ndarray]:
+    """Full-size frames presented at each time (the first frame at or after it), in ONE decoding
+    pass: short-GOP-less exports make every seek decode from the start."""
+    want = sorted(set(times_s))
+    out: dict[float, np.ndarray] = {}
+    i = 0
+    if want:
+        for fr in iter_frames(path):
+            while i < len(want) and fr.t_s >= want[i] - 1e-6:
+                out[want[i]] = fr.rgb
+                i += 1
+            if i == len(want):
+                break
+    if i < len(want):
+        raise MediaError(f"{path.name}: no frame at or after {want[i]:.3f} s")
+    return out
+
+
+class FrameCache:
+    """frames_at with memory: the footage is read at the same caption times for every export."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.frames: dict[float, np.ndarray] = {}
+
+    def get(self, times_s: Iterable[float]) -> dict[float, np.ndarray]:
+        times = list(times_s)
+        todo = [t for t in times if t not in self.frames]
+        if todo:
+            self.frames.update(frames_at(self.path, todo))
+        return {t: self.frames[t] for t in times}
 
 
 @dataclass(frozen=True)

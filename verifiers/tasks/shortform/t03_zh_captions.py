@@ -15,7 +15,6 @@ import numpy as np
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
-from verifiers.measure.frames import read_frame_at
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -24,6 +23,7 @@ from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import instance_scale, probe_artifact
 from verifiers.tasks.shortform.t03_caption_track import (
     Look,
+    frames_at,
     is_white,
     measure_look,
     ocr_lines,
@@ -110,15 +110,16 @@ class ZhCaptions(TaskVerifier):
         looks, texts, line_lens, per = [], [], [], []
         sp = checks.params("style_position")
         try:
+            mids = [s.mid_s for s in track.spans]
+            exp, src = frames_at(path, mids), frames_at(source, mids)
             for s in track.spans:
-                e = read_frame_at(path, s.mid_s)
-                src = read_frame_at(source, s.mid_s)
-                look = measure_look(e.rgb, src.rgb)
+                e = exp[s.mid_s]
+                look = measure_look(e, src[s.mid_s])
                 if look is None:
                     continue
-                crit = style_criteria(look, e.rgb.shape[1], e.rgb.shape[0], sp, scale)
+                crit = style_criteria(look, e.shape[1], e.shape[0], sp, scale)
                 looks.append(crit)
-                lines = ocr_lines(e.rgb, look)
+                lines = ocr_lines(e, look)
                 text = "".join(b.text for b in lines)
                 if not texts or text_key(text) != text_key(texts[-1]):
                     texts.append(text)
@@ -126,7 +127,7 @@ class ZhCaptions(TaskVerifier):
                 per.append({"span_s": [s.start_s, s.end_s], "ocr_lines": [b.text for b in lines],
                             "fill_rgb": look.fill_rgb, "stroke_ratio": look.stroke_ratio,
                             "line_heights_px": [ln.height_px for ln in look.lines],
-                            "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.rgb.shape[0] if look.lines else None,
+                            "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.shape[0] if look.lines else None,
                             **crit})
         except MediaError as exc:
             checks.fail_rest(f"{OUTPUT}: {exc}")
