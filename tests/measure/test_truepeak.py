@@ -34,6 +34,33 @@ def test_skip_is_exact_against_brute_force(seed: int) -> None:
     assert meter.per_channel_dbtp()[0] == pytest.approx(ours, abs=1e-9)
 
 
+def _square_with_quiet_ends(t: np.ndarray) -> np.ndarray:
+    """Every edge overshoots by the same amount: ~400 tied maxima, rechecked as float64 rows."""
+    x = 0.5 * np.sign(np.sin(2 * np.pi * 100 * t / 48000 + 0.1))
+    x[:1000] = 0.0
+    x[-1000:] = 0.0
+    return x
+
+
+STEADY = {  # every block can hold the peak: the paths for near-ties (plain passes, float64 rows)
+    "dc": lambda t: np.full(len(t), 0.5),
+    "square_100hz": _square_with_quiet_ends,
+    "sine_1khz_sampled_at_its_peak": lambda t: 0.5 * np.sin(2 * np.pi * 1000 * t / 48000),
+    "sine_997hz": lambda t: 0.7 * np.sin(2 * np.pi * 997 * t / 48000 + 0.2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STEADY))
+def test_skip_is_exact_on_steady_signals(name: str) -> None:
+    x = STEADY[name](np.arange(48000))
+    ours = true_peak_dbtp(x, 48000)[0]
+    assert ours == pytest.approx(_brute(x), abs=1e-9)
+    meter = TruePeakMeter(48000, 1)
+    for pos in range(0, len(x), 4000):
+        meter.push(x[pos:pos + 4000, None])
+    assert meter.per_channel_dbtp()[0] == pytest.approx(ours, abs=1e-9)
+
+
 @pytest.mark.parametrize("f_hz", [997.0, 5000.0, 12000.0, 15000.0, 19000.0, 20000.0])
 def test_sines_within_0p15_db_of_continuous_peak(f_hz: float) -> None:
     sr = 48000

@@ -176,7 +176,7 @@ class LoudnessMeter:
         self._tp = TruePeakMeter(self.sample_rate_hz, self.channels) if true_peak else None
         self._sample_peak = np.zeros(self.channels)
         self._sos = k_weighting_sos(self.sample_rate_hz).astype(np.float32)
-        self._zi = np.zeros((self.channels, self._sos.shape[0], 2), dtype=np.float32)
+        self._zi = np.zeros((self._sos.shape[0], self.channels, 2), dtype=np.float32)
         self._hop = max(1, round(hop_s * self.sample_rate_hz))
         self._m_hops = max(1, round(0.4 / hop_s))
         self._s_hops = max(1, round(3.0 / hop_s))
@@ -197,11 +197,12 @@ class LoudnessMeter:
             raise ValueError(f"block has {x.shape[1]} channels, meter was made for {self.channels}")
         if x.shape[0] == 0:
             return
-        if self._tp is not None:
-            self._tp.push(x)
         x32 = np.ascontiguousarray(x.T, dtype=np.float32)
-        peaks = [exact_peak(block_peaks(x32[ch]), x[:, ch], 0) for ch in range(self.channels)]
-        self._feed(x32, np.array(peaks))
+        if self._tp is not None:
+            peaks = self._tp.push(x)
+        else:
+            peaks = np.array([exact_peak(block_peaks(x32[ch]), x[:, ch], 0) for ch in range(self.channels)])
+        self._feed(x32, peaks)
 
     def _feed(self, x32: np.ndarray, sample_peaks: np.ndarray) -> None:
         """K-weight (channels, frames) float32 samples, bank finished hops, extend the series.
@@ -222,18 +223,15 @@ class LoudnessMeter:
         hop = self._hop
         need = hop - self._pending.shape[1]
         k = (n - need) // hop if n >= need else -1  # whole hops after the first finished one
-        sums = np.zeros((self.channels, k + 1))
-        pending = []
-        for ch in range(self.channels):
-            z, self._zi[ch] = sosfilt(self._sos, x32[ch], zi=self._zi[ch])
-            np.square(z, out=z)
-            if k < 0:
-                pending.append(np.concatenate([self._pending[ch], z]))
-                continue
-            sums[ch, 0] = np.concatenate([self._pending[ch], z[:need]]).sum()
-            sums[ch, 1:] = z[need:need + k * hop].reshape(k, hop).sum(axis=1)
-            pending.append(z[need + k * hop:])
-        self._pending = np.array(pending, dtype=np.float32).reshape(self.channels, -1)
+        z, self._zi = sosfilt(self._sos, x32, axis=1, zi=self._zi)  # all channels in one call
+        np.square(z, out=z)
+        if k < 0:
+            self._pending = np.concatenate([self._pending, z], axis=1)
+            return np.zeros(0)
+        sums = np.empty((self.channels, k + 1))
+        sums[:, 0] = np.concatenate([self._pending, z[:, :need]], axis=1).sum(axis=1)
+        sums[:, 1:] = z[:, need:need + k * hop].reshape(self.channels, k, hop).sum(axis=2)
+        self._pending = z[:, need + k * hop:].copy()
         return self._weights @ sums
 
     def _add_hops(self, energy: np.ndarray) -> None:

@@ -114,6 +114,8 @@ def _row_peaks(a: np.ndarray, matrix: np.ndarray, rows: np.ndarray, last: int, v
 def _gather64(sig: np.ndarray, starts: np.ndarray, width: int = _WIDTH) -> np.ndarray:
     """(len(starts), width) float64 spans sig[s : s + width], zeros outside sig."""
     idx = starts[:, None] + np.arange(width)
+    if len(starts) and starts.min() >= 0 and starts.max() + width <= len(sig):
+        return sig[idx]
     inside = (idx >= 0) & (idx < len(sig))
     return np.where(inside, sig[np.clip(idx, 0, len(sig) - 1)], 0.0)
 
@@ -167,6 +169,8 @@ def exact_peak(peaks32: np.ndarray, sig: np.ndarray, base: int) -> float:
     if top == 0.0:
         return 0.0
     blocks = np.flatnonzero(peaks32 >= top * (1.0 - 4 * _F32_EPS))
+    if len(blocks) > len(peaks32) // 16:  # a steady tone peaks in every block: one plain pass
+        return max(float(sig.max()), -float(sig.min()))
     return float(np.abs(_gather64(sig, base + blocks * _ROW, _ROW)).max())
 
 
@@ -225,11 +229,17 @@ def _scan_ext(ext: np.ndarray, sig: np.ndarray, lo: int, hi: int, best: float, f
     if top32 + err <= best:
         return best
     # exact: every row whose float64 peak could be the maximum (or beat `best`), in float64
-    redo = rows[peaks >= max(best - err, top32 - 2 * err)]
+    redo = np.sort(rows[peaks >= max(best - err, top32 - 2 * err)])
+    view64 = None
+    if len(redo) > nr // 16:  # steady material (DC, square waves): many near-equal rows
+        ext64 = np.zeros(len(ext))
+        s0, s1 = max(0, base), min(len(sig), base + len(ext))
+        ext64[s0 - base:s1 - base] = sig[s0:s1]
+        view64 = np.lib.stride_tricks.as_strided(ext64, shape=(nr, _WIDTH), strides=(_ROW * 8, 8), writeable=False)
     exact = best
     for c0 in range(0, len(redo), _CHUNK_ROWS):
         part = redo[c0:c0 + _CHUNK_ROWS]
-        a64 = _gather64(sig, base + part * _ROW)
+        a64 = view64[part] if view64 is not None else _gather64(sig, base + part * _ROW)
         exact = max(exact, float(_row_peaks(a64, k.rows64, part, nr - 1, valid_last, phases).max()))
     return exact
 
@@ -283,20 +293,24 @@ class TruePeakMeter:
         self._buf = np.zeros((_HALF - 1, channels))  # starts at the first unsettled position − _HALF + 1
         self._peak = np.zeros(channels)
 
-    def push(self, x: np.ndarray) -> None:
-        if x.shape[0] == 0:
-            return
+    def push(self, x: np.ndarray) -> np.ndarray:
+        """Add samples; returns their exact per-channel |x| maximum (the loudness meter's sample
+        peak comes from here, so a block is not scanned twice)."""
         joined = np.concatenate([self._buf, x], axis=0)
         m = joined.shape[0]
         lo, hi = _HALF - 1, m - _HALF  # settled now: positions [lo, hi) of `joined`
         ext = np.zeros((joined.shape[1], -(-max(m, (-(-(hi - lo) // _ROW) + 1) * _ROW) // _ROW) * _ROW),
                        dtype=np.float32)
         ext[:, :m] = joined.T
+        sample = np.zeros(joined.shape[1])
         for ch in range(joined.shape[1]):
             peaks32 = block_peaks(ext[ch])
-            best = max(float(self._peak[ch]), exact_peak(peaks32, joined[:, ch], 0))
+            # the kept history was pushed before: its samples may count again
+            sample[ch] = exact_peak(peaks32, joined[:, ch], 0)
+            best = max(float(self._peak[ch]), sample[ch])
             self._peak[ch] = _scan_ext(ext[ch], joined[:, ch], lo, hi, best, self.factor, peaks32)
         self._buf = joined[max(lo, hi) - _HALF + 1:].copy()
+        return sample
 
     def per_channel_dbtp(self) -> list[float]:
         """Peaks so far, including the not yet settled tail as if the signal ended here."""
