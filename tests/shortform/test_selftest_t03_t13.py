@@ -6,18 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from verifiers.base import GTError
 from verifiers.measure.errors import MediaError
 from verifiers.scoring import score_task
 from verifiers.synth import selftest_task, synth_instance
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, draw_caption, srt_text
 from verifiers.synthkit.shortform_video import write_video
+from verifiers.tasks.shortform.common import parse_srt
 from verifiers.tasks.shortform.t03_caption_track import (
     frames_at,
     hollow_boxes,
     is_white,
     lcs_len,
     measure_look,
-    parse_srt,
     readable,
     reference_hollow_boxes,
     text_key,
@@ -36,10 +37,10 @@ def _footage(h=360, w=640, n=1, seed=0):
 def test_srt_round_trip_and_garbage():
     cues = parse_srt(srt_text([(0.5, 2.25, "Hola\nmundo"), (3.0, 4.125, "Adiós")]))
     assert [(c.start_s, c.end_s) for c in cues] == [(0.5, 2.25), (3.0, 4.125)]
-    assert cues[0].text == "Hola\nmundo"
-    with pytest.raises(ValueError):
+    assert cues[0].text == "Hola mundo"
+    with pytest.raises(GTError):
         parse_srt("1\nnot a time line\nhello\n")
-    with pytest.raises(ValueError):
+    with pytest.raises(GTError):
         parse_srt("1\n00:00:02,000 --> 00:00:01,000\nbackwards\n")
 
 

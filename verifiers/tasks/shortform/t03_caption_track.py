@@ -21,7 +21,6 @@ Japanese is judged on the characters the model can read (`readable`) plus the to
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -40,41 +39,6 @@ MAX_MASK_SHARE = 0.25  # more of the frame changed than this: the export does no
 MIN_SPAN_FRAMES = 3
 SPLIT_IOU = 0.7  # masks of consecutive frames overlapping less than this: a new caption (seen: same
 # caption >= 0.91, back-to-back different captions 0.40-0.49 at 9-px glyphs)
-
-
-@dataclass(frozen=True)
-class Cue:
-    start_s: float
-    end_s: float
-    text: str
-
-
-_TIME = r"(\d+):(\d{1,2}):(\d{1,2})[,.](\d{1,3})"
-_ARROW = re.compile(rf"{_TIME}\s*-->\s*{_TIME}")
-
-
-def _secs(h: str, m: str, s: str, ms: str) -> float:
-    return int(h) * 3600 + int(m) * 60 + int(s) + int(ms.ljust(3, "0")) / 1000
-
-
-def parse_srt(text: str) -> list[Cue]:
-    """SubRip cues in file order; ValueError (saying where) when the text is not SRT."""
-    cues = []
-    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").lstrip("\ufeff").strip()):
-        lines = block.strip().split("\n")
-        k = next((i for i, ln in enumerate(lines) if "-->" in ln), None)
-        if k is None:
-            raise ValueError(f"cue without a 'start --> end' line: {block[:40]!r}")
-        m = _ARROW.search(lines[k])
-        if not m:
-            raise ValueError(f"bad cue time line {lines[k]!r}")
-        a, b = _secs(*m.groups()[:4]), _secs(*m.groups()[4:])
-        if b <= a:
-            raise ValueError(f"cue ends before it starts: {lines[k]!r}")
-        cues.append(Cue(a, b, "\n".join(ln.strip() for ln in lines[k + 1:] if ln.strip())))
-    if not cues:
-        raise ValueError("no cues")
-    return cues
 
 
 def text_key(text: str, *, strip_accents: bool = False) -> str:

@@ -29,9 +29,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, caption_layer, composite, srt_text
 from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.tasks.shortform.common import Cue, parse_srt
 from verifiers.tasks.shortform.t03_caption_track import (
     CaptionTrack,
-    Cue,
     FrameCache,
     Look,
     SourceFrames,
@@ -41,7 +41,6 @@ from verifiers.tasks.shortform.t03_caption_track import (
     lcs_len,
     measure_look,
     ocr_lines,
-    parse_srt,
     readable,
     reference_hollow_boxes,
     text_key,
@@ -56,9 +55,9 @@ FPS = 24.0
 
 def read_cues(path: Path, what: str) -> list[Cue]:
     try:
-        return parse_srt(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise GTError(f"{what}: not a SubRip file ({exc})") from None
+        return parse_srt(path.read_text(encoding="utf-8"), what)
+    except UnicodeDecodeError as exc:
+        raise GTError(f"{what}: not UTF-8 text ({exc})") from None
 
 
 def find_export(out: Path, lang: str) -> tuple[Path | None, str]:
@@ -232,7 +231,7 @@ class CaptionVersions(TaskVerifier):
             found = hollow_boxes(look.fill, 0.6 * line_h) if line_h else 0
             per.append({"bbox": look.bbox, "outside_safe_area": out, "hollow_boxes": found})
             tofu += found
-        expected = sum(reference_hollow_boxes(c.text.split("\n"), 40, 24) for c in cues)
+        expected = sum(reference_hollow_boxes([c.text], 40, 24) for c in cues)
         ref = readable("".join(c.text for c in cues))
         need = 1 - p["max_cer_pct"] / 100
         try:
