@@ -57,10 +57,24 @@ def test_logo_found_at_an_unknown_scale_and_not_in_footage():
     import cv2
 
     frame[150:150 + side, 70:70 + side] = cv2.resize(logo, (side, side), interpolation=cv2.INTER_AREA)
-    score, frac = find_logo(frame, logo)
-    assert score > 0.9 and abs(frac - side / 270) < 0.05
+    m = find_logo(frame, logo)
+    assert m.score > 0.9 and abs(m.width_frac - side / 270) < 0.02 and m.delta_e2000 < 3
+    assert abs(m.box_px[0] - 70) <= 2 and abs(m.box_px[1] - 150) <= 2
     footage = rng.integers(0, 255, size=(480, 270, 3), dtype=np.uint8)
-    assert find_logo(footage, logo)[0] < 0.5
+    assert find_logo(footage, logo).score < 0.5
+    # a transparent logo composited on a coloured card: only its own pixels (alpha) are compared
+    alpha = np.where((logo < 250).any(axis=2), 255, 0).astype(np.uint8)
+    card = np.full((480, 270, 3), (40, 90, 60), np.uint8)
+    a = cv2.resize(alpha, (side, side), interpolation=cv2.INTER_AREA)[..., None] / 255.0
+    region = card[200:200 + side, 60:60 + side].astype(np.float64)
+    card[200:200 + side, 60:60 + side] = (cv2.resize(logo, (side, side)) * a + region * (1 - a)).astype(np.uint8)
+    on_card = find_logo(card, logo, mask=alpha)
+    assert on_card.score > 0.9 and on_card.delta_e2000 < 3
+    assert find_logo(card, logo).score < 0.7  # without the alpha the dark card spoils the match
+    # a grey look-alike: the logo's shapes in the wrong colours correlates in grey, not in colour
+    fake = card.copy()
+    fake[200:200 + side, 60:60 + side] = 255 - fake[200:200 + side, 60:60 + side][..., ::-1]
+    assert find_logo(fake, logo, mask=alpha).delta_e2000 > 10
 
 
 def test_stem_levels_measure_each_stem_like_a_loudness_meter():

@@ -42,7 +42,8 @@ OUTPUT = "out/ad15.mp4"
 SAMPLE_S = 1.5  # OCR: two frames in the hook window, then one every 1.5 s (OCR costs ~0.25 s a frame)
 MIN_CHARS = 2  # OCR boxes with fewer letters/digits are texture, not text
 MAX_CER = 0.2  # OCR character error tolerated when finding a copy line
-LOGO_MIN = 0.7  # TM_CCOEFF_NORMED that counts as the logo
+LOGO_MIN = 0.8  # grey TM_CCOEFF_NORMED that counts as the logo (oracle card 0.996)
+LOGO_MAX_DE = 10.0  # and the logo's colours there (median ΔE2000; a grey look-alike in footage is not it)
 LOGO_SAMPLES = 4
 SR_HZ = 24_000  # miniature exports carry mono 24 kHz AAC; real ones are resampled to it
 EDGE_S = 0.15  # VO windows this close to a speech edge are left out (ramps, AAC smear)
@@ -51,13 +52,20 @@ SCALE = 1 / 4  # 270x480 miniature of 1080x1920
 TEXT_PX = 24  # miniature captions: thinner strokes lose chroma to 4:2:0 subsampling (ΔE2000 > 2)
 
 
-def _rgb_png(path) -> np.ndarray:
+def read_logo(path) -> tuple[np.ndarray, np.ndarray | None]:
+    """The logo as RGB and, for a transparent PNG, its alpha (None when opaque)."""
     import cv2
 
-    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if img is None:
+    img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    if img is None or img.ndim not in (2, 3):
         raise GTError(f"{path.name}: not a readable image")
-    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    if img.ndim == 2:
+        return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB), None
+    alpha = img[..., 3] if img.shape[2] == 4 else None
+    rgb = cv2.cvtColor(img[..., :3], cv2.COLOR_BGR2RGB)
+    if alpha is not None and alpha.min() == 255:
+        alpha = None
+    return rgb, alpha
 
 
 def read_brand(ctx: ScoreContext) -> dict:
@@ -79,7 +87,7 @@ class BrandAd(TaskVerifier):
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         brand = read_brand(ctx)
         palette = [hex_lab(h) for h in brand["colours_hex"]]
-        logo = _rgb_png(ctx.gt_path("logo.png"))
+        logo = read_logo(ctx.gt_path("logo.png"))
         vo_gt = ctx.gt_json("vo.json")
         speech = vo_gt.get("speech_s") if isinstance(vo_gt, dict) else None
         if not isinstance(speech, list) or not speech:
@@ -159,17 +167,20 @@ class BrandAd(TaskVerifier):
                        {"samples_with_text": with_text, "violations": bad, "limits_px": [x_max, y_max]},
                        f"{len(bad)}/{with_text} samples have text in the unsafe zones" if bad else "")
 
-    def _logo(self, checks: Checks, logo: np.ndarray, frames: list, dur: float) -> None:
+    def _logo(self, checks: Checks, logo: tuple[np.ndarray, np.ndarray | None], frames: list, dur: float) -> None:
         end_s = checks.params("end_card_logo")["end_card_s"]
         times = np.array([t for t, _ in frames])
         probes = np.linspace(dur - end_s + 0.1, dur - 0.1, LOGO_SAMPLES)
-        scores = []
+        found = []
         for t in probes:
             i = int(np.argmin(np.abs(times - t)))
-            scores.append(find_logo(frames[i][1], logo)[0])
-        hit = sum(s >= LOGO_MIN for s in scores)
-        checks.set("end_card_logo", hit / len(scores), {"probe_s": probes, "match": scores},
-                   "" if hit == len(scores) else f"logo in {hit}/{len(scores)} frames of the last {end_s} s")
+            found.append(find_logo(frames[i][1], logo[0], mask=logo[1]))
+        ok = [m.score >= LOGO_MIN and m.delta_e2000 <= LOGO_MAX_DE for m in found]
+        hit = sum(ok)
+        checks.set("end_card_logo", hit / len(found),
+                   {"probe_s": probes, "match": [m.score for m in found], "delta_e2000": [m.delta_e2000 for m in found],
+                    "box_px": [m.box_px for m in found]},
+                   "" if hit == len(found) else f"logo in {hit}/{len(found)} frames of the last {end_s} s")
 
     def _ducking(self, ctx: ScoreContext, checks: Checks, path, speech: list) -> None:
         min_db = checks.params("audio_ducking")["min_duck_db"]
@@ -221,7 +232,8 @@ class BrandAd(TaskVerifier):
         inst.write_json(inst.gt / "brand.json", brand)
         import cv2
 
-        cv2.imwrite(str(inst.gt / "logo.png"), cv2.cvtColor(logo, cv2.COLOR_RGB2BGR))
+        alpha = np.where((logo < 250).any(axis=2), 255, 0).astype(np.uint8)  # the kit's logo is a transparent PNG
+        cv2.imwrite(str(inst.gt / "logo.png"), np.dstack([cv2.cvtColor(logo, cv2.COLOR_RGB2BGR), alpha]))
         A.brand_kit_pdf(inst.workdir / "input/brand_kit.pdf", brand["colours_hex"], logo, brand["font"],
                         [copy["hook"], *copy["features"], copy["price"]])
         inst.write_json(inst.gt / "render.json", {"scale": SCALE})
@@ -234,9 +246,12 @@ class BrandAd(TaskVerifier):
         (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
         sf.write(str(inst.workdir / "fixtures/vo.wav"), vo, SR_HZ, subtype="PCM_16")
         sf.write(str(inst.workdir / "fixtures/music.wav"), music, SR_HZ, subtype="PCM_16")
-        card = np.full((h, w, 3), 255, np.uint8)
+        card = np.full((h, w, 3), (236, 240, 246), np.uint8)  # the logo composited on a pale card
         lw = w // 2
-        card[(h - lw) // 2:(h - lw) // 2 + lw, (w - lw) // 2:(w - lw) // 2 + lw] = cv2.resize(logo, (lw, lw))
+        a = cv2.resize(alpha, (lw, lw), interpolation=cv2.INTER_AREA)[..., None] / 255.0
+        y0, x0 = (h - lw) // 2, (w - lw) // 2
+        region = card[y0:y0 + lw, x0:x0 + lw].astype(np.float64)
+        card[y0:y0 + lw, x0:x0 + lw] = (cv2.resize(logo, (lw, lw)) * a + region * (1 - a)).astype(np.uint8)
         warm_rgb, cool_rgb, wrong_rgb = A.hex_rgb(warm), A.hex_rgb(cool), A.hex_rgb(wrong_cool)
 
         def render(folder, *, hook_at=0.0, bottom_feature=False, blue=cool_rgb, logo_card=True,

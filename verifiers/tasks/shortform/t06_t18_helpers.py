@@ -123,28 +123,72 @@ def nearest_delta_e(lab: np.ndarray, palette_lab: list[np.ndarray]) -> float:
     return float(min(delta_e2000(lab, p) for p in palette_lab))
 
 
+@dataclass(frozen=True)
+class LogoMatch:
+    score: float  # grey TM_CCOEFF_NORMED at the best place and width
+    width_frac: float  # logo width / frame width there
+    box_px: tuple[int, int, int, int]  # x, y, w, h
+    delta_e2000: float  # median colour difference of the logo's pixels there (inf: none compared)
+
+
+def _logo_mask(mask: np.ndarray | None, shape: tuple[int, int], size: tuple[int, int]) -> np.ndarray:
+    """Pixels wholly inside the opaque logo at this size (edge pixels blend with what is behind)."""
+    import cv2
+
+    if mask is None:
+        return np.ones(size[::-1], np.float32)
+    m0 = (np.asarray(mask) >= 250).astype(np.float32)
+    return (cv2.resize(m0, size, interpolation=cv2.INTER_AREA) >= 0.99).astype(np.float32)
+
+
 def find_logo(rgb: np.ndarray, logo_rgb: np.ndarray, widths_frac: tuple[float, float] = (0.15, 0.9),
-              steps: int = 24) -> tuple[float, float]:
-    """Best normalised correlation of the logo anywhere in the frame at any width in the range
-    (as a share of the frame width), and that width share. Grey-level TM_CCOEFF_NORMED."""
+              steps: int = 24, mask: np.ndarray | None = None) -> LogoMatch:
+    """Where the logo best matches the frame at any width in the range (share of the frame width).
+
+    Grey TM_CCOEFF_NORMED over geometric width steps, refined around the best; with `mask` (a
+    transparent PNG's alpha) only the logo's own opaque pixels count, whatever it is placed on. The
+    colours there are then compared (median ΔE2000): a grey pattern that happens to correlate with
+    footage is not the brand's logo.
+    """
     import cv2
 
     img = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
     tpl0 = cv2.cvtColor(np.ascontiguousarray(logo_rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
-    best, best_w = -1.0, 0.0
     fw, fh = img.shape[1], img.shape[0]
-    for frac in np.geomspace(widths_frac[0], widths_frac[1], steps):
+
+    def at(frac: float) -> tuple[float, float, tuple[int, int, int, int]]:
         tw = round(frac * fw)
         th = round(tw * tpl0.shape[0] / tpl0.shape[1])
+        none = (-1.0, frac, (0, 0, 0, 0))
         if tw < 8 or th < 8 or tw > fw or th > fh:
-            continue
+            return none
         tpl = cv2.resize(tpl0, (tw, th), interpolation=cv2.INTER_AREA)
-        if float(tpl.std()) < 1e-3:
-            continue
-        score = float(cv2.matchTemplate(img, tpl, cv2.TM_CCOEFF_NORMED).max())
-        if score > best:
-            best, best_w = score, float(frac)
-    return best, best_w
+        m = _logo_mask(mask, tpl0.shape, (tw, th))
+        if m.sum() < 16 or float(tpl[m > 0].std()) < 1e-3:
+            return none
+        if mask is None:
+            res = cv2.matchTemplate(img, tpl, cv2.TM_CCOEFF_NORMED)
+        else:  # flat image patches divide by zero under a mask: those places hold no logo
+            res = np.nan_to_num(cv2.matchTemplate(img, tpl, cv2.TM_CCOEFF_NORMED, mask=m), nan=-1.0,
+                                posinf=-1.0, neginf=-1.0)
+        res = np.clip(res, -1.0, 1.0)
+        y, x = np.unravel_index(int(np.argmax(res)), res.shape)
+        return float(res[y, x]), frac, (int(x), int(y), tw, th)
+
+    # coarse geometric steps, then a finer search around the best (a masked logo is scale-sensitive)
+    grid = np.geomspace(widths_frac[0], widths_frac[1], steps)
+    coarse = [at(float(f)) for f in grid]
+    k = int(np.argmax([c[0] for c in coarse]))
+    fine = np.geomspace(grid[max(0, k - 1)], grid[min(len(grid) - 1, k + 1)], 9)
+    score, frac, (x, y, tw, th) = max([coarse[k]] + [at(float(f)) for f in fine], key=lambda c: c[0])
+    de = np.inf
+    if score > -1.0:
+        m = _logo_mask(mask, tpl0.shape, (tw, th)) > 0
+        tpl_rgb = cv2.resize(np.ascontiguousarray(logo_rgb), (tw, th), interpolation=cv2.INTER_AREA)
+        if m.any():
+            d = delta_e2000(rgb_to_lab(rgb[y:y + th, x:x + tw][m]), rgb_to_lab(tpl_rgb[m]))
+            de = float(np.median(d))
+    return LogoMatch(score, float(frac), (x, y, tw, th), de)
 
 
 @dataclass
