@@ -105,60 +105,42 @@ def caption_mask(export_rgb: np.ndarray, source_rgb: np.ndarray) -> np.ndarray:
     return keep[lab]
 
 
-class SourceFrames:
-    """The uncaptioned footage decoded once at the tracking size (T13 compares three exports with
-    it); `at(t)` is the frame presented at t (+ a small margin for timestamp rounding)."""
-
-    def __init__(self, path: Path, width_px: int | None = None, height_px: int | None = None) -> None:
-        frames = list(iter_frames(path, width=width_px, height=height_px))
-        self.times = np.array([f.t_s for f in frames])
-        self.rgb = [f.rgb for f in frames]
-        self.margin_s = 0.25 * float(np.median(np.diff(self.times))) if len(frames) > 1 else 0.01
-
-    def at(self, t_s: float) -> np.ndarray:
-        i = int(np.searchsorted(self.times, t_s + self.margin_s, side="right")) - 1
-        return self.rgb[max(0, i)]
-
-
-def paired_frames(export: Path, source: SourceFrames, width_px: int | None = None,
+def paired_frames(export: Path, source: Path, width_px: int | None = None,
                   height_px: int | None = None) -> Iterator[tuple[float, np.ndarray, np.ndarray]]:
-    """(t, export frame, source frame presented at t) for every export frame: pairing by time, so
-    exports at another frame rate still pair up."""
+    """(t, export frame, source frame presented at t) for every export frame, both decoded in step
+    (memory: two frames). Paired by time, so an export at another frame rate still pairs up."""
+    src = iter_frames(source, width=width_px, height=height_px)
+    cur = next(src)
+    nxt = next(src, None)
     for fr in iter_frames(export, width=width_px, height=height_px):
-        yield fr.t_s, fr.rgb, source.at(fr.t_s)
+        while nxt is not None and nxt.t_s <= fr.t_s + 0.01:
+            cur, nxt = nxt, next(src, None)
+        yield fr.t_s, fr.rgb, cur.rgb
 
 
-def frames_at(path: Path, times_s: Iterable[float]) -> dict[float, np.ndarray]:
-    """Full-size frames presented at each time (the first frame at or after it), in ONE decoding
-    pass: short-GOP-less exports make every seek decode from the start."""
+def frames_at(path: Path, times_s: Iterable[float]) -> Iterator[tuple[float, np.ndarray]]:
+    """(t, full-size frame presented at t: the first at or after it) for each time, ascending, in
+    ONE decoding pass (exports without frequent keyframes make every seek decode from the start);
+    MediaError when the file ends first."""
     want = sorted(set(times_s))
-    out: dict[float, np.ndarray] = {}
     i = 0
     if want:
         for fr in iter_frames(path):
             while i < len(want) and fr.t_s >= want[i] - 1e-6:
-                out[want[i]] = fr.rgb
+                yield want[i], fr.rgb
                 i += 1
             if i == len(want):
-                break
+                return
     if i < len(want):
         raise MediaError(f"{path.name}: no frame at or after {want[i]:.3f} s")
-    return out
 
 
-class FrameCache:
-    """frames_at with memory: the footage is read at the same caption times for every export."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.frames: dict[float, np.ndarray] = {}
-
-    def get(self, times_s: Iterable[float]) -> dict[float, np.ndarray]:
-        times = list(times_s)
-        todo = [t for t in times if t not in self.frames]
-        if todo:
-            self.frames.update(frames_at(self.path, todo))
-        return {t: self.frames[t] for t in times}
+def paired_frames_at(export: Path, source: Path, times_s: Iterable[float]
+                     ) -> Iterator[tuple[float, np.ndarray, np.ndarray]]:
+    """(t, export frame, source frame) at each time, ascending; both files decoded once, in step."""
+    times = sorted(set(times_s))
+    for (t, e), (_t, s) in zip(frames_at(export, times), frames_at(source, times), strict=True):
+        yield t, e, s
 
 
 @dataclass(frozen=True)
@@ -182,12 +164,9 @@ class CaptionTrack:
         return sum(s.end_s - s.start_s for s in self.spans)
 
 
-def track_captions(export: Path, source: Path | SourceFrames, width_px: int | None = None,
+def track_captions(export: Path, source: Path, width_px: int | None = None,
                    height_px: int | None = None) -> CaptionTrack:
-    """Caption spans of `export` (see module docstring); MediaError when either file is unreadable.
-    A SourceFrames `source` must have been decoded at the same width/height."""
-    if not isinstance(source, SourceFrames):
-        source = SourceFrames(source, width_px, height_px)
+    """Caption spans of `export` (see module docstring); MediaError when either file is unreadable."""
     times, masks_on, spans = [], [], []
     prev = None
     start = None

@@ -23,10 +23,10 @@ from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import instance_scale, probe_artifact
 from verifiers.tasks.shortform.t03_caption_track import (
     Look,
-    frames_at,
     is_white,
     measure_look,
     ocr_lines,
+    paired_frames_at,
     text_key,
     track_captions,
 )
@@ -106,40 +106,44 @@ class ZhCaptions(TaskVerifier):
                     "frames_not_showing_source": track.not_source_frames},
                    f"{100 * precision:.0f}% of caption time on speech, {100 * recall:.0f}% of speech captioned")
 
-        # one frame per caption: its look, then its text
+        # one frame per caption (frames are not kept: a 3-min vlog has ~60 captions of 6 MB)
         sp = checks.params("style_position")
+        looks, per, texts, line_lens, read = [], [], [], [], []
+        ocr_error = None
+        by_mid = {s.mid_s: s for s in track.spans}
         try:
-            mids = [s.mid_s for s in track.spans]
-            exp, src = frames_at(path, mids), frames_at(source, mids)
-        except MediaError as exc:
-            checks.fail_rest(f"{OUTPUT}: {exc}")
-            return
-        measured = [(s, exp[s.mid_s], look) for s in track.spans
-                    if (look := measure_look(exp[s.mid_s], src[s.mid_s])) is not None]
-        looks, per = [], []
-        for s, e, look in measured:
-            crit = style_criteria(look, e.shape[1], e.shape[0], sp, scale)
-            looks.append(crit)
-            per.append({"span_s": [s.start_s, s.end_s], "fill_rgb": look.fill_rgb, "stroke_ratio": look.stroke_ratio,
-                        "line_heights_px": [ln.height_px for ln in look.lines],
-                        "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.shape[0] if look.lines else None,
-                        **crit})
-        names = ["white_fill", "dark_stroke", "glyph_height", "baseline", "centred"]
-        held = {n: bool(looks) and sum(c[n] for c in looks) >= MIN_SHARE * len(looks) for n in names}
-        checks.set("style_position", sum(held.values()) / len(names), {"criteria": held, "captions": per},
-                   "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items()))
-
-        texts, line_lens, read = [], [], []
-        try:
-            for _s, e, look in measured:
-                lines = ocr_lines(e, look)
+            for t, e, src in paired_frames_at(path, source, by_mid):
+                look = measure_look(e, src)
+                if look is None:
+                    continue
+                s = by_mid[t]
+                crit = style_criteria(look, e.shape[1], e.shape[0], sp, scale)
+                looks.append(crit)
+                per.append({"span_s": [s.start_s, s.end_s], "fill_rgb": look.fill_rgb,
+                            "stroke_ratio": look.stroke_ratio, "line_heights_px": [ln.height_px for ln in look.lines],
+                            "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.shape[0] if look.lines else None,
+                            **crit})
+                if ocr_error is not None:
+                    continue
+                try:
+                    lines = ocr_lines(e, look)
+                except OCRUnavailable as exc:
+                    ocr_error = str(exc)
+                    continue
                 read.append([b.text for b in lines])
                 text = "".join(b.text for b in lines)
                 if not texts or text_key(text) != text_key(texts[-1]):
                     texts.append(text)
                 line_lens += [len("".join(b.text.split())) for b in lines]
-        except OCRUnavailable as exc:
-            checks.error_rest(str(exc), ["caption_text", "line_length"])
+        except MediaError as exc:
+            checks.fail_rest(f"{OUTPUT}: {exc}")
+            return
+        names = ["white_fill", "dark_stroke", "glyph_height", "baseline", "centred"]
+        held = {n: bool(looks) and sum(c[n] for c in looks) >= MIN_SHARE * len(looks) for n in names}
+        checks.set("style_position", sum(held.values()) / len(names), {"criteria": held, "captions": per},
+                   "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items()))
+        if ocr_error is not None:
+            checks.error_rest(ocr_error, ["caption_text", "line_length"])
             return
         hyp, ref = text_key("".join(texts)), text_key(transcript)
         cer = edit_distance(hyp, ref) / max(1, len(ref))

@@ -19,6 +19,7 @@ import hashlib
 import math
 import shutil
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,15 +35,13 @@ from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import Cue, parse_srt
 from verifiers.tasks.shortform.t03_caption_track import (
     CaptionTrack,
-    FrameCache,
     Look,
-    SourceFrames,
     Span,
-    frames_at,
     hollow_boxes,
     lcs_len,
     measure_look,
     ocr_lines,
+    paired_frames_at,
     readable,
     reference_hollow_boxes,
     text_key,
@@ -90,46 +89,61 @@ def same_timing(track: CaptionTrack, ref: list[tuple[float, float]], tol_frames:
     return all(abs(x) <= tol / track.frame_s for e in errs for x in e), errs
 
 
-class Version:
-    """One export measured: caption spans, and per caption its look and OCR text."""
+@dataclass(frozen=True)
+class Caption:
+    span: Span
+    bbox: tuple[int, int, int, int]
+    hollow_boxes: int  # tofu-like components about a line high
+    text: str | None  # OCR (None: OCR unavailable)
 
-    def __init__(self, path: Path, footage: FrameCache, source: SourceFrames, size: tuple[int, int]) -> None:
-        self.path = path
-        self.footage = footage
-        self.track = track_captions(path, source, *size)
-        self.looks: list[tuple[Look, np.ndarray]] = []
-        self.spans: list[Span] = []  # the spans with a measurable caption, parallel to looks
-        self.texts: list[str] = []
-        mids = [s.mid_s for s in self.track.spans]
-        exp, src = frames_at(path, mids), footage.get(mids)
-        for s in self.track.spans:
-            look = measure_look(exp[s.mid_s], src[s.mid_s])
-            if look is not None:
-                self.looks.append((look, exp[s.mid_s]))
-                self.spans.append(s)
+
+def _read(rgb: np.ndarray, look: Look) -> str:
+    return "".join(b.text for b in ocr_lines(rgb, look))
+
+
+class Version:
+    """One export measured: caption spans, and per caption its box, tofu count and OCR text. Frames
+    are not kept (a 45-s 1080x1920 export has ~20 captions of 6 MB each)."""
+
+    def __init__(self, path: Path, footage: Path, size: tuple[int, int]) -> None:
+        self.path, self.footage = path, footage
+        self.track = track_captions(path, footage, *size)
+        self.captions: list[Caption] = []
+        self.ocr_error: str | None = None
+        self.frame_wh = (0, 0)
+        by_mid = {s.mid_s: s for s in self.track.spans}
+        for t, e, src in paired_frames_at(path, footage, by_mid):
+            look = measure_look(e, src)
+            if look is None:
+                continue
+            self.frame_wh = (e.shape[1], e.shape[0])
+            line_h = max((ln.height_px for ln in look.lines), default=0)
+            text = None
+            if self.ocr_error is None:
+                try:
+                    text = _read(e, look)
+                except OCRUnavailable as exc:
+                    self.ocr_error = str(exc)
+            self.captions.append(Caption(by_mid[t], look.bbox, hollow_boxes(look.fill, 0.6 * line_h) if line_h else 0,
+                                         text))
 
     def read(self) -> list[str]:
-        """OCR text of each caption (OCRUnavailable propagates)."""
-        if not self.texts:
-            self.texts = ["".join(b.text for b in ocr_lines(rgb, look)) for look, rgb in self.looks]
-        return self.texts
+        """OCR text of each caption (OCRUnavailable when there is no OCR)."""
+        if self.ocr_error is not None:
+            raise OCRUnavailable(self.ocr_error)
+        return [c.text or "" for c in self.captions]
 
     def read_best(self, ref: str) -> list[str]:
         """Per caption, the OCR read (of three frames: mid, 1/4, 3/4 of its span) that finds most of
         `ref` in order. A wrong glyph never reads as the right one, so this only forgives the model's
         own drops (~1-2% of kanji at small sizes, independent between frames over moving footage)."""
-        times = {s: [s.start_s + f * (s.end_s - s.start_s) for f in (0.25, 0.75)] for s in self.spans}
-        flat = [t for ts in times.values() for t in ts]
-        exp, src = frames_at(self.path, flat), self.footage.get(flat)
-        best = []
-        for text, s in zip(self.read(), self.spans, strict=True):
-            reads = [text]
-            for t in times[s]:
-                look = measure_look(exp[t], src[t])
-                if look is not None:
-                    reads.append("".join(b.text for b in ocr_lines(exp[t], look)))
-            best.append(max(reads, key=lambda r: lcs_len(ref, text_key(r))))
-        return best
+        reads = {c.span: [t] for c, t in zip(self.captions, self.read(), strict=True)}
+        at = {c.span.start_s + f * (c.span.end_s - c.span.start_s): c.span for c in self.captions for f in (0.25, 0.75)}
+        for t, e, src in paired_frames_at(self.path, self.footage, at):
+            look = measure_look(e, src)
+            if look is not None:
+                reads[at[t]].append(_read(e, look))
+        return [max(r, key=lambda x: lcs_len(ref, text_key(x))) for r in reads.values()]
 
 
 _MEASURED: OrderedDict[tuple, Version] = OrderedDict()
@@ -144,13 +158,13 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def measured(path: Path, footage: FrameCache, source: SourceFrames, size: tuple[int, int]) -> Version:
+def measured(path: Path, footage: Path, size: tuple[int, int]) -> Version:
     """Version(path, ...), remembered by the bytes of export and footage: a measurement is a pure
     function of them, and a selftest scores the same (copied) export under several solutions."""
-    key = (_digest(path), _digest(footage.path), size)
+    key = (_digest(path), _digest(footage), size)
     ver = _MEASURED.get(key)
     if ver is None:
-        ver = Version(path, footage, source, size)
+        ver = Version(path, footage, size)
         _MEASURED[key] = ver
         while len(_MEASURED) > _MEASURED_MAX:
             _MEASURED.popitem(last=False)
@@ -180,11 +194,6 @@ class CaptionVersions(TaskVerifier):
         except MediaError as exc:
             raise GTError(f"{SOURCE}: {exc}") from None
         size = (TRACK_WIDTH_PX, round(v.height * TRACK_WIDTH_PX / v.width / 2) * 2)
-        try:
-            source = SourceFrames(source_path, *size)
-        except MediaError as exc:
-            raise GTError(f"{SOURCE}: {exc}") from None
-        footage = FrameCache(source_path)
         versions: dict[str, Version] = {}
         problems: dict[str, str] = {}
         for lang in LANGS:
@@ -193,7 +202,7 @@ class CaptionVersions(TaskVerifier):
                 problems[lang] = why
                 continue
             try:
-                versions[lang] = measured(path, footage, source, size)
+                versions[lang] = measured(path, source_path, size)
             except MediaError as exc:
                 problems[lang] = f"out/{path.name}: {exc}"
         tol = checks.params("timing_identical")["tolerance_frames"]
@@ -213,7 +222,7 @@ class CaptionVersions(TaskVerifier):
                 t_ok = t_ok and bool(versions["en"].track.spans)
                 most = checks.params("spanish")["max_cer_pct"] / 100
                 checks.set("english_unchanged", 0.5 * (err <= most) + 0.5 * t_ok,
-                           {"ocr": versions["en"].texts, "cer_pct": 100 * err, "timing_error_frames": t_err},
+                           {"ocr": versions["en"].read(), "cer_pct": 100 * err, "timing_error_frames": t_err},
                            f"English CER {100 * err:.1f}%, timing {'kept' if t_ok else 'changed'}")
         else:
             checks.fail("english_unchanged", problems["en"])
@@ -225,8 +234,8 @@ class CaptionVersions(TaskVerifier):
                 checks.error("spanish", str(exc))
             else:
                 most = checks.params("spanish")["max_cer_pct"] / 100
-                checks.set("spanish", float(err <= most and bool(versions["es"].texts)),
-                           {"ocr": versions["es"].texts, "cer_pct": 100 * err, "accents": "stripped (OCR has no ñ)"},
+                checks.set("spanish", float(err <= most and bool(versions["es"].read())),
+                           {"ocr": versions["es"].read(), "cer_pct": 100 * err, "accents": "stripped (OCR has no ñ)"},
                            f"Spanish CER {100 * err:.1f}% (max {100 * most:.0f}%)")
         else:
             checks.fail("spanish", problems["es"])
@@ -252,15 +261,14 @@ class CaptionVersions(TaskVerifier):
         p = checks.params("japanese")
         margin = (100 - p["safe_area_pct"]) / 200
         outside, tofu, per = 0, 0, []
-        for look, rgb in ver.looks:
-            h, w = rgb.shape[:2]
-            x0, y0, x1, y1 = look.bbox
+        w, h = ver.frame_wh
+        for c in ver.captions:
+            x0, y0, x1, y1 = c.bbox
             out = x0 < margin * w or y0 < margin * h or x1 > (1 - margin) * w or y1 > (1 - margin) * h
             outside += out
-            line_h = max((ln.height_px for ln in look.lines), default=0)
-            found = hollow_boxes(look.fill, 0.6 * line_h) if line_h else 0
-            per.append({"bbox": look.bbox, "outside_safe_area": out, "hollow_boxes": found})
-            tofu += found
+            per.append({"span_s": [c.span.start_s, c.span.end_s], "bbox": c.bbox, "outside_safe_area": out,
+                        "hollow_boxes": c.hollow_boxes})
+            tofu += c.hollow_boxes
         expected = sum(reference_hollow_boxes([c.text], 40, 24) for c in cues)
         ref = readable("".join(c.text for c in cues))
         need = 1 - p["max_cer_pct"] / 100
@@ -276,9 +284,9 @@ class CaptionVersions(TaskVerifier):
         except MediaError as exc:
             checks.fail("japanese", f"out/{ver.path.name}: {exc}", {"captions": per})
             return
-        text_ok = bool(ver.looks) and recall >= need
-        glyphs_ok = bool(ver.looks) and tofu <= expected
-        safe_ok = bool(ver.looks) and outside == 0
+        text_ok = bool(ver.captions) and recall >= need
+        glyphs_ok = bool(ver.captions) and tofu <= expected
+        safe_ok = bool(ver.captions) and outside == 0
         checks.set("japanese", (text_ok + glyphs_ok + safe_ok) / 3,
                    {"ocr": texts, "readable_ref": ref, "readable_recall_pct": 100 * recall,
                     "hollow_boxes": tofu, "hollow_boxes_expected": expected, "captions": per},
