@@ -272,6 +272,8 @@ def whole_signal_peaks(x: np.ndarray, padded: np.ndarray, sample_rate_hz: int) -
 def true_peak_dbtp(samples: np.ndarray, sample_rate_hz: int) -> list[float]:
     """True peak per channel (dBTP) of a whole signal (frames, channels) or (frames,)."""
     x = np.asarray(samples)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)  # ints: |−32768| must not wrap
     if x.ndim == 1:
         x = x[:, None]
     if x.shape[0] == 0:
