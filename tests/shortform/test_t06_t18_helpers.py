@@ -131,3 +131,27 @@ def test_time_scale_from_gt(tmp_path: Path):
     (tmp_path / "render.json").write_text(json.dumps({"time_scale": 4}))
     with pytest.raises(GTError):
         time_scale(ctx)
+
+
+def test_stock_found_when_filled_or_fitted_onto_a_vertical_canvas(tmp_path: Path):
+    from verifiers.synthkit.shortform_video import clip_frames, write_video
+    from verifiers.tasks.shortform.t18_stock import StockMatcher, placements
+
+    fps = 12.0
+    clips = {name: clip_frames(seed, 24, 320, 180, fps) for seed, name in ((11, "solar"), (12, "wind"))}
+    for name, frames in clips.items():
+        write_video(tmp_path / "stock" / f"{name}.mp4", frames, fps)
+    p = placements(clips["solar"][0], 90, 160)
+    assert set(p) == {"fill", "fit"} and p["fill"].shape == p["fit"].shape == (160, 90, 3)
+    assert p["fit"][:40].max() == 0  # bars above and below the fitted 16:9 picture
+    # export: solar filled (with a caption over its lower half), then wind fitted
+    out = [A.draw_text(placements(f, 180, 320)["fill"], "Solar panels", x_px=None, y_px=220, size_px=18,
+                       colour=(255, 255, 255)) for f in clips["solar"][:12]]
+    out += [placements(f, 180, 320)["fit"] for f in clips["wind"][12:]]
+    write_video(tmp_path / "export.mp4", out, fps)
+    m = StockMatcher({n: tmp_path / "stock" / f"{n}.mp4" for n in clips}, 180, 320)
+    lab = m.label_video(tmp_path / "export.mp4")
+    assert [x.label for x in lab] == ["solar"] * 12 + ["wind"] * 12
+    assert {m.placement[x.src_index] for x in lab[:12]} == {"fill"}
+    assert {m.placement[x.src_index] for x in lab[12:]} == {"fit"}
+    assert all(abs(x.src_t_s - x.t_s) < 0.01 for x in lab)  # and the moment in the clip

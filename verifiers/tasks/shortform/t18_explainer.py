@@ -30,7 +30,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import ClipMatcher, Labelled, probe_artifact, sources_in, video_facts
+from verifiers.tasks.shortform.common import Labelled, probe_artifact, sources_in, video_facts
 from verifiers.tasks.shortform.t06_t18_helpers import (
     fuzzy_cer,
     read_text_tiled,
@@ -38,6 +38,7 @@ from verifiers.tasks.shortform.t06_t18_helpers import (
     time_scale,
     window_mask,
 )
+from verifiers.tasks.shortform.t18_stock import StockMatcher, placements
 
 SR_HZ = 24_000
 MIN_RUN = 3  # frames: shorter label runs are transition or glitch frames, not shots
@@ -86,51 +87,57 @@ def _label_runs(labelled: list[Labelled]) -> list[tuple[int, int, str | None]]:
     return out
 
 
-def _side_ref(labelled: list[Labelled], matcher: ClipMatcher, run: tuple[int, int, str | None],
-              at_end: bool) -> tuple[Callable[[int], np.ndarray], int]:
-    """Thumbnail reference for one side of a shot change, as a function of output frame index.
+def _side_ref(labelled: list[Labelled], matcher: StockMatcher, run: tuple[int, int, str | None],
+              at_end: bool, region: str) -> tuple[Callable[[int], np.ndarray], int]:
+    """Thumbnail reference (in `region`) for one side of a shot change, by output frame index.
 
     A stock shot is followed in its source (anchor = its best-matching frame near the change, source
-    time advancing with output time); other content (a card, a title) is taken as still: the run's
-    frame farthest from the change within BLEND_SPAN.
+    time advancing with output time, same placement); other content (a card, a title) is taken as
+    still: the run's frame farthest from the change within BLEND_SPAN.
     """
     first, last, label = run
     span = range(max(first, last - BLEND_SPAN), last + 1) if at_end else range(first, min(last, first + BLEND_SPAN) + 1)
     if label is None:
-        still = thumbnail(labelled[span[0] if at_end else span[-1]].rgb)
+        still = thumbnail(matcher.crop(labelled[span[0] if at_end else span[-1]].rgb, region))
         return (lambda j: still), -1
     anchor = max(span, key=lambda i: labelled[i].ncc)
-    idx = [k for k, lab in enumerate(matcher.labels) if lab == label]
-    src_t = matcher.index.times_s[idx]
+    idx = matcher.entries(label, matcher.placement[labelled[anchor].src_index])
+    src_t = matcher.index[region].times_s[idx]
+    thumbs = matcher.index[region].thumbs
     t0, s0 = labelled[anchor].t_s, labelled[anchor].src_t_s
 
     def ref(j: int) -> np.ndarray:
         want = s0 + labelled[j].t_s - t0
-        return matcher.index.thumbs[idx[int(np.argmin(np.abs(src_t - want)))]]
+        return thumbs[idx[int(np.argmin(np.abs(src_t - want)))]]
     return ref, anchor
 
 
-def transitions(labelled: list[Labelled], matcher: ClipMatcher, max_still_s: float) -> list[tuple[float, float, str]]:
+def transitions(labelled: list[Labelled], matcher: StockMatcher, max_still_s: float) -> list[tuple[float, float, str]]:
     """Transition effects: (start_s, end_s, kind).
 
     "blend": at a change between two runs of frames, >= 2 frames are a mix of both sides (least
-    squares of the frame's NCC thumbnail on the two sides' references, both weights >= BLEND_MIN):
-    dissolves, wipes and most animated transitions. "dip": a short run (<= max_still_s) matching no
-    stock shot between two stock shots (a dip to black or a flash). Hard cuts are not transitions.
+    squares of the frame's NCC thumbnail on the two sides' references, both weights >= BLEND_MIN,
+    in the region most frames around the change matched in): dissolves, wipes and most animated transitions.
+    "dip": a short run (<= max_still_s) matching no stock shot between two stock shots (a dip to
+    black or a flash). Hard cuts are not transitions.
     """
     rs = _label_runs(labelled)
+    regions = getattr(matcher, "region_of", ["full"] * len(labelled))
     out = []
     for r1, r2 in itertools.pairwise(rs):
         if r1[2] == r2[2]:
             continue
-        ref1, _ = _side_ref(labelled, matcher, r1, at_end=True)
-        ref2, _ = _side_ref(labelled, matcher, r2, at_end=False)
+        window = range(max(r1[0], r1[1] - BLEND_SPAN), min(r2[1], r2[0] + BLEND_SPAN) + 1)
+        near = [regions[j] for j in window]
+        region = max(sorted(set(near)), key=near.count)  # where the frames around the change matched
+        ref1, _ = _side_ref(labelled, matcher, r1, True, region)
+        ref2, _ = _side_ref(labelled, matcher, r2, False, region)
         blended = []
-        for j in range(max(r1[0], r1[1] - BLEND_SPAN), min(r2[1], r2[0] + BLEND_SPAN) + 1):
+        for j in window:
             a, b = ref1(j), ref2(j)
             if not a.any() or not b.any():
                 continue
-            q = thumbnail(labelled[j].rgb)
+            q = thumbnail(matcher.crop(labelled[j].rgb, region))
             coef, *_ = np.linalg.lstsq(np.stack([a, b], axis=1), q, rcond=None)
             if min(coef) >= BLEND_MIN:
                 blended.append(j)
@@ -166,14 +173,19 @@ class Explainer(TaskVerifier):
             music = load_audio(ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
         except MediaError as exc:
             raise GTError(f"audio fixture: {exc}") from None
-        matcher = ClipMatcher(sources_in(ctx.input("fixtures/stock")))
+        stock = sources_in(ctx.input("fixtures/stock"))
         try:
             path, pr = _find_output(ctx)
-            labelled = matcher.label_video(path, keep=True)
         except AgentOutputError as exc:
             checks.fail_rest(str(exc))
             return
         facts = video_facts(pr)
+        matcher = StockMatcher(stock, facts["width_px"] or 9, facts["height_px"] or 16)
+        try:
+            labelled = matcher.label_video(path)
+        except AgentOutputError as exc:
+            checks.fail_rest(str(exc))
+            return
         dur = facts["duration_s"]
         lv, audio_err = None, ""
         try:
@@ -260,10 +272,13 @@ class Explainer(TaskVerifier):
         distractors = ["coal_plant", "wind_turbine"]
         cta = "Follow for more tips"
         n_clip = int(4 * FPS)
+        fit_scene = 4  # the LED shot is fitted (bars above and below); the others fill the canvas
         stock = {}
         for name in [s for group in shots for s in group] + distractors:
-            stock[name] = clip_frames(int(rng.integers(1 << 30)), n_clip, w, h, FPS)
-            write_video(inst.workdir / f"fixtures/stock/{name}.mp4", stock[name], FPS)
+            src = clip_frames(int(rng.integers(1 << 30)), n_clip, h, w, FPS)  # landscape 480x270 stock
+            write_video(inst.workdir / f"fixtures/stock/{name}.mp4", src, FPS)
+            how = "fit" if name in shots[fit_scene] else "fill"
+            stock[name] = [placements(f, w, h)[how] for f in src]
         gap = 0.5
         place_s = 0.25  # the VO file starts this late in the export: the scorer must measure it
         file_s = [[round(0.15 + 1.55 * i, 3), round(0.15 + 1.55 * i + 1.05, 3)] for i in range(8)]
@@ -288,7 +303,7 @@ class Explainer(TaskVerifier):
         card = A.draw_text(card, "Follow for", x_px=None, y_px=int(0.40 * h), size_px=26, colour=(255, 255, 255))
         card = A.draw_text(card, "more tips", x_px=None, y_px=int(0.40 * h) + 36, size_px=26, colour=(255, 255, 255))
         bounds = [0.0] + [(vo_s[i - 1][1] + vo_s[i][0]) / 2 for i in range(1, 8)] + [vo_s[7][1] + gap / 2, 99.0]
-        xfade = 4  # frames of a cross-dissolve
+        xfade = 6  # frames of a cross-dissolve (0.5 s, CapCut's default length)
 
         def caption(f: np.ndarray, text: str) -> np.ndarray:
             words = text.split()
