@@ -220,7 +220,7 @@ class CaptionVersions(TaskVerifier):
             else:
                 t_ok, t_err = timing("en")
                 t_ok = t_ok and bool(versions["en"].track.spans)
-                most = checks.params("spanish")["max_cer_pct"] / 100
+                most = checks.params("english_unchanged")["max_cer_pct"] / 100
                 checks.set("english_unchanged", 0.5 * (err <= most) + 0.5 * t_ok,
                            {"ocr": versions["en"].read(), "cer_pct": 100 * err, "timing_error_frames": t_err},
                            f"English CER {100 * err:.1f}%, timing {'kept' if t_ok else 'changed'}")
