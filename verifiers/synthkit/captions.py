@@ -19,11 +19,19 @@ CJK_FONT = Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf")
 LATIN_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
 
 
+class FontMissing(RuntimeError):
+    """A caption font is not installed (Debian fonts-droid-fallback / fonts-dejavu-core)."""
+
+
 @functools.cache
 def _font(path: str, size_px: int):
     from PIL import ImageFont
 
-    return ImageFont.truetype(path, size_px)
+    try:
+        return ImageFont.truetype(path, size_px)
+    except OSError:
+        raise FontMissing(f"caption font {path} not installed (Debian fonts-droid-fallback for CJK, "
+                          "fonts-dejavu-core for Latin)") from None
 
 
 def draw_caption(frame: np.ndarray, lines: Sequence[str], *, font_px: int, baseline_y_px: float,

@@ -30,7 +30,7 @@ from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.measure.streams import probe
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, caption_layer, composite, srt_text
+from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, FontMissing, caption_layer, composite, srt_text
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import Cue, parse_srt
 from verifiers.tasks.shortform.t03_caption_track import (
@@ -269,7 +269,11 @@ class CaptionVersions(TaskVerifier):
             per.append({"span_s": [c.span.start_s, c.span.end_s], "bbox": c.bbox, "outside_safe_area": out,
                         "hollow_boxes": c.hollow_boxes})
             tofu += c.hollow_boxes
-        expected = sum(reference_hollow_boxes([c.text], 40, 24) for c in cues)
+        try:
+            expected = sum(reference_hollow_boxes([c.text], 40, 24) for c in cues)
+        except FontMissing as exc:
+            checks.error("japanese", f"cannot judge tofu: {exc}", {"captions": per})
+            return
         ref = readable("".join(c.text for c in cues))
         need = 1 - p["max_cer_pct"] / 100
         try:
