@@ -19,8 +19,8 @@ import numpy as np
 from verifiers.base import GTError, ScoreContext
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
 from verifiers.measure.ocr import TextBox, read_text
+from verifiers.measure.projection import best_lag, project
 from verifiers.synthkit.shortform_ad_explainer import hex_rgb
-from verifiers.tasks.streaming.routing import best_lag, project
 
 WINDOW_S = 0.1
 

@@ -18,13 +18,13 @@ import soundfile as sf
 
 from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
+from verifiers.measure.projection import project
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import disk_cached, merge, remux, write_media, yuv_flat
 from verifiers.tasks.streaming.common import OBS_DIR, active_profile, frac, ramp
 from verifiers.tasks.streaming.media import MediaInfo, decode_audio_tracks, probe
-from verifiers.tasks.streaming.routing import project
 
 MP4 = "recordings/test_rec.mp4"
 RATE_HZ = 48_000

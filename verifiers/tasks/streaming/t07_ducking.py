@@ -21,11 +21,11 @@ import soundfile as sf
 from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
+from verifiers.measure.projection import project
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming.common import OBS_DIR, collection_with, frac, ramp
-from verifiers.tasks.streaming.routing import project
 
 REC = "recordings/duck_test.wav"
 RATE_HZ = 48_000

@@ -20,6 +20,7 @@ import soundfile as sf
 from verifiers.apps.obs.hotkeys import normalize
 from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
+from verifiers.measure.projection import best_lag
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
@@ -34,7 +35,6 @@ from verifiers.tasks.streaming.common import (
     scenario_actions,
 )
 from verifiers.tasks.streaming.media import decode_audio_tracks
-from verifiers.tasks.streaming.routing import best_lag
 from verifiers.tasks.streaming.t05_rtmp_stream import final_stats, gop_bitrate_kbps
 
 RATE_HZ = 48_000
