@@ -18,6 +18,7 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import FrameIndex, match_frame
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.streams import MediaProbe, probe
+from verifiers.provenance import refuse_outside_writes
 
 MATCH_WIDTH_PX = 160  # frames are matched as 160-px-wide thumbnails: enough for 64x36 NCC
 MIN_NCC = 0.6  # below this an output frame shows none of the sources
@@ -50,8 +51,11 @@ def scaled(px: float, scale: float) -> int:
 
 
 def probe_artifact(ctx: ScoreContext, rel: str) -> tuple[Path, MediaProbe]:
-    """The artifact and its packet probe; an unreadable file is the agent's failure."""
+    """The artifact and its packet probe; an unreadable file is the agent's failure, and so is an
+    export the audit saw written by a forbidden program (ffmpeg: the seeds' "export must come from
+    the app"; without audit evidence nothing is refused)."""
     path = ctx.artifact(rel)
+    refuse_outside_writes(ctx, rel, ctx.task.apps[0] if ctx.task.apps else "the app")
     try:
         pr = probe(path)
         pr.first("video")

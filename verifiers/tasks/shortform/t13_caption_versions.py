@@ -28,6 +28,7 @@ from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.measure.streams import probe
+from verifiers.provenance import outside_writes, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, FontMissing, caption_layer, composite, srt_text
@@ -200,6 +201,10 @@ class CaptionVersions(TaskVerifier):
             path, why = find_export(ctx.workdir / "out", lang)
             if path is None:
                 problems[lang] = why
+                continue
+            bad = outside_writes(ctx, f"out/{path.name}", ctx.task.forbidden_writers)
+            if bad:
+                problems[lang] = f"out/{path.name} was written by {writer_name(bad[-1])} outside CapCut (audit)"
                 continue
             try:
                 versions[lang] = measured(path, source_path, size)
