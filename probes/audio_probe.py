@@ -12,13 +12,12 @@ Feed `AudioBlock`s in order (`push`); events go out through `emit(source, kind, 
   change goes out at most that long after its samples, in time order, with an exact `t_s`.
 
 Loudness is the measurement package's incremental BS.1770 engine
-(verifiers.measure.loudness.LoudnessMeter, libebur128 + own true peak), so a live meter and a file
-measurement cannot disagree. −inf readings (silence) are sent as null.
+(verifiers.measure.loudness.LoudnessMeter: libebur128 for M/S/I/LRA, the package's truepeak.py for
+peaks), so a live meter and a file measurement cannot disagree. −inf readings (silence) are sent as null.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -151,8 +150,10 @@ class AudioProbe:
         tp = lm.true_peak_per_channel_dbtp()
         payload: dict[str, Any] = {
             "t_s": round(t_s, 4),
-            "momentary_lufs": db_or_none(_latest(lm, "_m", "momentary_lufs")),
-            "short_term_lufs": db_or_none(_latest(lm, "_s", "short_term_lufs")),
+            # the meter's newest per-100-ms values (libebur128's, hop-aligned like this frame); −inf
+            # before the first full window (0.4 s / 3 s), as in a file measurement
+            "momentary_lufs": db_or_none(lm.momentary_lufs),
+            "short_term_lufs": db_or_none(lm.short_term_lufs),
             "integrated_lufs": db_or_none(lm.integrated_lufs),
             "true_peak_dbtp": [db_or_none(v) for v in tp],
             "sample_peak_dbfs": [db_or_none(lin_to_db(float(v))) for v in self._frame_peak],
@@ -177,18 +178,3 @@ class AudioProbe:
         return {"duration_s": round(self.frames_seen / self.sr, 4), "integrated_lufs": db_or_none(lm.integrated_lufs),
                 "lra_lu": db_or_none(lm.lra_lu), "true_peak_dbtp": [db_or_none(v) for v in lm.true_peak_per_channel_dbtp()],
                 "sample_peak_dbfs": [db_or_none(v) for v in lm.sample_peak_per_channel_dbfs()]}
-
-
-def _latest(meter: LoudnessMeter, series: str, prop: str) -> float:
-    """The meter's newest momentary/short-term value, from its own per-hop series.
-
-    LoudnessMeter computes both series every 100 ms from its own K-weighted hop energies — the
-    exact values a file measurement reports. Asking libebur128 instead (`short_term_lufs`)
-    re-sums 3 s of samples per call: 1 ms each, half this probe's budget at 10 Hz. The series
-    are not public API yet, so fall back to the property if they move; only full windows count
-    (None before 0.4 s / 3 s), as in the file measurement.
-    """
-    values = getattr(meter, series, None)
-    if isinstance(values, list):
-        return values[-1] if values else -math.inf
-    return float(getattr(meter, prop))
