@@ -16,16 +16,25 @@ from a rendered frame, not from the preloaded first frame (an A+V file whose aud
 video showed 4-62 ms from one OBS start to the next in earlier runs). OBS keeps placed audio where
 it is (it only appends while timestamps stay within 70 ms), so a new placement happens only on a
 sync-offset change (the second one: obsproject/obs-studio#7912) or a jump; a render stall at such a
-moment places the audio off by a frame or more for good. Hence the main window's preview is off
-(NoPreviewObs) and a fix + sync_after.mkv during which OBS itself counted skipped render frames
-(GetStats renderSkippedFrames) is redone, at most FIX_ATTEMPTS times: the stall is OBS's own
-report, not the score; the test fails if every attempt stalled.
+moment places the audio a frame or more off for good. Hence the main window's preview is off
+(NoPreviewObs), and the oracle checks its own sync_after clip like a careful person and applies the
+same offset again when a clap is half a frame or more off (run_in_obs); the test fails if every
+attempt was off.
 
-Measured on this 2-core machine while ~5 other jobs ran (load 5-11): 13 runs with a stall-free
-attempt all scored 100, residual 3.2-9.4 ms (most 3.2-3.5; the 7.8 ms run had one clap moved
-~20 ms by an audio hiccup that OBS counts nowhere); 3 runs failed with every attempt stalled.
-A stalled attempt was wrong in about one case of three (residual up to 120 ms). On a quiet machine
-the first attempt is expected to be stall-free (~37 s for the whole test).
+Single claps 20-30 ms early, seen in about one clip of three, were not OBS: the feed is digitally
+silent between claps (like the harness's null-sink feed) and OBS records AAC, whose pre-echo rose
+20 dB over the onset detector's -100 dB floor one AAC block before the clap at some positions
+(reproduced with ffmpeg's AAC alone: 1 position in 28). The scorer now assumes a -60 dBFS floor.
+
+Measured on this 2-core machine. Quiet (load 1.4-2.4, CI-like), with the scorer's -60 dBFS floor:
+6 of 6 runs right at the first attempt, no skipped render frame, every clap within 3.6 ms,
+residual 1.3-2.3 ms, score 100, ~29 s (before it, 6 of 6 at load < 2: residual 3.4-4.7 ms). Busy (~5 other jobs, load
+4-11), when only OBS's skipped-render-frame count triggered a redo: 15 of 19 runs scored 100
+(residual 3.2-9.4 ms; 7.8 and 8.4 had one clap ~20-27 ms off: the pre-echo above), 1 failed with
+the audio a frame off (37 ms, no stall counted), 3 had every attempt stalled. With stall count and
+claps both required: 2 of 3 passed (1-2 attempts), 1 failed after 5 attempts, two of which had every
+clap right but a skipped render frame; so only the claps decide now. All of these were measured
+before the scorer's -60 dBFS floor.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ from tests.streaming.real_obs import EventLog, NoPreviewObs, record, save_obs_co
 from verifiers.scoring import score_task
 from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming.t14_av_offset import FPS
 
 obs = pytest.importorskip("obsws_python")
 needs_obs = pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None
@@ -60,7 +70,7 @@ def write_feed(folder: Path, hidden_delay_ms: float) -> Path:
     """The clapper feed as one A+V Matroska: clap_test's pictures, claps hidden_delay_ms early."""
     import soundfile as sf
 
-    from verifiers.tasks.streaming.t14_av_offset import FPS, clap_test
+    from verifiers.tasks.streaming.t14_av_offset import clap_test
 
     vid, aud = clap_test(-hidden_delay_ms)
     video = write_media(folder / "feed_video.mkv", vid * FEED_PERIODS, FPS)
@@ -85,15 +95,20 @@ def _collection(feed: Path) -> dict[str, Any]:
                                            "id_counter": 1, "custom_size": False}}]}
 
 
-def run_in_obs(feed: Path, fps: int, real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Clap test, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns (events, attempts)."""
+def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Clap test, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns (events, attempts).
+
+    Like a careful person, the oracle looks at its own sync_after clip and applies the same offset
+    again (at most FIX_ATTEMPTS times) when a clap in it is half a frame or more off (OBS placed the
+    audio a frame off, seen while the machine was busy). That is coarser than the scorer's mean <= 10 ms, which is not what is retried on; OBS's
+    skipped render frames (GetStats) are recorded per attempt, as the likely cause."""
     rec_dir = real / "recordings"
     rec_dir.mkdir(parents=True)
     basic = {"Output": {"Mode": "Advanced"},
              "AdvOut": {"RecType": "Standard", "RecFilePath": str(rec_dir), "RecFormat": "mkv",
                         "RecEncoder": "obs_x264", "RecTracks": "1"},
              "Video": {"BaseCX": "160", "BaseCY": "90", "OutputCX": "160", "OutputCY": "90",
-                       "FPSType": "1", "FPSInt": str(fps)}}
+                       "FPSType": "1", "FPSInt": str(FPS)}}
     profile = {"basic.ini": basic, "recordEncoder.json": {"rate_control": "CRF", "crf": 18, "preset": "ultrafast"}}
     log = EventLog()
     attempts: list[dict[str, Any]] = []
@@ -117,19 +132,27 @@ def run_in_obs(feed: Path, fps: int, real: Path) -> tuple[list[dict[str, Any]], 
                 time.sleep(2.0)
                 after = record(c, RECORD_S)
                 stalls = c.get_stats().render_skipped_frames - skipped0
-                attempts.append({"file": after.name, "render_skipped_frames": stalls})
-                if stalls == 0:
+                offsets = _offsets_ms(after, gt)
+                worst_ms = max((abs(d) for d in offsets), default=float("inf"))
+                attempts.append({"file": after.name, "render_skipped_frames": stalls, "claps": len(offsets),
+                                 "worst_clap_ms": round(worst_ms, 1)})
+                if _good(attempts[-1]):
                     break
-                after.unlink()  # OBS says its pipeline stalled while placing/recording: not an oracle, redo
+                after.unlink()  # OBS misplaced audio: apply the same fix again
             time.sleep(0.5)
         finally:
             ev.disconnect()
             c.disconnect()
         assert o.stop() == 0
         save_obs_config(o, real)
-    if len(attempts) > 1 and attempts[-1]["render_skipped_frames"] == 0:
+    if len(attempts) > 1 and _good(attempts[-1]):
         after.rename(rec_dir / "sync_after.mkv")  # the task's file name; OBS names files by date
     return log.events, attempts
+
+
+def _good(attempt: dict[str, Any]) -> bool:
+    """Five claps or more, every one within half a frame of its picture."""
+    return attempt["claps"] >= 5 and attempt["worst_clap_ms"] < 500 / FPS
 
 
 def _offsets_ms(path: Path, gt: dict[str, Any]) -> list[float]:
@@ -145,15 +168,13 @@ def _offsets_ms(path: Path, gt: dict[str, Any]) -> list[float]:
 @pytest.mark.slow
 @needs_obs
 def test_t14_real_obs_clap_test_and_fix_scores_full(tmp_path: Path) -> None:
-    from verifiers.tasks.streaming.t14_av_offset import FPS
-
     inst = synth_instance(TASK, tmp_path / "inst", seed=1)
     gt = json.loads((inst / "gt" / "t14.json").read_text())
     assert gt["late"] == "video"
     feed = write_feed(tmp_path, float(gt["injected_delay_ms"]))
     real = tmp_path / "real"
-    events, attempts = run_in_obs(feed, FPS, real)
-    assert attempts[-1]["render_skipped_frames"] == 0, f"OBS stalled during every fix attempt: {attempts}"
+    events, attempts = run_in_obs(feed, gt, real)
+    assert _good(attempts[-1]), f"OBS misplaced audio in every fix attempt: {attempts}"
     before_stalls = attempts[0]["render_skipped_frames"]
     kinds = [e["kind"] for e in events]
     assert "InputAudioSyncOffsetChanged" in kinds and kinds.count("RecordStateChanged") >= 4, kinds

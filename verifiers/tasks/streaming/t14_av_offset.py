@@ -71,7 +71,12 @@ def audio_claps(path: Path) -> list[float]:
     tracks, rate = decode_audio_tracks(path)
     if not tracks:
         raise MediaError(f"{path.name}: no audio")
-    return [o.time_s for o in detect_onsets(tracks[0].astype(np.float64), rate, min_gap_s=0.5, threshold_db=20.0)]
+    # floor_db -60: a clapper feed from a PulseAudio null sink is digitally silent between claps, and
+    # OBS records AAC, whose pre-echo (far below -60 dBFS) then rises 20 dB over a -100 dB floor one
+    # AAC block (21 ms) before the clap at some positions: 1 clap in ~28 measured 24-28 ms early in
+    # real OBS recordings and in ffmpeg AAC round trips; with -60, -1.0..-2.3 ms at every position.
+    return [o.time_s for o in detect_onsets(tracks[0].astype(np.float64), rate, min_gap_s=0.5, threshold_db=20.0,
+                                            floor_db=-60.0)]
 
 
 @register
