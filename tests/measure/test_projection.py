@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.measure.projection import best_lag, project
+from verifiers.measure.projection import best_lag, project, shifted
 
 RATE_HZ = 8000
 
@@ -46,3 +46,10 @@ def test_per_reference_lag_finds_a_second_source_a_few_samples_off():
     own = project(mix, [voice, music], RATE_HZ, per_ref_lag=True)
     assert min(own.total_share(0), own.total_share(1)) > 0.45
     assert min(common.total_share(0), common.total_share(1)) < min(own.total_share(0), own.total_share(1))
+
+
+def test_shifted_lays_a_reference_on_the_track_timeline():
+    ref = np.arange(1.0, 6.0)
+    assert shifted(ref, 2, 6).tolist() == [0, 0, 1, 2, 3, 4]
+    assert shifted(ref, -2, 4).tolist() == [3, 4, 5, 0]
+    assert shifted(ref, 9, 4).tolist() == [0, 0, 0, 0]

@@ -54,6 +54,19 @@ def best_lag(track: np.ndarray, refs: list[np.ndarray], rate_hz: int, max_lag_s:
     return lag
 
 
+def shifted(ref: np.ndarray, lag: int, n: int) -> np.ndarray:
+    """`ref` delayed by `lag` samples (advanced when negative), zero-padded/cut to length n: a
+    reference laid on the track's timeline."""
+    out = np.zeros(n)
+    if lag >= 0:
+        seg = ref[: max(0, n - lag)]
+        out[lag: lag + len(seg)] = seg
+    else:
+        seg = ref[-lag: -lag + n]
+        out[: len(seg)] = seg
+    return out
+
+
 def project(track: np.ndarray, refs: list[np.ndarray], rate_hz: int, window_s: float = 0.05,
             lag: int | None = None, per_ref_lag: bool = False) -> Projection:
     """Per-window least squares of the track on the (aligned) references.
@@ -64,16 +77,7 @@ def project(track: np.ndarray, refs: list[np.ndarray], rate_hz: int, window_s: f
     lag = best_lag(track, refs, rate_hz) if lag is None else lag
     lags = [best_lag(track, [r], rate_hz) for r in refs] if per_ref_lag else [lag] * len(refs)
     n = len(track)
-    aligned = []
-    for r, d in zip(refs, lags, strict=True):
-        a = np.zeros(n)
-        if d >= 0:
-            seg = r[: max(0, n - d)]
-            a[d: d + len(seg)] = seg
-        else:
-            seg = r[-d: -d + n]
-            a[: len(seg)] = seg
-        aligned.append(a)
+    aligned = [shifted(r, d, n) for r, d in zip(refs, lags, strict=True)]
     w = max(1, int(window_s * rate_hz))
     k = n // w
     T = track[: k * w].reshape(k, w)

@@ -19,7 +19,7 @@ import numpy as np
 from verifiers.base import GTError, ScoreContext
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
 from verifiers.measure.ocr import TextBox, read_text
-from verifiers.measure.projection import best_lag, project
+from verifiers.measure.projection import best_lag, project, shifted
 from verifiers.synthkit.shortform_ad_explainer import hex_rgb
 
 WINDOW_S = 0.1
@@ -210,17 +210,6 @@ class StemLevels:
         return -0.691 + 10 * math.log10(e) if e > 0 else -math.inf
 
 
-def _shift(ref: np.ndarray, lag: int, n: int) -> np.ndarray:
-    out = np.zeros(n)
-    if lag >= 0:
-        seg = ref[: max(0, n - lag)]
-        out[lag: lag + len(seg)] = seg
-    else:
-        seg = ref[-lag: -lag + n]
-        out[: len(seg)] = seg
-    return out
-
-
 def stem_levels(mix: np.ndarray, refs: list[np.ndarray], rate_hz: int, *, max_lag_s: float = 5.0,
                 window_s: float = WINDOW_S) -> StemLevels:
     """Align each reference to the mix (cross-correlation on the downmix), then project every channel."""
@@ -232,7 +221,7 @@ def stem_levels(mix: np.ndarray, refs: list[np.ndarray], rate_hz: int, *, max_la
     n = x.shape[0]
     mono = x.mean(axis=1)
     lags = [best_lag(mono, [r], rate_hz, max_lag_s=max_lag_s) for r in refs]
-    aligned = [_shift(np.asarray(r, dtype=np.float64), lag, n) for r, lag in zip(refs, lags, strict=True)]
+    aligned = [shifted(np.asarray(r, dtype=np.float64), lag, n) for r, lag in zip(refs, lags, strict=True)]
     sos = k_weighting_sos(rate_hz)
     w = max(1, round(window_s * rate_hz))
     k = n // w

@@ -20,7 +20,7 @@ import soundfile as sf
 from verifiers.apps.obs.hotkeys import normalize
 from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
-from verifiers.measure.projection import best_lag
+from verifiers.measure.projection import best_lag, shifted
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
@@ -44,14 +44,7 @@ SCALE_TOL = 0.002  # 2 px on a 1000 px source: the brief's ±2 px applied to sca
 
 def music_corr(track: np.ndarray, music: np.ndarray, rate: int) -> float:
     lag = best_lag(track, [music], rate)
-    n = len(track)
-    m = np.zeros(n)
-    if lag >= 0:
-        seg = music[: max(0, n - lag)]
-        m[lag: lag + len(seg)] = seg
-    else:
-        seg = music[-lag: -lag + n]
-        m[: len(seg)] = seg
+    m = shifted(music, lag, len(track))
     den = np.sqrt((track ** 2).sum() * (m ** 2).sum())
     return float(abs((track * m).sum()) / den) if den > 0 else 0.0
 
