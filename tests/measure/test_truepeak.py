@@ -34,6 +34,23 @@ def test_skip_is_exact_against_brute_force(seed: int) -> None:
     assert meter.per_channel_dbtp()[0] == pytest.approx(ours, abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_meter_on_float32_blocks_is_exact(seed: int) -> None:
+    """Files decode straight to float32 for the meter: fed those blocks, the incremental meter must
+    give the brute-force float64 answer for the same (float32-representable) values, per channel."""
+    rng = np.random.default_rng(seed)
+    n = 48000 * 2
+    env = np.repeat(rng.uniform(0.01, 0.6, n // 4800), 4800)
+    x = (rng.standard_normal((n, 2)) * env[:, None]).astype(np.float32)
+    x[rng.integers(0, n), 1] = np.float32(-0.97)
+    meter = TruePeakMeter(48000, 2)
+    for pos in range(0, n, 7001):
+        peaks = meter.push(x[pos:pos + 7001])
+        assert peaks.dtype == np.float64 and np.all(peaks == np.abs(x[pos:pos + 7001]).max(axis=0))
+    want = [_brute(x[:, ch].astype(np.float64)) for ch in range(2)]
+    assert meter.per_channel_dbtp() == pytest.approx(want, abs=1e-9)
+
+
 def _square_with_quiet_ends(t: np.ndarray) -> np.ndarray:
     """Every edge overshoots by the same amount: ~400 tied maxima, rechecked as float64 rows."""
     x = 0.5 * np.sign(np.sin(2 * np.pi * 100 * t / 48000 + 0.1))

@@ -292,7 +292,9 @@ class TruePeakMeter:
 
     def __init__(self, sample_rate_hz: int, channels: int) -> None:
         self.factor = oversampling_factor(sample_rate_hz)
-        self._buf = np.zeros((_HALF - 1, channels))  # starts at the first unsettled position − _HALF + 1
+        # starts at the first unsettled position − _HALF + 1; float32 so float32 pushes stay float32
+        # (no block-sized float64 copy; float64 pushes promote it and stay exact)
+        self._buf = np.zeros((_HALF - 1, channels), dtype=np.float32)
         self._peak = np.zeros(channels)
 
     def push(self, x: np.ndarray) -> np.ndarray:
