@@ -78,3 +78,26 @@ def save_obs_config(o: ObsInstance, real: Path, collection_file: str | None = No
     shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / o.profile_dir.name)
     shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
     return dest
+
+
+def build_weekly_stream(c: Any, workdir: Path) -> None:
+    """T17's oracle script: the Weekly Stream scenes built over obs-websocket with an
+    obsws-python ReqClient `c` (also T01's collection, built the way an agent's script would)."""
+    for s in ("Starting Soon", "Live", "BRB"):
+        c.create_scene(s)
+    c.create_input("Starting Soon", "Background", "image_source", {"file": str(workdir / "bg" / "starting.png")}, True)
+    c.create_input("Starting Soon", "Countdown", "text_ft2_source_v2", {"text": "Starting in 05:00"}, True)
+    c.create_input("Live", "Display Capture", "xshm_input", {"screen": 0}, True)
+    c.create_input("Live", "Cam", "v4l2_input", {"device_id": "/dev/video0"}, True)
+    c.create_input("Live", "Frame", "image_source", {"file": str(workdir / "overlay" / "frame.png")}, True)
+    c.create_input("BRB", "BRB Background", "image_source", {"file": str(workdir / "bg" / "brb.png")}, True)
+    c.create_input("BRB", "Mic", "pulse_input_capture", {"device_id": "default"}, True)
+    c.set_input_mute("Mic", True)
+    cam = c.get_scene_item_id("Live", "Cam").scene_item_id
+    c.set_scene_item_transform("Live", cam, {
+        "positionX": 1416.0, "positionY": 786.0, "alignment": 5, "boundsType": "OBS_BOUNDS_SCALE_INNER",
+        "boundsWidth": 480.0, "boundsHeight": 270.0, "boundsAlignment": 0})
+    c.set_current_program_scene("Starting Soon")
+    c.remove_scene("Scratch")
+    c.set_current_scene_transition("Fade")
+    c.set_current_scene_transition_duration(300)

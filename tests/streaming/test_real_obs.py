@@ -17,7 +17,7 @@ import pytest
 
 from monitor.obs import ObsInstance
 from monitor.observers.obs_log import ObsLogFollower
-from tests.streaming.real_obs import save_obs_config
+from tests.streaming.real_obs import build_weekly_stream, save_obs_config
 from verifiers.scoring import score_task
 from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 
@@ -41,25 +41,7 @@ def build_in_obs(workdir: Path, out: Path) -> None:
                      ws_password="t17-pw") as inst:
         c = obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password="t17-pw", timeout=10)
         try:
-            for s in ("Starting Soon", "Live", "BRB"):
-                c.create_scene(s)
-            c.create_input("Starting Soon", "Background", "image_source",
-                           {"file": str(workdir / "bg" / "starting.png")}, True)
-            c.create_input("Starting Soon", "Countdown", "text_ft2_source_v2", {"text": "Starting in 05:00"}, True)
-            c.create_input("Live", "Display Capture", "xshm_input", {"screen": 0}, True)
-            c.create_input("Live", "Cam", "v4l2_input", {"device_id": "/dev/video0"}, True)
-            c.create_input("Live", "Frame", "image_source", {"file": str(workdir / "overlay" / "frame.png")}, True)
-            c.create_input("BRB", "BRB Background", "image_source", {"file": str(workdir / "bg" / "brb.png")}, True)
-            c.create_input("BRB", "Mic", "pulse_input_capture", {"device_id": "default"}, True)
-            c.set_input_mute("Mic", True)
-            cam = c.get_scene_item_id("Live", "Cam").scene_item_id
-            c.set_scene_item_transform("Live", cam, {
-                "positionX": 1416.0, "positionY": 786.0, "alignment": 5, "boundsType": "OBS_BOUNDS_SCALE_INNER",
-                "boundsWidth": 480.0, "boundsHeight": 270.0, "boundsAlignment": 0})
-            c.set_current_program_scene("Starting Soon")
-            c.remove_scene("Scratch")
-            c.set_current_scene_transition("Fade")
-            c.set_current_scene_transition_duration(300)
+            build_weekly_stream(c, workdir)
         finally:
             c.disconnect()
         assert inst.stop() == 0
