@@ -337,7 +337,7 @@ def _exact_in_float32(info: AudioInfo) -> bool:
     traffic of float64 and the dtype libebur128 and the true-peak scan read anyway."""
     if info.bit_depth is None:
         return True
-    return info.bit_depth <= 24 or info.subtype == "FLOAT"
+    return info.bit_depth <= 24 or (info.float_samples and info.bit_depth == 32)
 
 
 def loudness_of_file(path: str | Path, *, audio_stream: int = 0, block_s: float = 10.0) -> LoudnessResult:
