@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -93,3 +94,13 @@ finite = st.floats(-1e5, 1e5, allow_nan=False)
 def test_rendered_rect_total(tf: Transform, w: float, h: float) -> None:
     r = rendered_rect(tf, w, h)
     assert r.w >= 0 and r.h >= 0
+
+
+def test_subnormal_scale_with_bounds_is_an_empty_rect_not_nan() -> None:
+    """Found by the fuzz test in CI: scale 5e-304 with scale-to-width bounds overflowed to inf/NaN.
+    libobs keeps scale as a 32-bit float, where that scale is 0."""
+    tf = Transform(pos_x=10.0, pos_y=20.0, scale_x=5.365905303213598e-304, scale_y=3.0, rot_deg=0.0, align=0,
+                   bounds_type=3, bounds_x=32155.0, bounds_y=0.0, bounds_align=0,
+                   crop_left=0, crop_top=0, crop_right=0, crop_bottom=0)
+    r = rendered_rect(tf, 1.0, 1.0)
+    assert all(math.isfinite(v) for v in (r.x, r.y, r.w, r.h)) and r.w >= 0 and r.h >= 0

@@ -73,7 +73,7 @@ def rendered_rect(tf: Transform, source_w_px: float, source_h_px: float) -> Rect
     """The content's rectangle on the parent canvas for a source of the given (uncropped) size."""
     cx = max(0.0, source_w_px - tf.crop_left - tf.crop_right)
     cy = max(0.0, source_h_px - tf.crop_top - tf.crop_bottom)
-    sx, sy = tf.scale_x, tf.scale_y
+    sx, sy = _as_float32(tf.scale_x), _as_float32(tf.scale_y)  # libobs keeps scale as float: 1e-304 is 0
     origin_x = origin_y = 0.0
     if tf.bounds_type != BOUNDS_NONE and cx > 0 and cy > 0 and sx != 0 and sy != 0:
         width, height = cx * abs(sx), cy * abs(sy)
@@ -113,8 +113,28 @@ def rendered_rect(tf: Transform, source_w_px: float, source_h_px: float) -> Rect
         pts = [(x - tf.pos_x, y - tf.pos_y) for x in xs for y in ys]
         rx = [tf.pos_x + px * ca - py * sa for px, py in pts]
         ry = [tf.pos_y + px * sa + py * ca for px, py in pts]
-        return Rect(min(rx), min(ry), max(rx) - min(rx), max(ry) - min(ry), rotated=True)
-    return Rect(xs[0], ys[0], xs[1] - xs[0], ys[1] - ys[0])
+        return _finite_or_empty(Rect(min(rx), min(ry), max(rx) - min(rx), max(ry) - min(ry), rotated=True), tf)
+    return _finite_or_empty(Rect(xs[0], ys[0], xs[1] - xs[0], ys[1] - ys[0]), tf)
+
+
+def _as_float32(value: float) -> float:
+    """The value as libobs holds it (32-bit float): subnormal-small scales flush to 0 there."""
+    import struct
+
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _finite_or_empty(r: Rect, tf: Transform) -> Rect:
+    """A transform whose arithmetic overflows (absurd scale × bounds) renders nothing useful: an
+    empty rect at the item's position, never NaN/inf sizes that would poison geometry checks."""
+    if all(math.isfinite(v) for v in (r.x, r.y, r.w, r.h)):
+        return r
+    x = tf.pos_x if math.isfinite(tf.pos_x) else 0.0
+    y = tf.pos_y if math.isfinite(tf.pos_y) else 0.0
+    return Rect(x, y, 0.0, 0.0, rotated=r.rotated)
 
 
 def image_size_px(path: str | Path) -> tuple[int, int] | None:
