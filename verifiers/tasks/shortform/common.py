@@ -64,6 +64,16 @@ def probe_artifact(ctx: ScoreContext, rel: str) -> tuple[Path, MediaProbe]:
     return path, pr
 
 
+def probe_first_export(ctx: ScoreContext, folder: str = "out", pattern: str = "*.mp4") -> tuple[Path, MediaProbe]:
+    """The first (by name) export matching `pattern` in `folder` of the work dir, probed like
+    probe_artifact: for tasks whose seed names the folder but not the file."""
+    out = ctx.workdir / folder
+    files = sorted(out.glob(pattern)) if out.is_dir() else []
+    if not files:
+        raise AgentOutputError(f"no {pattern.lstrip('*')} export in {folder}/")
+    return probe_artifact(ctx, str(files[0].relative_to(ctx.workdir)))
+
+
 def video_facts(pr: MediaProbe) -> dict:
     v = pr.first("video")
     return {"width_px": v.width, "height_px": v.height, "fps": round(v.avg_fps or 0.0, 3),

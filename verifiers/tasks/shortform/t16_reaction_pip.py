@@ -19,21 +19,19 @@ from verifiers.measure.frames import iter_frames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import MIN_NCC, ClipMatcher, instance_scale, probe_artifact, video_facts
+from verifiers.tasks.shortform.common import (
+    MIN_NCC,
+    ClipMatcher,
+    instance_scale,
+    probe_first_export,
+    video_facts,
+)
 
 FPS = 24.0
 SR_HZ = 48_000
 SCALE = 1 / 6
 DIFF_LEVEL = 40  # grey difference that marks PIP pixels against the trailer frame
 WIN_S = 0.1
-
-
-def _find_output(ctx: ScoreContext):
-    out = ctx.workdir / "out"
-    files = sorted(out.glob("*.mp4")) if out.is_dir() else []
-    if not files:
-        raise AgentOutputError("no .mp4 export in out/")
-    return probe_artifact(ctx, str(files[0].relative_to(ctx.workdir)))
 
 
 def _pip_mask(frame: np.ndarray, trailer: np.ndarray) -> np.ndarray:
@@ -58,7 +56,7 @@ class ReactionPip(TaskVerifier):
         r_match = ClipMatcher({"reaction": reaction_p})
         scale = instance_scale(ctx)
         try:
-            path, pr = _find_output(ctx)
+            path, pr = probe_first_export(ctx)
         except AgentOutputError as exc:
             checks.fail_rest(str(exc))
             return

@@ -30,7 +30,12 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import Labelled, probe_artifact, sources_in, video_facts
+from verifiers.tasks.shortform.common import (
+    Labelled,
+    probe_first_export,
+    sources_in,
+    video_facts,
+)
 from verifiers.tasks.shortform.t06_t18_helpers import (
     fuzzy_cer,
     read_text_tiled,
@@ -64,14 +69,6 @@ def read_scenes(ctx: ScoreContext, scenes: int) -> tuple[list[dict], str]:
     if len(lines) != scenes:
         raise GTError(f"gt/scenes.json: {len(lines)} lines, the catalog says {scenes} scenes")
     return lines, cta
-
-
-def _find_output(ctx: ScoreContext):
-    out = ctx.workdir / "out"
-    files = sorted(out.glob("*.mp4")) if out.is_dir() else []
-    if not files:
-        raise AgentOutputError("no .mp4 export in out/")
-    return probe_artifact(ctx, str(files[0].relative_to(ctx.workdir)))
 
 
 def _label_runs(labelled: list[Labelled]) -> list[tuple[int, int, str | None]]:
@@ -175,7 +172,7 @@ class Explainer(TaskVerifier):
             raise GTError(f"audio fixture: {exc}") from None
         stock = sources_in(ctx.input("fixtures/stock"))
         try:
-            path, pr = _find_output(ctx)
+            path, pr = probe_first_export(ctx)
         except AgentOutputError as exc:
             checks.fail_rest(str(exc))
             return
