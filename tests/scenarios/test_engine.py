@@ -101,7 +101,9 @@ async def test_schedule_record_and_judge() -> None:
     ups = [t for kind, _c, t in drv.log if kind == "up"]
     assert len(downs) == len(ups) == 1 and ups[0] - downs[0] >= 40 * MS
     r = result.expectations[0]
-    assert r.passed and 120 <= r.latency_ms < 200
+    # the fake answers 120 ms after it saw the focus; the engine stamps the focus a few µs after
+    # the fake's timer starts (119.985 ms seen in CI), so allow 1 ms below
+    assert r.passed and 119 <= r.latency_ms < 200
     assert not result.passed            # a step failed, so the run did not pass
 
     kinds = []
