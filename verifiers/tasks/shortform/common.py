@@ -80,11 +80,12 @@ def video_facts(pr: MediaProbe) -> dict:
             "duration_s": round(pr.duration_s or 0.0, 3)}
 
 
-def open_output(ctx: ScoreContext, checks: Checks, rel: str) -> tuple[Path, dict] | None:
-    """The output and its video facts; when it is missing or unreadable every check still open
-    fails with the reason and None comes back (the caller returns: nothing left to score)."""
+def open_output(ctx: ScoreContext, checks: Checks, rel: str | None) -> tuple[Path, dict] | None:
+    """The output (`rel`, or with None the first out/*.mp4) and its video facts; when it is missing
+    or unreadable every check still open fails with the reason and None comes back (the caller
+    returns: nothing left to score)."""
     try:
-        path, pr = probe_artifact(ctx, rel)
+        path, pr = probe_artifact(ctx, rel) if rel is not None else probe_first_export(ctx)
     except AgentOutputError as exc:
         checks.fail_rest(str(exc))
         return None

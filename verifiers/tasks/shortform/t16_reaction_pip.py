@@ -11,7 +11,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import FrameIndex, match_frame
@@ -23,8 +23,7 @@ from verifiers.tasks.shortform.common import (
     MIN_NCC,
     ClipMatcher,
     instance_scale,
-    probe_first_export,
-    video_facts,
+    open_output,
 )
 
 FPS = 24.0
@@ -55,12 +54,10 @@ class ReactionPip(TaskVerifier):
         t_index = FrameIndex.from_frames([f[f.shape[0] // 2:] for f in trailer["f"]], trailer["t"])
         r_match = ClipMatcher({"reaction": reaction_p})
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_first_export(ctx)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, None)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         fps = facts["fps"] or FPS
         gp = checks.params("pip_geometry")
         boxes, corners, off_t, off_r = [], [], [], []

@@ -32,9 +32,8 @@ from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform.common import (
     Labelled,
-    probe_first_export,
+    open_output,
     sources_in,
-    video_facts,
 )
 from verifiers.tasks.shortform.t06_t18_helpers import (
     fuzzy_cer,
@@ -171,12 +170,10 @@ class Explainer(TaskVerifier):
         except MediaError as exc:
             raise GTError(f"audio fixture: {exc}") from None
         stock = sources_in(ctx.input("fixtures/stock"))
-        try:
-            path, pr = probe_first_export(ctx)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, None)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         matcher = StockMatcher(stock, facts["width_px"] or 9, facts["height_px"] or 16)
         try:
             labelled = matcher.label_video(path)
