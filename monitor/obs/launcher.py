@@ -85,8 +85,9 @@ class ObsInstance:
       [General] Name and missing [Video] defaults filled in.
     ws_port: None picks a free port; ws_password: "" disables websocket auth.
     window_manager: also start openbox (EWMH, focus) on the display.
-    ws_debug: pass `--websocket_debug`, so obs-websocket logs every incoming request (the request
-      log monitor/observers/obs_log.py follows; T17's "requests came from the script" evidence).
+    ws_debug: pass `--websocket_debug` (obs-websocket logs every request and reply: the request
+      log monitor/observers/obs_log.py follows; T17's "requests came from the script" evidence)
+      and `--unfiltered_log` (no repeated-line suppression in that log).
     home: use this directory as HOME (kept); otherwise a private 0700 temp dir, removed on close()
       unless keep_home. extra_env: added to OBS's environment (e.g. PULSE_SERVER).
     """
@@ -325,7 +326,10 @@ class ObsInstance:
         cmd = [self.obs_binary, "--minimize-to-tray", "--disable-missing-files-check", "--multi",
                "--collection", self.collection_name, "--profile", self.profile_name]
         if self.ws_debug:
-            cmd.append("--websocket_debug")
+            # --unfiltered_log: OBS otherwise drops a message repeated 30 times in a row (its
+            # repeat filter compares the format string and a character sum, so a script's run of
+            # similar requests could vanish from the request log)
+            cmd += ["--websocket_debug", "--unfiltered_log"]
         if self._obs_out is not None:
             self._obs_out.close()
         self._obs_out = open(self.home / "obs-stdout.txt", "ab")  # lives as long as OBS

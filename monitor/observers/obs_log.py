@@ -17,6 +17,14 @@ line prefixed `HH:MM:SS.mmm: ` by OBS:
     }
     [obs-websocket] [WebSocketServer::onClose] WebSocket client `[::ffff:127.0.0.1]:57540` has disconnected with code `1000` and reason: ...
 
+With debug on obs-websocket also logs every reply (`Outgoing message:`, op 7, with requestId,
+requestType and requestStatus) and every low-volume event it broadcasts, from a thread pool. OBS
+29.0.2 does not serialise those writes: lines of two messages interleave and lines tear.
+monitor/observers/obs_log_blocks.py reassembles the messages; each request is then reported
+once, when its reply is read (so the event says whether it worked), or a second after its message
+when no reply can be read; a reply whose request message was torn beyond repair still reports
+the request (`recovered: "reply"`, without names).
+
 Incoming messages carry no client address, so a request is attributed by its requestId: tally's
 read-only requester numbers every request `tally-<n>` (monitor/observers/obs_client.py), so
 those are `client: "tally"`; everything else is `client: "other"` (the agent's script, or any
@@ -34,7 +42,8 @@ produces, so they cannot be told apart here.
 
 Events (source `obs`): `ws/log` {file, debug}, `ws/client_connected` {session, remote},
 `ws/client_identified` {session, event_subscriptions, rpc_version}, `ws/request` {request_type,
-request_id, client, batch, log_time, names}, `ws/client_disconnected` {session, remote, code},
+request_id, client, batch, log_time, names, ok, code[, truncated][, recovered]},
+`ws/client_disconnected` {session, remote, code},
 `ui/settings_changed` {changed, log_time}. docs/obs.md describes them.
 """
 
@@ -44,11 +53,14 @@ import asyncio
 import contextlib
 import json
 import re
+import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from monitor.bus import EventBus
+from monitor.observers.obs_log_blocks import Block, BlockDemux, distance_ms, split_segments
 
 SOURCE = "obs"
 #: requestId prefix of tally's own read-only requester (monitor/observers/obs_client.py)
@@ -57,21 +69,25 @@ TALLY_REQUEST_PREFIX = "tally-"
 NAME_FIELDS = ("sceneName", "inputName", "inputKind", "sourceName", "transitionName", "filterName",
                "sceneCollectionName", "profileName")
 MAX_NAME_CHARS = 200
-#: one logged message is at most 8 KiB (OBS's do_log buffer); a block longer than this is junk
-MAX_BLOCK_CHARS = 64 * 1024
 #: how much of a log file's head is read for the command line / debug flag when following from its end
 HEAD_BYTES = 256 * 1024
 
-_PREFIX = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3}): ?(.*)$")
 _CONNECT = re.compile(r"\[WebSocketServer::onOpen\] New WebSocket client has connected from (\S+)")
 _CLOSE = re.compile(r"\[WebSocketServer::onClose\] WebSocket client `([^`]*)` has disconnected with code `(-?\d+)`")
-_INCOMING = "[WebSocketServer::onMessage] Incoming message (decoded):"
+#: message headers -> the Block kind they open
+_HEADERS = (("[WebSocketServer::onMessage] Incoming message (decoded):", "in"),
+            ("[WebSocketServer::onMessage] Outgoing message:", "out"),
+            ("[WebSocketServer::BroadcastEvent] Outgoing event:", "event"))
 _WS_TAG = "[obs-websocket]"
 _SETTINGS = re.compile(r"^Settings changed \((.*)\)\s*$")
 _RE_OP = re.compile(r'^  "op": (\d+)', re.M)
 _RE_TYPE = re.compile(r'"requestType": "((?:[^"\\]|\\.)*)"')
 _RE_NAME = re.compile(r'^      "(' + "|".join(NAME_FIELDS) + r')": "((?:[^"\\]|\\.)*)"', re.M)
 _RE_ID = re.compile(r'^    "requestId": ("(?:[^"\\]|\\.)*"|-?\d+)', re.M)
+_RE_RESULT = re.compile(r'^      "result": (true|false)', re.M)
+_RE_CODE = re.compile(r'^      "code": (\d+)', re.M)
+#: a request whose reply has not been seen is reported after this long (log time or wall time)
+PENDING_MS = 1000
 
 
 def normalise_remote(addr: str) -> str:
@@ -90,48 +106,80 @@ def _names(data: Any) -> dict[str, str]:
     return {k: data[k][:MAX_NAME_CHARS] for k in NAME_FIELDS if isinstance(data.get(k), str)}
 
 
+def _rid(rid: Any) -> Any:
+    return rid if isinstance(rid, (int, float)) else (str(rid)[:MAX_NAME_CHARS] if rid is not None else None)
+
+
+@dataclass
+class _Pending:
+    """A request read from its incoming message, waiting for its reply (which says if it worked)."""
+
+    request_type: str | None
+    request_id: Any
+    names: dict[str, str]
+    log_time: str
+    truncated: bool
+    since_s: float | None
+
+
 class WsLogParser:
-    """OBS log lines in, (kind, payload) out. Pure and incremental: feed lines as they arrive."""
+    """OBS log lines in, (kind, payload) out. Incremental: feed lines as they arrive.
+
+    A request is reported once, when its reply is read (the reply gives `ok`/`code`, and the
+    request type when the request's own message was torn), or PENDING_MS after its message when
+    no reply shows up (`ok: null`). A reply whose request message was lost entirely still reports
+    the request (`recovered: "reply"`, no names): OBS logs each request twice, and tearing rarely
+    takes both.
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[str, int] = {}
         self._next_session = 1
         self._unidentified: deque[int] = deque()
-        self._block: list[str] | None = None
-        self._block_chars = 0
-        self._block_time = ""
+        self._demux = BlockDemux()
+        self._pending: list[_Pending] = []
+        self._last_stamp: str | None = None
         self.debug_seen = False
 
-    def feed(self, line: str) -> list[tuple[str, dict[str, Any]]]:
-        """One log line (without its newline); returns the events it completes."""
-        m = _PREFIX.match(line)
-        log_time, text = (m.group(1), m.group(2)) if m else ("", line)
+    def feed(self, line: str, now_s: float | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """One physical log line (without its newline); returns the events it completes.
+        `now_s` (monotonic seconds) lets `expire` report requests whose reply never came."""
         out: list[tuple[str, dict[str, Any]]] = []
-        if self._block is not None:
-            if text.startswith((" ", "{", "}", "]")) and not text.startswith(_WS_TAG):
-                self._block.append(text)
-                self._block_chars += len(text) + 1
-                if text == "}" or self._block_chars > MAX_BLOCK_CHARS:
-                    out.extend(self._finish_block())
-                return out
-            if _WS_TAG in text:  # the next websocket message: the block was cut short (8 KiB cap)
-                out.extend(self._finish_block())
-            # otherwise another thread's line landed inside the block: handle it, keep the block
-        out.extend(self._line(log_time, text))
+        segments = split_segments(line)
+        for i, (stamp, text) in enumerate(segments):
+            taken, finished = self._demux.offer(stamp, text, torn=i + 1 < len(segments))
+            for block in finished:
+                out.extend(self._finish(block, now_s))
+            if stamp is not None:
+                self._last_stamp = stamp
+                out.extend(self._expire_by_log(stamp))
+            if not taken:
+                out.extend(self._line(stamp or "", text, now_s))
         return out
 
+    def expire(self, now_s: float) -> list[tuple[str, dict[str, Any]]]:
+        """Report requests read more than PENDING_MS ago (wall time) whose reply has not come."""
+        due = [p for p in self._pending if p.since_s is not None and now_s - p.since_s > PENDING_MS / 1000]
+        return self._report(due)
+
     def close(self) -> list[tuple[str, dict[str, Any]]]:
-        """End of input: a pending block is parsed as far as it goes."""
-        return self._finish_block() if self._block is not None else []
+        """End of input: pending blocks are parsed as far as they go, pending requests reported."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for block in self._demux.drain():
+            out.extend(self._finish(block, None))
+        return out + self._report(list(self._pending))
 
     # ---- one plain line ------------------------------------------------------------------
-    def _line(self, log_time: str, text: str) -> list[tuple[str, dict[str, Any]]]:
+    def _line(self, log_time: str, text: str, now_s: float | None) -> list[tuple[str, dict[str, Any]]]:
         if _WS_TAG in text:
             if "[debug]" in text or "--websocket_debug passed" in text:
                 self.debug_seen = True
-            if text.endswith(_INCOMING):
-                self._block, self._block_chars, self._block_time = [], 0, log_time
-                return []
+            for header, kind in _HEADERS:
+                if text.endswith(header):
+                    out: list[tuple[str, dict[str, Any]]] = []
+                    for block in self._demux.start(kind, log_time or None):
+                        out.extend(self._finish(block, now_s))
+                    return out
             if (m := _CONNECT.search(text)) is not None:
                 remote = normalise_remote(m.group(1))
                 session = self._next_session
@@ -152,33 +200,48 @@ class WsLogParser:
             return [("ui/settings_changed", {"changed": changed, "log_time": log_time})]
         return []
 
-    # ---- one incoming message ------------------------------------------------------------
-    def _finish_block(self) -> list[tuple[str, dict[str, Any]]]:
-        text = "\n".join(self._block or [])
-        log_time = self._block_time
-        self._block, self._block_chars = None, 0
-        try:
-            msg = json.loads(text)
-        except json.JSONDecodeError:
-            return self._salvage(text, log_time)
-        if not isinstance(msg, dict) or not isinstance(msg.get("d"), dict):
+    # ---- one message ---------------------------------------------------------------------
+    def _finish(self, block: Block, now_s: float | None) -> list[tuple[str, dict[str, Any]]]:
+        log_time = block.stamp or block.last_stamp or ""
+        msg: Any = None
+        if block.done:
+            with contextlib.suppress(json.JSONDecodeError):
+                msg = json.loads(block.text)
+        kind = _kind_of(msg, block)
+        if kind == "in":
+            if not isinstance(msg, dict):
+                return self._salvage_incoming(block.text, log_time, now_s)
+            d = msg.get("d")
+            if not isinstance(d, dict):
+                return []
+            if msg.get("op") == 1:
+                return [self._identified(d, log_time)]
+            if msg.get("op") == 6:
+                self._pending.append(_Pending(_str(d.get("requestType")), _rid(d.get("requestId")),
+                                              _names(d.get("requestData")), log_time, False, now_s))
+                return []
+            if msg.get("op") == 8:
+                batch_id = _rid(d.get("requestId"))
+                reqs = d.get("requests") if isinstance(d.get("requests"), list) else []
+                return [self._event(_str(r.get("requestType")), batch_id, _names(r.get("requestData")), log_time,
+                                    batch=True) for r in reqs if isinstance(r, dict)]
             return []
-        op, d = msg.get("op"), msg["d"]
-        if op == 1:
-            return [self._identified(d, log_time)]
-        if op == 6:
-            return [self._request(d.get("requestType"), d.get("requestId"), d.get("requestData"), log_time)]
-        if op == 8:
-            batch_id = d.get("requestId")
-            reqs = d.get("requests") if isinstance(d.get("requests"), list) else []
-            return [self._request(r.get("requestType"), batch_id, r.get("requestData"), log_time, batch=True)
-                    for r in reqs if isinstance(r, dict)]
-        return []
+        if kind == "out":
+            if isinstance(msg, dict) and isinstance(msg.get("d"), dict):
+                if msg.get("op") != 7:
+                    return []
+                d = msg["d"]
+                status = d.get("requestStatus") if isinstance(d.get("requestStatus"), dict) else {}
+                ok = status.get("result") if isinstance(status.get("result"), bool) else None
+                code = status.get("code") if isinstance(status.get("code"), int) else None
+                return self._reply(_str(d.get("requestType")), _rid(d.get("requestId")), ok, code, log_time)
+            return self._salvage_reply(block.text, log_time)
+        return []  # events: not needed
 
-    def _salvage(self, text: str, log_time: str) -> list[tuple[str, dict[str, Any]]]:
-        """A cut-off block (OBS cuts a log message at 8 KiB). nlohmann::json sorts keys, so a big
-        requestData comes before requestId/requestType and the cut usually takes them: such a
-        request is still reported, with request_type None and the names that survived."""
+    def _salvage_incoming(self, text: str, log_time: str, now_s: float | None) -> list[tuple[str, dict[str, Any]]]:
+        """A torn or cut-off request message (OBS cuts a message at 8 KiB; nlohmann::json sorts
+        keys, so a big requestData comes before requestId/requestType and the cut takes them).
+        Kept pending with what survived; its reply usually supplies the rest."""
         m = _RE_OP.search(text)
         types = _RE_TYPE.findall(text)
         if not types and '"requestData"' not in text and '"requests"' not in text:
@@ -189,8 +252,68 @@ class WsLogParser:
             with contextlib.suppress(json.JSONDecodeError):
                 rid = json.loads(rid_m.group(1))
         names = {k: v for k, v in _RE_NAME.findall(text)} if len(types) <= 1 else {}
-        batch = (m is not None and m.group(1) == "8") or len(types) > 1 or '"requests"' in text
-        return [self._request(t, rid, names, log_time, batch=batch, truncated=True) for t in (types or [None])]
+        if (m is not None and m.group(1) == "8") or len(types) > 1 or '"requests"' in text:
+            return [self._event(t, _rid(rid), {}, log_time, batch=True, truncated=True) for t in types or [None]]
+        self._pending.append(_Pending(types[0] if types else None, _rid(rid), names, log_time, True, now_s))
+        return []
+
+    def _salvage_reply(self, text: str, log_time: str) -> list[tuple[str, dict[str, Any]]]:
+        """A torn reply still names its request when requestId and requestType survived."""
+        if (m := _RE_OP.search(text)) is not None and m.group(1) != "7":
+            return []
+        types, rid_m = _RE_TYPE.findall(text), _RE_ID.search(text)
+        if len(types) != 1 or rid_m is None:
+            return []
+        try:
+            rid = json.loads(rid_m.group(1))
+        except json.JSONDecodeError:
+            return []
+        res, code = _RE_RESULT.search(text), _RE_CODE.search(text)
+        return self._reply(types[0], _rid(rid), res.group(1) == "true" if res else None,
+                           int(code.group(1)) if code else None, log_time)
+
+    def _reply(self, rtype: str | None, rid: Any, ok: bool | None, code: int | None,
+               log_time: str) -> list[tuple[str, dict[str, Any]]]:
+        match = next((p for p in self._pending if p.request_id is not None and p.request_id == rid
+                      and p.request_type in (None, rtype)), None)
+        if match is None:
+            match = next((p for p in self._pending if p.request_id is None and p.request_type in (None, rtype)), None)
+        if match is not None:
+            self._pending.remove(match)
+        else:
+            match = self._claim_open_request(rtype, rid, log_time)
+        if match is None:  # the request's own message was lost: the reply still says it was made
+            return [self._event(rtype, rid, {}, log_time, ok=ok, code=code, recovered="reply")]
+        return [self._event(rtype or match.request_type, rid, match.names, match.log_time, ok=ok, code=code,
+                            truncated=match.truncated)]
+
+    def _claim_open_request(self, rtype: str | None, rid: Any, log_time: str) -> _Pending | None:
+        """A reply whose request message is still open in the demux (torn, so it never closed):
+        obs-websocket logs a request before handling it, so that message is as complete as it will
+        get. Take the open message naming this requestId, else the oldest open one with no
+        requestId line from the same moment (±50 ms), and salvage it now."""
+        rid_line = f'    "requestId": {json.dumps(rid)}'
+        opened = [b for b in self._demux.open if b.kind == "in"]
+        block = next((b for b in opened if rid is not None and rid_line in b.text), None)
+        if block is None:
+            block = next((b for b in opened if '"requestId"' not in b.text
+                          and distance_ms(b.stamp, log_time or None) <= 50
+                          and set(_RE_TYPE.findall(b.text)) <= {rtype}), None)
+        if block is None:
+            return None
+        self._demux.open.remove(block)
+        before = len(self._pending)
+        self._salvage_incoming(block.text, block.stamp or log_time, None)
+        return self._pending.pop() if len(self._pending) > before else None
+
+    def _expire_by_log(self, stamp: str) -> list[tuple[str, dict[str, Any]]]:
+        due = [p for p in self._pending if distance_ms(p.log_time, stamp) > PENDING_MS]
+        return self._report(due)
+
+    def _report(self, due: list[_Pending]) -> list[tuple[str, dict[str, Any]]]:
+        for p in due:
+            self._pending.remove(p)
+        return [self._event(p.request_type, p.request_id, p.names, p.log_time, truncated=p.truncated) for p in due]
 
     def _identified(self, d: dict[str, Any], log_time: str) -> tuple[str, dict[str, Any]]:
         # No address in the message: the oldest connection not yet identified is the best guess
@@ -201,16 +324,29 @@ class WsLogParser:
                                          "event_subscriptions": subs if isinstance(subs, int) else None,
                                          "rpc_version": d.get("rpcVersion"), "log_time": log_time})
 
-    def _request(self, rtype: Any, rid: Any, data: Any, log_time: str, *, batch: bool = False,
-                 truncated: bool = False) -> tuple[str, dict[str, Any]]:
-        rid_out = rid if isinstance(rid, (int, float)) else (str(rid)[:MAX_NAME_CHARS] if rid is not None else None)
-        payload: dict[str, Any] = {"request_type": str(rtype)[:MAX_NAME_CHARS] if rtype is not None else None,
-                                   "request_id": rid_out, "client": _client_of(rid) if rid is not None or not truncated
-                                   else "unknown", "batch": batch,
-                                   "log_time": log_time, "names": _names(data)}
+    def _event(self, rtype: str | None, rid: Any, names: dict[str, str], log_time: str, *, batch: bool = False,
+               truncated: bool = False, ok: bool | None = None, code: int | None = None,
+               recovered: str | None = None) -> tuple[str, dict[str, Any]]:
+        client = _client_of(rid) if rid is not None or not truncated else "unknown"
+        payload: dict[str, Any] = {"request_type": rtype, "request_id": rid, "client": client, "batch": batch,
+                                   "log_time": log_time, "names": names, "ok": ok, "code": code}
         if truncated:
             payload["truncated"] = True
+        if recovered:
+            payload["recovered"] = recovered
         return ("ws/request", payload)
+
+
+def _kind_of(msg: Any, block: Block) -> str:
+    """What a message is, by its op code when it parsed (a torn header can put a request's lines
+    under another header), else by the header that opened it."""
+    op = msg.get("op") if isinstance(msg, dict) else None
+    return {1: "in", 6: "in", 8: "in", 7: "out", 2: "out", 9: "out", 5: "event"}.get(op, block.kind) \
+        if isinstance(op, int) else block.kind
+
+
+def _str(v: Any) -> str | None:
+    return str(v)[:MAX_NAME_CHARS] if v is not None else None
 
 
 def newest_log(log_dir: Path) -> Path | None:
@@ -270,8 +406,7 @@ class ObsLogFollower:
                 await self._task
             self._task = None
         self.poll_once()
-        for kind, payload in self._parser.close():
-            self.bus.emit(SOURCE, kind, payload)
+        self._emit(self._parser.close())
 
     async def _run(self) -> None:
         while True:
@@ -297,24 +432,28 @@ class ObsLogFollower:
                 chunk = f.read(self.max_read_bytes)
         except OSError:
             return 0
+        now_s = time.monotonic()
         if not chunk:
+            self._emit(self._parser.expire(now_s))
             return 0
         self._pos += len(chunk)
         data = self._partial + chunk
         *lines, self._partial = data.split(b"\n")
         for raw in lines:
-            for kind, payload in self._parser.feed(raw.decode("utf-8", errors="replace").rstrip("\r")):
-                self.bus.emit(SOURCE, kind, payload)
+            self._emit(self._parser.feed(raw.decode("utf-8", errors="replace").rstrip("\r"), now_s))
+        self._emit(self._parser.expire(now_s))
         self.lines_read += len(lines)
         return len(lines)
+
+    def _emit(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        for kind, payload in events:
+            self.bus.emit(SOURCE, kind, payload)
 
     def _open(self, path: Path) -> None:
         if self.current is not None:  # finish the old file's last line and pending block
             if self._partial:
-                for kind, payload in self._parser.feed(self._partial.decode("utf-8", errors="replace")):
-                    self.bus.emit(SOURCE, kind, payload)
-            for kind, payload in self._parser.close():
-                self.bus.emit(SOURCE, kind, payload)
+                self._emit(self._parser.feed(self._partial.decode("utf-8", errors="replace")))
+            self._emit(self._parser.close())
         from_end = not self.from_start and path == self._initial
         self._seen.add(path)
         self.current, self._partial, self._parser = path, b"", WsLogParser()

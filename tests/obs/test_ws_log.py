@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from monitor.bus import EventBus
 from monitor.events import Event
@@ -28,10 +30,26 @@ from tests.streaming.real_obs import build_weekly_stream
 T = "10:00:00.000: "
 
 
-def block(obj: dict[str, Any], ts: str = T) -> list[str]:
-    """An incoming message as obs-websocket logs it: header, then json.dump(2) one line at a time."""
-    head = f"{ts}[obs-websocket] [debug] [WebSocketServer::onMessage] Incoming message (decoded):"
-    return [head] + [ts + ln for ln in json.dumps(obj, indent=2, sort_keys=True).splitlines()]
+HEADS = {"in": "[obs-websocket] [debug] [WebSocketServer::onMessage] Incoming message (decoded):",
+         "out": "[obs-websocket] [debug] [WebSocketServer::onMessage] Outgoing message:",
+         "event": "[obs-websocket] [WebSocketServer::BroadcastEvent] Outgoing event:"}
+
+
+def block(obj: dict[str, Any], ts: str = T, kind: str = "in") -> list[str]:
+    """A message as obs-websocket logs it: header, then json.dump(2) one line at a time."""
+    return [ts + HEADS[kind]] + [ts + ln for ln in json.dumps(obj, indent=2, sort_keys=True).splitlines()]
+
+
+def reply(rtype: str, rid: Any, ok: bool = True, ts: str = T, data: dict[str, Any] | None = None) -> list[str]:
+    d: dict[str, Any] = {"requestId": rid, "requestStatus": {"code": 100 if ok else 600, "result": ok},
+                         "requestType": rtype}
+    if data is not None:
+        d["responseData"] = data
+    return block({"op": 7, "d": d}, ts, "out")
+
+
+def event(etype: str, data: dict[str, Any], ts: str = T) -> list[str]:
+    return block({"op": 5, "d": {"eventData": data, "eventIntent": 8, "eventType": etype}}, ts, "event")
 
 
 def connect(port: int) -> str:
@@ -53,11 +71,13 @@ def test_sessions_requests_and_attribution() -> None:
     lines = [connect(50001), *block({"op": 1, "d": {"rpcVersion": 1, "eventSubscriptions": 0,
                                                    "authentication": "SECRET-HASH="}}),
              *block({"op": 6, "d": {"requestType": "GetSceneList", "requestId": "tally-1"}}),
+             *reply("GetSceneList", "tally-1"),
              connect(50010), *block({"op": 1, "d": {"rpcVersion": 1, "eventSubscriptions": 33}}),
              *block({"op": 6, "d": {"requestType": "CreateInput", "requestId": 17, "requestData": {
                  "sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input",
                  "inputSettings": {"stream_key": "SECRET-KEY"}}}}),
              f"{T}User added source 'Cam' (v4l2_input) to scene 'Live'",
+             *reply("CreateInput", 17, ok=False),
              disconnect(50010)]
     evs = parse(lines)
     kinds = [k for k, _ in evs]
@@ -69,6 +89,7 @@ def test_sessions_requests_and_attribution() -> None:
     assert evs[4][1]["session"] == 2 and evs[4][1]["event_subscriptions"] == 33
     req = evs[5][1]
     assert (req["client"], req["request_type"], req["request_id"]) == ("other", "CreateInput", 17)
+    assert (evs[2][1]["ok"], evs[2][1]["code"], req["ok"], req["code"]) == (True, 100, False, 600)   # from the replies
     assert req["names"] == {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"}
     assert evs[6][1] == {"session": 2, "remote": "127.0.0.1:50010", "code": 1000, "log_time": "10:00:00.000"}
     assert "SECRET" not in json.dumps(evs)
@@ -86,17 +107,102 @@ def test_batch_cut_off_block_and_foreign_line_inside_a_block() -> None:
                                       "requestData": {"inputName": "Small"}}})[:-3]
     mixed = block({"op": 6, "d": {"requestType": "CreateScene", "requestId": 10, "requestData": {"sceneName": "Live"}}})
     mixed.insert(3, f"{T}User added scene 'Live'")          # another thread's line lands inside the block
-    evs = parse(batch + cut + small_cut + mixed + [f"{T}Settings changed (video, outputs)"])
+    t2, t3, t4 = "10:00:02.000: ", "10:00:04.000: ", "10:00:06.000: "
+    cut = [t2 + ln[len(T):] for ln in cut]              # later messages: the earlier ones fall due
+    small_cut = [t3 + ln[len(T):] for ln in small_cut]
+    mixed = [t4 + ln[len(T):] for ln in mixed]
+    evs = parse(batch + cut + small_cut + mixed + [f"{t4}Settings changed (video, outputs)"])
     reqs = [p for k, p in evs if k == "ws/request"]
     assert [(r["request_type"], r["batch"]) for r in reqs] == [
         ("CreateScene", True), ("SetInputMute", True), (None, False), ("SetInputSettings", False),
         ("CreateScene", False)]
+    assert {r["ok"] for r in reqs} == {None}             # no reply logged
     assert reqs[0]["names"] == {"sceneName": "BRB"} and reqs[0]["request_id"] == "b1"
     assert reqs[2]["truncated"] is True and reqs[2]["client"] == "unknown" and reqs[2]["names"] == {"inputName": "Big"}
     assert "x" * 50 not in json.dumps(reqs[2])
     assert reqs[3]["truncated"] is True and reqs[3]["request_id"] == 11 and reqs[3]["client"] == "other"
     assert "truncated" not in reqs[4] and reqs[4]["names"] == {"sceneName": "Live"}
-    assert evs[-1] == ("ui/settings_changed", {"changed": ["video", "outputs"], "log_time": "10:00:00.000"})
+    assert ("ui/settings_changed", {"changed": ["video", "outputs"], "log_time": "10:00:06.000"}) in evs
+
+
+def _thread_messages(n: int, stamp_base_ms: int) -> tuple[list[list[str]], list[tuple[str, int, str, bool]]]:
+    """Request/event/reply messages as one obs-websocket pool thread writes them, each message with
+    its own stamp (OBS stamps all lines of a message with one time); plus what should be reported."""
+    msgs, want = [], []
+    for i in range(n):
+        ms = stamp_base_ms + 7 * i
+        ts = f"10:00:{ms // 1000:02d}.{ms % 1000:03d}: "
+        rid, name, ok = stamp_base_ms + i, f"Src {stamp_base_ms}-{i}", i % 3 != 2
+        msgs.append(block({"op": 6, "d": {"requestId": rid, "requestType": "CreateInput", "requestData": {
+            "inputKind": "image_source", "inputName": name, "inputSettings": {"file": "/x.png"},
+            "sceneName": "Live"}}}, ts))
+        msgs.append(event("InputCreated", {"inputName": name, "inputSettings": {}}, ts))
+        msgs.append(reply("CreateInput", rid, ok, ts, {"sceneItemId": i}))
+        want.append(("CreateInput", rid, name, ok))
+    return msgs, want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=400), st.integers(1, 4))
+def test_interleaved_message_lines_are_reassembled(order: list[int], n: int) -> None:
+    """Three pool threads write their messages line by line, interleaved in any order: every
+    request is reported once, with its type, id, names and the reply's verdict."""
+    threads, want = [], []
+    for t in range(3):
+        msgs, w = _thread_messages(n, 1 + 100 * t)
+        threads.append([ln for m in msgs for ln in m])
+        want += w
+    lines, pos = [], [0, 0, 0]
+    for t in order + [0, 1, 2] * 200:
+        if pos[t] < len(threads[t]):
+            lines.append(threads[t][pos[t]])
+            pos[t] += 1
+    reqs = [p for k, p in parse(lines) if k == "ws/request"]
+    got = sorted((r["request_type"], r["request_id"], r["names"]["inputName"], r["ok"]) for r in reqs)
+    assert got == sorted(want)
+
+
+def test_torn_lines_lost_header_and_stuck_reply() -> None:
+    """Patterns seen in real OBS 29 logs under load (tests/obs real test): a write that tears a
+    line and carries another message's stamped line; a torn piece repeated without a stamp; a
+    request whose header was torn away (its reply still reports it); a reply that lost a line
+    (it must not take the lines of the next reply, which fit it too)."""
+    a = block({"op": 6, "d": {"requestId": 1, "requestType": "CreateScene", "requestData": {"sceneName": "A"}}})
+    a_ev = event("SceneCreated", {"isGroup": False, "sceneName": "A"})
+    # the event's "},"-line arrives glued to a plain line, and a torn copy of a line follows unstamped
+    a_ev[-3] = f"{T}User added scene 'A'" + a_ev[-3]
+    lines = a + a_ev[:-1] + ['"op": 5', a_ev[-1]] + reply("CreateScene", 1)
+    b = block({"op": 6, "d": {"requestId": 2, "requestType": "CreateInput", "requestData": {"inputName": "B"}}})
+    lines += [":00.000: " + b[0][len(T):], *b[1:]]       # the header lost its stamp: still a header
+    c = block({"op": 6, "d": {"requestId": 3, "requestType": "SetInputMute", "requestData": {"inputName": "C"}}})
+    lines += c[2:] + reply("SetInputMute", 3)           # the header and "{" torn away: only the reply says so
+    d_reply = reply("SetInputMute", 4)                 # its '"requestType"' line is written late
+    assert d_reply[8].endswith('"requestType": "SetInputMute"')
+    d = block({"op": 6, "d": {"requestId": 4, "requestType": "SetInputMute", "requestData": {"inputName": "D"}}})
+    e = block({"op": 6, "d": {"requestId": 5, "requestType": "GetSceneItemId", "requestData": {"sceneName": "E"}}})
+    lines += d + d_reply[:8] + e + reply("GetSceneItemId", 5) + d_reply[8:]
+    reqs = [p for k, p in parse(lines) if k == "ws/request"]
+    got = [(r["request_type"], r["request_id"], r["names"], r["ok"], r.get("recovered")) for r in reqs]
+    assert ("CreateScene", 1, {"sceneName": "A"}, True, None) in got
+    assert ("CreateInput", 2, {"inputName": "B"}, None, None) in got     # no reply logged: reported at the end
+    assert ("SetInputMute", 3, {}, True, "reply") in got
+    assert ("GetSceneItemId", 5, {"sceneName": "E"}, True, None) in got
+    assert [g for g in got if g[1] == 4] == [("SetInputMute", 4, {"inputName": "D"}, True, None)]
+    assert len(got) == 5
+
+
+def test_a_request_without_reply_is_reported_after_a_second() -> None:
+    p = WsLogParser()
+    lines = block({"op": 6, "d": {"requestId": 9, "requestType": "CreateScene", "requestData": {"sceneName": "S"}}})
+    assert [ev for ln in lines for ev in p.feed(ln, now_s=100.0)] == []
+    assert p.expire(100.5) == []
+    got = p.expire(101.2)
+    assert [(k, v["request_type"], v["ok"]) for k, v in got] == [("ws/request", "CreateScene", None)]
+    assert p.close() == []                              # reported once
+    p = WsLogParser()                                   # the log's own clock does it too
+    for ln in lines:
+        p.feed(ln)
+    assert [v["request_id"] for _, v in p.feed("10:00:01.500: something else")] == [9]
 
 
 def test_garbage_lines_emit_nothing() -> None:
@@ -124,7 +230,8 @@ def test_follower_reads_from_end_then_new_log_from_start(tmp_path: Path) -> None
     time.sleep(0.02)
     new = tmp_path / "2026-12-01 10-05-00.txt"      # OBS restarted: a new file, read from its start
     new.write_text(connect(40002) + "\n" + "\n".join(block({"op": 6, "d": {"requestType": "CreateScene",
-                                                                             "requestId": 1}})) + "\n")
+                                                                             "requestId": 1}})
+                                                       + reply("CreateScene", 1)) + "\n")
     f.poll_once()
     tail = [(e.kind, e.payload.get("remote") or e.payload.get("request_type") or e.payload.get("file")) for e in got[2:]]
     assert tail == [("ws/log", new.name), ("ws/client_connected", "127.0.0.1:40002"), ("ws/request", "CreateScene")]
@@ -221,11 +328,16 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
     script_types = [r["request_type"] for r in script]
     for need in ("CreateScene", "CreateInput", "SetSceneItemTransform", "SetCurrentSceneTransitionDuration"):
         assert need in script_types, script_types
-    created = {r["names"].get("inputName") for r in script if r["request_type"] == "CreateInput"}
-    assert created >= {"Background", "Countdown", "Display Capture", "Cam", "Frame", "BRB Background", "Mic"}
-    # each of the 7 is reported; one clean-clone CI run reported 9 (a request named twice: likely OBS
-    # interleaving two threads' log lines inside a message block; open, see the closing note)
-    assert script_types.count("CreateInput") >= 7
+    # OBS 29 tears and interleaves these log lines under load (monitor/observers/obs_log_blocks.py):
+    # each of the 7 inputs is reported exactly once; a request whose own message was torn beyond
+    # repair is still reported from its reply, without names (1 input in 13 real runs here)
+    inputs = [r for r in script if r["request_type"] == "CreateInput"]
+    named = [r["names"]["inputName"] for r in inputs if "inputName" in r["names"]]
+    seven = {"Background", "Countdown", "Display Capture", "Cam", "Frame", "BRB Background", "Mic"}
+    why = [(r["request_type"], r["names"], r["ok"], r.get("recovered")) for r in script]
+    assert len(inputs) == 7 and len(named) == len(set(named)) and set(named) <= seven and len(named) >= 6, why
+    assert all(r.get("recovered") == "reply" for r in inputs if "inputName" not in r["names"]), why
+    assert all(r["ok"] in (True, None) for r in script) and sum(r["ok"] is True for r in inputs) >= 5, why
     assert {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"} in [r["names"] for r in script]
     assert tally and {r["request_type"] for r in tally} <= ALLOWED_REQUESTS       # the observer, read-only
     assert "GetVersion" not in script_types      # the launcher's readiness probe predates the run (read from the end)

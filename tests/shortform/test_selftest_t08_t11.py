@@ -94,12 +94,12 @@ def test_unrelated_video_scores_nothing(proven, tmp_path):
         assert by["framing_duration"]["evidence"]["matched_fraction"] < 0.5
 
 
+@pytest.mark.parametrize("proven", [T08], ids=["T08"], indirect=True)
 def test_t08_export_without_audio(proven, tmp_path):
     """The right pictures but no audio stream: the export check says so, word and pause checks fail
     (nothing to measure), none is reported as the verifier's error."""
     task_id, _res, inst = proven
-    if task_id != T08:
-        pytest.skip("T08 only")
+    assert task_id == T08
     from verifiers.measure.frames import iter_frames
 
     oracle = inst / "oracle" / OUTPUTS[T08]
