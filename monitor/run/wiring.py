@@ -33,6 +33,8 @@ class LiveOptions:
     obs_log_dir: Path | None = None
     ingest_host: str = "127.0.0.1"
     ingest_port: int = 1935
+    #: X display whose user input is recorded (x11 ui/input); None: $DISPLAY; "": none
+    x_display: str | None = None
     extra: list[Component] = field(default_factory=list)
 
 
@@ -207,6 +209,22 @@ def _audit(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     return AuditComponent(opts.workdir, forbidden=task.forbidden_writers)
 
 
+# -- x11 input ----------------------------------------------------------------------------------
+
+def x_input_component(opts: LiveOptions, environ: dict[str, str] | None = None) -> Component | None:
+    """The XRECORD input recorder when the run has an X display (option, else $DISPLAY).
+
+    Not a catalog live need: any task done in a GUI may be asked how it was done (T17: "without
+    touching the OBS window"), and recording presses per window is cheap. A display that cannot
+    be recorded becomes one `x11` `ui/input_unavailable` event, not a failed run."""
+    if importlib.util.find_spec("monitor.observers.x_input") is None:
+        return None
+    from monitor.observers.x_input import XInputComponent, default_display
+
+    display = default_display(opts.x_display, environ)
+    return XInputComponent(display) if display else None
+
+
 # -- not wired yet: explicit adapter points -------------------------------------------------------
 
 def _not_wired(need: str, module: str) -> Callable[[TaskSpec, LiveOptions], Unavailable]:
@@ -252,5 +270,8 @@ def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = Tru
             unavailable.append(made)
         else:
             components.append(made)
+    x_input = x_input_component(opts)
+    if x_input is not None:
+        components.append(x_input)
     components.extend(opts.extra)
     return components, unavailable

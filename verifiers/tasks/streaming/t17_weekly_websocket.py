@@ -9,11 +9,16 @@ recorded", catalog `params.required`) is read from the run's OBS log events
 (tally's requester ids are `tally-<n>`). It is a gate, not a share, so it multiplies each check:
 a check counts only if the script sent the requests that make its part of the collection (the
 check's `script_requests` param; an empty list means any state-changing request, used for the
-transition because OBS's default already is Fade 300 ms). Any `ui/*` event (OBS's Settings dialog
-was confirmed) fails the gate for every check. Without the request log (scored without a run, or
-OBS ran without `--websocket_debug`) every check is `error: no live evidence`: the collection alone
-cannot say whether a script or the GUI made it (that is T01). Most GUI edits leave no UI-only line
-in OBS's log, so "no UI interaction" is only as strong as the Settings-dialog evidence.
+transition because OBS's default already is Fade 300 ms). UI interaction fails the gate for every
+check: an `obs` `ui/*` event (OBS's Settings dialog was confirmed), or an `x11` `ui/input` event
+(monitor/observers/x_input.py, docs/x_input.md: key or button presses recorded through XRECORD)
+whose target window's WM_CLASS (instance or class) contains "obs". Input into any other window (the
+terminal or editor where the agent writes and runs build_scenes.py) is legitimate and only shown as
+evidence. Without the request log (scored without a run, or OBS ran without `--websocket_debug`)
+every check is `error: no live evidence`: the collection alone cannot say whether a script or the
+GUI made it (that is T01). Without the X input recorder (no display, no RECORD) "no UI interaction"
+is only as strong as the Settings-dialog evidence (most GUI edits leave no UI-only line in OBS's
+log); the evidence says whether input was recorded.
 """
 
 from __future__ import annotations
@@ -48,11 +53,55 @@ def _is_write(rtype: str) -> bool:
     return not rtype.startswith(READ_ONLY_PREFIXES) and rtype not in READ_ONLY
 
 
+#: an x11 ui/input target counts as OBS when its WM_CLASS instance or class contains this (OBS 29: obs/obs)
+OBS_WM_CLASS = "obs"
+
+
 def _ui_text(e: dict[str, Any]) -> str:
     p = payload(e)
     if e.get("kind") == "ui/settings_changed":
         return f"OBS Settings dialog confirmed ({', '.join(map(str, p.get('changed') or [])) or 'no change named'})"
     return str(e.get("kind"))
+
+
+def _window_label(window: dict[str, Any]) -> str:
+    cls = f"{window.get('wm_instance') or '?'}/{window.get('wm_class') or '?'}"
+    return f"{cls} {window.get('title')!r}" if window.get("title") else cls
+
+
+def is_obs_window(window: dict[str, Any]) -> bool:
+    """WM_CLASS (instance or class) names OBS; a title alone does not (a terminal may be titled 'obs')."""
+    return any(OBS_WM_CLASS in str(window.get(k) or "").lower() for k in ("wm_instance", "wm_class"))
+
+
+class InputLog:
+    """The run's x11 input events (monitor/observers/x_input.py): presses per window, OBS's apart."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        x11 = [e for e in events if e.get("source") == "x11"]
+        self.recorded = any(e.get("kind") == "ui/input_started" for e in x11)
+        self.unavailable = [str(payload(e).get("reason")) for e in x11 if e.get("kind") == "ui/input_unavailable"]
+        self.per_window: dict[str, Counter[str]] = {}
+        self.obs_windows: list[str] = []
+        for e in x11:
+            if e.get("kind") != "ui/input":
+                continue
+            p = payload(e)
+            window = p.get("window") if isinstance(p.get("window"), dict) else {}
+            label = _window_label(window)
+            counts = self.per_window.setdefault(label, Counter())
+            counts["key_presses"] += int(p.get("key_presses") or 0)
+            counts["button_presses"] += int(p.get("button_presses") or 0)
+            if is_obs_window(window) and label not in self.obs_windows:
+                self.obs_windows.append(label)
+
+    def ui_texts(self) -> list[str]:
+        return [f"{c['key_presses']} key and {c['button_presses']} button presses into OBS window {label}"
+                for label in self.obs_windows for c in [self.per_window[label]]]
+
+    def evidence(self) -> dict[str, Any]:
+        return {"recorded": self.recorded, "unavailable": self.unavailable,
+                "presses_per_window": {k: dict(v) for k, v in self.per_window.items()}}
 
 
 class RequestLog:
@@ -68,6 +117,8 @@ class RequestLog:
         self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
         self.ui = [_ui_text(e) for e in ctx.events or []
                    if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
+        self.input = InputLog(list(ctx.events or []))
+        self.ui += self.input.ui_texts()
         self.connections = sum(1 for e in ctx.events or []
                                if e.get("source") == "obs" and e.get("kind") == "ws/client_connected")
 
@@ -76,7 +127,7 @@ class RequestLog:
         made = sorted(set(needed) & set(self.script_writes)) if needed else sorted(self.script_writes)
         ev = {"script_write_requests": dict(sorted(self.script_writes.items())), "tally_requests": self.tally_requests,
               "connections": self.connections, "needed_any_of": needed or "any state-changing request",
-              "ui_interaction": self.ui}
+              "ui_interaction": self.ui, "x11_input": self.input.evidence()}
         if self.ui:
             return False, ev, f"UI interaction recorded during the run ({'; '.join(self.ui)})"
         if not self.script_writes:
@@ -148,17 +199,42 @@ class WeeklyStreamWebsocket(TaskVerifier):
                  script_run(skip={"SetSceneItemTransform"}))
         solution("settings_dialog_used", list(CHECKS), "OBS's Settings dialog was confirmed during the run",
                  script_run(ui=True))
+        solution("clicked_in_obs_window", list(CHECKS),
+                 "two clicks went into the OBS window (x11 ui/input, WM_CLASS obs/obs) besides the script",
+                 script_run(x11_input=[*TERMINAL_INPUT, (OBS_WINDOW, 0, 2)]))
+        solution("typed_into_obs_window", list(CHECKS), "keys were typed into the OBS window (x11 ui/input)",
+                 script_run(x11_input=[(OBS_WINDOW, 5, 0), *TERMINAL_INPUT]))
+        solution("terminal_titled_obs", [], "input only into a terminal whose title mentions OBS: not OBS's window",
+                 script_run(x11_input=[({**TERMINAL, "title": "obs-websocket: python3 build_scenes.py"}, 40, 1)]))
         solution("no_websocket_debug", list(CHECKS), "OBS ran without --websocket_debug: no request log",
                  script_run(debug=False))
         solution("no_run_recorded", list(CHECKS), "scored without a run: cannot judge", None)
 
 
+TERMINAL = {"window_id": "0x1a00007", "wm_instance": "xterm", "wm_class": "XTerm", "pid": 4242,
+            "title": "agent@box: ~/work"}
+OBS_WINDOW = {"window_id": "0x2c00003", "wm_instance": "obs", "wm_class": "obs", "pid": 4100,
+              "title": "OBS 29.0.2 - Profile: Untitled - Scenes: Weekly Stream"}
+#: the oracle's input: writing and running build_scenes.py in a terminal (two bursts, one click)
+TERMINAL_INPUT: list[tuple[dict[str, Any], int, int]] = [(TERMINAL, 612, 1), (TERMINAL, 24, 0)]
+
+
 def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozenset(), ui: bool = False,
-               debug: bool = True) -> list[dict[str, Any]]:
+               debug: bool = True, x11_input: list[tuple[dict[str, Any], int, int]] | None = None,
+               ) -> list[dict[str, Any]]:
     """The OBS log events of a run: tally's observer (two connections, `tally-<n>` reads) and,
-    when `script`, build_scenes.py's connection and the requests that make the Weekly Stream."""
-    evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True})]
+    when `script`, build_scenes.py's connection and the requests that make the Weekly Stream;
+    plus the x11 input recorder's events: (window, key presses, button presses) per burst
+    (default TERMINAL_INPUT), before the script's requests as when the agent writes it."""
+    evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True}),
+           event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
     t = 100.0
+    for window, keys, buttons in TERMINAL_INPUT if x11_input is None else x11_input:
+        t += 20.0
+        evs.append(event("x11", "ui/input", t, {
+            "window": window, "key_presses": keys, "button_presses": buttons,
+            "buttons": {"1": buttons} if buttons else {}, "first_mono_ns": round((t - 15) * 1e6),
+            "last_mono_ns": round(t * 1e6)}))
 
     def add(kind: str, p: dict[str, Any]) -> None:
         nonlocal t
