@@ -4,6 +4,15 @@ RapidOCR (PP-OCR models run by onnxruntime; the detection/recognition models shi
 wheel, so nothing is downloaded at run time). Its default recogniser reads Latin and Chinese.
 The engine loads once per process (~0.5 s); one 320x180 frame reads in ~0.2 s on this machine,
 so callers sample frames rather than reading every one.
+
+Detection and recognition are separate stages, and detection at native size is what makes a large
+frame expensive (a 1080x1920 frame: ~1.5 s idle, 3-4 s on a loaded machine). Frames whose short side
+exceeds DET_MAX_SHORT_SIDE_PX are read in two passes: the detector *locates* text on a copy
+downscaled to that short side, then each located region (padded, at native size) is detected again
+and recognised exactly as the one-pass reader would. A region is a small strip, so the boxes, and the
+crops the recogniser reads, are the native-size ones at a fraction of the cost (bench/ocr_speed.py);
+boxes found on the downscaled copy alone are ~20% taller and made the recogniser drop kanji.
+Frames at or under the cap are read in one pass, exactly as before.
 """
 
 from __future__ import annotations
@@ -32,23 +41,112 @@ class TextBox:
         return (self.x0 + self.x1) / 2, (self.y0 + self.y1) / 2
 
 
+DET_MIN_SIDE_PX = 480
+"""Small frames are upscaled so their short side is this long: the default (736) makes a 180-px
+frame 4x larger and costs ~0.8 s per call, 480 keeps captions of >= 10 px readable."""
+
+DET_MAX_SHORT_SIDE_PX = 540
+"""Larger frames are located on a copy with this short side (half a 1080x1920 frame): the shortest
+captions our tasks use at full size (46-48 px) are then ~23 px there, the size the 540x960 synthetic
+T13 instances are detected at (tests/measure/test_ocr_sizes.py). Text under ~20 px on a 1080-px
+frame may go unlocated; no short-form check reads text that small."""
+
+REGION_PAD_PX = 32
+"""Native-size context kept around a located box (at least the box's height) for the second pass."""
+
+
 @functools.cache
 def _engine():
     try:
         from rapidocr_onnxruntime import RapidOCR
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise OCRUnavailable(f"OCR not available: rapidocr-onnxruntime is not installed ({exc})") from None
-    # Small frames are upscaled so their short side is det_limit_side_len; the default (736) makes a
-    # 180-px frame 4x larger and costs ~0.8 s per call, 480 keeps captions of >= 10 px readable.
-    return RapidOCR(det_limit_side_len=480, det_limit_type="min", intra_op_num_threads=1, inter_op_num_threads=1)
+    return RapidOCR(det_limit_side_len=DET_MIN_SIDE_PX, det_limit_type="min", intra_op_num_threads=1,
+                    inter_op_num_threads=1)
 
 
-def read_text(rgb: np.ndarray, *, min_confidence: float = 0.5) -> list[TextBox]:
-    """Text boxes found in an RGB frame, top-to-bottom then left-to-right."""
+def _two_pass_ok(engine) -> bool:
+    """The two-pass reader drives RapidOCR's stages itself (layout of rapidocr-onnxruntime 1.4);
+    another layout gets the one-pass reader."""
+    det = getattr(engine, "text_det", None)
+    return all(hasattr(det, a) for a in ("infer", "postprocess_op", "filter_tag_det_res", "mean", "std")) and all(
+        hasattr(engine, a) for a in ("sorted_boxes", "get_crop_img_list", "text_cls", "text_rec", "text_score"))
+
+
+def _detect(engine, bgr: np.ndarray, short_side_px: int | None) -> np.ndarray:
+    """Text quads (N, 4, 2) in `bgr`'s pixels, detected on a copy whose short side is `short_side_px`
+    (None: native size). RapidOCR's own resize, but also downwards (its "min" mode only upscales)."""
+    import cv2
+    from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
+
+    h, w = bgr.shape[:2]
+    ratio = 1.0 if short_side_px is None else short_side_px / min(h, w)
+    size_px = (max(32, round(w * ratio / 32) * 32), max(32, round(h * ratio / 32) * 32))  # the net wants x32
+    # INTER_AREA when shrinking: a 2x linear shrink aliases thin strokes; native size resizes as RapidOCR does
+    img = cv2.resize(bgr, size_px, interpolation=cv2.INTER_AREA if ratio < 1 else cv2.INTER_LINEAR)
+    det = engine.text_det
+    pre = DetPreProcess(DET_MIN_SIDE_PX, "min", det.mean, det.std)
+    preds = det.infer(pre.permute(pre.normalize(img))[None].astype(np.float32))[0]
+    boxes, _ = det.postprocess_op(preds, (h, w))
+    return det.filter_tag_det_res(boxes, (h, w))
+
+
+def _regions(quads: np.ndarray, height_px: int, width_px: int) -> list[tuple[int, int, int, int]]:
+    """Padded boxes around the located quads, overlapping ones merged (a line is read in one region)."""
+    rects = []
+    for q in quads:
+        pad = max(REGION_PAD_PX, int(q[:, 1].max() - q[:, 1].min()))
+        rects.append([max(0, int(q[:, 0].min()) - pad), max(0, int(q[:, 1].min()) - pad),
+                      min(width_px, int(q[:, 0].max()) + pad + 1), min(height_px, int(q[:, 1].max()) + pad + 1)])
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(rects)):
+            for j in range(i + 1, len(rects)):
+                a, b = rects[i], rects[j]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    rects[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+                    del rects[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return [(x0, y0, x1, y1) for x0, y0, x1, y1 in rects]
+
+
+def _read_two_pass(engine, bgr: np.ndarray, locate_short_px: int) -> list[tuple[np.ndarray, str, float]]:
+    """(quad, text, score) of a large frame: located on a downscaled copy, read per region at native size."""
+    out = []
+    h, w = bgr.shape[:2]
+    for x0, y0, x1, y1 in _regions(_detect(engine, bgr, locate_short_px), h, w):
+        crop = np.ascontiguousarray(bgr[y0:y1, x0:x1])
+        quads = _detect(engine, crop, None)
+        if len(quads) == 0:
+            continue
+        quads = engine.sorted_boxes(quads)
+        crops = engine.get_crop_img_list(crop, quads)
+        if engine.use_cls:
+            crops, _, _ = engine.text_cls(crops)
+        rec, _ = engine.text_rec(crops, False)
+        out += [(q + np.array([x0, y0], np.float32), str(r[0]), float(r[1]))
+                for q, r in zip(quads, rec, strict=True) if float(r[1]) >= engine.text_score]
+    return out
+
+
+def read_text(rgb: np.ndarray, *, min_confidence: float = 0.5,
+              det_max_short_px: int | None = DET_MAX_SHORT_SIDE_PX) -> list[TextBox]:
+    """Text boxes found in an RGB frame, top-to-bottom then left-to-right.
+
+    Frames whose short side exceeds `det_max_short_px` are read in two passes (module docstring);
+    None reads every frame in one pass at native size (the old way, kept for bench/ocr_speed.py)."""
     import cv2
 
     bgr = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
-    result, _ = _engine()(bgr)
+    engine = _engine()
+    if det_max_short_px is not None and min(bgr.shape[:2]) > det_max_short_px and _two_pass_ok(engine):
+        result = _read_two_pass(engine, bgr, det_max_short_px)
+    else:
+        result, _ = engine(bgr)
     boxes = []
     for quad, text, conf in result or []:
         if float(conf) < min_confidence:
