@@ -9,9 +9,9 @@ tails the recording (probes.sources.av, live) into audio, video and A/V sync pro
 asyncio bus.
 
 Latency: the ingest writes its recording through a buffer (rtmp SessionConfig.record_buffer_bytes,
-256 KiB by default); the probe sees media only when that buffer is flushed — ~0.3 s at 6 Mb/s but
-many seconds for a low-bitrate stream. Set it small (tests use 0) for live analysis; a per-stream
-tag tap in the ingest would remove the file from the path entirely.
+256 KiB by default, flushed also once it spans record_max_delay_ms = 250 ms of media time), so the
+probe sees media at most ~0.25 s after it arrived, at any bitrate (before the time bound a 64 kb/s
+stream waited 32 s). A per-stream tag tap in the ingest would remove the file from the path.
 """
 
 from __future__ import annotations

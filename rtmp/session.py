@@ -46,6 +46,8 @@ class SessionConfig:
     idle_timeout_s: float = 30.0
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     record_buffer_bytes: int = 256 * 1024
+    #: the recording is also flushed once its buffer spans this much media time (live probes tail it)
+    record_max_delay_ms: int | None = 250
 
 
 @dataclass
@@ -375,7 +377,8 @@ class RtmpSession(asyncio.BufferedProtocol):
         if self.ctx.config.record_dir is not None:
             try:
                 path = recording_path(self.ctx.config.record_dir, self.app, key, rec.started_at)
-                self.recorder = FlvRecorder(path, self.ctx.config.record_buffer_bytes)
+                self.recorder = FlvRecorder(path, self.ctx.config.record_buffer_bytes,
+                                            self.ctx.config.record_max_delay_ms)
                 rec.recording = str(path)
             except (OSError, ValueError) as exc:
                 self.ctx.emit("recording_error", {"app": self.app, "key": key, "error": str(exc)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 from pathlib import Path
@@ -193,3 +194,34 @@ def test_flv_writev_short_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from tests.rtmp.helpers import flv_tags
 
     assert [b for t, _, b in flv_tags(tmp_path / "s.flv") if t == 9] == bodies
+
+
+def _flush_points(rec: FlvRecorder, tags: list[tuple[int, int, bytes]]) -> list[int]:
+    """Write tags; the media time of each tag after which the file on disk grew."""
+    points, size = [], os.path.getsize(rec.path)
+    for tag_type, ts_ms, body in tags:
+        rec.write_media(tag_type, ts_ms, body)
+        if os.path.getsize(rec.path) != size:
+            points.append(ts_ms)
+            size = os.path.getsize(rec.path)
+    return points
+
+
+def test_flv_recorder_flushes_low_bitrate_within_its_media_time_bound(tmp_path: Path) -> None:
+    """A 64 kb/s audio-only stream (one 184-byte AAC frame per 23 ms): with the 256 KiB buffer
+    alone the file would stay empty for ~32 s of media; the 250 ms bound flushes it every
+    ~250 ms. Audio stamped a few ms behind video does not flush on every tag."""
+    aac = [(8, i * 23, b"\xaf\x01" + b"\x00" * 182) for i in range(44)]          # ~1 s of media
+    rec = FlvRecorder(tmp_path / "low.flv", max_delay_ms=250)
+    points = _flush_points(rec, aac)
+    assert len(points) == 3 and all(250 <= b - a <= 276 for a, b in zip([0, *points], points, strict=False)), points
+    unbounded = FlvRecorder(tmp_path / "big.flv", max_delay_ms=None)
+    assert _flush_points(unbounded, aac) == []                                      # the old behaviour
+    av = [t for i in range(25) for t in ((9, i * 40, b"\x17\x01" + b"\x00" * 50), (8, i * 40 - 5, b"\xaf\x01"))]
+    jitter = FlvRecorder(tmp_path / "j.flv", max_delay_ms=250)
+    assert len(_flush_points(jitter, av)) == 3                                      # 1 s: not 50
+    for r in (rec, unbounded, jitter):
+        r.close()
+    from tests.rtmp.helpers import flv_tags
+
+    assert [t for t, _, _ in flv_tags(tmp_path / "low.flv")].count(8) == 44
