@@ -303,6 +303,8 @@ class XInputRecorder:
 
         try:
             self._rec.record_enable_context(self._ctx, on_reply)
+            if not self._stopping:  # python-xlib returns quietly when the server closes the connection
+                self.lost = "the X server ended the recording (display closed?)"
         except Exception as exc:  # the server went away or the context was freed under us
             if not self._stopping:
                 self.lost = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -342,17 +344,20 @@ class XInputRecorder:
 
         field_ = rq.EventField(None)
         while len(data) >= 32:
+            chunk, data = data[:32], data[32:]
             mono_ns = time.monotonic_ns()
-            kind = data[0] & 0x7F
+            kind = chunk[0] & 0x7F
             if kind not in (_KEY_PRESS, _BUTTON_PRESS):
-                data = data[32:]
                 continue
-            ev, data = field_.parse_binary_value(data, self._rec.display, None, None)
-            button = ev.detail if kind == _BUTTON_PRESS else None  # keycode: not read, ever
             assert self._resolver is not None
+            button = None
             try:
-                target = (self._resolver.focused() if kind == _KEY_PRESS
-                          else self._resolver.at(ev.root_x, ev.root_y))
+                if kind == _KEY_PRESS:  # not parsed at all: the keycode never becomes a Python value
+                    target = self._resolver.focused()
+                else:
+                    ev, _rest = field_.parse_binary_value(chunk, self._rec.display, None, None)
+                    button = int(ev.detail)
+                    target = self._resolver.at(ev.root_x, ev.root_y)
             except Exception:  # the query connection failed: still count the press
                 target = WindowTarget(0, gone=True)
             self._add(target, kind, button, mono_ns)

@@ -27,7 +27,7 @@ from monitor.observers.x_input import (
     default_display,
 )
 from tests.scenarios.xserver import xvfb_openbox
-from tests.x11.xhelpers import geometry_origin, plain_xvfb, two_windows, xdotool
+from tests.x11.xhelpers import geometry_origin, plain_xvfb, two_windows, xdotool, xvfb_process
 
 pytestmark = [pytest.mark.timeout(60),
               pytest.mark.skipif(any(shutil.which(b) is None for b in ("Xvfb", "xdotool", "openbox")),
@@ -131,6 +131,24 @@ async def test_unreachable_display_is_one_clear_event_not_a_traceback(caplog: py
     assert "Traceback" not in caplog.text and "cannot open X display" in caplog.text
     with pytest.raises(XInputUnavailable, match="cannot open X display"):
         XInputRecorder(":4999").start()
+
+
+async def test_x_server_exiting_mid_run_is_reported_once_as_lost() -> None:
+    bus = EventBus()
+    events: list[Event] = []
+    bus.add_sink(events.append)
+    with xvfb_process() as (display, proc):
+        comp = XInputComponent(display, flush_s=0.05)
+        await comp.start(bus)
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 5)
+        for _ in range(100):  # the flush loop reports it
+            if any(e.kind == KIND_UNAVAILABLE for e in events):
+                break
+            await asyncio.sleep(0.05)
+        await comp.stop()
+    assert [e.kind for e in events] == [KIND_STARTED, KIND_UNAVAILABLE, KIND_STOPPED]
+    assert events[1].payload["lost"] is True and "recording stopped" in events[1].payload["reason"]
 
 
 def test_default_display_option_overrides_environment() -> None:

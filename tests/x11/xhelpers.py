@@ -13,6 +13,13 @@ from typing import Any
 @contextmanager
 def plain_xvfb() -> Iterator[str]:
     """Xvfb without a window manager (no WM_STATE anywhere, no reparenting)."""
+    with xvfb_process() as (display, _proc):
+        yield display
+
+
+@contextmanager
+def xvfb_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Xvfb on a free display (-displayfd) and its process, to kill it early when a test needs to."""
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
                             pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -23,7 +30,7 @@ def plain_xvfb() -> Iterator[str]:
             line = pipe.readline()
         if not line.strip():
             raise RuntimeError("Xvfb did not report a display")
-        yield f":{int(line)}"
+        yield f":{int(line)}", proc
     finally:
         proc.terminate()
         try:
