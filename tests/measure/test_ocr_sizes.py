@@ -80,6 +80,14 @@ def test_frames_at_or_under_the_cap_read_exactly_as_before():
     assert normalise(ZH[0]) in normalise("".join(b.text for b in read_text(rgb)))
 
 
+def test_images_over_rapidocrs_max_side_read_exactly_as_before():
+    """A row of tiled frames (t06_t18_helpers.read_text_tiled) is shrunk by RapidOCR itself."""
+    rgb, _ = captioned((2100, 560, 30), ZH[:1], CJK_FONT, seed=4)
+    boxes = read_text(rgb)
+    assert boxes == read_text(rgb, det_max_short_px=None)
+    assert normalise(ZH[0]) in normalise("".join(b.text for b in boxes))
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}@{s[2]}px")
 @pytest.mark.parametrize("lang", ["latin", "zh"])
 def test_captions_read_under_the_scorers_cer(size, lang):

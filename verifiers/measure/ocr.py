@@ -12,7 +12,9 @@ downscaled to that short side, then each located region (padded, at native size)
 and recognised exactly as the one-pass reader would. A region is a small strip, so the boxes, and the
 crops the recogniser reads, are the native-size ones at a fraction of the cost (bench/ocr_speed.py);
 boxes found on the downscaled copy alone are ~20% taller and made the recogniser drop kanji.
-Frames at or under the cap are read in one pass, exactly as before.
+Frames at or under the cap are read in one pass, exactly as before; so are images with a side over
+RapidOCR's max_side_len (2000 px; rows of tiled frames), which RapidOCR itself shrinks first. The
+located copy is never under half size.
 """
 
 from __future__ import annotations
@@ -143,9 +145,12 @@ def read_text(rgb: np.ndarray, *, min_confidence: float = 0.5,
 
     bgr = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
     engine = _engine()
-    if det_max_short_px is not None and min(bgr.shape[:2]) > det_max_short_px and _two_pass_ok(engine):
-        result = _read_two_pass(engine, bgr, det_max_short_px)
-    else:
+    short, long = sorted(bgr.shape[:2])
+    if (det_max_short_px is not None and short > det_max_short_px and long <= getattr(engine, "max_side_len", 2000)
+            and _two_pass_ok(engine)):
+        # never under half size: 46-px captions stay >= 23 px where they are located
+        result = _read_two_pass(engine, bgr, max(det_max_short_px, (short + 1) // 2))
+    else:  # RapidOCR shrinks a long side over max_side_len itself (a row of tiled frames): as before
         result, _ = engine(bgr)
     boxes = []
     for quad, text, conf in result or []:
