@@ -92,6 +92,21 @@ def open_output(ctx: ScoreContext, checks: Checks, rel: str | None) -> tuple[Pat
     return path, video_facts(pr)
 
 
+def open_output_frames(ctx: ScoreContext, checks: Checks, rel: str) -> tuple[Path, dict, list] | None:
+    """`open_output`, then every decoded frame as (t_s, rgb); a file that probes but does not
+    decode fails the checks still open the same way (None back)."""
+    opened = open_output(ctx, checks, rel)
+    if opened is None:
+        return None
+    path, facts = opened
+    try:
+        frames = [(f.t_s, f.rgb) for f in iter_frames(path)]
+    except MediaError as exc:
+        checks.fail_rest(str(exc))
+        return None
+    return path, facts, frames
+
+
 def check_short_side(checks: Checks, name: str, facts: dict, scale: float) -> bool:
     """An "export 1080p" check: the short side equals params height_px (times the instance scale)
     within 1 px, whatever the orientation; sets check `name` and says whether it held."""

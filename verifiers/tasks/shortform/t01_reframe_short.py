@@ -16,14 +16,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normalise, resplit
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.shortform.common import instance_scale, open_output, size_ok
 
 OUTPUT = "out/cooking_short.mp4"
 FPS = 24.0
@@ -106,12 +106,10 @@ class ReframeShort(TaskVerifier):
         first = next(iter_frames(src, max_frames=1)).rgb
         src_w = first.shape[1]
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         fp = checks.params("format_duration")
         dur_ok = fp["min_duration_s"] <= facts["duration_s"] <= fp["max_duration_s"]
         checks.set("format_duration", float(dur_ok and size_ok(facts, fp["size_px"], scale)), facts,

@@ -15,12 +15,12 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.frames import iter_frames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
-from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.shortform.common import instance_scale, open_output, size_ok
 
 OUTPUT = "out/presenter.mp4"
 FPS = 24.0
@@ -58,12 +58,10 @@ class GreenKey(TaskVerifier):
         bg_img = cv2.cvtColor(bg_img, cv2.COLOR_BGR2RGB)
         ctx.input("fixtures/presenter_green.mp4")
         scale = instance_scale(ctx)
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts = opened
         checks.set("export_spec", float(size_ok(facts, checks.params("export_spec")["size_px"], scale)), facts)
         fw, fh = facts["width_px"], facts["height_px"]
         bg = cv2.resize(bg_img, (fw, fh), interpolation=cv2.INTER_AREA).astype(np.int16)

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
-from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import probe_artifact, video_facts
+from verifiers.tasks.shortform.common import open_output_frames
 from verifiers.tasks.shortform.t06_t18_helpers import (
     box_matches,
     find_logo,
@@ -92,13 +91,10 @@ class BrandAd(TaskVerifier):
         speech = vo_gt.get("speech_s") if isinstance(vo_gt, dict) else None
         if not isinstance(speech, list) or not speech:
             raise GTError("gt/vo.json needs speech_s")
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-            frames = [(f.t_s, f.rgb) for f in iter_frames(path)]
-        except (AgentOutputError, MediaError) as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output_frames(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        facts = video_facts(pr)
+        path, facts, frames = opened
         dur = facts["duration_s"]
         try:
             self._text_checks(checks, brand, palette, frames, facts)

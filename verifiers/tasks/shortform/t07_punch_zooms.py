@@ -16,14 +16,14 @@ import io
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform.common import probe_artifact, video_facts
+from verifiers.tasks.shortform.common import open_output_frames
 from verifiers.tasks.shortform.t04_beat_slideshow import _zoomed, zoom_of
 
 OUTPUT = "out/talk_punch.mp4"
@@ -56,13 +56,11 @@ class PunchZooms(TaskVerifier):
             talk = [_small(f.rgb) for f in iter_frames(ctx.input(MEDIA))]
         except MediaError as exc:
             raise GTError(f"{MEDIA}: {exc}") from None
-        try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-            frames = [(f.t_s, f.rgb) for f in iter_frames(path)]
-        except (AgentOutputError, MediaError) as exc:
-            checks.fail_rest(str(exc))
+        opened = open_output_frames(ctx, checks, OUTPUT)
+        if opened is None:
             return
-        fps = video_facts(pr)["fps"] or FPS
+        _path, facts, frames = opened
+        fps = facts["fps"] or FPS
         scales = np.array([100 * zoom_of(_small(rgb), talk[min(round(t * fps), len(talk) - 1)])
                            for t, rgb in frames])
         zp = checks.params("three_zooms")
