@@ -20,6 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bundle", type=Path, help="bundle folder (default runs/<run id>)")
     p.add_argument("--obs", metavar="URL", help="obs-websocket, e.g. ws://127.0.0.1:4455")
     p.add_argument("--vmix", metavar="URL", help="vMix API, e.g. http://127.0.0.1:8088 (TCP API port: ?tcp=8099)")
+    p.add_argument("--obs-log-dir", type=Path, metavar="DIR",
+                   help="OBS's log folder, for the websocket request log (default: WORKDIR/obs-studio/logs)")
+    p.add_argument("--x-display", metavar="DISPLAY",
+                   help="X display whose user input is recorded (default: $DISPLAY; '' for none)")
     p.add_argument("--mqtt", metavar="URL", help="broker mqtt://host:port (default: an embedded one on 127.0.0.1)")
     p.add_argument("--no-mqtt", action="store_true", help="no MQTT feed at all")
     p.add_argument("--node", help="node name in MQTT topics (default: host name)")
@@ -56,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     host, port = _hostport(args.ingest)
     config = RunConfig(task_id=args.task, workdir=args.workdir, gt=args.gt, bundle_dir=args.bundle,
                        node=args.node or default_node(), timeout_s=args.timeout, obs_url=args.obs,
-                       vmix_url=args.vmix, ingest_host=host, ingest_port=port, audit_mode=args.audit)
+                       vmix_url=args.vmix, ingest_host=host, ingest_port=port, audit_mode=args.audit,
+                       obs_log_dir=args.obs_log_dir, x_display=args.x_display)
 
     async def main() -> dict:
         try:

@@ -55,6 +55,10 @@ class RunConfig:
     ingest_host: str = "127.0.0.1"
     ingest_port: int = 1935
     audit_mode: str = "auto"
+    #: OBS's log folder (None: the work dir's obs-studio/logs); X display for input recording
+    #: (None: $DISPLAY, "": none) -- see monitor/run/wiring.LiveOptions
+    obs_log_dir: Path | None = None
+    x_display: str | None = None
     install_signals: bool = True
     extra_components: list[Component] = field(default_factory=list)
     #: live needs served by long-lived components of `tally serve` (need -> facts about it)
@@ -138,6 +142,7 @@ class RunSession:
             self.bus.emit("run", "started", {**run_facts, "bundle": str(self.bundle_dir)})
             opts = LiveOptions(workdir=self.workdir, bundle_dir=self.bundle_dir, obs_url=cfg.obs_url,
                                vmix_url=cfg.vmix_url, ingest_host=cfg.ingest_host, ingest_port=cfg.ingest_port,
+                               obs_log_dir=cfg.obs_log_dir, x_display=cfg.x_display,
                                extra=list(cfg.extra_components))
             shared = frozenset(cfg.shared)
             components, unavailable = build_components(task, opts, shared=shared)

@@ -43,9 +43,9 @@ async def test_run_bundle_holds_clicks_into_obs_and_t17_sees_them(tmp_path: Path
     work.mkdir()
     gt.mkdir()
     with plain_xvfb() as display, two_windows(display) as wins:
-        monkeypatch.setenv("DISPLAY", display)
+        monkeypatch.delenv("DISPLAY", raising=False)     # the display comes from the run config (--x-display)
         session = RunSession(RunConfig(task_id=T17, workdir=work, gt=gt, bundle_dir=tmp_path / "b",
-                                       timeout_s=30, install_signals=False))
+                                       timeout_s=30, install_signals=False, x_display=display))
         running = asyncio.get_running_loop().create_task(session.execute())
         await asyncio.wait_for(session.started.wait(), 20)
         ox, oy = await asyncio.to_thread(geometry_origin, display, wins["obs"].id)
