@@ -113,7 +113,11 @@ class RequestLog:
             raise NoLiveEvidence("no live evidence: OBS ran without --websocket_debug, its log holds no requests")
         reqs = [payload(e) for e in ctx.events or [] if e.get("source") == "obs" and e.get("kind") == "ws/request"]
         self.script = [p for p in reqs if p.get("client") != "tally" and isinstance(p.get("request_type"), str)]
-        self.script_writes = Counter(str(p["request_type"]) for p in self.script if _is_write(p["request_type"]))
+        # a request OBS answered with result false (ok False) made nothing; no reply read (ok None:
+        # OBS tore that log line) still counts, the collection JSON says what was made
+        writes = [p for p in self.script if _is_write(p["request_type"])]
+        self.script_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is not False)
+        self.failed_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is False)
         self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
         self.ui = [_ui_text(e) for e in ctx.events or []
                    if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
@@ -125,11 +129,15 @@ class RequestLog:
     def gate(self, needed: list[str]) -> tuple[bool, dict[str, Any], str]:
         """(passed, evidence, message) for a check whose state the `needed` requests make."""
         made = sorted(set(needed) & set(self.script_writes)) if needed else sorted(self.script_writes)
-        ev = {"script_write_requests": dict(sorted(self.script_writes.items())), "tally_requests": self.tally_requests,
+        ev = {"script_write_requests": dict(sorted(self.script_writes.items())),
+              "failed_write_requests": dict(sorted(self.failed_writes.items())), "tally_requests": self.tally_requests,
               "connections": self.connections, "needed_any_of": needed or "any state-changing request",
               "ui_interaction": self.ui, "x11_input": self.input.evidence()}
         if self.ui:
             return False, ev, f"UI interaction recorded during the run ({'; '.join(self.ui)})"
+        if not self.script_writes and self.failed_writes:
+            return False, ev, (f"every state-changing request from a script failed ({sum(self.failed_writes.values())}"
+                               " answered result false): the script made nothing")
         if not self.script_writes:
             return False, ev, "the websocket log shows no state-changing request from a script (only tally's own)" \
                 if self.tally_requests else "the websocket log shows no state-changing request from a script"
@@ -194,6 +202,9 @@ class WeeklyStreamWebsocket(TaskVerifier):
 
         solution("only_tally_in_log", list(CHECKS),
                  "the log shows only tally's own observer connection: no script sent anything", script_run(script=False))
+        solution("script_requests_failed", list(CHECKS),
+                 "build_scenes.py ran but OBS refused every request (result false): the scenes came from elsewhere",
+                 script_run(fail=True))
         solution("transform_in_gui", ["transforms"],
                  "the script built the scenes but sent no SetSceneItemTransform (Cam placed by hand)",
                  script_run(skip={"SetSceneItemTransform"}))
@@ -221,7 +232,7 @@ TERMINAL_INPUT: list[tuple[dict[str, Any], int, int]] = [(TERMINAL, 612, 1), (TE
 
 def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozenset(), ui: bool = False,
                debug: bool = True, x11_input: list[tuple[dict[str, Any], int, int]] | None = None,
-               ) -> list[dict[str, Any]]:
+               fail: bool = False) -> list[dict[str, Any]]:
     """The OBS log events of a run: tally's observer (two connections, `tally-<n>` reads) and,
     when `script`, build_scenes.py's connection and the requests that make the Weekly Stream;
     plus the x11 input recorder's events: (window, key presses, button presses) per burst
@@ -264,7 +275,9 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
                  ("SetCurrentSceneTransition", {"transitionName": "Fade"}), ("SetCurrentSceneTransitionDuration", {})]
         for i, (rtype, names) in enumerate(reqs):
             if rtype not in skip:
+                # ok/code: the reply's requestStatus as the log follower reads it (one reply torn: ok None)
+                ok = False if fail else (None if rtype == "CreateScene" and names["sceneName"] == "Live" else True)
                 add("ws/request", {"request_type": rtype, "request_id": 100 + i, "client": "other", "batch": False,
-                                   "names": names})
+                                   "names": names, "ok": ok, "code": {True: 100, False: 600, None: None}[ok]})
         add("ws/client_disconnected", {"session": 3, "remote": "127.0.0.1:50010", "code": 1000})
     return evs
