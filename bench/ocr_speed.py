@@ -4,7 +4,6 @@ New: text is located on a copy whose short side is DET_MAX_SHORT_SIDE_PX, then e
 is detected and recognised at native size (verifiers/measure/ocr.py); frames at or under the cap
 take the old path.
 
-
 Renders caption frames with known text (Latin in DejaVu Sans Bold, Chinese and Japanese in Droid
 Sans Fallback) over a textured background at 1080x1920, 720x1280 and 180x320, reads each with both
 settings in the same run (interleaved, so load from other processes hits both alike) and prints
