@@ -24,6 +24,7 @@ import numpy as np
 
 from verifiers.measure.ocr import DET_MAX_SHORT_SIDE_PX, error_rate, normalise, read_text
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, draw_caption
+from verifiers.synthkit.shortform_video import busy_background
 from verifiers.tasks.shortform.t03_caption_track import lcs_len, readable, text_key
 
 # (language, font, two caption lines). Short-form captions: one or two lines near the bottom.
@@ -42,21 +43,8 @@ SAMPLES = [
 SIZES = [(1080, 1920, 46), (1080, 1920, 32), (720, 1280, 31), (180, 320, 14)]
 
 
-def background(width_px: int, height_px: int, seed: int) -> np.ndarray:
-    """Smooth colour gradient with blobs and noise: busier than a flat plate, like footage."""
-    rng = np.random.default_rng(seed)
-    y, x = np.mgrid[0:height_px, 0:width_px].astype(np.float32)
-    img = np.stack([80 + 60 * np.sin(x / width_px * 3 + seed), 90 + 50 * np.cos(y / height_px * 4),
-                    100 + 40 * np.sin((x + y) / (width_px + height_px) * 5)], axis=-1)
-    for _ in range(6):
-        cx, cy, r = rng.uniform(0, width_px), rng.uniform(0, height_px), rng.uniform(0.05, 0.2) * width_px
-        img[(x - cx) ** 2 + (y - cy) ** 2 < r * r] += rng.uniform(-50, 50, 3)
-    img += rng.normal(0, 6, img.shape)
-    return np.clip(img, 0, 255).astype(np.uint8)
-
-
 def caption_frame(width_px: int, height_px: int, font_px: int, font, lines: list[str], seed: int) -> np.ndarray:
-    return draw_caption(background(width_px, height_px, seed), lines, font_px=font_px,
+    return draw_caption(busy_background(width_px, height_px, seed), lines, font_px=font_px,
                         baseline_y_px=0.8 * height_px, font=font, stroke_px=max(1, font_px // 16))
 
 
@@ -78,7 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="reads of each frame per setting")
     args = ap.parse_args()
-    warm = background(180, 320, 0)
+    warm = busy_background(180, 320, 0)
     for cap in (None, DET_MAX_SHORT_SIDE_PX):  # engine load (~0.5 s each) is not per-frame cost
         read(warm, cap)
     print(f"old = one pass, detector at native size; new = located at {DET_MAX_SHORT_SIDE_PX}-px short side, "

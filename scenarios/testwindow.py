@@ -18,6 +18,8 @@ from pathlib import Path
 
 from Xlib import X, Xatom, Xutil, display
 
+from monitor.procs import stop_process
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="open one X11 test window with a title")
@@ -88,13 +90,7 @@ class TestWindowProcess:
         self.proc, self.wid, self.title = proc, wid, title
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(3)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(3)
+        stop_process(self.proc, 3.0)
         if self.proc.stdout:
             self.proc.stdout.close()
 

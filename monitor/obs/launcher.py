@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from monitor.procs import stop_process
+
 #: Section/key values OBS 29 wrote itself after a first run (see shared/reference/obs29/global.ini).
 #: FirstRun=true means "the first run already happened": no auto-configuration wizard.
 _GLOBAL_GENERAL = {
@@ -433,13 +435,7 @@ class ObsInstance:
             self.stop()
         finally:
             for proc in (self._wm, self._xvfb):
-                if proc is not None and proc.poll() is None:
-                    proc.terminate()
-                    try:
-                        proc.wait(5)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                        proc.wait(5)
+                stop_process(proc)
             self._wm = self._xvfb = None
             if self._obs_out is not None:
                 self._obs_out.close()

@@ -21,6 +21,7 @@ from verifiers.measure.ocr import (
     read_text,
 )
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, draw_caption
+from verifiers.synthkit.shortform_video import busy_background
 from verifiers.tasks.shortform import t03_caption_track as track
 
 MAX_CER = 0.02  # T03 zh's max_cer_pct; T13 en/es and T20 allow 3 %
@@ -35,24 +36,11 @@ JA = ["横から光を当てる", "水平線を真っ直ぐ保つ", "夕方の�
 SIZES = [(1080, 1920, 46), (720, 1280, 31), (540, 960, 24), (180, 320, 12)]
 
 
-def footage(width_px: int, height_px: int, seed: int) -> np.ndarray:
-    """A busy background (gradient, blobs, noise) so the detector has more than a caption to sort out."""
-    rng = np.random.default_rng(seed)
-    y, x = np.mgrid[0:height_px, 0:width_px].astype(np.float32)
-    img = np.stack([80 + 60 * np.sin(x / width_px * 3 + seed), 90 + 50 * np.cos(y / height_px * 4),
-                    100 + 40 * np.sin((x + y) / (width_px + height_px) * 5)], axis=-1)
-    for _ in range(6):
-        cx, cy, r = rng.uniform(0, width_px), rng.uniform(0, height_px), rng.uniform(0.05, 0.2) * width_px
-        img[(x - cx) ** 2 + (y - cy) ** 2 < r * r] += rng.uniform(-50, 50, 3)
-    img += rng.normal(0, 6, img.shape)
-    return np.clip(img, 0, 255).astype(np.uint8)
-
-
 def captioned(size: tuple[int, int, int], lines: list[str], font, seed: int,
               stroke_px: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(frame with the caption burned in, the same frame without it)."""
     w, h, font_px = size
-    src = footage(w, h, seed)
+    src = busy_background(w, h, seed)
     return draw_caption(src, lines, font_px=font_px, baseline_y_px=0.8 * h, font=font,
                         stroke_px=stroke_px or max(1, font_px // 16)), src
 

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from monitor.procs import stop_process
+
 SINK = "probe_sink"
 
 
@@ -52,10 +54,5 @@ def pulse_daemon(root: Path, *, rate_hz: int = 48000, channels: int = 2) -> Iter
         subprocess.run(["pactl", "set-default-sink", SINK], env={**env, **client_env}, check=True)
         yield client_env
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()

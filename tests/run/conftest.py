@@ -18,6 +18,7 @@ import pytest
 
 from monitor.broker import free_port
 from monitor.mqtt.topics import BrokerAddress
+from monitor.procs import stop_process
 
 
 def _wait_port(port: int, up: bool, timeout_s: float = 10.0) -> None:
@@ -51,12 +52,7 @@ class Mosquitto:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop_process(self.proc)
             self.proc = None
         _wait_port(self.port, up=False)
 

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from monitor.procs import stop_process
+
 needs_x = pytest.mark.skipif(shutil.which("Xvfb") is None or shutil.which("openbox") is None,
                              reason="xvfb and openbox not installed")
 
@@ -38,13 +40,7 @@ def xvfb_openbox() -> Iterator[str]:
         yield display
     finally:
         for proc in (wm, xvfb):
-            if proc is not None and proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
+            stop_process(proc)
         shutil.rmtree(home, ignore_errors=True)
 
 

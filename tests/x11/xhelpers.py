@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from monitor.procs import stop_process
+
 
 @contextmanager
 def plain_xvfb() -> Iterator[str]:
@@ -32,12 +34,7 @@ def xvfb_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
             raise RuntimeError("Xvfb did not report a display")
         yield f":{int(line)}", proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc)
 
 
 @contextmanager

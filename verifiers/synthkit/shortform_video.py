@@ -85,6 +85,20 @@ def write_video(path: Path, frames: Iterable[np.ndarray], fps: float = 24.0, *,
     return path
 
 
+def busy_background(width_px: int, height_px: int, seed: int) -> np.ndarray:
+    """A smooth colour gradient with blobs and noise: busier than a flat plate, like footage, so an
+    OCR detector has more than the caption to sort out (tests/measure/test_ocr_sizes.py, bench)."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height_px, 0:width_px].astype(np.float32)
+    img = np.stack([80 + 60 * np.sin(x / width_px * 3 + seed), 90 + 50 * np.cos(y / height_px * 4),
+                    100 + 40 * np.sin((x + y) / (width_px + height_px) * 5)], axis=-1)
+    for _ in range(6):
+        cx, cy, r = rng.uniform(0, width_px), rng.uniform(0, height_px), rng.uniform(0.05, 0.2) * width_px
+        img[(x - cx) ** 2 + (y - cy) ** 2 < r * r] += rng.uniform(-50, 50, 3)
+    img += rng.normal(0, 6, img.shape)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
 def resize(frame: np.ndarray, width_px: int, height_px: int) -> np.ndarray:
     return cv2.resize(frame, (width_px, height_px), interpolation=cv2.INTER_AREA)
 
