@@ -88,6 +88,8 @@ _RE_RESULT = re.compile(r'^      "result": (true|false)', re.M)
 _RE_CODE = re.compile(r'^      "code": (\d+)', re.M)
 #: a request whose reply has not been seen is reported after this long (log time or wall time)
 PENDING_MS = 1000
+#: a reply whose id was torn is paired with a pending request of its type read this close before it
+MATCH_BY_TYPE_MS = 100
 
 
 def normalise_remote(addr: str) -> str:
@@ -274,20 +276,41 @@ class WsLogParser:
 
     def _reply(self, rtype: str | None, rid: Any, ok: bool | None, code: int | None,
                log_time: str) -> list[tuple[str, dict[str, Any]]]:
-        match = next((p for p in self._pending if p.request_id is not None and p.request_id == rid
-                      and p.request_type in (None, rtype)), None)
+        """Pair a reply with its request. A torn reply may have lost its type, carry another
+        message's type, or a torn id (`303` read as `30`), so after the exact id the fallbacks are: the request message still
+        open with this id; a pending request of the same type and client read within
+        MATCH_BY_TYPE_MS (a script waits for each reply, so there is rarely more than one); one
+        whose own id was lost. A reply that names no type and matches nothing is dropped: it says
+        nothing about what was done."""
+        def compatible(p: _Pending) -> bool:
+            return rtype is None or p.request_type in (None, rtype)
+
+        # the id first, whatever the type: the request's own type wins (a reply logged while the
+        # client's next request is logged can take that request's "requestType" line)
+        match = next((p for p in self._pending if p.request_id is not None and p.request_id == rid), None)
         if match is None:
-            match = next((p for p in self._pending if p.request_id is None and p.request_type in (None, rtype)), None)
-        if match is not None:
+            match = self._claim_open_request(rtype, rid, log_time, by_id_only=True)
+        if match is None and rtype is not None:
+            client = _client_of(rid) if rid is not None else None
+            match = next((p for p in self._pending if p.request_type == rtype
+                          and (client is None or p.request_id is None or _client_of(p.request_id) == client)
+                          and distance_ms(p.log_time or None, log_time or None) <= MATCH_BY_TYPE_MS), None)
+        if match is None:
+            match = next((p for p in self._pending if p.request_id is None and compatible(p)), None)
+        if match is not None and match in self._pending:
             self._pending.remove(match)
-        else:
-            match = self._claim_open_request(rtype, rid, log_time)
+        if match is None:
+            match = self._claim_open_request(rtype, rid, log_time, by_id_only=False)
         if match is None:  # the request's own message was lost: the reply still says it was made
+            if rtype is None:
+                return []
             return [self._event(rtype, rid, {}, log_time, ok=ok, code=code, recovered="reply")]
-        return [self._event(rtype or match.request_type, rid, match.names, match.log_time, ok=ok, code=code,
+        rid_out = match.request_id if match.request_id is not None else rid
+        return [self._event(match.request_type or rtype, rid_out, match.names, match.log_time, ok=ok, code=code,
                             truncated=match.truncated)]
 
-    def _claim_open_request(self, rtype: str | None, rid: Any, log_time: str) -> _Pending | None:
+    def _claim_open_request(self, rtype: str | None, rid: Any, log_time: str, *,
+                            by_id_only: bool) -> _Pending | None:
         """A reply whose request message is still open in the demux (torn, so it never closed):
         obs-websocket logs a request before handling it, so that message is as complete as it will
         get. Take the open message naming this requestId, else the oldest open one with no
@@ -295,7 +318,7 @@ class WsLogParser:
         rid_line = f'    "requestId": {json.dumps(rid)}'
         opened = [b for b in self._demux.open if b.kind == "in"]
         block = next((b for b in opened if rid is not None and rid_line in b.text), None)
-        if block is None:
+        if block is None and not by_id_only:
             block = next((b for b in opened if '"requestId"' not in b.text
                           and distance_ms(b.stamp, log_time or None) <= 50
                           and set(_RE_TYPE.findall(b.text)) <= {rtype}), None)

@@ -191,6 +191,25 @@ def test_torn_lines_lost_header_and_stuck_reply() -> None:
     assert len(got) == 5
 
 
+def test_torn_replies_pair_with_their_request_and_add_no_request() -> None:
+    """Seen in real logs: a reply whose requestType line was torn away (type null), one whose id
+    was torn (`303` read as `30`), one left with neither: each request is still reported once."""
+    def req(rid: int, rtype: str, name: str, ts: str) -> list[str]:
+        return block({"op": 6, "d": {"requestId": rid, "requestType": rtype, "requestData": {"inputName": name}}}, ts)
+
+    def bare_reply(d: dict[str, Any], ts: str) -> list[str]:
+        return block({"op": 7, "d": {"requestStatus": {"code": 100, "result": True}, **d}}, ts, "out")
+
+    t1, t2, t3 = "10:00:00.100: ", "10:00:00.200: ", "10:00:00.300: "
+    lines = (req(303, "CreateInput", "A", t1) + bare_reply({"requestId": 303}, t1)      # no type
+             + req(404, "CreateInput", "B", t2) + reply("CreateInput", 40, ts=t2)        # torn id
+             + req(505, "SetInputMute", "C", t3) + bare_reply({}, t3))                   # neither
+    reqs = [p for k, p in parse(lines) if k == "ws/request"]
+    assert [(r["request_type"], r["request_id"], r["names"], r["ok"], r.get("recovered")) for r in reqs] == [
+        ("CreateInput", 303, {"inputName": "A"}, True, None), ("CreateInput", 404, {"inputName": "B"}, True, None),
+        ("SetInputMute", 505, {"inputName": "C"}, None, None)]
+
+
 def test_a_request_without_reply_is_reported_after_a_second() -> None:
     p = WsLogParser()
     lines = block({"op": 6, "d": {"requestId": 9, "requestType": "CreateScene", "requestData": {"sceneName": "S"}}})
@@ -330,14 +349,15 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
         assert need in script_types, script_types
     # OBS 29 tears and interleaves these log lines under load (monitor/observers/obs_log_blocks.py):
     # each of the 7 inputs is reported exactly once; a request whose own message was torn beyond
-    # repair is still reported from its reply, without names (1 input in 13 real runs here)
+    # repair is still reported from its reply, without names (3 of 378 inputs in 54 real runs
+    # here), and ~4 % of replies cannot be read (ok null; at worst 13 of 17 replies read)
     inputs = [r for r in script if r["request_type"] == "CreateInput"]
     named = [r["names"]["inputName"] for r in inputs if "inputName" in r["names"]]
     seven = {"Background", "Countdown", "Display Capture", "Cam", "Frame", "BRB Background", "Mic"}
     why = [(r["request_type"], r["names"], r["ok"], r.get("recovered")) for r in script]
     assert len(inputs) == 7 and len(named) == len(set(named)) and set(named) <= seven and len(named) >= 6, why
     assert all(r.get("recovered") == "reply" for r in inputs if "inputName" not in r["names"]), why
-    assert all(r["ok"] in (True, None) for r in script) and sum(r["ok"] is True for r in inputs) >= 5, why
+    assert all(r["ok"] in (True, None) for r in script) and sum(r["ok"] is True for r in script) >= len(script) // 2, why
     assert {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"} in [r["names"] for r in script]
     assert tally and {r["request_type"] for r in tally} <= ALLOWED_REQUESTS       # the observer, read-only
     assert "GetVersion" not in script_types      # the launcher's readiness probe predates the run (read from the end)
