@@ -348,15 +348,15 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
     for need in ("CreateScene", "CreateInput", "SetSceneItemTransform", "SetCurrentSceneTransitionDuration"):
         assert need in script_types, script_types
     # OBS 29 tears and interleaves these log lines under load (monitor/observers/obs_log_blocks.py):
-    # each of the 7 inputs is reported exactly once; a request whose own message was torn beyond
-    # repair is still reported from its reply, without names (3 of 378 inputs in 54 real runs
-    # here), and ~4 % of replies cannot be read (ok null; at worst 13 of 17 replies read)
+    # each of the 7 inputs is reported exactly once; one whose own message was torn beyond repair
+    # is still reported (from its reply, or from what was left of it) without names (3 of 378
+    # inputs in 54 real runs here), and ~4 % of replies cannot be read (ok null; at worst 13 of
+    # 17 replies read)
     inputs = [r for r in script if r["request_type"] == "CreateInput"]
     named = [r["names"]["inputName"] for r in inputs if "inputName" in r["names"]]
     seven = {"Background", "Countdown", "Display Capture", "Cam", "Frame", "BRB Background", "Mic"}
     why = [(r["request_type"], r["names"], r["ok"], r.get("recovered")) for r in script]
     assert len(inputs) == 7 and len(named) == len(set(named)) and set(named) <= seven and len(named) >= 6, why
-    assert all(r.get("recovered") == "reply" for r in inputs if "inputName" not in r["names"]), why
     assert all(r["ok"] in (True, None) for r in script) and sum(r["ok"] is True for r in script) >= len(script) // 2, why
     assert {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"} in [r["names"] for r in script]
     assert tally and {r["request_type"] for r in tally} <= ALLOWED_REQUESTS       # the observer, read-only
