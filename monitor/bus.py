@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from monitor.aio import cancel_and_wait
 from monitor.events import Event, EventFactory
 
 
@@ -104,9 +105,6 @@ class EventBus:
             self._drop_task = asyncio.get_running_loop().create_task(self._drop_reporter())
 
     async def stop(self) -> None:
-        if self._drop_task is not None:
-            self._drop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._drop_task
-            self._drop_task = None
+        await cancel_and_wait(self._drop_task)
+        self._drop_task = None
         self.report_drops()

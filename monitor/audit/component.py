@@ -17,12 +17,12 @@ fail "written by a process other than the app".
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+from monitor.aio import cancel_and_wait
 from monitor.audit.fanotify import FanotifyUnavailable, FanotifyWatcher
 from monitor.audit.inotify import InotifyWatcher
 from monitor.audit.procinfo import matches_forbidden, process_info, program_name
@@ -105,11 +105,8 @@ class AuditComponent:
             "exec_marks": list(getattr(self._watcher, "marked_exec", []))})
 
     async def stop(self) -> None:
-        if self._poll_task is not None:
-            self._poll_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poll_task
-            self._poll_task = None
+        await cancel_and_wait(self._poll_task)
+        self._poll_task = None
         if self._watcher is not None:
             await asyncio.to_thread(self._watcher.stop)
             await asyncio.sleep(0)  # let callbacks queued by the thread's last drain run

@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl
 import yaml
 from aiohttp import web
 
+from monitor.aio import cancel_and_wait
 from verifiers.apps.vmix import (
     OUTPUT_NAMES,
     VmixAudioBus,
@@ -420,11 +421,8 @@ class VmixEmulator:
             self._tcp_server = None
 
     async def stop(self) -> None:
-        if self._timeline_task is not None:
-            self._timeline_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timeline_task
-            self._timeline_task = None
+        await cancel_and_wait(self._timeline_task)
+        self._timeline_task = None
         await self.stop_tcp()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -55,10 +55,12 @@ import json
 import re
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
 from monitor.observers.obs_log_blocks import Block, BlockDemux, distance_ms, split_segments
 
@@ -86,6 +88,9 @@ _RE_NAME = re.compile(r'^      "(' + "|".join(NAME_FIELDS) + r')": "((?:[^"\\]|\
 _RE_ID = re.compile(r'^    "requestId": ("(?:[^"\\]|\\.)*"|-?\d+)', re.M)
 _RE_RESULT = re.compile(r'^      "result": (true|false)', re.M)
 _RE_CODE = re.compile(r'^      "code": (\d+)', re.M)
+#: obs-websocket op codes -> who sent the message (1 Identify, 6 Request, 8 RequestBatch from the
+#: client; 2 Identified, 7 RequestResponse, 9 RequestBatchResponse, 5 Event from OBS)
+_OP_KINDS = {1: "in", 6: "in", 8: "in", 2: "out", 7: "out", 9: "out", 5: "event"}
 #: a request whose reply has not been seen is reported after this long (log time or wall time)
 PENDING_MS = 1000
 #: a reply whose id was torn is paired with a pending request of its type read this close before it
@@ -109,7 +114,7 @@ def _names(data: Any) -> dict[str, str]:
 
 
 def _rid(rid: Any) -> Any:
-    return rid if isinstance(rid, (int, float)) else (str(rid)[:MAX_NAME_CHARS] if rid is not None else None)
+    return rid if isinstance(rid, (int, float)) else _str(rid)
 
 
 @dataclass
@@ -140,7 +145,6 @@ class WsLogParser:
         self._unidentified: deque[int] = deque()
         self._demux = BlockDemux()
         self._pending: list[_Pending] = []
-        self._last_stamp: str | None = None
         self.debug_seen = False
 
     def feed(self, line: str, now_s: float | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -153,7 +157,6 @@ class WsLogParser:
             for block in finished:
                 out.extend(self._finish(block, now_s))
             if stamp is not None:
-                self._last_stamp = stamp
                 out.extend(self._expire_by_log(stamp))
             if not taken:
                 out.extend(self._line(stamp or "", text, now_s))
@@ -241,23 +244,12 @@ class WsLogParser:
         return []  # events: not needed
 
     def _salvage_incoming(self, text: str, log_time: str, now_s: float | None) -> list[tuple[str, dict[str, Any]]]:
-        """A torn or cut-off request message (OBS cuts a message at 8 KiB; nlohmann::json sorts
-        keys, so a big requestData comes before requestId/requestType and the cut takes them).
-        Kept pending with what survived; its reply usually supplies the rest."""
-        m = _RE_OP.search(text)
-        types = _RE_TYPE.findall(text)
-        if not types and '"requestData"' not in text and '"requests"' not in text:
-            return []  # not a request (Identify and Reidentify are never this long)
-        rid_m = _RE_ID.search(text)
-        rid: Any = None
-        if rid_m is not None:
-            with contextlib.suppress(json.JSONDecodeError):
-                rid = json.loads(rid_m.group(1))
-        names = {k: v for k, v in _RE_NAME.findall(text)} if len(types) <= 1 else {}
-        if (m is not None and m.group(1) == "8") or len(types) > 1 or '"requests"' in text:
-            return [self._event(t, _rid(rid), {}, log_time, batch=True, truncated=True) for t in types or [None]]
-        self._pending.append(_Pending(types[0] if types else None, _rid(rid), names, log_time, True, now_s))
-        return []
+        """A torn or cut-off request message: a batch is reported now, a single request waits for
+        its reply (see _salvaged)."""
+        pending, batch = _salvaged(text, log_time, now_s)
+        if pending is not None:
+            self._pending.append(pending)
+        return [self._event(t, rid, {}, log_time, batch=True, truncated=True) for t, rid in batch]
 
     def _salvage_reply(self, text: str, log_time: str) -> list[tuple[str, dict[str, Any]]]:
         """A torn reply still names its request when requestId and requestType survived."""
@@ -277,30 +269,25 @@ class WsLogParser:
     def _reply(self, rtype: str | None, rid: Any, ok: bool | None, code: int | None,
                log_time: str) -> list[tuple[str, dict[str, Any]]]:
         """Pair a reply with its request. A torn reply may have lost its type, carry another
-        message's type, or a torn id (`303` read as `30`), so after the exact id the fallbacks are: the request message still
-        open with this id; a pending request of the same type and client read within
-        MATCH_BY_TYPE_MS (a script waits for each reply, so there is rarely more than one); one
-        whose own id was lost. A reply that names no type and matches nothing is dropped: it says
-        nothing about what was done."""
-        def compatible(p: _Pending) -> bool:
-            return rtype is None or p.request_type in (None, rtype)
-
-        # the id first, whatever the type: the request's own type wins (a reply logged while the
-        # client's next request is logged can take that request's "requestType" line)
-        match = next((p for p in self._pending if p.request_id is not None and p.request_id == rid), None)
-        if match is None:
-            match = self._claim_open_request(rtype, rid, log_time, by_id_only=True)
-        if match is None and rtype is not None:
-            client = _client_of(rid) if rid is not None else None
-            match = next((p for p in self._pending if p.request_type == rtype
-                          and (client is None or p.request_id is None or _client_of(p.request_id) == client)
-                          and distance_ms(p.log_time or None, log_time or None) <= MATCH_BY_TYPE_MS), None)
-        if match is None:
-            match = next((p for p in self._pending if p.request_id is None and compatible(p)), None)
-        if match is not None and match in self._pending:
-            self._pending.remove(match)
-        if match is None:
-            match = self._claim_open_request(rtype, rid, log_time, by_id_only=False)
+        message's type (a reply logged while the client's next request is logged can take that
+        request's "requestType" line) or a torn id (`303` read as `30`). In order: the pending
+        request with this id, whatever its type (its own type wins); the request message still
+        open with this id; a pending request of this type and client read within
+        MATCH_BY_TYPE_MS (a script waits for each reply, so there is rarely more than one); a
+        pending one whose own id was lost; an open one without an id line from the same moment.
+        A reply that names no type and matches nothing is dropped: it says nothing about what
+        was done."""
+        client = _client_of(rid) if rid is not None else None
+        match = (self._take_pending(lambda p: p.request_id is not None and p.request_id == rid)
+                 or self._claim_open_request(rtype, rid, log_time, by_id_only=True)
+                 or (self._take_pending(lambda p: p.request_type == rtype
+                                        and (client is None or p.request_id is None
+                                             or _client_of(p.request_id) == client)
+                                        and distance_ms(p.log_time or None, log_time or None) <= MATCH_BY_TYPE_MS)
+                     if rtype is not None else None)
+                 or self._take_pending(lambda p: p.request_id is None
+                                       and (rtype is None or p.request_type in (None, rtype)))
+                 or self._claim_open_request(rtype, rid, log_time, by_id_only=False))
         if match is None:  # the request's own message was lost: the reply still says it was made
             if rtype is None:
                 return []
@@ -309,12 +296,19 @@ class WsLogParser:
         return [self._event(match.request_type or rtype, rid_out, match.names, match.log_time, ok=ok, code=code,
                             truncated=match.truncated)]
 
+    def _take_pending(self, pred: Callable[[_Pending], bool]) -> _Pending | None:
+        """Remove and return the oldest pending request matching `pred`."""
+        match = next((p for p in self._pending if pred(p)), None)
+        if match is not None:
+            self._pending.remove(match)
+        return match
+
     def _claim_open_request(self, rtype: str | None, rid: Any, log_time: str, *,
                             by_id_only: bool) -> _Pending | None:
         """A reply whose request message is still open in the demux (torn, so it never closed):
         obs-websocket logs a request before handling it, so that message is as complete as it will
-        get. Take the open message naming this requestId, else the oldest open one with no
-        requestId line from the same moment (±50 ms), and salvage it now."""
+        get. Take the open message naming this requestId, else (not `by_id_only`) the oldest open
+        one with no requestId line from the same moment (±50 ms), and salvage it now."""
         rid_line = f'    "requestId": {json.dumps(rid)}'
         opened = [b for b in self._demux.open if b.kind == "in"]
         block = next((b for b in opened if rid is not None and rid_line in b.text), None)
@@ -325,9 +319,7 @@ class WsLogParser:
         if block is None:
             return None
         self._demux.open.remove(block)
-        before = len(self._pending)
-        self._salvage_incoming(block.text, block.stamp or log_time, None)
-        return self._pending.pop() if len(self._pending) > before else None
+        return _salvaged(block.text, block.stamp or log_time, None)[0]
 
     def _expire_by_log(self, stamp: str) -> list[tuple[str, dict[str, Any]]]:
         due = [p for p in self._pending if distance_ms(p.log_time, stamp) > PENDING_MS]
@@ -360,12 +352,32 @@ class WsLogParser:
         return ("ws/request", payload)
 
 
+def _salvaged(text: str, log_time: str, now_s: float | None
+              ) -> tuple[_Pending | None, list[tuple[str | None, Any]]]:
+    """What survives of a torn or cut-off request message (OBS cuts a message at 8 KiB;
+    nlohmann::json sorts keys, so a big requestData comes before requestId/requestType and the cut
+    takes them): a single request as a pending one (its reply usually supplies the rest), or a
+    batch's (type, batch id) pairs; (None, []) when the text is not a request at all."""
+    m = _RE_OP.search(text)
+    types = _RE_TYPE.findall(text)
+    if not types and '"requestData"' not in text and '"requests"' not in text:
+        return None, []  # not a request (Identify and Reidentify are never this long)
+    rid_m = _RE_ID.search(text)
+    rid: Any = None
+    if rid_m is not None:
+        with contextlib.suppress(json.JSONDecodeError):
+            rid = json.loads(rid_m.group(1))
+    if (m is not None and m.group(1) == "8") or len(types) > 1 or '"requests"' in text:
+        return None, [(t, _rid(rid)) for t in types or [None]]
+    names = {k: v for k, v in _RE_NAME.findall(text)}
+    return _Pending(types[0] if types else None, _rid(rid), names, log_time, True, now_s), []
+
+
 def _kind_of(msg: Any, block: Block) -> str:
     """What a message is, by its op code when it parsed (a torn header can put a request's lines
     under another header), else by the header that opened it."""
     op = msg.get("op") if isinstance(msg, dict) else None
-    return {1: "in", 6: "in", 8: "in", 7: "out", 2: "out", 9: "out", 5: "event"}.get(op, block.kind) \
-        if isinstance(op, int) else block.kind
+    return _OP_KINDS.get(op, block.kind) if isinstance(op, int) else block.kind
 
 
 def _str(v: Any) -> str | None:
@@ -423,11 +435,8 @@ class ObsLogFollower:
 
     async def stop(self) -> None:
         """Read what is left (OBS logs the last disconnects while closing), then stop."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         self.poll_once()
         self._emit(self._parser.close())
 

@@ -15,9 +15,9 @@ message header opens a `Block` that follows the exact shape nlohmann::json's `du
 (indent two spaces per level, one member per line, keys sorted, an opener ends its line, a
 closer stands alone): a segment joins the open block whose next line it can be (right indent,
 right kind of line, key after the previous key at that level), preferring a block with the same
-time stamp (OBS stamps all lines of a message with one time), then the one written to last. A block completes when its root
-closes; one that cannot complete (torn, or cut at OBS's 8 KiB message limit) goes stale and is
-handed back for salvage.
+time stamp (OBS stamps all lines of a message with one time), then the one written to last. A
+block completes when its root closes; one that cannot complete (torn, or cut at OBS's 8 KiB
+message limit) goes stale and is handed back for salvage.
 """
 
 from __future__ import annotations
@@ -64,10 +64,13 @@ def split_segments(raw: str) -> list[tuple[str | None, str]]:
 
 def distance_ms(a: str | None, b: str | None) -> int:
     """Log-time distance of two stamps (wrapping at midnight); 0 when either is unknown."""
-    ma, mb = stamp_ms(a) if a else None, stamp_ms(b) if b else None
-    if ma is None or mb is None:
+    return _apart_ms(stamp_ms(a) if a else None, stamp_ms(b) if b else None)
+
+
+def _apart_ms(a_ms: int | None, b_ms: int | None) -> int:
+    if a_ms is None or b_ms is None:
         return 0
-    d = abs(ma - mb)
+    d = abs(a_ms - b_ms)
     return min(d, 86_400_000 - d)
 
 
@@ -87,6 +90,8 @@ class Block:
     chars: int = 0
     idle_segments: int = 0
     last_stamp: str | None = None
+    #: last_stamp in ms since midnight: the stale check runs for every open block on every line
+    last_ms: int | None = None
     done: bool = False
 
     def fits(self, text: str) -> bool:
@@ -108,12 +113,13 @@ class Block:
         last = self.keys[-1]
         return last is None or m.group(1) > last
 
-    def take(self, text: str, stamp: str | None) -> None:
-        """Append a line that `fits`."""
+    def take(self, text: str, stamp: str | None, stamp_in_ms: int | None) -> None:
+        """Append a line that `fits` (its stamp, and that stamp in ms)."""
         self.lines.append(text)
         self.chars += len(text) + 1
         self.idle_segments = 0
-        self.last_stamp = stamp or self.last_stamp
+        if stamp is not None:
+            self.last_stamp, self.last_ms = stamp, stamp_in_ms
         body = text.lstrip(" ")
         if self.need == "root":
             self.stack, self.keys, self.need = ["{"], [None], "member"
@@ -150,7 +156,7 @@ class BlockDemux:
 
     def start(self, kind: str, stamp: str | None) -> list[Block]:
         """Open a block; returns blocks pushed out by the cap on open blocks (stale, unfinished)."""
-        self.open.append(Block(kind, stamp, last_stamp=stamp))
+        self.open.append(Block(kind, stamp, last_stamp=stamp, last_ms=stamp_ms(stamp) if stamp else None))
         evicted: list[Block] = []
         while len(self.open) > MAX_OPEN_BLOCKS:
             evicted.append(self.open.pop(0))
@@ -163,6 +169,7 @@ class BlockDemux:
         if it visibly ends where a JSON line ends (`"requestId": 30` torn from 303 must not be)."""
         finished: list[Block] = []
         taker: Block | None = None
+        now_ms = stamp_ms(stamp) if stamp else None
         usable = not torn or text.endswith(_COMPLETE_ENDS)
         if usable and stamp is not None and text.startswith((" ", "{", "}", "]")):
             fitting = [b for b in self.open if b.fits(text)]
@@ -172,7 +179,7 @@ class BlockDemux:
             # not take the lines of a newer message that happen to fit it too
             taker = min(pool, key=lambda b: b.idle_segments) if pool else None
         if taker is not None:
-            taker.take(text, stamp)
+            taker.take(text, stamp, now_ms)
             if taker.done or taker.chars > MAX_BLOCK_CHARS:
                 self.open.remove(taker)
                 finished.append(taker)
@@ -180,7 +187,7 @@ class BlockDemux:
         for b in self.open:
             if b is not taker:
                 b.idle_segments += 1
-            if b is not taker and (b.idle_segments > STALE_SEGMENTS or distance_ms(b.last_stamp, stamp) > STALE_MS):
+            if b is not taker and (b.idle_segments > STALE_SEGMENTS or _apart_ms(b.last_ms, now_ms) > STALE_MS):
                 finished.append(b)
             else:
                 still.append(b)

@@ -45,6 +45,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
 
 log = logging.getLogger(__name__)
@@ -440,11 +441,8 @@ class XInputComponent:
             self.flush()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         if self.recorder is None:
             return
         await asyncio.to_thread(self.recorder.stop)

@@ -8,7 +8,6 @@ live part means adding one adapter function here.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
 from monitor.run.component import Component, Unavailable
 from verifiers.catalog import TaskSpec
@@ -139,10 +139,7 @@ class ObsComponent:
     async def stop(self) -> None:
         if self.observer is not None:
             await self.observer.stop()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         if self.log_follower is not None:
             await self.log_follower.stop()
 

@@ -95,25 +95,16 @@ def _detect(engine, bgr: np.ndarray, short_side_px: int | None) -> np.ndarray:
 
 def _regions(quads: np.ndarray, height_px: int, width_px: int) -> list[tuple[int, int, int, int]]:
     """Padded boxes around the located quads, overlapping ones merged (a line is read in one region)."""
-    rects = []
+    out: list[tuple[int, int, int, int]] = []  # pairwise disjoint
     for q in quads:
         pad = max(REGION_PAD_PX, int(q[:, 1].max() - q[:, 1].min()))
-        rects.append([max(0, int(q[:, 0].min()) - pad), max(0, int(q[:, 1].min()) - pad),
-                      min(width_px, int(q[:, 0].max()) + pad + 1), min(height_px, int(q[:, 1].max()) + pad + 1)])
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(rects)):
-            for j in range(i + 1, len(rects)):
-                a, b = rects[i], rects[j]
-                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
-                    rects[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-                    del rects[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return [(x0, y0, x1, y1) for x0, y0, x1, y1 in rects]
+        r = (max(0, int(q[:, 0].min()) - pad), max(0, int(q[:, 1].min()) - pad),
+             min(width_px, int(q[:, 0].max()) + pad + 1), min(height_px, int(q[:, 1].max()) + pad + 1))
+        while (hit := next((o for o in out if o[0] < r[2] and r[0] < o[2] and o[1] < r[3] and r[1] < o[3]), None)):
+            out.remove(hit)  # the union may reach further regions: keep merging
+            r = (min(r[0], hit[0]), min(r[1], hit[1]), max(r[2], hit[2]), max(r[3], hit[3]))
+        out.append(r)
+    return out
 
 
 def _read_two_pass(engine, bgr: np.ndarray, locate_short_px: int) -> list[tuple[np.ndarray, str, float]]:
