@@ -27,12 +27,9 @@ def _fmt(value: object, unit: str = "") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import av
-
     from verifiers.measure.errors import MediaError
     from verifiers.measure.summary import analyze_file
 
-    av.logging.set_level(av.logging.PANIC)  # libav warnings are not our one-line error
     try:
         data = analyze_file(args.file)
     except MediaError as exc:

@@ -25,6 +25,7 @@ import numpy as np
 from probes.sources.audio import SourceError
 from probes.sources.growing import GrowingFile
 from probes.types import AudioBlock, VideoFrame
+from verifiers.measure.container import libav_logs_off
 
 _FULL_RANGE_FORMATS = {"yuvj420p", "yuvj422p", "yuvj444p", "gray"}
 
@@ -101,6 +102,7 @@ class AvSource:
     def _open(self) -> Any:
         import av
 
+        libav_logs_off()  # a GIL-taking log callback deadlocks an early close of a threaded decoder
         src: Any = self._src
         opts = {"probesize": "32768", "analyzeduration": "500000"} if self.live else {}
         try:

@@ -25,10 +25,26 @@ def check_file(path: Path) -> None:
         raise MediaError(f"{file_name(path)}: empty file (0 bytes)")
 
 
+def libav_logs_off() -> None:
+    """Route libav's log messages nowhere, and never through Python.
+
+    Why: any integer level given to `av.logging.set_level` installs PyAV's Python log callback,
+    which takes the GIL from libav's decoder threads. Closing a frame-threaded decoder early (a
+    reader that stops after the first frame) then deadlocks: the main thread holds the GIL while it
+    joins a worker that waits for the GIL to log. That hung CI for 80 minutes with no traceback
+    (PyAV issues 751, 909, 1849); `None` installs PyAV's C callback that drops every message.
+    """
+    import av
+
+    if av.logging.get_level() is not None:
+        av.logging.set_level(None)
+
+
 def open_container(path: str | Path):
     """An open PyAV input container (caller closes it), or MediaError saying why not."""
     import av
 
+    libav_logs_off()
     path = Path(path)
     check_file(path)
     try:
