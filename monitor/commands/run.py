@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vmix", metavar="URL", help="vMix API, e.g. http://127.0.0.1:8088 (TCP API port: ?tcp=8099)")
     p.add_argument("--obs-log-dir", type=Path, metavar="DIR",
                    help="OBS's log folder, for the websocket request log (default: WORKDIR/obs-studio/logs)")
+    p.add_argument("--obs-proxy-port", type=int, metavar="PORT",
+                   help="run tally's obs-websocket proxy on 127.0.0.1:PORT; give the agent's script this port "
+                        "and T17 reads every request it sends, exactly (needs --obs)")
     p.add_argument("--x-display", metavar="DISPLAY",
                    help="X display whose user input is recorded (default: $DISPLAY; '' for none)")
     p.add_argument("--mqtt", metavar="URL", help="broker mqtt://host:port (default: an embedded one on 127.0.0.1)")
@@ -52,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     for name in ("workdir", "gt"):
         if not getattr(args, name).is_dir():
             raise UserError(f"--{name} {getattr(args, name)} is not a directory")
+    if args.obs_proxy_port is not None and not (0 < args.obs_proxy_port < 65536 and args.obs):
+        raise UserError("--obs-proxy-port needs --obs (the OBS it relays to) and a port in 1..65535")
     tui = args.tui
     if tui and (args.no_mqtt or not sys.stdout.isatty()):
         why = "--no-mqtt" if args.no_mqtt else "stdout is not a terminal"
@@ -61,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     config = RunConfig(task_id=args.task, workdir=args.workdir, gt=args.gt, bundle_dir=args.bundle,
                        node=args.node or default_node(), timeout_s=args.timeout, obs_url=args.obs,
                        vmix_url=args.vmix, ingest_host=host, ingest_port=port, audit_mode=args.audit,
-                       obs_log_dir=args.obs_log_dir, x_display=args.x_display)
+                       obs_log_dir=args.obs_log_dir, x_display=args.x_display,
+                       obs_proxy_port=args.obs_proxy_port)
 
     async def main() -> dict:
         try:

@@ -59,6 +59,8 @@ class RunConfig:
     #: (None: $DISPLAY, "": none) -- see monitor/run/wiring.LiveOptions
     obs_log_dir: Path | None = None
     x_display: str | None = None
+    #: port of tally's obs-websocket proxy on 127.0.0.1 (the script's OBS port); None: no proxy
+    obs_proxy_port: int | None = None
     install_signals: bool = True
     extra_components: list[Component] = field(default_factory=list)
     #: live needs served by long-lived components of `tally serve` (need -> facts about it)
@@ -143,7 +145,7 @@ class RunSession:
             opts = LiveOptions(workdir=self.workdir, bundle_dir=self.bundle_dir, obs_url=cfg.obs_url,
                                vmix_url=cfg.vmix_url, ingest_host=cfg.ingest_host, ingest_port=cfg.ingest_port,
                                obs_log_dir=cfg.obs_log_dir, x_display=cfg.x_display,
-                               extra=list(cfg.extra_components))
+                               obs_proxy_port=cfg.obs_proxy_port, extra=list(cfg.extra_components))
             shared = frozenset(cfg.shared)
             components, unavailable = build_components(task, opts, shared=shared)
             for need in sorted(task.live & shared):

@@ -35,6 +35,8 @@ class LiveOptions:
     ingest_port: int = 1935
     #: X display whose user input is recorded (x11 ui/input); None: $DISPLAY; "": none
     x_display: str | None = None
+    #: where tally's obs-websocket proxy listens (127.0.0.1) for the agent's script; None: no proxy
+    obs_proxy_port: int | None = None
     extra: list[Component] = field(default_factory=list)
 
 
@@ -115,14 +117,16 @@ def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
 
 class ObsComponent:
     """monitor.observers.obs.ObsObserver (which runs until stopped) as a component, plus the
-    follower of OBS's log (obs-websocket's connection/request log) when a log folder is given."""
+    follower of OBS's log (obs-websocket's connection/request log) when a log folder is given, and
+    tally's obs-websocket proxy (every request a script sends through it) when a port is given."""
 
     name = "obs"
 
-    def __init__(self, host: str, port: int, log_dir: Path | None = None) -> None:
-        self.host, self.port, self.log_dir = host, port, log_dir
+    def __init__(self, host: str, port: int, log_dir: Path | None = None, proxy_port: int | None = None) -> None:
+        self.host, self.port, self.log_dir, self.proxy_port = host, port, log_dir, proxy_port
         self.observer: Any = None
         self.log_follower: Any = None
+        self.proxy: Any = None
         self._task: asyncio.Task[None] | None = None
 
     async def start(self, bus: EventBus) -> None:
@@ -133,6 +137,11 @@ class ObsComponent:
 
             self.log_follower = ObsLogFollower(bus, self.log_dir)
             await self.log_follower.start()
+        if self.proxy_port is not None:
+            from monitor.observers.obs_ws_proxy import ObsWsProxy
+
+            self.proxy = ObsWsProxy(bus, self.host, self.port, port=self.proxy_port)
+            await self.proxy.start()
         self.observer = ObsObserver(bus, host=self.host, port=self.port)
         self._task = asyncio.get_running_loop().create_task(self.observer.run(), name="obs-observer")
 
@@ -140,6 +149,8 @@ class ObsComponent:
         if self.observer is not None:
             await self.observer.stop()
         await cancel_and_wait(self._task)
+        if self.proxy is not None:
+            await self.proxy.stop()
         if self.log_follower is not None:
             await self.log_follower.stop()
 
@@ -155,7 +166,7 @@ def _obs(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     if not opts.obs_url:
         return Unavailable("obs", "no --obs URL given (ws://host:4455)")
     host, port = _hostport(opts.obs_url, 4455)
-    return ObsComponent(host, port, opts.obs_log_dir or opts.workdir / "obs-studio" / "logs")
+    return ObsComponent(host, port, opts.obs_log_dir or opts.workdir / "obs-studio" / "logs", opts.obs_proxy_port)
 
 
 class VmixComponent:

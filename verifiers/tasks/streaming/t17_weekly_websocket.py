@@ -4,9 +4,10 @@ Same collection checks as T01, grouped as the seed groups them: scenes/sources (
 the BRB mic mute), the Cam transform, the Fade 300 ms transition.
 
 The seed's gate ("websocket server log shows requests from the script; no UI interaction events
-recorded", catalog `params.required`) is read from the run's OBS log events
-(monitor/observers/obs_log.py, docs/obs.md): `obs` `ws/request` events whose client is not tally
-(tally's requester ids are `tally-<n>`). It is a gate, not a share, so it multiplies each check:
+recorded", catalog `params.required`) is read from `ws/request` events whose client is not tally
+(tally's requester ids are `tally-<n>`): those of tally's obs-websocket proxy (`obs-proxy`,
+monitor/observers/obs_ws_proxy.py, exact) when the script went through it, else those of OBS's
+debug log (`obs`, monitor/observers/obs_log.py, lossy; docs/obs.md). It is a gate, not a share, so it multiplies each check:
 a check counts only if the script sent the requests that make its part of the collection (the
 check's `script_requests` param; an empty list means any state-changing request, used for the
 transition because OBS's default already is Fade 300 ms). UI interaction fails the gate for every
@@ -14,8 +15,8 @@ check: an `obs` `ui/*` event (OBS's Settings dialog was confirmed), or an `x11` 
 (monitor/observers/x_input.py, docs/x_input.md: key or button presses recorded through XRECORD)
 whose target window's WM_CLASS (instance or class) contains "obs". Input into any other window (the
 terminal or editor where the agent writes and runs build_scenes.py) is legitimate and only shown as
-evidence. Without the request log (scored without a run, or OBS ran without `--websocket_debug`)
-every check is `error: no live evidence`: the collection alone cannot say whether a script or the
+evidence. Without the request log or the proxy (scored without a run, or OBS ran without
+`--websocket_debug` and no proxy) every check is `error: no live evidence`: the collection alone cannot say whether a script or the
 GUI made it (that is T01). Without the X input recorder (no display, no RECORD) "no UI interaction"
 is only as strong as the Settings-dialog evidence (most GUI edits leave no UI-only line in OBS's
 log); the evidence says whether input was recorded.
@@ -53,6 +54,8 @@ def _is_write(rtype: str) -> bool:
     return not rtype.startswith(READ_ONLY_PREFIXES) and rtype not in READ_ONLY
 
 
+#: the event source of tally's obs-websocket proxy (monitor/observers/obs_ws_proxy.py)
+PROXY_SOURCE = "obs-proxy"
 #: an x11 ui/input target counts as OBS when its WM_CLASS instance or class contains this (OBS 29: obs/obs)
 OBS_WM_CLASS = "obs"
 
@@ -104,14 +107,10 @@ class InputLog:
                 "presses_per_window": {k: dict(v) for k, v in self.per_window.items()}}
 
 
-class RequestLog:
-    """What the run's OBS log events say about websocket clients (see monitor/observers/obs_log.py)."""
+class _Requests:
+    """One evidence source's `ws/request` payloads, split into the script's writes and tally's own."""
 
-    def __init__(self, ctx: ScoreContext) -> None:
-        logs = [payload(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
-        if not any(p.get("debug") for p in logs):
-            raise NoLiveEvidence("no live evidence: OBS ran without --websocket_debug, its log holds no requests")
-        reqs = [payload(e) for e in ctx.events or [] if e.get("source") == "obs" and e.get("kind") == "ws/request"]
+    def __init__(self, reqs: list[dict[str, Any]]) -> None:
         self.script = [p for p in reqs if p.get("client") != "tally" and isinstance(p.get("request_type"), str)]
         # a request OBS answered with result false (ok False) made nothing; no reply read (ok None:
         # OBS tore that log line) still counts, the collection JSON says what was made
@@ -119,17 +118,48 @@ class RequestLog:
         self.script_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is not False)
         self.failed_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is False)
         self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
-        self.ui = [_ui_text(e) for e in ctx.events or []
-                   if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
-        self.input = InputLog(list(ctx.events or []))
+
+
+class RequestLog:
+    """What the run's request evidence says about websocket clients.
+
+    Two sources, one event shape: tally's obs-websocket proxy (`obs-proxy`, monitor/observers/
+    obs_ws_proxy.py: every request the script sent through it, whole, with OBS's answer) and OBS's
+    own debug log (`obs`, monitor/observers/obs_log.py: lossy, OBS 29 tears its lines, but it also
+    sees a script that went around the proxy). The proxy is preferred when it saw the script's
+    writes; when it saw none and the log did, the script bypassed it and the log is used.
+    """
+
+    def __init__(self, ctx: ScoreContext) -> None:
+        events = list(ctx.events or [])
+        proxy_on = any(e.get("source") == PROXY_SOURCE and e.get("kind") == "ws/proxy_listening" for e in events)
+        log_on = any(payload(e).get("debug") for e in events if e.get("source") == "obs" and e.get("kind") == "ws/log")
+        if not proxy_on:
+            logs = [payload(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
+            if not any(p.get("debug") for p in logs):
+                raise NoLiveEvidence("no live evidence: no obs-websocket proxy ran, and OBS ran without "
+                                     "--websocket_debug, its log holds no requests")
+        by_source = {src: [payload(e) for e in events if e.get("source") == src and e.get("kind") == "ws/request"]
+                     for src in (PROXY_SOURCE, "obs")}
+        proxy = _Requests(by_source[PROXY_SOURCE])
+        log = _Requests(by_source["obs"])
+        if proxy_on and (proxy.script_writes or not (log_on and log.script_writes)):
+            self.source, chosen = "obs-websocket proxy (exact)", proxy
+        else:
+            self.source = "OBS debug log" + (" (the script went around the proxy)" if proxy_on else "")
+            chosen = log
+        self.script, self.script_writes, self.failed_writes = chosen.script, chosen.script_writes, chosen.failed_writes
+        self.tally_requests = log.tally_requests + proxy.tally_requests
+        self.ui = [_ui_text(e) for e in events if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
+        self.input = InputLog(events)
         self.ui += self.input.ui_texts()
-        self.connections = sum(1 for e in ctx.events or []
-                               if e.get("source") == "obs" and e.get("kind") == "ws/client_connected")
+        self.connections = sum(1 for e in events if e.get("source") in ("obs", PROXY_SOURCE)
+                               and e.get("kind") == "ws/client_connected")
 
     def gate(self, needed: list[str]) -> tuple[bool, dict[str, Any], str]:
         """(passed, evidence, message) for a check whose state the `needed` requests make."""
         made = sorted(set(needed) & set(self.script_writes)) if needed else sorted(self.script_writes)
-        ev = {"script_write_requests": dict(sorted(self.script_writes.items())),
+        ev = {"request_evidence": self.source, "script_write_requests": dict(sorted(self.script_writes.items())),
               "failed_write_requests": dict(sorted(self.failed_writes.items())), "tally_requests": self.tally_requests,
               "connections": self.connections, "needed_any_of": needed or "any state-changing request",
               "ui_interaction": self.ui, "x11_input": self.input.evidence()}
@@ -220,6 +250,13 @@ class WeeklyStreamWebsocket(TaskVerifier):
         solution("no_websocket_debug", list(CHECKS), "OBS ran without --websocket_debug: no request log",
                  script_run(debug=False))
         solution("no_run_recorded", list(CHECKS), "scored without a run: cannot judge", None)
+        solution("through_proxy_no_log", [], "the script went through tally's obs-websocket proxy; OBS ran "
+                 "without --websocket_debug: the proxy's exact record is the evidence", script_run(proxy="through"))
+        solution("around_proxy", [], "the proxy listened but the script connected to OBS directly: OBS's "
+                 "debug log still shows its requests", script_run(proxy="around"))
+        writes = {r for r, _ in SCRIPT_REQUESTS if _is_write(r)}
+        solution("proxy_saw_only_reads", list(CHECKS), "through the proxy the script only read (GetSceneItemId);"
+                 " the scenes were made some other way", script_run(proxy="through", skip=writes))
 
 
 TERMINAL = {"window_id": "0x1a00007", "wm_instance": "xterm", "wm_class": "XTerm", "pid": 4242,
@@ -230,15 +267,33 @@ OBS_WINDOW = {"window_id": "0x2c00003", "wm_instance": "obs", "wm_class": "obs",
 TERMINAL_INPUT: list[tuple[dict[str, Any], int, int]] = [(TERMINAL, 612, 1), (TERMINAL, 24, 0)]
 
 
+#: build_scenes.py's requests, in order, with the names the request events carry
+SCRIPT_REQUESTS: list[tuple[str, dict[str, str]]] = [
+    ("SetVideoSettings", {}), *[("CreateScene", {"sceneName": s}) for s in W.SCENES],
+    *[("CreateInput", {"sceneName": sc, "inputName": name}) for sc, name in (
+        ("Starting Soon", "Background"), ("Starting Soon", "Countdown"), ("Live", "Display Capture"),
+        ("Live", "Cam"), ("Live", "Frame"), ("BRB", "BRB Background"), ("BRB", "Mic"))],
+    ("GetSceneItemId", {"sceneName": "Live", "sourceName": "Cam"}), ("SetSceneItemTransform", {"sceneName": "Live"}),
+    ("SetInputMute", {"inputName": "Mic"}), ("SetCurrentSceneTransition", {"transitionName": "Fade"}),
+    ("SetCurrentSceneTransitionDuration", {})]
+
+
 def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozenset(), ui: bool = False,
                debug: bool = True, x11_input: list[tuple[dict[str, Any], int, int]] | None = None,
-               fail: bool = False) -> list[dict[str, Any]]:
+               fail: bool = False, proxy: str | None = None) -> list[dict[str, Any]]:
     """The OBS log events of a run: tally's observer (two connections, `tally-<n>` reads) and,
     when `script`, build_scenes.py's connection and the requests that make the Weekly Stream;
     plus the x11 input recorder's events: (window, key presses, button presses) per burst
-    (default TERMINAL_INPUT), before the script's requests as when the agent writes it."""
+    (default TERMINAL_INPUT), before the script's requests as when the agent writes it.
+
+    `proxy`: None, no obs-websocket proxy ran; "through", the script connected through tally's
+    proxy (its requests are `obs-proxy` events, every reply read) and OBS ran without debug log;
+    "around", the proxy listened but the script connected to OBS directly (only the log saw it)."""
     evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True}),
            event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
+    if proxy is not None:
+        evs.append(event(PROXY_SOURCE, "ws/proxy_listening", 2, {"host": "127.0.0.1", "port": 4456,
+                                                                "upstream": "ws://127.0.0.1:4455"}))
     t = 100.0
     for window, keys, buttons in TERMINAL_INPUT if x11_input is None else x11_input:
         t += 20.0
@@ -247,10 +302,10 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
             "buttons": {"1": buttons} if buttons else {}, "first_mono_ns": round((t - 15) * 1e6),
             "last_mono_ns": round(t * 1e6)}))
 
-    def add(kind: str, p: dict[str, Any]) -> None:
+    def add(kind: str, p: dict[str, Any], src: str = "obs") -> None:
         nonlocal t
         t += 20.0
-        evs.append(event("obs", kind, t, p))
+        evs.append(event(src, kind, t, p))
 
     for session, port, subs in ((1, 50001, 0), (2, 50002, 526335)):
         add("ws/client_connected", {"session": session, "remote": f"127.0.0.1:{port}"})
@@ -262,22 +317,21 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
         add("ui/settings_changed", {"changed": ["video"]})
     if not debug:
         return evs[:1] + [e for e in evs[1:] if e["kind"] != "ws/request"]
+    if script and proxy == "through":
+        src, session = PROXY_SOURCE, 1
+        evs[0]["payload"]["debug"] = False
+        evs = [e for e in evs if e["kind"] != "ws/request"]
+    else:
+        src, session = "obs", 3
     if script:
-        add("ws/client_connected", {"session": 3, "remote": "127.0.0.1:50010"})
-        add("ws/client_identified", {"session": 3, "event_subscriptions": 0, "rpc_version": 1})
-        reqs: list[tuple[str, dict[str, str]]] = [("SetVideoSettings", {})]
-        reqs += [("CreateScene", {"sceneName": s}) for s in W.SCENES]
-        reqs += [("CreateInput", {"sceneName": sc, "inputName": name}) for sc, name in (
-            ("Starting Soon", "Background"), ("Starting Soon", "Countdown"), ("Live", "Display Capture"),
-            ("Live", "Cam"), ("Live", "Frame"), ("BRB", "BRB Background"), ("BRB", "Mic"))]
-        reqs += [("GetSceneItemId", {"sceneName": "Live", "sourceName": "Cam"}),
-                 ("SetSceneItemTransform", {"sceneName": "Live"}), ("SetInputMute", {"inputName": "Mic"}),
-                 ("SetCurrentSceneTransition", {"transitionName": "Fade"}), ("SetCurrentSceneTransitionDuration", {})]
-        for i, (rtype, names) in enumerate(reqs):
+        add("ws/client_connected", {"session": session, "remote": "127.0.0.1:50010"}, src)
+        add("ws/client_identified", {"session": session, "event_subscriptions": 0, "rpc_version": 1}, src)
+        for i, (rtype, names) in enumerate(SCRIPT_REQUESTS):
             if rtype not in skip:
                 # ok/code: the reply's requestStatus as the log follower reads it (one reply torn: ok None)
-                ok = False if fail else (None if rtype == "CreateScene" and names["sceneName"] == "Live" else True)
+                torn = src == "obs" and rtype == "CreateScene" and names["sceneName"] == "Live"
+                ok = False if fail else (None if torn else True)
                 add("ws/request", {"request_type": rtype, "request_id": 100 + i, "client": "other", "batch": False,
-                                   "names": names, "ok": ok, "code": {True: 100, False: 600, None: None}[ok]})
-        add("ws/client_disconnected", {"session": 3, "remote": "127.0.0.1:50010", "code": 1000})
+                                   "names": names, "ok": ok, "code": {True: 100, False: 600, None: None}[ok]}, src)
+        add("ws/client_disconnected", {"session": session, "remote": "127.0.0.1:50010", "code": 1000}, src)
     return evs
