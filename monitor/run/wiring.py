@@ -140,8 +140,14 @@ class ObsComponent:
         if self.proxy_port is not None:
             from monitor.observers.obs_ws_proxy import ObsWsProxy
 
-            self.proxy = ObsWsProxy(bus, self.host, self.port, port=self.proxy_port)
-            await self.proxy.start()
+            proxy = ObsWsProxy(bus, self.host, self.port, port=self.proxy_port)
+            try:
+                await proxy.start()
+                self.proxy = proxy
+            except OSError as exc:  # port taken: the observer and the log still run, the error is recorded
+                await proxy.stop()
+                bus.emit("obs-proxy", "ws/proxy_error", {"session": None, "error":
+                         f"cannot listen on {proxy.host}:{self.proxy_port}: {exc.strerror or exc}"})
         self.observer = ObsObserver(bus, host=self.host, port=self.port)
         self._task = asyncio.get_running_loop().create_task(self.observer.run(), name="obs-observer")
 

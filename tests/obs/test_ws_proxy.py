@@ -288,3 +288,21 @@ def test_t17_reads_the_proxy_and_falls_back_to_the_log_when_the_script_went_arou
     assert got == {"through_proxy_no_log": (100, "obs-websocket proxy (exact)"),
                    "around_proxy": (100, "OBS debug log (the script went around the proxy)"),
                    "proxy_saw_only_reads": (0, "obs-websocket proxy (exact)")}
+
+
+async def test_a_taken_proxy_port_is_an_error_event_and_the_observer_still_runs(tmp_path: Path) -> None:
+    from monitor.run.wiring import ObsComponent
+
+    bus, got = record()
+    with socket.socket() as taken, socket.socket() as no_obs:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        no_obs.bind(("127.0.0.1", 0))
+        comp = ObsComponent("127.0.0.1", no_obs.getsockname()[1], None, taken.getsockname()[1])
+        await comp.start(bus)
+        try:
+            assert comp.proxy is None and comp.observer is not None
+        finally:
+            await asyncio.wait_for(comp.stop(), 15)
+    errors = [e.payload["error"] for e in got if e.source == SOURCE and e.kind == "ws/proxy_error"]
+    assert len(errors) == 1 and "cannot listen on 127.0.0.1:" in errors[0], errors
