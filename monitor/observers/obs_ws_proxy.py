@@ -140,7 +140,9 @@ class ObsWsProxy:
         client = web.WebSocketResponse(protocols=(upstream.protocol,) if upstream.protocol else (),
                                        max_msg_size=MAX_FRAME_BYTES, autoping=True)
         await client.prepare(request)
-        self._emit("ws/client_connected", {"session": session.number, "remote": request.remote,
+        peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+        remote = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else request.remote
+        self._emit("ws/client_connected", {"session": session.number, "remote": remote,
                                            "protocol": upstream.protocol})
         task = asyncio.current_task()
         if task is not None:

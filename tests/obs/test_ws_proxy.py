@@ -127,6 +127,7 @@ async def test_requests_replies_batches_and_secrets() -> None:
             await ws.send_str("not json")
             await ws.send_bytes(b"\x81\xa2op")
             assert await ws.receive_bytes() == b"po\xa2\x81"         # binary relayed both ways, unread
+            local = ws.get_extra_info("sockname")
             await ws.close()
         await asyncio.sleep(0.2)
     finally:
@@ -151,6 +152,7 @@ async def test_requests_replies_batches_and_secrets() -> None:
     assert kinds[-2:] == ["ws/proxy_unreadable", "ws/client_disconnected"]
     assert ev[-2][1]["frames"] == 3                         # "not json", and the binary frame each way
     assert ev[2][1] == {"session": 1, "rpc_version": 1, "event_subscriptions": 33}
+    assert ev[1][1] == {"session": 1, "remote": f"127.0.0.1:{local[1]}", "protocol": "obswebsocket.json"}
     dumped = json.dumps([e.to_dict() for e in got])
     for secret in (SALT, CHALLENGE, AUTH, "KEY-1", "/dev/video0"):
         assert secret not in dumped
