@@ -1,7 +1,7 @@
 """T17's request evidence, both ways, on the same real runs: tally's proxy vs OBS's debug log.
 
 Each run starts a headless OBS 29 (debug log on, password set), tally's log follower and proxy,
-and runs T17's oracle script (20 requests, tests/streaming/real_obs.build_weekly_stream) through
+and runs T17's oracle script (17 requests, tests/streaming/real_obs.build_weekly_stream) through
 the proxy while tally's read-only observer-style reader polls OBS directly, so the log is under
 the same load it has in a real run. Printed per run and in total: requests the script sent, how
 many each source reported, how many carry OBS's answer (`ok` not null), and inputs named. Then
@@ -17,10 +17,13 @@ import argparse
 import asyncio
 import secrets
 import statistics
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.streaming.real_obs (the oracle script)
 
 from monitor.bus import EventBus
 from monitor.events import Event
@@ -29,7 +32,7 @@ from monitor.observers.obs_log import ObsLogFollower
 from monitor.observers.obs_ws_proxy import SOURCE, ObsWsProxy
 from tests.streaming.real_obs import build_weekly_stream
 
-SENT = 20  # build_weekly_stream's requests: 3 CreateScene, 7 CreateInput, 10 others
+SENT = 17  # build_weekly_stream's requests: 3 CreateScene, 7 CreateInput, 7 others
 SCRATCH = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
            "scene_order": [{"name": "Scratch"}],
            "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
