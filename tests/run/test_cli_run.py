@@ -101,3 +101,13 @@ def test_replay_of_garbage_is_one_line_error(tmp_path):
     res = _replay(tmp_path)
     assert res.returncode == 2
     assert res.stderr.decode().count("\n") == 1 and "Traceback" not in res.stderr.decode()
+
+
+def test_obs_proxy_port_without_obs_or_out_of_range_is_one_line_error(tmp_path):
+    for extra in (["--obs-proxy-port", "4456"], ["--obs", "ws://127.0.0.1:4455", "--obs-proxy-port", "70000"]):
+        res = subprocess.run([sys.executable, "-m", "monitor.cli", "run", "R06.12.01.01-T17", "--workdir",
+                              str(tmp_path), "--gt", str(tmp_path), *extra], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 2 and "Traceback" not in res.stderr
+        assert res.stderr.strip() == ("tally run: --obs-proxy-port needs --obs (the OBS it relays to) and a port "
+                                      "in 1..65535")

@@ -1,6 +1,7 @@
 """A real headless OBS (Xvfb) streams to the run's ingest while its observer watches (task T05).
 
-The test plays the agent through its own obsws-python client (StartStream/StopStream); the run's
+The test plays the agent through its own obsws-python client (StartStream/StopStream), connected
+to the run's obs-websocket proxy (`--obs-proxy-port`) as a T17 script would be; the run's
 observer is read-only. The bundle holds OBS's stream-state events and the ingest's publish of the
 same key; the report's server_config check reads the profile in the work dir and its encoder check
 the stream the ingest measured.
@@ -31,7 +32,7 @@ async def test_obs_streams_to_the_run_ingest(tmp_path, monkeypatch):
     from monitor.obs import ObsInstance
 
     monkeypatch.setenv("TALLY_OBS_PASSWORD", "")
-    ingest_port = free_port()
+    ingest_port, proxy_port = free_port(), free_port()
     home = tmp_path / "home"
     home.mkdir()
     service = {"type": "rtmp_custom",
@@ -48,10 +49,10 @@ async def test_obs_streams_to_the_run_ingest(tmp_path, monkeypatch):
         gt.mkdir()
         session = RunSession(RunConfig(task_id=TASK, workdir=work, gt=gt, bundle_dir=tmp_path / "b",
                                        obs_url=obs.ws_url, ingest_port=ingest_port, timeout_s=120,
-                                       install_signals=False))
+                                       obs_proxy_port=proxy_port, install_signals=False))
         running = asyncio.get_running_loop().create_task(session.execute())
         await asyncio.wait_for(session.started.wait(), 30)
-        agent = await asyncio.to_thread(obsws.ReqClient, host="127.0.0.1", port=obs.ws_port, password="",
+        agent = await asyncio.to_thread(obsws.ReqClient, host="127.0.0.1", port=proxy_port, password="",
                                         timeout=10)
         try:
             await asyncio.to_thread(agent.start_stream)
@@ -79,3 +80,9 @@ async def test_obs_streams_to_the_run_ingest(tmp_path, monkeypatch):
     enc = checks["encoder_at_ingest"]["evidence"]
     assert (enc["width"], enc["height"]) == (320, 240)
     assert result.report["run"]["components"]["started"] == ["audit", "ingest", "obs"]
+    # the agent's requests, as the proxy recorded them into the bundle, with OBS's answers
+    proxied = [(e.payload["request_type"], e.payload["ok"]) for e in events
+               if (e.source, e.kind) == ("obs-proxy", "ws/request")]
+    assert proxied == [("StartStream", True), ("StopStream", True)], proxied
+    listening = [e.payload for e in events if (e.source, e.kind) == ("obs-proxy", "ws/proxy_listening")]
+    assert listening == [{"host": "127.0.0.1", "port": proxy_port, "upstream": f"ws://127.0.0.1:{obs.ws_port}"}]
