@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="daemon state (the MQTT outbox survives restarts here)")
     p.add_argument("--ingest", default="127.0.0.1:1935", metavar="HOST:PORT")
     p.add_argument("--obs", metavar="URL")
+    p.add_argument("--obs-proxy-port", type=int, metavar="PORT",
+                   help="tally's obs-websocket proxy on 127.0.0.1:PORT for the agents' scripts (needs --obs)")
     p.add_argument("--vmix", metavar="URL")
     p.set_defaults(func=run)
 
@@ -35,9 +37,11 @@ def run(args: argparse.Namespace) -> int:
         ingest_port = int(port)
     except ValueError:
         raise UserError(f"--ingest {args.ingest!r}: expected HOST:PORT") from None
+    if args.obs_proxy_port is not None and not (0 < args.obs_proxy_port < 65536 and args.obs):
+        raise UserError("--obs-proxy-port needs --obs (the OBS it relays to) and a port in 1..65535")
     node = args.node or default_node()
     daemon = Daemon(node, args.runs, ingest_host=host or "127.0.0.1", ingest_port=ingest_port,
-                    obs_url=args.obs, vmix_url=args.vmix)
+                    obs_url=args.obs, vmix_url=args.vmix, obs_proxy_port=args.obs_proxy_port)
 
     async def main() -> None:
         async with contextlib.AsyncExitStack() as stack:

@@ -12,7 +12,8 @@ injects anything, so a script cannot tell it is there except by its port. Authen
 through too: the client hashes OBS's challenge itself; the proxy needs no password.
 
 What is recorded (source `obs-proxy`), from JSON text frames only:
-- `ws/proxy_listening` {host, port, upstream} once;
+- `listening` {host, port, upstream} once (the same kind as the ingest's, so `tally serve` repeats it into
+  each run);
 - `ws/client_connected` {session, remote, protocol}, `ws/client_disconnected` {session, code};
 - `ws/client_identified` {session, rpc_version, event_subscriptions} (op 1; never `authentication`);
 - `ws/request` {session, request_type, request_id, client, batch, names, ok, code, comment} when the
@@ -106,7 +107,7 @@ class ObsWsProxy:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         self._http = aiohttp.ClientSession()
-        self._emit("ws/proxy_listening", {"host": self.host, "port": self.port, "upstream": self.upstream})
+        self._emit("listening", {"host": self.host, "port": self.port, "upstream": self.upstream})
 
     async def stop(self) -> None:
         for task in list(self._relays):

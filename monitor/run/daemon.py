@@ -6,8 +6,8 @@ another run) is answered with an Event line on `tally/<node>/control/error` and 
 Status is retained on `tally/<node>/status`; the connection's last will turns it to "offline"
 if the daemon dies without saying so.
 
-The ingest (and the OBS / vMix observers when their URLs are given) stay up for the daemon's
-whole life, on a daemon bus; while a run is recording, their events are forwarded into the run's
+The ingest (and the OBS / vMix observers when their URLs are given, with the obs-websocket proxy
+when a port is given) stay up for the daemon's whole life, on a daemon bus; while a run is recording, their events are forwarded into the run's
 bus (re-stamped with the run's gap-free sequence numbers, keeping their observation time), and
 the run records them as `component_shared` instead of starting its own.
 """
@@ -36,11 +36,12 @@ log = logging.getLogger(__name__)
 
 class Daemon:
     def __init__(self, node: str, runs_dir: Path, ingest_host: str = "127.0.0.1", ingest_port: int = 1935,
-                 obs_url: str | None = None, vmix_url: str | None = None, shared_ingest: bool = True) -> None:
+                 obs_url: str | None = None, vmix_url: str | None = None, shared_ingest: bool = True,
+                 obs_proxy_port: int | None = None) -> None:
         self.node = node
         self.runs_dir = Path(runs_dir).resolve()
         self.ingest_host, self.ingest_port = ingest_host, ingest_port
-        self.obs_url, self.vmix_url = obs_url, vmix_url
+        self.obs_url, self.vmix_url, self.obs_proxy_port = obs_url, vmix_url, obs_proxy_port
         self.feed: MqttFeed | None = None
         self.session: RunSession | None = None
         self.run_task: asyncio.Task[RunResult] | None = None
@@ -70,7 +71,7 @@ class Daemon:
             out.append(IngestComponent(self.ingest_host, self.ingest_port, self.runs_dir / ".ingest-captures",
                                        app="live", key=None, keys=keys))
         if self.obs_url:
-            out.append(ObsComponent(*_hostport(self.obs_url, 4455)))
+            out.append(ObsComponent(*_hostport(self.obs_url, 4455), proxy_port=self.obs_proxy_port))
         if self.vmix_url:
             out.append(vmix_component(self.vmix_url))
         return out

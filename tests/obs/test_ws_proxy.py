@@ -148,7 +148,7 @@ async def test_requests_replies_batches_and_secrets() -> None:
     assert reqs[1]["comment"] == "exists" and reqs[6]["comment"] == "connection closed before OBS replied"
     assert reqs[2]["names"] == {"sceneName": "Live", "inputName": "Cam", "inputKind": "v4l2_input"}
     kinds = [k for k, _ in ev]
-    assert kinds[:3] == ["ws/proxy_listening", "ws/client_connected", "ws/client_identified"]
+    assert kinds[:3] == ["listening", "ws/client_connected", "ws/client_identified"]
     assert kinds[-2:] == ["ws/proxy_unreadable", "ws/client_disconnected"]
     assert ev[-2][1]["frames"] == 3                         # "not json", and the binary frame each way
     assert ev[2][1] == {"session": 1, "rpc_version": 1, "event_subscriptions": 33}

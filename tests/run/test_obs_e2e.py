@@ -84,5 +84,5 @@ async def test_obs_streams_to_the_run_ingest(tmp_path, monkeypatch):
     proxied = [(e.payload["request_type"], e.payload["ok"]) for e in events
                if (e.source, e.kind) == ("obs-proxy", "ws/request")]
     assert proxied == [("StartStream", True), ("StopStream", True)], proxied
-    listening = [e.payload for e in events if (e.source, e.kind) == ("obs-proxy", "ws/proxy_listening")]
+    listening = [e.payload for e in events if (e.source, e.kind) == ("obs-proxy", "listening")]
     assert listening == [{"host": "127.0.0.1", "port": proxy_port, "upstream": f"ws://127.0.0.1:{obs.ws_port}"}]

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 
+import aiohttp
 import aiomqtt
 import pytest
 
@@ -199,3 +200,47 @@ async def test_sigkilled_daemon_mid_run_leaves_a_replayable_bundle(mosquitto, tm
     statuses = {c["name"]: c["status"] for c in report["checks"]}
     assert statuses["encoder_at_ingest"] == "fail" and statuses["duration"] == "fail", report["checks"]
     assert not (runs / "k1" / "report.json").exists()
+
+
+async def test_serve_with_obs_proxy_records_a_scripts_requests_into_the_active_run(mosquitto, tmp_path):
+    """`tally serve --obs URL --obs-proxy-port P`: the proxy lives as long as the daemon; each run gets
+    its `listening` announcement and the requests a script sends through it during the run."""
+    from tests.obs.test_ws_proxy import FakeObs
+
+    work, gt = tmp_path / "work", tmp_path / "gt"
+    work.mkdir()
+    gt.mkdir()
+    obs = FakeObs()
+    await obs.start()
+    proxy_port = free_port()
+    daemon = Daemon("prx", tmp_path / "runs", shared_ingest=False, obs_url=f"ws://127.0.0.1:{obs.port}",
+                    obs_proxy_port=proxy_port)
+    feed = MqttFeed(mosquitto.address, "prx", tmp_path / "state", on_command=daemon.on_command)
+    await feed.start()
+    serving = asyncio.get_running_loop().create_task(daemon.serve(feed))
+    try:
+        await asyncio.wait_for(feed.connected.wait(), 10)
+        await _until(lambda: "obs" in daemon.shared_needs())
+        for run_id, scene in (("p1", "Live"), ("p2", "BRB")):
+            await daemon.on_command(json.dumps({"cmd": "start", "task": "R06.12.01.01-T17", "workdir": str(work),
+                                                "gt": str(gt), "run": run_id}).encode())
+            await _until(lambda: daemon.session is not None and daemon.session.started.is_set())
+            async with aiohttp.ClientSession() as http, http.ws_connect(f"ws://127.0.0.1:{proxy_port}") as ws:
+                await ws.receive_json()                                      # Hello
+                await ws.send_json({"op": 6, "d": {"requestType": "CreateScene", "requestId": 1,
+                                                   "requestData": {"sceneName": scene}}})
+                await ws.receive_json()
+            await asyncio.sleep(0.3)
+            await daemon.on_command(json.dumps({"cmd": "done"}).encode())
+            await _until(lambda: not daemon.active)
+    finally:
+        daemon.request_stop()
+        await serving
+        await feed.stop()
+        await obs.stop()
+    for run_id, scene, ok in (("p1", "Live", False), ("p2", "BRB", True)):
+        events = read_events(tmp_path / "runs" / run_id / "events.jsonl").events
+        proxied = [e.payload for e in events if e.source == "obs-proxy"]
+        assert proxied[0] == {"host": "127.0.0.1", "port": proxy_port, "upstream": f"ws://127.0.0.1:{obs.port}"}
+        reqs = [(p["request_type"], p["names"], p["ok"]) for p in proxied if "request_type" in p]
+        assert reqs == [("CreateScene", {"sceneName": scene}, ok)], reqs     # only this run's script

@@ -132,7 +132,7 @@ class RequestLog:
 
     def __init__(self, ctx: ScoreContext) -> None:
         events = list(ctx.events or [])
-        proxy_on = any(e.get("source") == PROXY_SOURCE and e.get("kind") == "ws/proxy_listening" for e in events)
+        proxy_on = any(e.get("source") == PROXY_SOURCE and e.get("kind") == "listening" for e in events)
         log_on = any(payload(e).get("debug") for e in events if e.get("source") == "obs" and e.get("kind") == "ws/log")
         if not proxy_on:
             logs = [payload(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
@@ -292,7 +292,7 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
     evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True}),
            event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
     if proxy is not None:
-        evs.append(event(PROXY_SOURCE, "ws/proxy_listening", 2, {"host": "127.0.0.1", "port": 4456,
+        evs.append(event(PROXY_SOURCE, "listening", 2, {"host": "127.0.0.1", "port": 4456,
                                                                 "upstream": "ws://127.0.0.1:4455"}))
     t = 100.0
     for window, keys, buttons in TERMINAL_INPUT if x11_input is None else x11_input:
