@@ -103,11 +103,13 @@ def normalise_remote(addr: str) -> str:
     return f"{m.group(1)}:{m.group(2)}" if m else addr
 
 
-def _client_of(request_id: Any) -> str:
+def client_of(request_id: Any) -> str:
+    """"tally" for tally's own requester's ids (`tally-<n>`), else "other" (shared with the proxy)."""
     return "tally" if isinstance(request_id, str) and request_id.startswith(TALLY_REQUEST_PREFIX) else "other"
 
 
-def _names(data: Any) -> dict[str, str]:
+def request_names(data: Any) -> dict[str, str]:
+    """The NAME_FIELDS of a requestData, capped: the only part of a request that leaves tally."""
     if not isinstance(data, dict):
         return {}
     return {k: data[k][:MAX_NAME_CHARS] for k in NAME_FIELDS if isinstance(data.get(k), str)}
@@ -223,12 +225,12 @@ class WsLogParser:
                 return [self._identified(d, log_time)]
             if msg.get("op") == 6:
                 self._pending.append(_Pending(_str(d.get("requestType")), _rid(d.get("requestId")),
-                                              _names(d.get("requestData")), log_time, False, now_s))
+                                              request_names(d.get("requestData")), log_time, False, now_s))
                 return []
             if msg.get("op") == 8:
                 batch_id = _rid(d.get("requestId"))
                 reqs = d.get("requests") if isinstance(d.get("requests"), list) else []
-                return [self._event(_str(r.get("requestType")), batch_id, _names(r.get("requestData")), log_time,
+                return [self._event(_str(r.get("requestType")), batch_id, request_names(r.get("requestData")), log_time,
                                     batch=True) for r in reqs if isinstance(r, dict)]
             return []
         if kind == "out":
@@ -277,12 +279,12 @@ class WsLogParser:
         pending one whose own id was lost; an open one without an id line from the same moment.
         A reply that names no type and matches nothing is dropped: it says nothing about what
         was done."""
-        client = _client_of(rid) if rid is not None else None
+        client = client_of(rid) if rid is not None else None
         match = (self._take_pending(lambda p: p.request_id is not None and p.request_id == rid)
                  or self._claim_open_request(rtype, rid, log_time, by_id_only=True)
                  or (self._take_pending(lambda p: p.request_type == rtype
                                         and (client is None or p.request_id is None
-                                             or _client_of(p.request_id) == client)
+                                             or client_of(p.request_id) == client)
                                         and distance_ms(p.log_time or None, log_time or None) <= MATCH_BY_TYPE_MS)
                      if rtype is not None else None)
                  or self._take_pending(lambda p: p.request_id is None
@@ -342,7 +344,7 @@ class WsLogParser:
     def _event(self, rtype: str | None, rid: Any, names: dict[str, str], log_time: str, *, batch: bool = False,
                truncated: bool = False, ok: bool | None = None, code: int | None = None,
                recovered: str | None = None) -> tuple[str, dict[str, Any]]:
-        client = _client_of(rid) if rid is not None or not truncated else "unknown"
+        client = client_of(rid) if rid is not None or not truncated else "unknown"
         payload: dict[str, Any] = {"request_type": rtype, "request_id": rid, "client": client, "batch": batch,
                                    "log_time": log_time, "names": names, "ok": ok, "code": code}
         if truncated:

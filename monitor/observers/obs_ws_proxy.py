@@ -40,7 +40,7 @@ from aiohttp import web
 
 from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
-from monitor.observers.obs_log import _client_of, _names
+from monitor.observers.obs_log import client_of, request_names
 
 SOURCE = "obs-proxy"
 #: a comment from OBS in a failed reply is copied, capped (it names what was wrong, never a secret)
@@ -101,11 +101,8 @@ class ObsWsProxy:
         app.router.add_get("/", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        self.port = self._runner.addresses[0][1]  # the port the OS chose when 0 was asked for
         self._http = aiohttp.ClientSession()
         self._emit("listening", {"host": self.host, "port": self.port, "upstream": self.upstream})
 
@@ -217,7 +214,7 @@ class ObsWsProxy:
 
     def _sent(self, session: _Session, key: Any, r: dict[str, Any], rid: Any, *, batch: bool) -> None:
         rtype = r.get("requestType") if isinstance(r.get("requestType"), str) else None
-        session.pending.setdefault(_hashable(key), []).append(_Sent(rtype, rid, _names(r.get("requestData")), batch))
+        session.pending.setdefault(_hashable(key), []).append(_Sent(rtype, rid, request_names(r.get("requestData")), batch))
 
     def _take(self, session: _Session, key: Any) -> _Sent | None:
         queue = session.pending.get(_hashable(key))
@@ -241,7 +238,7 @@ class ObsWsProxy:
         rid = sent.request_id
         self._emit("ws/request", {"session": session.number, "request_type": sent.request_type,
                                   "request_id": rid if isinstance(rid, (int, float, str)) else None,
-                                  "client": _client_of(rid), "batch": sent.batch, "names": sent.names, "ok": ok,
+                                  "client": client_of(rid), "batch": sent.batch, "names": sent.names, "ok": ok,
                                   "code": code, "comment": comment})
 
     def _finish(self, session: _Session, code: int | None) -> None:

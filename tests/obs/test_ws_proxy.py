@@ -280,7 +280,7 @@ def test_t17_reads_the_proxy_and_falls_back_to_the_log_when_the_script_went_arou
 
     inst = synth_instance(T17, tmp_path / "inst", seed=3)
     got = {}
-    for name in ("through_proxy_no_log", "around_proxy", "proxy_saw_only_reads"):
+    for name in ("through_proxy_no_log", "around_proxy", "proxy_saw_only_reads", "transform_around_proxy"):
         solution = inst / "mutants" / name
         work = tmp_path / name
         overlay(inst / "workdir", solution, work)
@@ -289,7 +289,9 @@ def test_t17_reads_the_proxy_and_falls_back_to_the_log_when_the_script_went_arou
         got[name] = (round(rep["score"]), gate["request_evidence"])
     assert got == {"through_proxy_no_log": (100, "obs-websocket proxy (exact)"),
                    "around_proxy": (100, "OBS debug log (the script went around the proxy)"),
-                   "proxy_saw_only_reads": (0, "obs-websocket proxy (exact)")}
+                   "proxy_saw_only_reads": (0, "obs-websocket proxy (exact)"),
+                   "transform_around_proxy": (100, "obs-websocket proxy (exact) + OBS debug log for requests "
+                                                   "that went around it")}
 
 
 async def test_a_taken_proxy_port_is_an_error_event_and_the_observer_still_runs(tmp_path: Path) -> None:

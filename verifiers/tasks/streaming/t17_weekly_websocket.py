@@ -149,6 +149,13 @@ class RequestLog:
             self.source = "OBS debug log" + (" (the script went around the proxy)" if proxy_on else "")
             chosen = log
         self.script, self.script_writes, self.failed_writes = chosen.script, chosen.script_writes, chosen.failed_writes
+        # a script that sent some requests through the proxy and others straight to OBS: the log's
+        # types the proxy never saw still count (the log also holds the proxied ones, so only types
+        # are merged, never counts)
+        self.around_proxy = sorted(set(log.script_writes) - set(proxy.script_writes)) if chosen is proxy else []
+        if self.around_proxy:
+            self.script_writes = self.script_writes + Counter({t: log.script_writes[t] for t in self.around_proxy})
+            self.source += " + OBS debug log for requests that went around it"
         self.tally_requests = log.tally_requests + proxy.tally_requests
         self.ui = [_ui_text(e) for e in events if e.get("source") == "obs" and str(e.get("kind", "")).startswith("ui/")]
         self.input = InputLog(events)
@@ -254,6 +261,9 @@ class WeeklyStreamWebsocket(TaskVerifier):
                  "without --websocket_debug: the proxy's exact record is the evidence", script_run(proxy="through"))
         solution("around_proxy", [], "the proxy listened but the script connected to OBS directly: OBS's "
                  "debug log still shows its requests", script_run(proxy="around"))
+        solution("transform_around_proxy", [], "the script sent SetSceneItemTransform straight to OBS, the rest "
+                 "through the proxy: the log still shows the script made the transform",
+                 script_run(proxy="through", around=frozenset({"SetSceneItemTransform"})))
         writes = {r for r, _ in SCRIPT_REQUESTS if _is_write(r)}
         solution("proxy_saw_only_reads", list(CHECKS), "through the proxy the script only read (GetSceneItemId);"
                  " the scenes were made some other way", script_run(proxy="through", skip=writes))
@@ -280,7 +290,8 @@ SCRIPT_REQUESTS: list[tuple[str, dict[str, str]]] = [
 
 def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozenset(), ui: bool = False,
                debug: bool = True, x11_input: list[tuple[dict[str, Any], int, int]] | None = None,
-               fail: bool = False, proxy: str | None = None) -> list[dict[str, Any]]:
+               fail: bool = False, proxy: str | None = None, around: frozenset[str] = frozenset()
+               ) -> list[dict[str, Any]]:
     """The OBS log events of a run: tally's observer (two connections, `tally-<n>` reads) and,
     when `script`, build_scenes.py's connection and the requests that make the Weekly Stream;
     plus the x11 input recorder's events: (window, key presses, button presses) per burst
@@ -288,12 +299,13 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
 
     `proxy`: None, no obs-websocket proxy ran; "through", the script connected through tally's
     proxy (its requests are `obs-proxy` events, every reply read) and OBS ran without debug log;
-    "around", the proxy listened but the script connected to OBS directly (only the log saw it)."""
+    "around", the proxy listened but the script connected to OBS directly (only the log saw it).
+    `around` (with "through"): request types the script sent straight to OBS (only the log has them)."""
     evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True}),
            event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
     if proxy is not None:
         evs.append(event(PROXY_SOURCE, "listening", 2, {"host": "127.0.0.1", "port": 4456,
-                                                                "upstream": "ws://127.0.0.1:4455"}))
+                                                       "upstream": "ws://127.0.0.1:4455"}))
     t = 100.0
     for window, keys, buttons in TERMINAL_INPUT if x11_input is None else x11_input:
         t += 20.0
@@ -319,8 +331,9 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
         return evs[:1] + [e for e in evs[1:] if e["kind"] != "ws/request"]
     if script and proxy == "through":
         src, session = PROXY_SOURCE, 1
-        evs[0]["payload"]["debug"] = False
-        evs = [e for e in evs if e["kind"] != "ws/request"]
+        if not around:
+            evs[0]["payload"]["debug"] = False
+            evs = [e for e in evs if e["kind"] != "ws/request"]
     else:
         src, session = "obs", 3
     if script:
@@ -332,6 +345,7 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
                 torn = src == "obs" and rtype == "CreateScene" and names["sceneName"] == "Live"
                 ok = False if fail else (None if torn else True)
                 add("ws/request", {"request_type": rtype, "request_id": 100 + i, "client": "other", "batch": False,
-                                   "names": names, "ok": ok, "code": {True: 100, False: 600, None: None}[ok]}, src)
+                                   "names": names, "ok": ok, "code": {True: 100, False: 600, None: None}[ok]},
+                    "obs" if rtype in around else src)
         add("ws/client_disconnected", {"session": session, "remote": "127.0.0.1:50010", "code": 1000}, src)
     return evs
