@@ -30,15 +30,9 @@ from monitor.events import Event
 from monitor.obs import ObsInstance
 from monitor.observers.obs_log import ObsLogFollower
 from monitor.observers.obs_ws_proxy import SOURCE, ObsWsProxy
-from tests.streaming.real_obs import build_weekly_stream
+from tests.streaming.real_obs import SCRATCH_COLLECTION, build_weekly_stream, weekly_basic
 
 SENT = 17  # build_weekly_stream's requests: 3 CreateScene, 7 CreateInput, 7 others
-SCRATCH = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
-           "scene_order": [{"name": "Scratch"}],
-           "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
-                        "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
-BASIC = {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "640", "OutputCY": "360",
-                   "FPSType": "1", "FPSInt": "10"}}
 
 
 def _poll_directly(port: int, password: str, stop: threading.Event) -> None:
@@ -99,7 +93,7 @@ async def one_run(i: int, root: Path, rtt_n: int) -> tuple[tuple[int, int, int],
     bus.add_sink(got.append)
     workdir = root / f"w{i}"
     workdir.mkdir()
-    async with ObsInstance(collection=SCRATCH, profile={"basic.ini": BASIC}, profile_name="Weekly",
+    async with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
                            ws_password=password) as o:
         follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
         await follower.start()

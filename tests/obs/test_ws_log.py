@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from monitor.bus import EventBus
 from monitor.events import Event
 from monitor.observers.obs_log import ObsLogFollower, WsLogParser, newest_log
-from tests.streaming.real_obs import build_weekly_stream
+from tests.streaming.real_obs import SCRATCH_COLLECTION, build_weekly_stream, save_obs_config, weekly_basic
 
 T = "10:00:00.000: "
 
@@ -305,17 +305,11 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
     inst = synth_instance(T17, tmp_path / "inst", seed=7)
     workdir = inst / "workdir"
     password = "pw-" + secrets.token_hex(8)
-    scratch = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
-               "scene_order": [{"name": "Scratch"}],
-               "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
-                            "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
-    basic = {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "640", "OutputCY": "360",
-                       "FPSType": "1", "FPSInt": "10"}}
     bus = EventBus()
     recorded: list[Event] = []
     bus.add_sink(recorded.append)
     solution = tmp_path / "real"
-    async with ObsInstance(collection=scratch, profile={"basic.ini": basic}, profile_name="Weekly",
+    async with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
                            ws_password=password) as o:
         follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
         await follower.start()
@@ -332,11 +326,7 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
         await follower.stop()
         log_text = "\n".join(p.read_text(errors="replace") for p in (o.config_dir / "logs").glob("*.txt"))
         assert await o.astop() == 0
-        dest = solution / "obs-studio"
-        (dest / "basic" / "scenes").mkdir(parents=True)
-        shutil.copy2(o.collection_path, dest / "basic" / "scenes" / "Weekly_Stream.json")
-        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / o.profile_dir.name)
-        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+        save_obs_config(o, solution, "Weekly_Stream.json")
 
     ws = [e for e in recorded if e.source == "obs" and (e.kind.startswith("ws/") or e.kind.startswith("ui/"))]
     logs = [e.payload for e in ws if e.kind == "ws/log"]

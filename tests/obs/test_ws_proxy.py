@@ -201,21 +201,16 @@ async def test_real_obs_every_request_through_the_proxy_with_its_answer(tmp_path
     from monitor.obs import ObsInstance
     from monitor.observers.obs_log import ObsLogFollower
     from tests.obs.test_ws_log import T17, build_scenes, wait_for
+    from tests.streaming.real_obs import SCRATCH_COLLECTION, save_obs_config, weekly_basic
     from verifiers.scoring import score_task
     from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 
     inst = synth_instance(T17, tmp_path / "inst", seed=7)
     workdir = inst / "workdir"
     password = "pw-" + secrets.token_hex(8)
-    scratch = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
-               "scene_order": [{"name": "Scratch"}],
-               "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
-                            "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
-    basic = {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "640", "OutputCY": "360",
-                       "FPSType": "1", "FPSInt": "10"}}
     bus, got = record()
     solution = tmp_path / "real"
-    async with ObsInstance(collection=scratch, profile={"basic.ini": basic}, profile_name="Weekly",
+    async with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
                            ws_password=password) as o:
         follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
         await follower.start()
@@ -226,11 +221,7 @@ async def test_real_obs_every_request_through_the_proxy_with_its_answer(tmp_path
         await proxy.stop()
         await follower.stop()
         assert await o.astop() == 0
-        dest = solution / "obs-studio"
-        (dest / "basic" / "scenes").mkdir(parents=True)
-        shutil.copy2(o.collection_path, dest / "basic" / "scenes" / "Weekly_Stream.json")
-        shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / o.profile_dir.name)
-        shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
+        save_obs_config(o, solution, "Weekly_Stream.json")
 
     proxied = [e.payload for e in got if e.source == SOURCE and e.kind == "ws/request"]
     kinds = [r["request_type"] for r in proxied]

@@ -53,6 +53,21 @@ class EventLog:
                                                   "inputAudioSyncOffset": d.input_audio_sync_offset})
 
 
+#: the Weekly Stream collection before the script runs: one "Scratch" scene it removes at the end
+SCRATCH_COLLECTION: dict[str, Any] = {
+    "name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
+    "scene_order": [{"name": "Scratch"}],
+    "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
+                 "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
+
+
+def weekly_basic(out_w_px: int = 640, out_h_px: int = 360, fps: int = 10) -> dict[str, dict[str, str]]:
+    """basic.ini for the Weekly Stream profile: 1920x1080 canvas (what T01/T17 check), a small
+    output by default (llvmpipe renders less; nothing checks the output size)."""
+    return {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": str(out_w_px), "OutputCY": str(out_h_px),
+                      "FPSType": "1", "FPSInt": str(fps)}}
+
+
 def record(client: Any, seconds: float) -> Path:
     """Record `seconds` with OBS; return the file once OBS reports the output inactive (closing OBS
     while its output still stops can hang OBS's shutdown)."""

@@ -17,7 +17,7 @@ import pytest
 
 from monitor.obs import ObsInstance
 from monitor.observers.obs_log import ObsLogFollower
-from tests.streaming.real_obs import build_weekly_stream, save_obs_config
+from tests.streaming.real_obs import SCRATCH_COLLECTION, build_weekly_stream, save_obs_config, weekly_basic
 from verifiers.scoring import score_task
 from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 
@@ -31,13 +31,8 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "files"
 
 def build_in_obs(workdir: Path, out: Path) -> None:
     """Create the three scenes, sources, Cam transform and Fade 300 ms via obs-websocket; save to out/obs-studio."""
-    empty = {"name": "Weekly Stream", "current_scene": "Scratch", "current_program_scene": "Scratch",
-             "scene_order": [{"name": "Scratch"}],
-             "sources": [{"id": "scene", "versioned_id": "scene", "name": "Scratch",
-                          "settings": {"items": [], "id_counter": 0, "custom_size": False}}]}
-    basic = {"Video": {"BaseCX": "1920", "BaseCY": "1080", "OutputCX": "1920", "OutputCY": "1080",
-                       "FPSType": "1", "FPSInt": "30"}}
-    with ObsInstance(collection=empty, profile={"basic.ini": basic}, profile_name="Weekly",
+    with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic(1920, 1080, 30)},
+                     profile_name="Weekly",
                      ws_password="t17-pw") as inst:
         c = obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password="t17-pw", timeout=10)
         try:
