@@ -27,10 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.stream
 
 from monitor.bus import EventBus
 from monitor.events import Event
-from monitor.obs import ObsInstance
 from monitor.observers.obs_log import ObsLogFollower
 from monitor.observers.obs_ws_proxy import SOURCE, ObsWsProxy
-from tests.streaming.real_obs import SCRATCH_COLLECTION, build_weekly_stream, weekly_basic
+from tests.streaming.real_obs import build_weekly_stream, weekly_obs
 
 SENT = 17  # build_weekly_stream's requests: 3 CreateScene, 7 CreateInput, 7 others
 
@@ -93,8 +92,7 @@ async def one_run(i: int, root: Path, rtt_n: int) -> tuple[tuple[int, int, int],
     bus.add_sink(got.append)
     workdir = root / f"w{i}"
     workdir.mkdir()
-    async with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
-                           ws_password=password) as o:
+    async with weekly_obs(password) as o:
         follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
         await follower.start()
         proxy = ObsWsProxy(bus, "127.0.0.1", o.ws_port)

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from monitor.bus import EventBus
 from monitor.events import Event
 from monitor.observers.obs_log import ObsLogFollower, WsLogParser, newest_log
-from tests.streaming.real_obs import SCRATCH_COLLECTION, build_weekly_stream, save_obs_config, weekly_basic
+from tests.streaming.real_obs import build_weekly_stream, save_obs_config, weekly_obs
 
 T = "10:00:00.000: "
 
@@ -296,7 +296,6 @@ async def wait_for(pred: Any, timeout_s: float = 15.0) -> None:
 @pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
                     reason="obs-studio and xvfb not installed")
 async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path) -> None:
-    from monitor.obs import ObsInstance
     from monitor.observers.obs import ObsObserver
     from monitor.observers.obs_client import ALLOWED_REQUESTS
     from verifiers.scoring import score_task
@@ -309,8 +308,7 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
     recorded: list[Event] = []
     bus.add_sink(recorded.append)
     solution = tmp_path / "real"
-    async with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
-                           ws_password=password) as o:
+    async with weekly_obs(password) as o:
         follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
         await follower.start()
         observer = ObsObserver(bus, port=o.ws_port, password=password, env_file=None,

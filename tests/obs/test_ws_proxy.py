@@ -198,10 +198,9 @@ async def test_listens_on_loopback_by_default_and_stops_with_a_client_attached()
 @pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
                     reason="obs-studio and xvfb not installed")
 async def test_real_obs_every_request_through_the_proxy_with_its_answer(tmp_path: Path) -> None:
-    from monitor.obs import ObsInstance
     from monitor.observers.obs_log import ObsLogFollower
     from tests.obs.test_ws_log import T17, build_scenes, wait_for
-    from tests.streaming.real_obs import SCRATCH_COLLECTION, save_obs_config, weekly_basic
+    from tests.streaming.real_obs import save_obs_config, weekly_obs
     from verifiers.scoring import score_task
     from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 
@@ -210,8 +209,7 @@ async def test_real_obs_every_request_through_the_proxy_with_its_answer(tmp_path
     password = "pw-" + secrets.token_hex(8)
     bus, got = record()
     solution = tmp_path / "real"
-    async with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
-                           ws_password=password) as o:
+    async with weekly_obs(password) as o:
         follower = ObsLogFollower(bus, o.config_dir / "logs", poll_s=0.1)
         await follower.start()
         proxy = ObsWsProxy(bus, "127.0.0.1", o.ws_port)

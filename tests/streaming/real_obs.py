@@ -68,6 +68,13 @@ def weekly_basic(out_w_px: int = 640, out_h_px: int = 360, fps: int = 10) -> dic
                       "FPSType": "1", "FPSInt": str(fps)}}
 
 
+def weekly_obs(password: str) -> ObsInstance:
+    """A headless OBS holding the Scratch collection and the Weekly profile, debug log on, with
+    `password` on its websocket: where T17's script (and the tests and bench that play it) runs."""
+    return ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic()}, profile_name="Weekly",
+                       ws_password=password)
+
+
 def record(client: Any, seconds: float) -> Path:
     """Record `seconds` with OBS; return the file once OBS reports the output inactive (closing OBS
     while its output still stops can hang OBS's shutdown)."""
