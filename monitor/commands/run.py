@@ -47,7 +47,7 @@ def _hostport(text: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.run.serve_common import open_feed
+    from monitor.run.serve_common import check_obs_proxy_port, open_feed
     from monitor.run.session import RunConfig, RunSession, default_node
 
     if args.timeout is not None and args.timeout <= 0:
@@ -55,8 +55,7 @@ def run(args: argparse.Namespace) -> int:
     for name in ("workdir", "gt"):
         if not getattr(args, name).is_dir():
             raise UserError(f"--{name} {getattr(args, name)} is not a directory")
-    if args.obs_proxy_port is not None and not (0 < args.obs_proxy_port < 65536 and args.obs):
-        raise UserError("--obs-proxy-port needs --obs (the OBS it relays to) and a port in 1..65535")
+    check_obs_proxy_port(args.obs_proxy_port, args.obs)
     tui = args.tui
     if tui and (args.no_mqtt or not sys.stdout.isatty()):
         why = "--no-mqtt" if args.no_mqtt else "stdout is not a terminal"

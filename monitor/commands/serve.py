@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from monitor.mqtt import topics
     from monitor.run.daemon import Daemon
-    from monitor.run.serve_common import open_feed
+    from monitor.run.serve_common import check_obs_proxy_port, open_feed
     from monitor.run.session import default_node
 
     host, _, port = args.ingest.rpartition(":")
@@ -37,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
         ingest_port = int(port)
     except ValueError:
         raise UserError(f"--ingest {args.ingest!r}: expected HOST:PORT") from None
-    if args.obs_proxy_port is not None and not (0 < args.obs_proxy_port < 65536 and args.obs):
-        raise UserError("--obs-proxy-port needs --obs (the OBS it relays to) and a port in 1..65535")
+    check_obs_proxy_port(args.obs_proxy_port, args.obs)
     node = args.node or default_node()
     daemon = Daemon(node, args.runs, ingest_host=host or "127.0.0.1", ingest_port=ingest_port,
                     obs_url=args.obs, vmix_url=args.vmix, obs_proxy_port=args.obs_proxy_port)

@@ -38,3 +38,9 @@ async def open_feed(stack: contextlib.AsyncExitStack, url: str | None, node: str
 
     stack.push_async_callback(close)
     return feed
+
+
+def check_obs_proxy_port(port: int | None, obs_url: str | None) -> None:
+    """`--obs-proxy-port` for run and serve alike: a port in 1..65535, and an OBS to relay to."""
+    if port is not None and not (0 < port < 65536 and obs_url):
+        raise UserError("--obs-proxy-port needs --obs (the OBS it relays to) and a port in 1..65535")
