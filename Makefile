@@ -2,7 +2,8 @@
 #   make demo   install what is missing, then run the demo on embedded defaults
 #   make test   install what is missing, then run lint and the test suite
 # Both are idempotent: apt packages are installed only when missing, the virtualenv is
-# rebuilt only when pyproject.toml changes.
+# installed from the committed lock (requirements.lock) and only again when the lock changes.
+#   make lock   refresh requirements.lock to today's releases (uv pip compile), nothing else
 
 SHELL := /bin/bash
 # obs-plugins (obs-websocket, x264, RTMP output) is only a Recommends of obs-studio, and
@@ -10,20 +11,27 @@ SHELL := /bin/bash
 # both are named here, and Recommends are installed, so a fresh machine matches this one.
 APT_PACKAGES := ffmpeg xvfb obs-studio obs-plugins mosquitto pulseaudio pulseaudio-utils \
 	libasound2-plugins openbox x11-utils xdotool nginx libnginx-mod-rtmp libportaudio2 libsndfile1 \
-	chromium python3-venv python3-pip libgl1 libglib2.0-0 fonts-dejavu-core fonts-droid-fallback
+	chromium python3-venv python3-pip libgl1 libglib2.0-0 fonts-dejavu-core fonts-droid-fallback \
+	stress-ng
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_ARGS ?=
+LOCK := requirements.lock
+# The lock is for CPython 3.11 on Linux x86-64 (manylinux wheels), with the test and ray extras.
+LOCK_FLAGS := --extra test --extra ray --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	--generate-hashes --custom-compile-command "make lock"
 
-.PHONY: demo test deps apt venv lint bench clean
+.PHONY: demo test deps apt venv lint lock bench clean
 
 demo: deps
 	$(VENV)/bin/tally demo
 
+# Two xdist workers (the machine has 2 cores); --dist loadgroup keeps tests that share one real
+# app session (xdist_group) on one worker.
 test: deps lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 deps: apt $(STAMP)
 
@@ -37,16 +45,25 @@ apt:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-$(STAMP): pyproject.toml
+# Exactly the locked releases, hash-checked, then tally itself without resolving anything again.
+$(STAMP): $(LOCK) pyproject.toml
 	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
 	@# an older venv may hold opencv-python-headless, which would shadow opencv-python's cv2
 	@$(VENV)/bin/pip uninstall -y -q opencv-python-headless 2>/dev/null || true
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q --require-hashes --no-deps -r $(LOCK)
+	$(VENV)/bin/pip install -q --no-deps -e .
 	@touch $(STAMP)
 
 lint: deps
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m tests.lockcheck
+	@if [ -f .importlinter ]; then $(VENV)/bin/lint-imports; fi
+
+# Refresh the lock to today's releases; of the tracked files only requirements.lock changes (the
+# venv follows on the next make demo/test). uv is one of the locked test tools.
+lock: $(STAMP)
+	$(VENV)/bin/uv pip compile pyproject.toml $(LOCK_FLAGS) --upgrade -q -o $(LOCK)
+	$(VENV)/bin/python -m tests.lockcheck --stamp
 
 bench: deps
 	@for b in bench/*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
