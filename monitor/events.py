@@ -15,6 +15,17 @@ from typing import Any
 #: Bumped when the meaning of an Event field changes; written into every bundle manifest.
 EVENT_SCHEMA_VERSION = 1
 
+#: Caps on what one event may carry (texts from outside -- an RTMP publisher's onMetaData, a
+#: control message's key names -- are echoed into payloads; one of 1.2 MB once poisoned the outbox).
+MAX_TEXT_CHARS = 4096
+MAX_KEY_CHARS = 256
+MAX_ITEMS = 10_000
+MAX_DEPTH = 32
+#: Total characters of text in one payload; past it, further texts are emptied.
+MAX_PAYLOAD_CHARS = 256 << 10
+#: Set in a payload whose content was cut by the caps above.
+TRUNCATED_KEY = "_truncated"
+
 
 class EventDecodeError(ValueError):
     """A line that is not a valid encoded Event (torn write, garbage, wrong types)."""
@@ -91,6 +102,75 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
 
 
+class _Budget:
+    __slots__ = ("chars", "cut")
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.cut = False
+
+
+def _cap_text(text: str, limit: int, budget: _Budget) -> str:
+    room = max(0, min(limit, MAX_PAYLOAD_CHARS - budget.chars))
+    if len(text) > room:
+        budget.cut = True
+        text = f"{text[:room]}…[+{len(text) - room} chars]" if room else ""
+    budget.chars += len(text)
+    return text
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _cap(value: Any, depth: int, budget: _Budget) -> Any:
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, str):
+        return _cap_text(value, MAX_TEXT_CHARS, budget) if len(value) > 64 or budget.chars > MAX_PAYLOAD_CHARS - 64 \
+            else _count(value, budget)
+    if isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            budget.cut = True
+            return {}
+        items = list(value.items())
+        if len(items) > MAX_ITEMS:
+            budget.cut = True
+            items = items[:MAX_ITEMS]
+        return {_cap_text(str(k), MAX_KEY_CHARS, budget): _cap(v, depth + 1, budget) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        if depth >= MAX_DEPTH:
+            budget.cut = True
+            return []
+        if len(value) > MAX_ITEMS:
+            budget.cut = True
+            value = value[:MAX_ITEMS]
+        if all(type(v) in _SCALARS for v in value):  # the usual list: numbers
+            return value
+        capped = [_cap(v, depth + 1, budget) for v in value]
+        return tuple(capped) if isinstance(value, tuple) else capped
+    if isinstance(value, (bytes, bytearray)):
+        budget.cut = True
+        return f"<{len(value)} bytes>"
+    return value
+
+
+def _count(text: str, budget: _Budget) -> str:
+    budget.chars += len(text)
+    return text
+
+
+def cap_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `payload` within the caps; `_truncated: true` added when anything was cut.
+
+    Why at the factory: every producer (the ingest, observers, the daemon's control errors) stamps
+    its events here, so no single message from outside can make an event too big to publish."""
+    budget = _Budget()
+    out = _cap(payload, 0, budget)
+    if budget.cut:
+        out[TRUNCATED_KEY] = True
+    return out
+
+
 class EventFactory:
     """Stamps events with a run-wide sequence number and both clocks.
 
@@ -109,5 +189,5 @@ class EventFactory:
             wall_time=time.time(),
             source=source,
             kind=kind,
-            payload=dict(payload or {}),
+            payload=cap_payload(payload) if payload else {},
         )

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--obs-proxy-port", type=int, metavar="PORT",
                    help="tally's obs-websocket proxy on 127.0.0.1:PORT for the agents' scripts (needs --obs)")
     p.add_argument("--vmix", metavar="URL")
+    p.add_argument("--allow-root", type=Path, action="append", default=[], metavar="DIR",
+                   help="a start's workdir and gt must lie inside one of these (repeatable); default: "
+                        "anything but /, system directories and bare top-level directories")
     p.set_defaults(func=run)
 
 
@@ -39,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--ingest {args.ingest!r}: expected HOST:PORT") from None
     check_obs_proxy_port(args.obs_proxy_port, args.obs)
     node = args.node or default_node()
+    for root in args.allow_root:
+        if not root.is_absolute() or not root.is_dir() or root.resolve() == Path("/"):
+            raise UserError(f"--allow-root {root}: must be an existing absolute directory other than /")
     daemon = Daemon(node, args.runs, ingest_host=host or "127.0.0.1", ingest_port=ingest_port,
-                    obs_url=args.obs, vmix_url=args.vmix, obs_proxy_port=args.obs_proxy_port)
+                    obs_url=args.obs, vmix_url=args.vmix, obs_proxy_port=args.obs_proxy_port,
+                    allow_roots=args.allow_root)
 
     async def main() -> None:
         async with contextlib.AsyncExitStack() as stack:

@@ -24,7 +24,7 @@ from typing import Any
 from monitor.bus import EventBus
 from monitor.events import Event, EventFactory
 from monitor.mqtt import topics
-from monitor.mqtt.control import ControlError, ControlMessage, parse_control
+from monitor.mqtt.control import ControlError, ControlMessage, PathPolicy, clip, parse_control
 from monitor.mqtt.feed import MqttFeed
 from monitor.run.component import Component, ComponentHost
 from monitor.run.session import RunConfig, RunResult, RunSession
@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 class Daemon:
     def __init__(self, node: str, runs_dir: Path, ingest_host: str = "127.0.0.1", ingest_port: int = 1935,
                  obs_url: str | None = None, vmix_url: str | None = None, shared_ingest: bool = True,
-                 obs_proxy_port: int | None = None) -> None:
+                 obs_proxy_port: int | None = None, allow_roots: list[Path] | None = None) -> None:
         self.node = node
+        #: which work/GT directories a `start` may name (`tally serve --allow-root`)
+        self.policy = PathPolicy.of(allow_roots)
         self.runs_dir = Path(runs_dir).resolve()
         self.ingest_host, self.ingest_port = ingest_host, ingest_port
         self.obs_url, self.vmix_url, self.obs_proxy_port = obs_url, vmix_url, obs_proxy_port
@@ -86,7 +88,7 @@ class Daemon:
     # -- control ------------------------------------------------------------------------------------
 
     def _reject(self, message: str, request_id: str | None = None) -> None:
-        payload: dict[str, Any] = {"error": message}
+        payload: dict[str, Any] = {"error": clip(message, 1000)}
         if request_id is not None:
             payload["id"] = request_id
         event = self._factory.make("control", "error", payload)
@@ -100,7 +102,7 @@ class Daemon:
 
     async def on_command(self, payload: bytes) -> None:
         try:
-            msg = parse_control(payload)
+            msg = parse_control(payload, self.policy)
         except ControlError as exc:
             self._reject(str(exc))
             return
@@ -111,7 +113,8 @@ class Daemon:
             self._reject(f"{msg.cmd}: no run is active", msg.request_id)
             return
         if msg.run is not None and msg.run != self.session.run_id:
-            self._reject(f"{msg.cmd}: run {msg.run!r} is not the active run ({self.session.run_id})", msg.request_id)
+            self._reject(f"{msg.cmd}: run {clip(repr(msg.run))} is not the active run ({self.session.run_id})",
+                         msg.request_id)
             return
         self.session.done.finish("mqtt:done" if msg.cmd == "done" else "mqtt:abort")
 
@@ -122,7 +125,7 @@ class Daemon:
             return
         assert msg.task is not None and msg.workdir is not None and msg.gt is not None
         if msg.task not in load_catalog().tasks:
-            self._reject(f"start: unknown task {msg.task!r}", msg.request_id)
+            self._reject(f"start: unknown task {clip(repr(msg.task))}", msg.request_id)
             return
         if msg.run is not None and (topics.level(msg.run) != msg.run or msg.run.startswith(".")):
             self._reject("start: run id may only hold letters, digits, '.', '_' and '-'", msg.request_id)
@@ -148,7 +151,7 @@ class Daemon:
             self._reject(f"run {session.run_id} failed: {type(exc).__name__}: {exc}")
             if self.feed is not None:
                 self.feed.set_run(None)
-                self.feed.set_status(state="idle", run=None, last_run=session.run_id, last_error=str(exc))
+                self.feed.set_status(state="idle", run=None, last_run=session.run_id, last_error=clip(str(exc), 1000))
             raise
         self.results.append(result)
         return result

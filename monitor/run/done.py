@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import signal
 from pathlib import Path
 
@@ -15,6 +16,9 @@ DONE_FILE = "done"
 
 class DoneWaiter:
     def __init__(self, bundle_dir: Path, timeout_s: float | None, poll_s: float = 0.2) -> None:
+        if timeout_s is not None and not (math.isfinite(timeout_s) and timeout_s > 0):
+            # NaN would never compare >= a deadline (a run that never times out) and is not JSON
+            raise ValueError(f"timeout must be a finite positive number of seconds, not {timeout_s!r}")
         self.done_file = Path(bundle_dir) / DONE_FILE
         self.timeout_s = timeout_s
         self.poll_s = poll_s

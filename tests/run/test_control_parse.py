@@ -34,9 +34,11 @@ def test_random_objects(obj):
 
 
 def test_valid_start_and_done(tmp_path):
-    msg = parse_control(json.dumps({"cmd": "start", "task": "T", "workdir": str(tmp_path), "gt": str(tmp_path),
-                                    "timeout_s": 5}).encode())
-    assert (msg.cmd, msg.workdir, msg.timeout_s) == ("start", tmp_path, 5.0)
+    (tmp_path / "w").mkdir()
+    (tmp_path / "g").mkdir()
+    msg = parse_control(json.dumps({"cmd": "start", "task": "T", "workdir": str(tmp_path / "w"),
+                                    "gt": str(tmp_path / "g"), "timeout_s": 5}).encode())
+    assert (msg.cmd, msg.workdir, msg.timeout_s) == ("start", (tmp_path / "w").resolve(), 5.0)
     assert parse_control(b'{"cmd":"done","run":"r1"}').run == "r1"
 
 
