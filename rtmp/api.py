@@ -1,7 +1,13 @@
-"""HTTP API of the ingest (aiohttp): `GET /api/streams` (JSON) and `GET /metrics` (Prometheus text)."""
+"""HTTP API of the ingest (aiohttp): `GET /api/streams` (JSON) and `GET /metrics` (Prometheus text).
+
+`/api/streams` is paginated (`?offset=&limit=&state=live|ended`, default limit 100, at most
+1000): an ended stream's view is computed once when it ends, a live one's per request (live
+streams are bounded by the connection cap).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -13,8 +19,38 @@ def _esc(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def streams_payload(server: IngestServer) -> dict[str, Any]:
-    return {"streams": [rec.api_view() for rec in server.registry.all()]}
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
+
+
+class BadQuery(ValueError):
+    """A query parameter of /api/streams that is not acceptable (answered with 400)."""
+
+
+def _int_param(query: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
+    raw = query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadQuery(f"{name} must be an integer") from None
+    if not lo <= value <= hi:
+        raise BadQuery(f"{name} must be in {lo}..{hi}")
+    return value
+
+
+def streams_payload(server: IngestServer, query: Mapping[str, str] | None = None) -> dict[str, Any]:
+    query = query or {}
+    offset = _int_param(query, "offset", 0, 0, 1 << 31)
+    limit = _int_param(query, "limit", DEFAULT_PAGE, 1, MAX_PAGE)
+    state = query.get("state")
+    if state not in (None, "live", "ended"):
+        raise BadQuery("state must be live or ended")
+    recs, total = server.registry.page(offset, limit, state)
+    nxt = offset + len(recs)
+    return {"streams": [rec.api_view() for rec in recs], "total": total, "offset": offset,
+            "next_offset": nxt if nxt < total else None}
 
 
 def metrics_text(server: IngestServer) -> str:
@@ -43,6 +79,14 @@ def metrics_text(server: IngestServer) -> str:
            [("", mt.reads_total)])
     metric("tally_rtmp_event_callback_errors_total", "counter", "Exceptions raised by the event consumer.",
            [("", mt.callback_errors_total)])
+    metric("tally_rtmp_connections_refused_total", "counter", "Connections refused at a cap (nobody to evict).",
+           [("", mt.connections_refused_total)])
+    metric("tally_rtmp_connections_evicted_total", "counter", "Non-publishing connections evicted at a cap.",
+           [("", mt.connections_evicted_total)])
+    metric("tally_rtmp_budget_drops_total", "counter", "Connections dropped for the server-wide byte budget.",
+           [("", mt.budget_drops_total)])
+    metric("tally_rtmp_pending_bytes", "gauge", "Bytes of partial messages held over all connections.",
+           [("", server.ctx.budget.used_bytes)])
     metric("tally_rtmp_media_messages_total", "counter", "Audio/video messages handled.",
            [("", mt.media_messages_total)])
     # Histogram: message complete (last byte parsed) → handled (recorded, measured, events emitted).
@@ -87,8 +131,11 @@ def metrics_text(server: IngestServer) -> str:
 def build_app(server: IngestServer) -> web.Application:
     app = web.Application()
 
-    async def streams(_request: web.Request) -> web.Response:
-        return web.json_response(streams_payload(server))
+    async def streams(request: web.Request) -> web.Response:
+        try:
+            return web.json_response(streams_payload(server, request.query))
+        except BadQuery as exc:
+            return web.json_response({"error": str(exc)}, status=400)
 
     async def metrics(_request: web.Request) -> web.Response:
         return web.Response(text=metrics_text(server), content_type="text/plain", charset="utf-8",

@@ -51,6 +51,24 @@ def recording_path(record_dir: Path, app: str, key: str, when_s: float | None = 
     return path
 
 
+def remove_recording(path: Path, record_dir: Path | None) -> None:
+    """Delete a recording that holds no media, and its `<app>/<key>` folders if that empties them.
+
+    Only inside `record_dir`: the folders above it are never touched.
+    """
+    path.unlink(missing_ok=True)
+    if record_dir is None:
+        return
+    root = record_dir.resolve()
+    folder = path.parent.resolve()
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (another recording), or gone
+            return
+        folder = folder.parent
+
+
 #: Tag header: type<<24|size, ts low 24 bits<<8|ts high 8 bits, 3 zero bytes of stream id.
 _TAG_HEADER = struct.Struct(">II3x")
 _PREV_SIZE = struct.Struct(">I")
@@ -100,6 +118,7 @@ class FlvRecorder:
         self.first_ts_ms: int | None = None
         self.last_ts_ms: int | None = None
         self.tags = 0
+        self.media_tags = 0
 
     @property
     def closed(self) -> bool:
@@ -128,6 +147,7 @@ class FlvRecorder:
         if self.first_ts_ms is None:
             self.first_ts_ms = ts_ms
         self.last_ts_ms = ts_ms
+        self.media_tags += 1
         self._write_tag(tag_type, ts_ms, body)
 
     def write_data(self, ts_ms: int, body: bytes) -> None:

@@ -159,22 +159,55 @@ def status(code: str, description: str, level: str = "status", stream_id: int = 
     return command("onStatus", 0, None, info, stream_id=stream_id, csid=5)
 
 
-def to_jsonable(value: Any, depth: int = 0) -> Any:
-    """AMF values as plain JSON types for event payloads (cycles and depth cut off)."""
-    if depth > 8:
+#: Longest string an event carries from a peer's AMF value; longer ones are cut and marked.
+MAX_TEXT_CHARS = 1024
+#: Most values (all levels together) one to_jsonable call turns into JSON; the rest is dropped.
+MAX_JSON_NODES = 2000
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    return text[:MAX_TEXT_CHARS] + f"…[truncated {len(text) - MAX_TEXT_CHARS} chars]"
+
+
+def to_jsonable(value: Any, depth: int = 0, _budget: list[int] | None = None) -> Any:
+    """AMF values as plain JSON types for event payloads, bounded in size.
+
+    Why bounded: any publisher chooses its onMetaData, and an event echoing a 1.2 MB string
+    poisoned the MQTT outbox (issue 20). Strings over MAX_TEXT_CHARS are cut and marked, at most
+    200 items per container, depth 8 and MAX_JSON_NODES values in all.
+    """
+    budget = [MAX_JSON_NODES] if _budget is None else _budget
+    budget[0] -= 1
+    if depth > 8 or budget[0] < 0:
         return "…"
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, int)):
         return value
+    if isinstance(value, str):
+        return _cut(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
         return int(value) if value.is_integer() and abs(value) < 2**53 else value
     if isinstance(value, dict):
-        return {str(k): to_jsonable(v, depth + 1) for k, v in list(value.items())[:200]}
+        out: dict[str, Any] = {}
+        for k, v in list(value.items())[:200]:
+            if budget[0] <= 0:
+                out["…"] = "truncated"
+                break
+            out[_cut(str(k))] = to_jsonable(v, depth + 1, budget)
+        return out
     if isinstance(value, list):
-        return [to_jsonable(v, depth + 1) for v in value[:200]]
+        items = []
+        for v in value[:200]:
+            if budget[0] <= 0:
+                items.append("…")
+                break
+            items.append(to_jsonable(v, depth + 1, budget))
+        return items
     if isinstance(value, amf0.AmfDate):
-        return {"epoch_ms": to_jsonable(value.epoch_ms)}
+        return {"epoch_ms": to_jsonable(value.epoch_ms, depth + 1, budget)}
     if isinstance(value, amf0.TypedObject):
-        return {"class": value.class_name, **to_jsonable(value.values, depth + 1)}
-    return repr(value)
+        return {"class": _cut(value.class_name), **to_jsonable(value.values, depth + 1, budget)}
+    return _cut(repr(value))

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES
+from rtmp.budget import (
+    DEFAULT_GLOBAL_PENDING_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+)
+from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_BYTES
 from rtmp.session import EventCallback, IngestMetrics, RtmpSession, SessionConfig, SessionContext
 from rtmp.streams import StreamRegistry
 
@@ -28,6 +33,11 @@ class IngestConfig:
     handshake_timeout_s: float = 10.0
     idle_timeout_s: float = 30.0
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    #: partial-message bytes per connection and over all connections (see rtmp.budget)
+    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES
+    global_pending_bytes: int = DEFAULT_GLOBAL_PENDING_BYTES
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections_per_address: int = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
     stats_interval_s: float = 1.0
 
 
@@ -38,7 +48,11 @@ class IngestServer:
         self.registry = StreamRegistry(config.allowed_keys, config.allow_any)
         self.ctx = SessionContext(
             SessionConfig(record_dir=config.record_dir, handshake_timeout_s=config.handshake_timeout_s,
-                          idle_timeout_s=config.idle_timeout_s, max_message_bytes=config.max_message_bytes),
+                          idle_timeout_s=config.idle_timeout_s, max_message_bytes=config.max_message_bytes,
+                          max_pending_bytes=config.max_pending_bytes,
+                          global_pending_bytes=config.global_pending_bytes,
+                          max_connections=config.max_connections,
+                          max_connections_per_address=config.max_connections_per_address),
             self.registry, self._emit)
         self._server: asyncio.Server | None = None
         self._tick_task: asyncio.Task[None] | None = None

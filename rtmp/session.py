@@ -19,7 +19,19 @@ from typing import Any
 
 from rtmp import messages as m
 from rtmp.amf0 import UNDEFINED
-from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, ChunkReader, ChunkWriter, RawMessage
+from rtmp.budget import (
+    DEFAULT_GLOBAL_PENDING_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    PendingBudget,
+)
+from rtmp.chunk import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_PENDING_BYTES,
+    ChunkReader,
+    ChunkWriter,
+    RawMessage,
+)
 from rtmp.codecs import (
     parse_aac_config,
     parse_audio_tag,
@@ -28,7 +40,7 @@ from rtmp.codecs import (
     parse_video_tag,
 )
 from rtmp.errors import ChunkError, CodecError, HandshakeError, RtmpError
-from rtmp.flv import TAG_AUDIO, TAG_VIDEO, FlvRecorder, recording_path
+from rtmp.flv import TAG_AUDIO, TAG_VIDEO, FlvRecorder, recording_path, remove_recording
 from rtmp.handshake import ServerHandshake
 from rtmp.stats import CLAIM_KEYS
 from rtmp.streams import PublishRefused, StreamRecord, StreamRegistry, name_problem
@@ -43,8 +55,17 @@ SERVER_CHUNK_SIZE = 4096
 class SessionConfig:
     record_dir: Path | None = None
     handshake_timeout_s: float = 10.0
+    #: Progress-based: a publisher that sends no media message for this long, or a connection
+    #: that completes no message (or never starts publishing) for this long, is dropped. Bytes
+    #: alone are not progress: 1 byte/s would otherwise hold a connection forever.
     idle_timeout_s: float = 30.0
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    #: Partial-message bytes one connection may hold (chunk.ChunkReader.held_bytes).
+    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES
+    #: ... and all connections together (rtmp.budget.PendingBudget).
+    global_pending_bytes: int = DEFAULT_GLOBAL_PENDING_BYTES
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections_per_address: int = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
     record_buffer_bytes: int = 256 * 1024
     #: the recording is also flushed once its buffer spans this much media time (live probes tail it)
     record_max_delay_ms: int | None = 250
@@ -64,6 +85,9 @@ class IngestMetrics:
     bytes_received_total: int = 0
     reads_total: int = 0            # data_received calls: the event-loop wakeups spent on input
     callback_errors_total: int = 0  # exceptions raised by the on_event consumer (swallowed)
+    connections_refused_total: int = 0   # over a connection cap with nobody to evict
+    connections_evicted_total: int = 0   # non-publishing connections dropped to make room
+    budget_drops_total: int = 0          # connections dropped for the server-wide byte budget
     media_messages_total: int = 0
     delay_buckets_s: tuple[float, ...] = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
     delay_counts: list[int] = field(default_factory=lambda: [0] * 11)
@@ -89,6 +113,50 @@ class SessionContext:
     emit: EventCallback
     metrics: IngestMetrics = field(default_factory=IngestMetrics)
     sessions: set[RtmpSession] = field(default_factory=set)
+    #: open sessions per peer address, oldest first (dicts keep insertion order)
+    by_address: dict[str, dict[RtmpSession, None]] = field(default_factory=dict)
+    budget: PendingBudget[RtmpSession] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.budget = PendingBudget(self.config.global_pending_bytes)
+
+    def admit(self, session: RtmpSession, address: str) -> bool:
+        """Apply the connection caps for a new session; False: refuse it.
+
+        At a cap the oldest non-publishing session (of that address for the per-address cap)
+        is evicted instead, so a thousand half-open handshakes cannot lock a publisher out.
+        """
+        cfg = self.config
+        peers = self.by_address.get(address, {})
+        if len(peers) >= cfg.max_connections_per_address and not self._evict(peers):
+            return False
+        if len(self.sessions) >= cfg.max_connections and not self._evict(dict.fromkeys(self.sessions_by_age())):
+            return False
+        self.sessions.add(session)
+        self.by_address.setdefault(address, {})[session] = None
+        return True
+
+    def sessions_by_age(self) -> list[RtmpSession]:
+        return sorted(self.sessions, key=lambda s: s.connected_mono)
+
+    def _evict(self, candidates: dict[RtmpSession, None]) -> bool:
+        for victim in candidates:
+            if victim.stream is None and not victim.closed:
+                self.metrics.connections_evicted_total += 1
+                victim._fail("protocol_error", "evicted: connection cap reached and this connection "
+                             "was not publishing", reason="evicted")
+                self.forget(victim)
+                return True
+        return False
+
+    def forget(self, session: RtmpSession) -> None:
+        self.sessions.discard(session)
+        peers = self.by_address.get(session.address)
+        if peers is not None:
+            peers.pop(session, None)
+            if not peers:
+                del self.by_address[session.address]
+        self.budget.forget(session)
 
 
 def _public_url(url: str) -> str:
@@ -118,7 +186,8 @@ class RtmpSession(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.client = "?"
         self.handshake = ServerHandshake()
-        self.reader = ChunkReader(max_message_bytes=ctx.config.max_message_bytes)
+        self.reader = ChunkReader(max_message_bytes=ctx.config.max_message_bytes,
+                                  max_pending_bytes=ctx.config.max_pending_bytes)
         self.writer = ChunkWriter()
         self.app: str | None = None
         self.stream: StreamRecord | None = None
@@ -129,6 +198,10 @@ class RtmpSession(asyncio.BufferedProtocol):
         self._last_ack = 0
         self._hs_timer: asyncio.TimerHandle | None = None
         self.last_data_mono = time.monotonic()
+        self.connected_mono = self.last_data_mono
+        #: last *progress* (a complete message; once publishing, a media message): idle check
+        self.last_progress_mono = self.last_data_mono
+        self.address = "?"
         self.closed = False
         self._close_reason: str | None = None
         self._media_warnings = 0
@@ -138,8 +211,16 @@ class RtmpSession(asyncio.BufferedProtocol):
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.client = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self.ctx.sessions.add(self)
+        self.address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
         self.ctx.metrics.connections_total += 1
+        if not self.ctx.admit(self, self.address):
+            self.ctx.metrics.connections_refused_total += 1
+            self.closed = True
+            self._close_reason = "refused"
+            self.ctx.emit("connection_refused", {"client": self.client, "reason": "connection cap reached",
+                                                 "active": len(self.ctx.sessions)})
+            transport.abort()
+            return
         self.ctx.metrics.connections_active += 1
         loop = asyncio.get_running_loop()
         self._hs_timer = loop.call_later(self.ctx.config.handshake_timeout_s, self._handshake_timeout)
@@ -178,6 +259,9 @@ class RtmpSession(asyncio.BufferedProtocol):
                 self._dispatch(msg, t0)
                 if self.closed:
                     return
+            if msgs and self.stream is None:
+                self.last_progress_mono = self.last_data_mono
+            self._charge_budget()
             self._maybe_ack()
         except HandshakeError as exc:
             self.ctx.metrics.handshake_failures_total += 1
@@ -187,17 +271,32 @@ class RtmpSession(asyncio.BufferedProtocol):
         except Exception as exc:  # a bug in tally must not leak into other sessions
             self._fail("internal_error", f"{type(exc).__name__}: {exc}")
 
+    def _charge_budget(self) -> None:
+        """Report what the reader holds to the server-wide budget; over it, drop the biggest holder."""
+        victim = self.ctx.budget.update(self, self.reader.held_bytes)
+        if victim is None:
+            return
+        self.ctx.metrics.budget_drops_total += 1
+        error = (f"server-wide budget of {self.ctx.budget.limit_bytes} bytes for partial messages exceeded; "
+                 f"this connection held {self.ctx.budget.held_by(victim)}")
+        if victim is self:
+            raise ChunkError(error)
+        victim._fail("protocol_error", error, reason="budget_exceeded")
+
     def eof_received(self) -> bool | None:
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._hs_timer:
             self._hs_timer.cancel()
+        if self._close_reason == "refused":
+            return  # never admitted: nothing was counted as active
         reason = self._close_reason or ("closed" if exc is None else "reset")
         self._end_publish(reason)
         if not self.closed:
             self.closed = True
-        self.ctx.sessions.discard(self)
+        self.reader.release()
+        self.ctx.forget(self)
         self.ctx.metrics.connections_active -= 1
         self.ctx.emit("disconnect", {"client": self.client, "app": self.app, "reason": reason,
                                      "bytes_received": self.reader.bytes_received})
@@ -210,9 +309,19 @@ class RtmpSession(asyncio.BufferedProtocol):
                        reason="handshake_timeout")
 
     def check_idle(self, now_mono: float) -> None:
-        """Called by the server's 1 Hz tick: drop publishers/clients that went silent."""
-        if self.handshake.done and not self.closed and now_mono - self.last_data_mono > self.ctx.config.idle_timeout_s:
-            self._fail("protocol_error", f"no data for {self.ctx.config.idle_timeout_s} s", reason="idle_timeout")
+        """Called by the server's 1 Hz tick: drop connections that make no progress.
+
+        Progress is a complete message (once publishing: a media message), not a byte, so a peer
+        trickling 1 byte/s, or pinging without ever publishing, is dropped like a silent one.
+        """
+        if not self.handshake.done or self.closed:
+            return
+        limit_s = self.ctx.config.idle_timeout_s
+        if now_mono - self.last_progress_mono > limit_s:
+            what = "media message" if self.stream is not None else "complete message"
+            self._fail("protocol_error", f"no {what} for {limit_s} s", reason="idle_timeout")
+        elif self.stream is None and now_mono - self.connected_mono > 2 * limit_s:
+            self._fail("protocol_error", f"connected {2 * limit_s:g} s without publishing", reason="idle_timeout")
 
     def _fail(self, kind: str, error: str, reason: str | None = None) -> None:
         if self.closed:
@@ -252,12 +361,17 @@ class RtmpSession(asyncio.BufferedProtocol):
         if self.recorder is not None:
             try:
                 recording = self.recorder.close()
+                if not self.recorder.media_tags:
+                    # Header-only FLVs (a replaced or aborted publish) are files ffprobe rejects.
+                    recording = {**recording, "removed": "no media"}
+                    remove_recording(self.recorder.path, self.ctx.config.record_dir)
+                    rec.recording = None
             except OSError as exc:
                 self.ctx.emit("recording_error", {"app": rec.app, "key": rec.key, "error": str(exc)})
             self.recorder = None
         if self.ctx.registry.end(rec, reason):
             self.ctx.emit("unpublish", {"app": rec.app, "key": rec.key, "client": self.client, "reason": reason,
-                                        "recording": recording, "stats": rec.stats.snapshot()})
+                                        "recording": recording, "stats": rec.final_snapshot()})
 
     def _write(self, data: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -276,6 +390,8 @@ class RtmpSession(asyncio.BufferedProtocol):
     def _dispatch(self, msg: RawMessage, t0_ns: int) -> None:
         t = msg.type_id
         if t == m.VIDEO or t == m.AUDIO:
+            if self.stream is not None:
+                self.last_progress_mono = self.last_data_mono
             try:
                 self._on_media(msg)
             except CodecError as exc:

@@ -20,6 +20,12 @@ FPS_WINDOW_MS = 5000
 #: should let that go once the stream has settled.
 LIVE_BITRATE_SPAN_MS = 4000
 _GOPS_KEPT = 64
+#: Span of the short bitrate window (`bitrate_1s_bps`).
+BITRATE_WINDOW_MS = 1000
+#: Entries either window may hold whatever the timestamps say: 5 s of 240 fps video or of
+#: 96 kHz AAC is far below it, a flood of messages that share one timestamp is not (the issue
+#: measured +292 MB per 3 M 2-byte AAC messages when windows were bounded by media time only).
+MAX_WINDOW_ENTRIES = 4096
 
 
 def _summary(values: list[float] | deque[float]) -> dict[str, float | None]:
@@ -31,14 +37,21 @@ def _summary(values: list[float] | deque[float]) -> dict[str, float | None]:
 
 @dataclass
 class _Track:
-    """Byte/timestamp bookkeeping shared by audio and video."""
+    """Byte/timestamp bookkeeping shared by audio and video.
+
+    Two windows, each bounded by media time *and* entry count, with O(1) work per frame: frame
+    timestamps of the last FPS_WINDOW_MS (fps), and (ts, bytes) of the last BITRATE_WINDOW_MS
+    with a running byte sum (bitrate_1s).
+    """
 
     frames: int = 0
     bytes: int = 0               # media payload bytes, sequence headers excluded
     first_ts_ms: int | None = None
     last_ts_ms: int | None = None
     last_bytes: int = 0          # size of the most recent frame (excluded from span bitrates)
-    window: deque[tuple[int, int]] = field(default_factory=deque)  # (ts_ms, bytes) for the last ~5 s
+    window: deque[int] = field(default_factory=lambda: deque(maxlen=MAX_WINDOW_ENTRIES))  # ts, last ~5 s
+    bwindow: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=MAX_WINDOW_ENTRIES))
+    bwindow_bytes: int = 0       # sum of the sizes in bwindow
     backwards: int = 0           # timestamps that went back
 
     def add(self, ts_ms: int, size: int) -> None:
@@ -51,9 +64,17 @@ class _Track:
         self.last_ts_ms = ts_ms
         self.last_bytes = size
         w = self.window
-        w.append((ts_ms, size))
-        while w and w[0][0] < ts_ms - FPS_WINDOW_MS:
+        w.append(ts_ms)  # at maxlen the oldest entry falls out by itself
+        while w[0] < ts_ms - FPS_WINDOW_MS:
             w.popleft()
+        bw = self.bwindow
+        if len(bw) == MAX_WINDOW_ENTRIES:
+            self.bwindow_bytes -= bw[0][1]
+        bw.append((ts_ms, size))
+        self.bwindow_bytes += size
+        start = ts_ms - BITRATE_WINDOW_MS
+        while bw[0][0] < start:
+            self.bwindow_bytes -= bw.popleft()[1]
 
     def overall_bps(self) -> float | None:
         """Bytes of every frame but the last, over the span from first to last timestamp."""
@@ -61,21 +82,20 @@ class _Track:
             return None
         return (self.bytes - self.last_bytes) * 8000 / (self.last_ts_ms - self.first_ts_ms)
 
-    def window_bps(self, span_ms: int) -> float | None:
-        """Bitrate over the last `span_ms` of media time, ending at the newest frame."""
-        if not self.window or self.last_ts_ms is None:
+    def window_bps(self) -> float | None:
+        """Bitrate over the last BITRATE_WINDOW_MS of media time, ending at the newest frame
+        (which is excluded: its bytes belong to the interval after it)."""
+        if not self.bwindow or self.last_ts_ms is None:
             return None
-        start = self.last_ts_ms - span_ms
-        if self.first_ts_ms is None or self.first_ts_ms > start:
+        if self.first_ts_ms is None or self.first_ts_ms > self.last_ts_ms - BITRATE_WINDOW_MS:
             return None
-        total = sum(size for ts, size in self.window if start <= ts < self.last_ts_ms)
-        return total * 8000 / span_ms
+        return (self.bwindow_bytes - self.last_bytes) * 8000 / BITRATE_WINDOW_MS
 
     def rate_hz(self) -> float | None:
         w = self.window
-        if len(w) < 2 or w[-1][0] <= w[0][0]:
+        if len(w) < 2 or w[-1] <= w[0]:
             return None
-        return (len(w) - 1) * 1000 / (w[-1][0] - w[0][0])
+        return (len(w) - 1) * 1000 / (w[-1] - w[0])
 
 
 class StreamStats:
@@ -160,7 +180,7 @@ class StreamStats:
         v, a = self.video, self.audio
         live_bps = self.gop_bitrate_bps()
         if live_bps is None:
-            live_bps = v.window_bps(1000)
+            live_bps = v.window_bps()
         skew = (a.last_ts_ms - v.last_ts_ms) if a.last_ts_ms is not None and v.last_ts_ms is not None else None
         return {
             "duration_s": round(self.duration_s(), 3),
@@ -177,7 +197,7 @@ class StreamStats:
                                       if v.frames > 1 and v.last_ts_ms and v.first_ts_ms is not None
                                       and v.last_ts_ms > v.first_ts_ms else None, 3),
                 "bitrate_bps": _round(live_bps, 0),
-                "bitrate_1s_bps": _round(v.window_bps(1000), 0),
+                "bitrate_1s_bps": _round(v.window_bps(), 0),
                 "bitrate_gop_bps": _summary(self.gop_bitrates_bps),
                 "bitrate_overall_bps": _round(v.overall_bps(), 0),
                 "keyframe_interval_s": _summary(self.keyframe_intervals_s),
@@ -192,7 +212,7 @@ class StreamStats:
                 **self.audio_config,
                 "frames": a.frames,
                 "bitrate_bps": _round(a.overall_bps(), 0),
-                "bitrate_1s_bps": _round(a.window_bps(1000), 0),
+                "bitrate_1s_bps": _round(a.window_bps(), 0),
                 "frame_rate_hz": _round(a.rate_hz(), 3),
                 "timestamps_backwards": a.backwards,
                 "bytes": a.bytes,

@@ -1,14 +1,20 @@
 """Which streams exist: keyed on (app, key without ?query), with allow-list and replacement rules.
 
 The registry only decides and remembers; sessions do the I/O. Ended streams stay listed (up to
-`max_history`) so the API can show what happened after a publisher left.
+`max_history`) so the API can show what happened after a publisher left; an ended stream keeps
+only its final snapshot and API view, computed once when it ends (its measurement windows are
+released), so listing a thousand ended streams costs no recomputation.
+
+Allow-list entries are `APP/KEY` (exactly that app and key) or a bare `KEY` (that key on any
+app: the embedding API's older form; the CLI turns a bare `--key K` into `live/K`).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,10 +59,27 @@ class StreamRecord:
     recording: str | None = None
     #: Called to drop this publisher when a new one takes the key over.
     drop: Callable[[str], None] | None = field(default=None, repr=False)
+    _final_snapshot: dict[str, Any] | None = field(default=None, repr=False)
+    _final_view: dict[str, Any] | None = field(default=None, repr=False)
+
+    def freeze(self) -> None:
+        """Ended: compute the final snapshot and view once and release the live measurement."""
+        if self._final_snapshot is None:
+            self._final_snapshot = self.stats.snapshot()
+            self._final_view = None
+            self._final_view = self._view(self._final_snapshot)
+            self.stats = StreamStats()  # the windows of the ended stream are garbage now
+
+    def final_snapshot(self) -> dict[str, Any]:
+        return self._final_snapshot if self._final_snapshot is not None else self.stats.snapshot()
 
     def api_view(self) -> dict[str, Any]:
         """The exact shape `GET /api/streams` promises for one stream."""
-        snap = self.stats.snapshot()
+        if self._final_view is not None:
+            return self._final_view
+        return self._view(self.stats.snapshot())
+
+    def _view(self, snap: dict[str, Any]) -> dict[str, Any]:
         v, a = snap["video"], snap["audio"]
         return {
             "app": self.app,
@@ -95,16 +118,31 @@ class PublishRefused(Exception):
         self.reason = reason
 
 
+def parse_allowed(entries: Iterable[str]) -> tuple[set[tuple[str, str]], set[str]]:
+    """Split allow-list entries into exact (app, key) pairs and bare keys (any app)."""
+    pairs: set[tuple[str, str]] = set()
+    bare: set[str] = set()
+    for entry in entries:
+        app, sep, key = entry.rpartition("/")
+        if sep:
+            pairs.add((app.strip("/"), key))
+        else:
+            bare.add(entry)
+    return pairs, bare
+
+
 class StreamRegistry:
     def __init__(self, allowed_keys: set[str] | None = None, allow_any: bool = False,
                  max_history: int = 1000) -> None:
         if not allow_any and not allowed_keys:
             raise ValueError("give allowed keys or allow_any")
         self.allowed_keys = set(allowed_keys or ())
+        self.allowed_pairs, self.allowed_bare = parse_allowed(self.allowed_keys)
         self.allow_any = allow_any
         self.max_history = max_history
         self.live: dict[tuple[str, str], StreamRecord] = {}
-        self.history: list[StreamRecord] = []
+        #: ended streams, oldest first (bounded); live ones are in `live`
+        self.ended: deque[StreamRecord] = deque(maxlen=max_history)
 
     def check(self, app: str, raw_key: str) -> str:
         """Return the registry key for a publish or raise PublishRefused (BadName)."""
@@ -115,8 +153,8 @@ class StreamRegistry:
         problem = name_problem(app)
         if problem:
             raise PublishRefused("NetStream.Publish.BadName", f"unsafe app name: {problem}")
-        if not self.allow_any and key not in self.allowed_keys:
-            raise PublishRefused("NetStream.Publish.BadName", "stream key not allowed")
+        if not self.allow_any and key not in self.allowed_bare and (app, key) not in self.allowed_pairs:
+            raise PublishRefused("NetStream.Publish.BadName", "stream key not allowed on this app")
         return key
 
     def start(self, app: str, key: str, client: str) -> StreamRecord:
@@ -126,13 +164,6 @@ class StreamRegistry:
             self.end(stale, "replaced")
         rec = StreamRecord(app, key, client, time.time())
         self.live[(app, key)] = rec
-        self.history.append(rec)
-        if len(self.history) > self.max_history:
-            # Forget the oldest *ended* streams first; live ones are always listed.
-            for i, old in enumerate(self.history):
-                if old.state != "live":
-                    del self.history[i]
-                    break
         return rec
 
     def end(self, rec: StreamRecord, reason: str) -> bool:
@@ -144,7 +175,21 @@ class StreamRegistry:
         rec.end_reason = reason
         if self.live.get((rec.app, rec.key)) is rec:
             del self.live[(rec.app, rec.key)]
+        rec.freeze()
+        self.ended.append(rec)
         return True
 
     def all(self) -> list[StreamRecord]:
-        return list(self.history)
+        """Every listed stream in start order: ended (oldest first, at most max_history), then live."""
+        return sorted([*self.ended, *self.live.values()], key=lambda r: r.started_at)
+
+    def page(self, offset: int = 0, limit: int | None = None, state: str | None = None) -> tuple[list[StreamRecord], int]:
+        """A slice of `all()` (optionally only `live` or `ended`) and the total it was cut from."""
+        if state == "live":
+            recs = sorted(self.live.values(), key=lambda r: r.started_at)
+        elif state == "ended":
+            recs = list(self.ended)
+        else:
+            recs = self.all()
+        end = None if limit is None else offset + limit
+        return recs[offset:end], len(recs)

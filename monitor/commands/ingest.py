@@ -40,11 +40,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="recordings go to DIR/<app>/<key>/<UTC time>.flv")
     p.add_argument("--api", default=None, metavar="HOST:PORT", help="serve /api/streams and /metrics here")
     keys = p.add_mutually_exclusive_group(required=True)
-    keys.add_argument("--key", action="append", default=[], metavar="K", help="allowed stream key (repeatable)")
+    keys.add_argument("--key", action="append", default=[], metavar="APP/KEY",
+                      help="allowed app and stream key, e.g. live/abc (repeatable); a bare KEY means live/KEY")
     keys.add_argument("--allow-any", action="store_true", help="accept any (safe) stream key")
     p.add_argument("--quiet-stats", action="store_true", help="do not print the 1 Hz stats events")
     p.add_argument("--log", type=Path, default=None, help="also append events to this JSON-lines file")
     p.add_argument("--handshake-timeout", type=float, default=10.0, metavar="S")
+    p.add_argument("--idle-timeout", type=float, default=30.0, metavar="S",
+                   help="drop a connection that completes no message (publishing: no media) for S seconds")
+    p.add_argument("--max-connections", type=int, default=256, metavar="N")
+    p.add_argument("--max-connections-per-address", type=int, default=64, metavar="N")
     p.set_defaults(func=run)
 
 
@@ -55,16 +60,28 @@ def run(args: argparse.Namespace) -> int:
 
     host, port = _hostport(args.listen, 1935)
     api_addr = _hostport(args.api, 8181) if args.api else None
-    for key in args.key:
-        problem = name_problem(key)
-        if problem:
-            raise UserError(f"stream key {key!r} is unusable: {problem}")
+    allowed: set[str] = set()
+    for entry in args.key:
+        app, sep, key = entry.rpartition("/")
+        app = app if sep else "live"
+        for what, name in (("app", app), ("stream key", key)):
+            problem = name_problem(name)
+            if problem:
+                raise UserError(f"{what} {name!r} in --key {entry!r} is unusable: {problem}")
+        allowed.add(f"{app}/{key}")
+    for name, value in (("--idle-timeout", args.idle_timeout), ("--handshake-timeout", args.handshake_timeout),
+                        ("--max-connections", args.max_connections),
+                        ("--max-connections-per-address", args.max_connections_per_address)):
+        if not value > 0 or value != value:
+            raise UserError(f"{name} must be positive")
     try:
         args.record.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create record dir {args.record}: {exc.strerror}") from None
-    config = IngestConfig(host=host, port=port, record_dir=args.record, allowed_keys=set(args.key),
-                          allow_any=args.allow_any, handshake_timeout_s=args.handshake_timeout)
+    config = IngestConfig(host=host, port=port, record_dir=args.record, allowed_keys=allowed,
+                          allow_any=args.allow_any, handshake_timeout_s=args.handshake_timeout,
+                          idle_timeout_s=args.idle_timeout, max_connections=args.max_connections,
+                          max_connections_per_address=args.max_connections_per_address)
     log_file: TextIO | None = None
     if args.log:
         try:
