@@ -46,9 +46,14 @@ def _component_story(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _seq_gaps(events: list[dict[str, Any]]) -> list[list[int]]:
-    """Ranges of sequence numbers absent from the log (lost lines); [first, last] inclusive."""
+    """Ranges of sequence numbers absent from the log (lost lines); [first, last] inclusive.
+
+    A run numbers its events from 0, so a log starting later lost its first lines (once: a
+    `run/started` event that could not be encoded); that is a gap too."""
     gaps = []
     seqs = sorted(e["seq"] for e in events)
+    if seqs and seqs[0] > 0:
+        gaps.append([0, seqs[0] - 1])
     for a, b in itertools.pairwise(seqs):
         if b > a + 1:
             gaps.append([a + 1, b - 1])
@@ -108,6 +113,7 @@ def score_bundle(root: Path) -> dict[str, Any]:
     gaps = _seq_gaps(events)
     if gaps:
         notes.append(f"event sequence has {len(gaps)} gap(s): {gaps[:5]}")
+        missing.append(f"event lines with seq {', '.join(f'{a}..{b}' for a, b in gaps[:5])} (lost)")
     if not manifest.get("artifacts") and end:
         notes.append("the manifest lists no artifacts (nothing was written under the work dir)")
     elif not manifest.get("artifacts"):
