@@ -10,6 +10,10 @@ again: delivery is at-least-once, and subscribers deduplicate by the event's `se
 
 When the reader has caught up and the file has grown, both are truncated to zero, so a
 long-running daemon does not grow the file forever.
+
+A record the broker can never take (over 1 MiB; an older version could write one) must not stop
+the queue behind it: `append` refuses such a line, and `peek` hands an oversized or unreadable line
+back as a record with a `problem`, which the reader acknowledges without sending (and reports).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ class OutboxRecord:
     payload: str
     retain: bool
     end: int
+    #: why this record cannot be sent ("" for a good one): acknowledged in order, never sent
+    problem: str = ""
 
 
 class Outbox:
@@ -51,6 +57,7 @@ class Outbox:
         self.appended = 0
         self.acked = 0
         self.torn_skipped = 0
+        self.refused = 0
 
     def _seal_torn_tail(self) -> None:
         """End a torn last line (killed writer) so the next append starts a fresh line."""
@@ -66,10 +73,16 @@ class Outbox:
         size = os.fstat(self._fd).st_size
         return value if 0 <= value <= size else 0
 
-    def append(self, topic: str, payload: str, retain: bool = False) -> None:
+    def append(self, topic: str, payload: str, retain: bool = False) -> bool:
+        """Queue one message; False (and nothing written) when its line would be over the limit."""
         line = json.dumps({"t": topic, "p": payload, "r": retain}, separators=(",", ":"), ensure_ascii=False)
-        os.write(self._fd, (line + "\n").encode("utf-8"))
+        data = (line + "\n").encode("utf-8")
+        if len(data) > MAX_RECORD_BYTES:
+            self.refused += 1
+            return False
+        os.write(self._fd, data)
         self.appended += 1
+        return True
 
     @property
     def size_bytes(self) -> int:
@@ -96,23 +109,39 @@ class Outbox:
         if b"\n" not in data and size - pos > len(data):
             data = os.pread(self._fd, min(size - pos, MAX_RECORD_BYTES + 1), pos)
             if b"\n" not in data and len(data) > MAX_RECORD_BYTES:
-                raise ValueError(f"{self._queue_path}: a record longer than 1 MiB cannot be sent")
+                return self._oversized(pos, size)
         out: list[OutboxRecord] = []
         for raw in data.split(b"\n")[:-1]:  # the last piece is incomplete (or empty)
             pos += len(raw) + 1
             try:
                 obj = json.loads(raw)
                 out.append(OutboxRecord(str(obj["t"]), str(obj["p"]), bool(obj.get("r", False)), pos))
-            except (ValueError, KeyError, TypeError):
-                out.append(OutboxRecord("", "", False, pos))
+            except (ValueError, KeyError, TypeError, RecursionError):
+                out.append(OutboxRecord("", "", False, pos, problem=f"unreadable line of {len(raw)} bytes"))
             if len(out) >= max_records:
                 break
         return out
 
+    def _oversized(self, pos: int, size: int) -> list[OutboxRecord]:
+        """The line at `pos` is over the limit: one problem record ending past its newline (none
+        yet if the line is still incomplete), found by scanning without holding it in memory."""
+        scan = pos
+        while scan < size:
+            block = os.pread(self._fd, min(size - scan, 1 << 20), scan)
+            if not block:
+                break
+            newline = block.find(b"\n")
+            if newline >= 0:
+                end = scan + newline + 1
+                return [OutboxRecord("", "", False, end,
+                                     problem=f"record of {end - pos} bytes is over the {MAX_RECORD_BYTES} byte limit")]
+            scan += len(block)
+        return []
+
     def ack(self, record: OutboxRecord) -> None:
         """The broker has the record (or it was unreadable): move the cursor past it."""
         self.cursor = record.end
-        if record.topic:
+        if record.topic and not record.problem:
             self.acked += 1
         else:
             self.torn_skipped += 1

@@ -12,6 +12,15 @@ never out of order after de-duplication by `seq`, and never misses one.
 
 The status topic is retained and the connection carries a last will, so anyone subscribing learns
 whether the daemon is up, idle or running, even after it died without saying goodbye.
+
+The feed must outlive any single message and any broker restart, because a daemon whose feed
+died is deaf and mute while looking alive. So: the connection task is supervised (any exception is
+an `mqtt/feed_error` event and a reconnect with backoff; the same crash three times at the same
+outbox position skips that record); a record the broker cannot take is acknowledged unsent with an
+`mqtt/outbox_skipped` event; the command reader ending (the broker went away while we were idle)
+ends the connection and reconnects; and the retained status is re-published every `heartbeat_s`
+(with the MQTT keepalive), so an idle daemon notices a dead broker within one keepalive.
+Those incident events go to `tally/<node>/feed/<kind>` and, during a run, into its bus.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from typing import Any
 import aiomqtt
 
 from monitor.bus import EventBus
-from monitor.events import Event
+from monitor.events import Event, EventFactory
 from monitor.mqtt import topics
 from monitor.outbox import Outbox, OutboxRecord
 
@@ -39,6 +48,10 @@ _client_log = logging.getLogger("monitor.mqtt.client")
 _client_log.setLevel(logging.ERROR)
 
 CommandHandler = Callable[[bytes], Awaitable[None] | None]
+#: MQTT keepalive of the feed's connection (s); the status heartbeat uses the same period.
+KEEPALIVE_S = 5
+#: Crashes at one outbox position after which the record there is skipped as poison.
+POISON_CRASHES = 3
 
 
 class MqttFeed:
@@ -52,7 +65,8 @@ class MqttFeed:
 
     def __init__(self, broker: topics.BrokerAddress, node: str, outbox_dir: Path, run_id: str | None = None,
                  on_command: CommandHandler | None = None, window: int = 32,
-                 reconnect_max_s: float = 2.0, drain_timeout_s: float = 10.0) -> None:
+                 reconnect_max_s: float = 2.0, drain_timeout_s: float = 10.0,
+                 heartbeat_s: float = KEEPALIVE_S) -> None:
         self.broker = broker
         self.node = node
         self.run_id = run_id
@@ -70,29 +84,52 @@ class MqttFeed:
         self.connected = asyncio.Event()
         self.connects = 0
         self.last_error: str | None = None
+        self._heartbeat_s = heartbeat_s
+        self._factory = EventFactory()
+        self._bus: EventBus | None = None
+        #: incident events (feed errors, skipped records), newest last; kept short
+        self.incidents: list[Event] = []
+        self._crash_pos: int | None = None
+        self._crash_count = 0
 
     # -- producer side (synchronous, never blocks on the network) --------------------------------
 
     def attach(self, bus: EventBus) -> None:
         bus.add_sink(self.on_event)
+        self._bus = bus
 
     def set_run(self, run_id: str | None) -> None:
         self.run_id = run_id
+        if run_id is None:
+            self._bus = None
+
+    def _incident(self, kind: str, payload: dict[str, Any]) -> None:
+        """Say what went wrong: a log line, an event on `tally/<node>/feed/<kind>`, the run's bus."""
+        log.warning("mqtt feed: %s %s", kind, payload)
+        event = self._factory.make("mqtt", kind, payload)
+        self.incidents = [*self.incidents[-99:], event]
+        self.outbox.append(topics.feed_event(self.node, kind), event.to_json())
+        if self._bus is not None and self.run_id is not None:
+            self._bus.emit("mqtt", kind, payload)
+        self._wake.set()
 
     def on_event(self, event: Event) -> None:
         """Bus sink: queue the event's line exactly as the bundle writes it."""
         if self.run_id is None:
             return
-        self.outbox.append(topics.event(self.node, self.run_id, event.source, event.kind), event.to_json())
+        if not self.outbox.append(topics.event(self.node, self.run_id, event.source, event.kind), event.to_json()):
+            log.warning("mqtt feed: event %s/%s seq %d too big to queue; not published",
+                        event.source, event.kind, event.seq)
         self._wake.set()
 
     def queue_json(self, topic: str, obj: Any, retain: bool = False) -> None:
         payload = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        self.outbox.append(topic, payload, retain)
-        self._wake.set()
+        self.queue_line(topic, payload, retain)
 
     def queue_line(self, topic: str, line: str, retain: bool = False) -> None:
-        self.outbox.append(topic, line, retain)
+        if not self.outbox.append(topic, line, retain):
+            self._incident("outbox_skipped", {"topic": topic, "size_bytes": len(line.encode("utf-8")),
+                                              "reason": "over the outbox record limit; not published"})
         self._wake.set()
 
     def set_status(self, **fields: Any) -> None:
@@ -127,7 +164,10 @@ class MqttFeed:
             return
         if final_status is not None:
             self.set_status(**final_status)
-        drained = await self.drained(self._drain_timeout_s)
+        # Not connected: the broker is away, so waiting the whole drain timeout only delays exit
+        # (what is queued stays on disk for the next start).
+        wait_s = self._drain_timeout_s if self.connected.is_set() else min(self._drain_timeout_s, 1.0)
+        drained = await self.drained(wait_s)
         if not drained:
             log.warning("mqtt: %d bytes still queued in %s; they are sent on the next start",
                         self.outbox.pending_bytes, self.outbox.folder)
@@ -150,10 +190,11 @@ class MqttFeed:
                             retain=True)
         return aiomqtt.Client(self.broker.host, self.broker.port, username=self.broker.username,
                               password=self.broker.password, identifier=f"tally-{topics.level(self.node)}-{os.getpid()}",
-                              will=will, timeout=5.0, keepalive=5, clean_session=True, logger=_client_log,
+                              will=will, timeout=5.0, keepalive=KEEPALIVE_S, clean_session=True, logger=_client_log,
                               max_inflight_messages=self._window * 2)
 
     async def _run(self) -> None:
+        """Supervisor: connect, serve until the connection ends for any reason, back off, again."""
         backoff_s = 0.1
         while not self._stopping:
             try:
@@ -161,23 +202,16 @@ class MqttFeed:
                     self._client = client
                     self.connects += 1
                     backoff_s = 0.1
-                    reader = None
-                    if self._on_command is not None:
-                        await client.subscribe(topics.command(self.node), qos=1)
-                        reader = asyncio.get_running_loop().create_task(self._read_commands(client))
-                    self._status_dirty = True
-                    self.connected.set()
-                    try:
-                        await self._pump(client)
-                    finally:
-                        if reader is not None:
-                            reader.cancel()
-                            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                                await reader
+                    await self._connected(client)
+            except asyncio.CancelledError:
+                raise
             except aiomqtt.MqttError as exc:
                 self.last_error = str(exc)
             except OSError as exc:
                 self.last_error = f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # a bug or a record nothing can send: never the end of the feed
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                self._crashed(exc)
             finally:
                 self._client = None
                 self.connected.clear()
@@ -187,6 +221,45 @@ class MqttFeed:
             await asyncio.sleep(backoff_s)
             backoff_s = min(self._reconnect_max_s, backoff_s * 2)
 
+    async def _connected(self, client: aiomqtt.Client) -> None:
+        """Pump and command reader side by side; whichever ends first ends the connection."""
+        loop = asyncio.get_running_loop()
+        if self._on_command is not None:
+            await client.subscribe(topics.command(self.node), qos=1)
+        self._status_dirty = True
+        self.connected.set()
+        tasks = {loop.create_task(self._pump(client), name="mqtt-pump")}
+        reader = None
+        if self._on_command is not None:
+            reader = loop.create_task(self._read_commands(client), name="mqtt-commands")
+            tasks.add(reader)
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        if reader is not None and reader in done and not self._stopping:
+            raise aiomqtt.MqttError("command reader ended (connection lost)")
+
+    def _crashed(self, exc: Exception) -> None:
+        """Report a crash; the third at the same outbox position skips the record there."""
+        pos = self.outbox.cursor
+        self._crash_count = self._crash_count + 1 if pos == self._crash_pos else 1
+        self._crash_pos = pos
+        payload: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}"[:500], "restarts": self.connects,
+                                   "outbox_cursor": pos}
+        if self._crash_count >= POISON_CRASHES:
+            head = self.outbox.peek(1)
+            if head:
+                self.outbox.ack(head[0])
+                payload["skipped_record_topic"] = head[0].topic[:200]
+            self._crash_count = 0
+        self._incident("feed_error", payload)
+
     async def _pump(self, client: aiomqtt.Client) -> None:
         """Sliding window: keep up to `window` publishes in flight, acknowledge strictly in order.
 
@@ -195,13 +268,19 @@ class MqttFeed:
         """
         inflight: collections.deque[tuple[OutboxRecord, asyncio.Future[None]]] = collections.deque()
         next_pos = self.outbox.cursor
+        loop = asyncio.get_running_loop()
+        last_status = loop.time()
         try:
             while not self._stopping:
+                if loop.time() - last_status >= self._heartbeat_s:
+                    self._status_dirty = True  # heartbeat: a dead broker shows as a failed publish
                 if self._status_dirty:
+                    last_status = loop.time()
                     self._status_dirty = False
                     payload = json.dumps(self._status, sort_keys=True, separators=(",", ":"))
                     try:
-                        await client.publish(topics.status(self.node), payload, qos=1, retain=True)
+                        await client.publish(topics.status(self.node), payload, qos=1, retain=True,
+                                             timeout=self._heartbeat_s)
                     except BaseException:
                         self._status_dirty = True
                         raise
@@ -214,7 +293,7 @@ class MqttFeed:
                     if self.outbox.pending_bytes == 0 and not self._status_dirty:
                         # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
                         with contextlib.suppress(TimeoutError):
-                            async with asyncio.timeout(1.0):
+                            async with asyncio.timeout(min(1.0, self._heartbeat_s)):
                                 await self._wake.wait()
                     else:
                         await asyncio.sleep(0.02)  # a line is being written; read it whole next time
@@ -230,8 +309,14 @@ class MqttFeed:
                 while inflight and inflight[0][1].done():
                     record, fut = inflight.popleft()
                     exc = fut.exception()
-                    if exc is not None:
-                        raise exc if isinstance(exc, (aiomqtt.MqttError, OSError)) else aiomqtt.MqttError(str(exc))
+                    if isinstance(exc, (aiomqtt.MqttError, OSError)):
+                        raise exc
+                    if exc is not None:  # the client refuses this record (bad topic, too big): skip it
+                        self._incident("outbox_skipped", {"topic": record.topic[:200],
+                                                          "size_bytes": len(record.payload.encode("utf-8")),
+                                                          "reason": f"{type(exc).__name__}: {exc}"[:500]})
+                    elif record.problem:
+                        self._incident("outbox_skipped", {"reason": record.problem})
                     self.outbox.ack(record)
                 if not inflight:
                     next_pos = self.outbox.cursor  # the outbox may have compacted to zero
@@ -242,7 +327,7 @@ class MqttFeed:
                 await asyncio.gather(*(f for _, f in inflight), return_exceptions=True)
 
     def _send(self, client: aiomqtt.Client, record: OutboxRecord) -> asyncio.Future[None]:
-        if not record.topic:  # an unreadable (torn) line: acknowledged in order, never sent
+        if not record.topic or record.problem:  # unreadable or oversized: acknowledged in order, never sent
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             done.set_result(None)
             return done

@@ -3,6 +3,7 @@
     tally/<node>/status                         retained; last will says "offline"
     tally/<node>/cmd                            control: start / done / abort (JSON)
     tally/<node>/control/error                  a rejected control message (an Event line)
+    tally/<node>/feed/<kind>                    the feed's own incidents: feed_error, outbox_skipped
     tally/<node>/run/<run>/<source>/<kind>      every event of a run (the bundle's event line)
     tally/<node>/run/<run>/score                the final report.json of a run (retained)
 """
@@ -32,6 +33,10 @@ def command(node: str) -> str:
 
 def control_error(node: str) -> str:
     return f"{ROOT}/{level(node)}/control/error"
+
+
+def feed_event(node: str, kind: str) -> str:
+    return f"{ROOT}/{level(node)}/feed/{level(kind)}"
 
 
 def event(node: str, run_id: str, source: str, kind: str) -> str:
