@@ -15,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("bundle", type=Path)
     p.add_argument("--json", action="store_true", help="print the report as report.json would hold it")
     p.add_argument("--out", type=Path, help="also write the report here")
+    p.add_argument("--gt-root", type=Path, metavar="DIR",
+                   help="find the hidden GT here (by the manifest's GT id or sha256) instead of its recorded path")
     p.set_defaults(func=run)
 
 
@@ -22,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from monitor.run.rescore import ReplayError, report_bytes, score_bundle
 
     try:
-        report = score_bundle(args.bundle)
+        report = score_bundle(args.bundle, gt_root=args.gt_root)
     except (BundleError, ReplayError) as exc:
         raise UserError(str(exc)) from None
     data = report_bytes(report)
@@ -39,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
         same = recorded.is_file() and recorded.read_bytes() == data
         print(f"run {run_info['run_id']}: ended={run_info['ended']} events={run_info['event_count']} "
               f"clean={run_info['clean']} recorded report.json {'identical' if same else 'absent or different'}")
+        if run_info.get("scored_from"):
+            print(f"scored from the {run_info['scored_from']}"
+                  + (f"; GT {(run_info.get('gt') or {}).get('id')} verified by sha256"
+                     if (run_info.get("gt") or {}).get("verified") else ""))
         for item in run_info["missing"]:
             print(f"  missing: {item}")
     return 0

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from monitor.bundle import Bundle, sha256_file
+from monitor.bundle import Bundle, relocate_strings, scoring_inputs, sha256_file
 from verifiers.scoring import UnusableInput, score_task
 
 
@@ -80,15 +80,27 @@ def _artifacts(manifest: dict[str, Any], workdir: Path) -> tuple[list[dict[str, 
     return out, notes
 
 
-def score_bundle(root: Path) -> dict[str, Any]:
-    """The report dict for a bundle (what report.json holds), deterministic for the same inputs."""
+def score_bundle(root: Path, gt_root: Path | None = None) -> dict[str, Any]:
+    """The report dict for a bundle (what report.json holds), deterministic for the same inputs.
+
+    The work dir comes from the bundle's snapshot when it has a complete one, the GT from
+    `gt_root` (by id or content hash) or the recorded path; paths in the report are written as
+    recorded, so the same bundle gives the same bytes on any machine."""
     bundle = Bundle.open(Path(root))
+    with scoring_inputs(bundle, gt_root) as inputs:
+        report = _score_opened(bundle, root, inputs.workdir, inputs.gt)
+    report["notes"] = list(report.get("notes", [])) + inputs.notes
+    report["run"]["scored_from"] = inputs.scored_from
+    report["run"]["gt"] = inputs.gt_info
+    return relocate_strings(report, inputs.relocate)
+
+
+def _score_opened(bundle: Bundle, root: Path, workdir: Path, gt: Path) -> dict[str, Any]:
     manifest = bundle.manifest
     run = manifest.get("run") or {}
     task_id = run.get("task")
     if not task_id:
         raise ReplayError(f"{root}: the manifest records no task ({bundle.manifest_problem or 'no run section'})")
-    workdir, gt = Path(run.get("workdir", "")), Path(run.get("gt", ""))
     events = [e.to_dict() for e in bundle.events]
     try:
         report = score_task(task_id, workdir, gt, events=events, manifest=manifest).to_dict()

@@ -29,6 +29,7 @@ from monitor.run.done import DoneWaiter
 from monitor.run.rescore import score_bundle, write_bundle_html
 from monitor.run.scenario_step import ScenarioStep
 from monitor.run.wiring import LiveOptions, build_components
+from monitor.sweep.hashes import seal_fields
 from verifiers.catalog import TaskSpec, load_catalog
 
 
@@ -212,3 +213,5 @@ class RunSession:
                 self.writer.add_artifact(rel, path, writer=writers.get(rel))
         self.writer.manifest["audit"] = self.audit.summary() if self.audit is not None else {"mode": "off"}
         self.writer.manifest["end"] = {"reason": end_reason}
+        self.writer.manifest.update(seal_fields(self.bundle_dir, self.workdir, self.gt, self.task.id,
+                                                [a.path for a in self.task.artifacts]))
