@@ -3,7 +3,8 @@ beside the decode-only rate of the same file, all in one run. Target (issue 12):
 
 Three scorers: a 200×200 patch mask (40 000 px, every pixel), the same patch every 4th pixel, and
 the whole frame every 64th pixel (≈ 32 400 px). Full-frame ΔE2000 at every pixel is shown once for
-scale (seconds per frame).
+scale (seconds per frame). The RGB decode (numpy from the Y'CbCr planes, issue 21) is timed against
+PyAV's swscale rgb24 path it replaced, interleaved, and the ratio printed.
 
     .venv/bin/python bench/measure_colour.py [--seconds 6]
 """
@@ -26,6 +27,7 @@ from verifiers.measure.frames import iter_frames, to_rgb
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved numpy/swscale rounds")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench1080.mp4"
@@ -59,8 +61,20 @@ def main() -> None:
                 n += 1
             return n
 
+        def decode_swscale() -> int:
+            """PyAV/swscale rgb24, the path to_rgb replaced (biased 1–3 codes; see verifiers.measure.ycbcr)."""
+            with av.open(str(path)) as c:
+                c.streams.video[0].thread_type = "AUTO"
+                return sum(1 for f in c.decode(video=0) if f.to_ndarray(format="rgb24") is not None)
+
         r_dec = rate(decode_only)
-        r_rgb = rate(decode_rgb)
+        # numpy Y'CbCr path vs swscale rgb24, interleaved A B A B so load drifts hit both alike
+        r_np, r_sws = [], []
+        for _ in range(args.rounds):
+            r_np.append(rate(decode_rgb))
+            r_sws.append(rate(decode_swscale))
+        r_rgb = float(np.median(r_np))
+        r_sws_med = float(np.median(r_sws))
         r_patch = rate(lambda: scored(patch, 1))
         r_patch4 = rate(lambda: scored(patch, 4))
         r_full64 = rate(lambda: scored(None, 64))
@@ -71,7 +85,9 @@ def main() -> None:
 
     print(f"1080p30 H.264, {args.seconds:g} s")
     print(f"decode only:                        {r_dec:7.1f} frames/s")
-    print(f"decode + BT.709 RGB:                {r_rgb:7.1f} frames/s")
+    print(f"decode + BT.709 RGB (numpy Y'CbCr): {r_rgb:7.1f} frames/s  (median of {args.rounds})")
+    print(f"decode + swscale rgb24 (old path):  {r_sws_med:7.1f} frames/s  (median of {args.rounds})")
+    print(f"numpy decode time / swscale decode time: {r_sws_med / r_rgb:.2f}x")
     print(f"ΔE2000, 200×200 mask, every px:     {r_patch:7.1f} frames/s  (ratio to decode {r_patch / r_dec:.2f})")
     print(f"ΔE2000, 200×200 mask, stride 4:     {r_patch4:7.1f} frames/s  (ratio {r_patch4 / r_dec:.2f})")
     print(f"ΔE2000, full frame, stride 64:      {r_full64:7.1f} frames/s  (ratio {r_full64 / r_dec:.2f})")

@@ -176,3 +176,153 @@ def test_read_frame_at_seeks_to_the_same_frame_as_decoding_through(tmp_path: Pat
         assert np.array_equal(got.rgb, want.rgb)
     with pytest.raises(MediaError):
         read_frame_at(path, 9.0)
+
+
+# -- the Y'CbCr decoder against ffmpeg's own accurate conversion (issue 21) -------------------------
+
+FF = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+ACCURATE = ["-sws_flags", "accurate_rnd+full_chroma_int+bitexact"]
+TAG = {"bt709": "bt709", "bt601": "smpte170m", "bt2020": "bt2020nc"}
+
+
+def _raw_planes(pixfmt: str, planes: list[np.ndarray]) -> bytes:
+    return b"".join(np.ascontiguousarray(p).tobytes() for p in planes)
+
+
+def _write_lossless(path: Path, pixfmt: str, w: int, h: int, planes: list[np.ndarray], matrix: str | None,
+                    rng: str) -> Path:
+    """FFV1 (lossless) of exactly these Y'CbCr codes, tagged (or untagged when matrix is None)."""
+    tags = ["-colorspace", TAG[matrix]] if matrix else []
+    subprocess.run([*FF, "-f", "rawvideo", "-pix_fmt", pixfmt, "-s", f"{w}x{h}", "-r", "12", "-i", "-",
+                    "-c:v", "ffv1", *tags, "-color_range", rng, str(path)],
+                   input=_raw_planes(pixfmt, planes) * 2, check=True)
+    return path
+
+
+def _ffmpeg_rgb48(path: Path, w: int, h: int) -> np.ndarray:
+    """ffmpeg's own R'G'B' of the first frame on the 0…255 scale (rgb48le: code × 256, white 65535)."""
+    out = subprocess.run([*FF, "-i", str(path), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb48le",
+                          *ACCURATE, "-"], capture_output=True, check=True).stdout
+    return np.minimum(np.frombuffer(out, "<u2").reshape(h, w, 3) / 256.0, 255.0)
+
+
+def _first_float(path: Path) -> np.ndarray:
+    import av
+
+    from verifiers.measure.frames import to_rgb_float
+
+    with av.open(str(path)) as c:
+        return to_rgb_float(next(c.decode(video=0)))[0]
+
+
+def _swscale_rgb24(path: Path) -> np.ndarray:
+    """What frames.to_rgb did before issue 21: PyAV/swscale rgb24 (tag-aware, no accurate flags)."""
+    import av
+    from av.video.reformatter import ColorRange
+
+    with av.open(str(path)) as c:
+        f = next(c.decode(video=0))
+        sws = {1: "itu709", 5: "itu601", 6: "itu601", 9: "bt2020"}.get(int(f.colorspace or 2), "itu601")
+        return f.reformat(format="rgb24", src_colorspace=sws, dst_colorspace=sws, src_color_range=ColorRange.MPEG,
+                          dst_color_range=ColorRange.JPEG).to_ndarray().astype(np.float64)
+
+
+needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+
+
+@needs_ffmpeg
+@pytest.mark.parametrize(("pixfmt", "bits", "matrix", "rng"), [
+    ("yuv444p", 8, "bt709", "tv"), ("yuv444p", 8, "bt601", "pc"), ("yuv444p10le", 10, "bt709", "tv"),
+    ("yuv444p10le", 10, "bt2020", "tv"), ("yuv444p12le", 12, "bt601", "pc")])
+def test_every_pixel_matches_ffmpeg_rgb48_on_444(tmp_path: Path, pixfmt: str, bits: int, matrix: str,
+                                                 rng: str) -> None:
+    """Random codes, no subsampling: matrix, range and bit depth agree with ffmpeg to ≤ 0.5 code everywhere."""
+    w, h, sc = 64, 32, 1 << (bits - 8)
+    gen = np.random.default_rng(bits)
+    dt = "<u2" if bits > 8 else np.uint8
+    lo, hi_y, hi_c = (16 * sc, 236 * sc, 241 * sc) if rng == "tv" else (0, 256 * sc, 256 * sc)
+    planes = [gen.integers(lo, hi, (h, w)).astype(dt) for hi in (hi_y, hi_c, hi_c)]
+    path = _write_lossless(tmp_path / "r.mkv", pixfmt, w, h, planes, matrix, rng)
+    diff = np.abs(_first_float(path) - _ffmpeg_rgb48(path, w, h))
+    assert diff.max() <= 0.5, diff.max()
+
+
+def _patch_planes(bits: int, sx: int, sy: int, w: int, h: int, codes: list[tuple[int, int, int]]):
+    """Planes of 4 × 2 flat patches of the given (Y', Cb, Cr) codes, chroma at its subsampled size."""
+    dt = "<u2" if bits > 8 else np.uint8
+    y = np.zeros((h, w), dt)
+    cb = np.zeros((h >> sy, w >> sx), dt)
+    cr = np.zeros_like(cb)
+    pw, ph = w // 4, h // 2
+    for i, (cy, ccb, ccr) in enumerate(codes):
+        r, c = divmod(i, 4)
+        y[r * ph:(r + 1) * ph, c * pw:(c + 1) * pw] = cy
+        cb[(r * ph) >> sy:((r + 1) * ph) >> sy, (c * pw) >> sx:((c + 1) * pw) >> sx] = ccb
+        cr[(r * ph) >> sy:((r + 1) * ph) >> sy, (c * pw) >> sx:((c + 1) * pw) >> sx] = ccr
+    return [y, cb, cr]
+
+
+def _interiors(img: np.ndarray, w: int, h: int, guard: int = 4) -> np.ndarray:
+    pw, ph = w // 4, h // 2
+    return np.stack([img[r * ph + guard:(r + 1) * ph - guard, c * pw + guard:(c + 1) * pw - guard]
+                     for r in range(2) for c in range(4)])
+
+
+#: 8-bit codes: grey 128-ish, saturated red/green/blue/cyan/magenta/yellow-ish, a skin tone
+CODES8 = [(126, 128, 128), (81, 90, 240), (145, 54, 34), (41, 240, 110), (170, 166, 16), (106, 202, 222),
+          (210, 16, 146), (150, 110, 150)]
+
+
+@needs_ffmpeg
+@pytest.mark.parametrize(("pixfmt", "bits", "sx", "sy", "matrix", "rng"), [
+    ("yuv420p", 8, 1, 1, "bt709", "tv"), ("yuv420p", 8, 1, 1, "bt601", "tv"), ("yuv422p", 8, 1, 0, "bt709", "pc"),
+    ("yuv422p10le", 10, 1, 0, "bt709", "tv"), ("yuv420p10le", 10, 1, 1, "bt2020", "tv")])
+def test_subsampled_patches_match_ffmpeg_rgb48_and_swscale_rgb24_did_not(
+        tmp_path: Path, pixfmt: str, bits: int, sx: int, sy: int, matrix: str, rng: str) -> None:
+    """Flat patches through 4:2:0/4:2:2: away from chroma edges (where siting and kernel differ by
+    design) every pixel agrees with ffmpeg's accurate rgb48 to ≤ 0.5 code; the old rgb24 path was
+    more than a code off on some patch, so this test can tell the two apart."""
+    w, h, sc = 128, 64, 1 << (bits - 8)
+    codes = [(y * sc, cb * sc, cr * sc) for y, cb, cr in CODES8]
+    path = _write_lossless(tmp_path / "p.mkv", pixfmt, w, h, _patch_planes(bits, sx, sy, w, h, codes), matrix, rng)
+    ref = _interiors(_ffmpeg_rgb48(path, w, h), w, h)
+    diff = np.abs(_interiors(_first_float(path), w, h) - ref)
+    assert diff.max() <= 0.5, diff.max()
+    if rng == "tv":
+        assert np.abs(_interiors(_swscale_rgb24(path), w, h) - ref).max() > 1.0
+
+
+@needs_ffmpeg
+def test_pixel_exact_10bit_file_decodes_to_the_textbook_values(tmp_path: Path) -> None:
+    """A lossless 10-bit 4:2:2 BT.709 file of known codes: R'G'B' by the BT.709 formula, written out
+    here (not the decoder's code), to ≤ 0.5 code; grey Y' 502 is 127.5, which swscale read as ≈ 126."""
+    w, h = 128, 64
+    codes = [(502, 512, 512), (64, 512, 512), (940, 512, 512), (300, 400, 700), (600, 300, 450),
+             (400, 800, 500), (700, 520, 540), (250, 600, 300)]
+    path = _write_lossless(tmp_path / "exact10.mkv", "yuv422p10le", w, h, _patch_planes(10, 1, 0, w, h, codes),
+                           "bt709", "tv")
+    kr, kb = 0.2126, 0.0722
+    want = []
+    for y, cb, cr in codes:
+        yn, pb, pr = (y - 64) / 876, (cb - 512) / 896, (cr - 512) / 896
+        r, b = yn + 2 * (1 - kr) * pr, yn + 2 * (1 - kb) * pb
+        g = (yn - kr * r - kb * b) / (1 - kr - kb)
+        want.append(np.clip(np.array([r, g, b]) * 255, 0, 255))
+    got = _interiors(_first_float(path), w, h)
+    assert np.abs(got - np.array(want)[:, None, None, :]).max() <= 0.5
+    assert got[0].mean() == pytest.approx(127.5, abs=0.05)
+    assert _interiors(_swscale_rgb24(path), w, h)[0].mean() < 127.0  # the bias the issue measured
+    # through the uint8 reader: grey 127.5 rounds to 128 (or 127), never 126
+    frame = next(iter(iter_frames(path)))
+    assert abs(int(frame.rgb[8, 8, 0]) - 127.5) <= 0.5
+
+
+@needs_ffmpeg
+def test_untagged_prores_below_720_lines_is_bt601(tmp_path: Path) -> None:
+    """FFmpeg's rule for untagged Y'CbCr: BT.601 below 720 lines, BT.709 from 720 (documented in frames)."""
+    for h, want in ((480, "bt601"), (720, "bt709")):
+        path = tmp_path / f"u{h}.mov"
+        subprocess.run([*FF, "-f", "lavfi", "-i", f"color=c=0xC04020:s=640x{h}:r=12:d=0.25", "-c:v", "prores_ks",
+                        "-profile:v", "2", "-pix_fmt", "yuv422p10le", "-colorspace", "unknown", str(path)], check=True)
+        frame = next(iter(iter_frames(path)))
+        assert frame.tags.matrix == want and frame.tags.declared_matrix == 2

@@ -2,9 +2,12 @@
 
 swscale (and so PyAV's `to_ndarray("rgb24")` by default) converts YUV with BT.601 whatever the
 stream says; on a BT.709 file that costs 2–5 ΔE2000 on saturated colours, more than most colour
-thresholds. Here the stream's tags choose the matrix (BT.709, BT.601, SMPTE 240M, BT.2020) and the
-range (limited "tv" or full "pc"); untagged streams follow FFmpeg's convention: BT.709 at ≥ 720
-lines, BT.601 below, limited range unless the pixel format is a full-range (yuvj*) one.
+thresholds, and even with the right matrix it reads coloured pixels 1–3 codes dark (10-bit: every
+pixel). Here the stream's tags choose the matrix (BT.709, BT.601, SMPTE 240M, BT.2020) and the
+range (limited "tv" or full "pc"), and :mod:`verifiers.measure.ycbcr` converts the decoded planes
+in numpy. Untagged streams follow FFmpeg's rule: BT.709 at ≥ 720 lines, BT.601 below (so an
+untagged 576-line ProRes is read as BT.601, as FFmpeg does), limited range unless the pixel format
+is a full-range (yuvj*) one.
 """
 
 from __future__ import annotations
@@ -53,24 +56,35 @@ def colour_tags(frame, height: int) -> ColourTags:
 
 def to_rgb(frame, *, width: int | None = None, height: int | None = None,
            force_matrix: str | None = None) -> tuple[np.ndarray, ColourTags]:
-    """One decoded PyAV frame → (H, W, 3) uint8 sRGB, honouring its tags (or `force_matrix`)."""
-    from av.video.reformatter import ColorRange
+    """One decoded PyAV frame → (H, W, 3) uint8 sRGB, honouring its tags (or `force_matrix`).
+
+    Y'CbCr frames are converted in numpy from their own planes (:mod:`verifiers.measure.ycbcr`:
+    matrix, range, bit depth and chroma siting, exact to ≤ 0.02 code on 4:4:4); swscale only
+    scales (in Y'CbCr, when `width`/`height` ask for a thumbnail) and repacks RGB layouts.
+    """
+    rgb, tags = to_rgb_float(frame, width=width, height=height, force_matrix=force_matrix)
+    if rgb.dtype == np.uint8:
+        return rgb, tags
+    import cv2
+
+    return cv2.convertScaleAbs(rgb), tags  # round to nearest; values are already clipped to 0…255
+
+
+def to_rgb_float(frame, *, width: int | None = None, height: int | None = None,
+                 force_matrix: str | None = None) -> tuple[np.ndarray, ColourTags]:
+    """As :func:`to_rgb`, but float32 R'G'B' on 0…255 before rounding (uint8 for RGB sources)."""
+    from verifiers.measure.ycbcr import frame_to_rgb_float
 
     tags = colour_tags(frame, frame.height)
     if width and not height:
         height = max(2, round(frame.height * width / frame.width))
     elif height and not width:
         width = max(2, round(frame.width * height / frame.height))
-    sws = {v: k for k, v in _MATRIX_NAME.items()}[force_matrix or tags.matrix]
-    if frame.format.name in ("rgb24", "bgr24", "rgba", "bgra", "gbrp"):
-        out = frame.reformat(width=width, height=height, format="rgb24")
-    else:
-        out = frame.reformat(width=width, height=height, format="rgb24", src_colorspace=sws,
-                             dst_colorspace=sws,
-                             src_color_range=ColorRange.JPEG if tags.full_range else ColorRange.MPEG,
-                             dst_color_range=ColorRange.JPEG)
-        # no ACCURATE_RND flag: with PyAV 18 it silently dropped the range expansion (grey 128 → 126)
-    return out.to_ndarray(), tags
+    if frame.format.name in ("rgb24", "bgr24", "rgba", "bgra", "gbrp") or frame.format.is_rgb:
+        return frame.reformat(width=width, height=height, format="rgb24").to_ndarray(), tags
+    if (width and width != frame.width) or (height and height != frame.height):
+        frame = frame.reformat(width=width, height=height)  # scale in Y'CbCr, same layout
+    return frame_to_rgb_float(frame, matrix=force_matrix or tags.matrix, full_range=tags.full_range), tags
 
 
 def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = None,
