@@ -42,6 +42,7 @@ from rtmp.codecs import (
 from rtmp.errors import ChunkError, CodecError, HandshakeError, RtmpError
 from rtmp.flv import TAG_AUDIO, TAG_VIDEO, FlvRecorder, recording_path, remove_recording
 from rtmp.handshake import ServerHandshake
+from rtmp.memory import TRIM_AFTER_HELD_BYTES, Trimmer
 from rtmp.stats import CLAIM_KEYS
 from rtmp.streams import PublishRefused, StreamRecord, StreamRegistry, name_problem
 
@@ -116,6 +117,7 @@ class SessionContext:
     #: open sessions per peer address, oldest first (dicts keep insertion order)
     by_address: dict[str, dict[RtmpSession, None]] = field(default_factory=dict)
     budget: PendingBudget[RtmpSession] = field(init=False)
+    trimmer: Trimmer = field(default_factory=Trimmer)
 
     def __post_init__(self) -> None:
         self.budget = PendingBudget(self.config.global_pending_bytes)
@@ -157,6 +159,8 @@ class SessionContext:
             if not peers:
                 del self.by_address[session.address]
         self.budget.forget(session)
+        if session.peak_held_bytes >= TRIM_AFTER_HELD_BYTES:
+            self.trimmer.request()
 
 
 def _public_url(url: str) -> str:
@@ -202,6 +206,7 @@ class RtmpSession(asyncio.BufferedProtocol):
         #: last *progress* (a complete message; once publishing, a media message): idle check
         self.last_progress_mono = self.last_data_mono
         self.address = "?"
+        self.peak_held_bytes = 0
         self.closed = False
         self._close_reason: str | None = None
         self._media_warnings = 0
@@ -273,7 +278,10 @@ class RtmpSession(asyncio.BufferedProtocol):
 
     def _charge_budget(self) -> None:
         """Report what the reader holds to the server-wide budget; over it, drop the biggest holder."""
-        victim = self.ctx.budget.update(self, self.reader.held_bytes)
+        held = self.reader.held_bytes
+        if held > self.peak_held_bytes:
+            self.peak_held_bytes = held
+        victim = self.ctx.budget.update(self, held)
         if victim is None:
             return
         self.ctx.metrics.budget_drops_total += 1
@@ -282,6 +290,9 @@ class RtmpSession(asyncio.BufferedProtocol):
         if victim is self:
             raise ChunkError(error)
         victim._fail("protocol_error", error, reason="budget_exceeded")
+        # Its buffers go now, not when the transport reports the close on a later iteration.
+        victim.reader.release()
+        self.ctx.forget(victim)
 
     def eof_received(self) -> bool | None:
         return False  # close our side too
