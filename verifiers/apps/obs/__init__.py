@@ -8,6 +8,8 @@ Every unreadable file raises ObsFileError (a ValueError) whose message starts wi
 """
 
 from verifiers.apps.obs.collection import (
+    MAIN_CANVAS_UUID,
+    Canvas,
     Collection,
     Filter,
     Macro,
@@ -35,7 +37,7 @@ from verifiers.apps.obs.profile import (
 )
 
 __all__ = [
-    "SOURCE_DEFAULTS", "Collection", "Filter", "Macro", "ObsFileError", "Profile", "Rect", "Scene", "SceneItem",
+    "MAIN_CANVAS_UUID", "SOURCE_DEFAULTS", "Canvas", "Collection", "Filter", "Macro", "ObsFileError", "Profile", "Rect", "Scene", "SceneItem",
     "Source", "Transform", "Transition", "decode_binding", "decode_bindings", "image_size_px",
     "item_rect", "load_collection", "load_encoder", "load_profile", "load_service", "mask_from_tracks",
     "normalize", "parse_basic_ini", "parse_collection", "read_ini", "rendered_rect", "source_size_px",

@@ -1,7 +1,12 @@
 """OBS scene collection JSON (basic/scenes/<name>.json) -> typed, read-only model.
 
-Tolerant of what OBS 29, 30 and 31 write: uuids may be absent (29.0), groups may be listed in
-`groups` or among `sources`, transitions list only configurable ones (Fade and Cut never appear).
+Tolerant of what OBS 27 to 32 write (proven on real saved files, tests/formats/): uuids may be
+absent (before 29), groups may be listed in `groups` or among `sources`, transitions list only
+configurable ones (Fade and Cut never appear). OBS 31+ (`"version": 2`) also saves relative
+coordinates (`pos_rel`, `scale_rel`, `bounds_rel`, `scale_ref`) and libobs loads those, not `pos`;
+OBS 31+ canvases (Aitum Vertical) are listed in `canvases` and their scenes carry `canvas_uuid`.
+Items marked `group_item_backup` (copies of a group's members kept for old OBS) are skipped, as
+libobs skips them on load.
 Strict about shape: a file that is not JSON, is truncated, or has wrong types raises ObsFileError
 naming the file and the offending key.
 """
@@ -23,6 +28,13 @@ ALIGN_CENTER, ALIGN_LEFT, ALIGN_RIGHT, ALIGN_TOP, ALIGN_BOTTOM = 0, 1, 2, 4, 8
 
 BOUNDS_NONE, BOUNDS_STRETCH, BOUNDS_SCALE_INNER, BOUNDS_SCALE_OUTER = 0, 1, 2, 3
 BOUNDS_SCALE_TO_WIDTH, BOUNDS_SCALE_TO_HEIGHT, BOUNDS_MAX_ONLY = 4, 5, 6
+
+#: The main canvas's uuid in OBS 31+ collections (every scene without another canvas_uuid is on it).
+MAIN_CANVAS_UUID = "6c69626f-6273-4c00-9d88-c5136d61696e"
+
+#: Top-level keys holding the global audio sources (channels 1-6 of libobs's output).
+GLOBAL_AUDIO_KEYS = ("DesktopAudioDevice1", "DesktopAudioDevice2", "AuxAudioDevice1", "AuxAudioDevice2",
+                     "AuxAudioDevice3", "AuxAudioDevice4")
 
 #: Fade and Cut exist in every OBS without being saved in `transitions`.
 BUILTIN_TRANSITIONS = {"Fade": "fade_transition", "Cut": "cut_transition"}
@@ -77,10 +89,37 @@ class SceneItem:
     blend_type: str = "normal"
     show_transition: dict[str, Any] = field(default_factory=dict)
     hide_transition: dict[str, Any] = field(default_factory=dict)
+    pos_rel: tuple[float, float] | None = None      # OBS 31+: (pos - canvas centre) / (canvas height / 2)
+    bounds_rel: tuple[float, float] | None = None   # OBS 31+: bounds / (canvas height / 2)
+    scale_rel: tuple[float, float] | None = None
+    scale_ref: tuple[float, float] | None = None
 
     @property
     def name(self) -> str:
         return self.source_name
+
+    def loaded_pos_px(self, canvas_px: tuple[int, int]) -> tuple[float, float]:
+        """Where libobs 31+ puts the item on a canvas of this size: from `pos_rel` when saved
+        together with `scale_rel` and `scale_ref` (obs-scene.c scene_load_item), else `pos`."""
+        if self.pos_rel is None or self.scale_rel is None or self.scale_ref is None:
+            return (self.transform.pos_x, self.transform.pos_y)
+        half_h = canvas_px[1] / 2.0
+        return (self.pos_rel[0] * half_h + canvas_px[0] / 2.0, self.pos_rel[1] * half_h + half_h)
+
+    def loaded_bounds_px(self, canvas_px: tuple[int, int]) -> tuple[float, float]:
+        """Bounds as libobs 31+ loads them: from `bounds_rel` when present, else `bounds`."""
+        if self.bounds_rel is None:
+            return (self.transform.bounds_x, self.transform.bounds_y)
+        half_h = canvas_px[1] / 2.0
+        return (self.bounds_rel[0] * half_h, self.bounds_rel[1] * half_h)
+
+    def rel_disagrees(self, canvas_px: tuple[int, int], tol_px: float = 0.5) -> bool:
+        """True when `pos`/`bounds` were edited without `pos_rel`/`bounds_rel` (OBS 31+ would load
+        the relative values and ignore the edit). Files OBS saved itself always agree."""
+        px, py = self.loaded_pos_px(canvas_px)
+        bx, by = self.loaded_bounds_px(canvas_px)
+        t = self.transform
+        return max(abs(px - t.pos_x), abs(py - t.pos_y), abs(bx - t.bounds_x), abs(by - t.bounds_y)) > tol_px
 
 
 @dataclass(frozen=True)
@@ -115,6 +154,7 @@ class Source:
     sync_ns: int
     enabled: bool
     private_settings: dict[str, Any]
+    canvas_uuid: str | None = None  # OBS 31+: the canvas a scene belongs to (MAIN_CANVAS_UUID = main)
 
     @property
     def volume_db(self) -> float:
@@ -149,6 +189,8 @@ class Scene:
     custom_size: tuple[int, int] | None = None
     transition_override: str | None = None
     transition_override_duration_ms: int | None = None
+    canvas_uuid: str | None = None
+    backup_items: int = 0  # group_item_backup entries skipped (libobs ignores them on load)
 
     def item(self, source_name: str) -> SceneItem | None:
         """The topmost item showing `source_name` (a scene can show a source twice)."""
@@ -183,6 +225,17 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Canvas:
+    """One entry of OBS 31+'s `canvases` (`{"info": {"name", "uuid", "private", "flags"}}`)."""
+
+    name: str
+    uuid: str
+    flags: int = 0
+    private: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class Collection:
     name: str
     path: str
@@ -196,6 +249,23 @@ class Collection:
     transition_duration_ms: int
     modules: dict[str, Any]
     raw: dict[str, Any] = field(repr=False)
+    version: int = 1                                     # 2 from OBS 31 (relative coordinates)
+    resolution_px: tuple[int, int] | None = None         # canvas size at save time (30.1+ write it)
+    canvases: tuple[Canvas, ...] = ()                    # OBS 31+ extra canvases (Aitum Vertical)
+    audio_devices: dict[str, str] = field(default_factory=dict)  # "AuxAudioDevice1" -> source name
+
+    def canvas(self, name: str) -> Canvas | None:
+        return next((c for c in self.canvases if c.name == name), None)
+
+    def scenes_on_canvas(self, canvas: str | None = None) -> list[Scene]:
+        """Scenes of one canvas by name or uuid (None = the main canvas), groups excluded."""
+        if canvas is None:
+            uuid: str | None = MAIN_CANVAS_UUID
+        else:
+            c = next((c for c in self.canvases if canvas in (c.name, c.uuid)), None)
+            uuid = c.uuid if c else canvas
+        return [s for s in self.scenes.values() if not s.is_group
+                and (s.canvas_uuid or MAIN_CANVAS_UUID) == uuid]
 
     def scene(self, name: str) -> Scene:
         try:
@@ -315,6 +385,14 @@ def parse_collection(obj: Any, path: str = "<collection>") -> Collection:
     for i, s in enumerate([*sources_raw, *groups_raw]):
         src = _parse_source(r, r.obj(s, f"sources[{i}]"), f"sources[{i}]")
         sources[src.name] = src
+    # Global audio devices (Desktop Audio, Mic/Aux) are saved at the top level, not in `sources`,
+    # and scenes may show them as items (OBS 32 real files do).
+    audio_devices: dict[str, str] = {}
+    for key in GLOBAL_AUDIO_KEYS:
+        if key in top:
+            src = _parse_source(r, r.obj(top[key], key), key)
+            sources.setdefault(src.name, src)
+            audio_devices[key] = src.name
 
     scenes: dict[str, Scene] = {}
     for src in sources.values():
@@ -336,6 +414,18 @@ def parse_collection(obj: Any, path: str = "<collection>") -> Collection:
     if not order:  # very old or hand-written files: fall back to source order
         order = [n for n, s in scenes.items() if not s.is_group]
 
+    canvases = []
+    for i, c in enumerate(r.list(top.get("canvases", []), "canvases")):
+        c = r.obj(c, f"canvases[{i}]")
+        info = r.obj(c.get("info", c), f"canvases[{i}].info")
+        canvases.append(Canvas(r.str(info.get("name", ""), f"canvases[{i}].name"),
+                               r.str(info.get("uuid", ""), f"canvases[{i}].uuid"),
+                               r.int(info.get("flags", 0), f"canvases[{i}].flags"),
+                               r.bool(info.get("private", False), f"canvases[{i}].private"), c))
+    res = top.get("resolution")
+    resolution = None
+    if isinstance(res, dict):
+        resolution = (r.int(res.get("x", 0), "resolution.x"), r.int(res.get("y", 0), "resolution.y"))
     modules = top.get("modules", {})
     return Collection(
         name=r.str(top.get("name", ""), "name"),
@@ -350,6 +440,10 @@ def parse_collection(obj: Any, path: str = "<collection>") -> Collection:
         transition_duration_ms=r.int(top.get("transition_duration", 300), "transition_duration"),
         modules=modules if isinstance(modules, dict) else {},
         raw=top,
+        version=r.int(top.get("version", 1), "version"),
+        resolution_px=resolution,
+        canvases=tuple(canvases),
+        audio_devices=audio_devices,
     )
 
 
@@ -380,16 +474,21 @@ def _parse_source(r: _Reader, s: dict[str, Any], where: str) -> Source:
         sync_ns=r.int(s.get("sync", 0), f"{where}.sync"),
         enabled=r.bool(s.get("enabled", True), f"{where}.enabled"),
         private_settings=r.obj(s.get("private_settings", {}), f"{where}.private_settings"),
+        canvas_uuid=_opt_str(r, s.get("canvas_uuid"), f"{where}.canvas_uuid"),
     )
 
 
 def _parse_scene(r: _Reader, src: Source) -> Scene:
     where = f"scene {src.name!r}"
     st = src.raw_settings
-    items = []
+    items: list[SceneItem] = []
+    backups = 0
     for i, it in enumerate(r.list(st.get("items", []), f"{where}.items")):
         w = f"{where}.items[{i}]"
         it = r.obj(it, w)
+        if it.get("group_item_backup") is True:  # libobs scene_load_item returns at once on these
+            backups += 1
+            continue
         pos = r.obj(it.get("pos", {}), f"{w}.pos")
         scale = r.obj(it.get("scale", {}), f"{w}.scale")
         bounds = r.obj(it.get("bounds", {}), f"{w}.bounds")
@@ -410,11 +509,13 @@ def _parse_scene(r: _Reader, src: Source) -> Scene:
         )
         items.append(SceneItem(
             id=r.int(it.get("id", i + 1), f"{w}.id"), source_name=r.str(it.get("name"), f"{w}.name"),
-            scene_name=src.name, index=i, visible=r.bool(it.get("visible", True), f"{w}.visible"),
+            scene_name=src.name, index=len(items), visible=r.bool(it.get("visible", True), f"{w}.visible"),
             locked=r.bool(it.get("locked", False), f"{w}.locked"), transform=tf,
             source_uuid=it.get("source_uuid"), blend_type=str(it.get("blend_type", "normal")),
             show_transition=it.get("show_transition") if isinstance(it.get("show_transition"), dict) else {},
             hide_transition=it.get("hide_transition") if isinstance(it.get("hide_transition"), dict) else {},
+            pos_rel=_vec(r, it.get("pos_rel"), f"{w}.pos_rel"), bounds_rel=_vec(r, it.get("bounds_rel"), f"{w}.bounds_rel"),
+            scale_rel=_vec(r, it.get("scale_rel"), f"{w}.scale_rel"), scale_ref=_vec(r, it.get("scale_ref"), f"{w}.scale_ref"),
         ))
     custom = None
     if st.get("custom_size"):
@@ -424,7 +525,15 @@ def _parse_scene(r: _Reader, src: Source) -> Scene:
     dur = ps.get("transition_duration")
     return Scene(src.name, src.uuid, tuple(items), src, is_group=src.kind == "group", custom_size=custom,
                  transition_override=override,
-                 transition_override_duration_ms=int(dur) if isinstance(dur, (int, float)) and override else None)
+                 transition_override_duration_ms=int(dur) if isinstance(dur, (int, float)) and override else None,
+                 canvas_uuid=src.canvas_uuid, backup_items=backups)
+
+
+def _vec(r: _Reader, v: Any, where: str) -> tuple[float, float] | None:
+    if v is None:
+        return None
+    v = r.obj(v, where)
+    return (r.num(v.get("x", 0.0), f"{where}.x"), r.num(v.get("y", 0.0), f"{where}.y"))
 
 
 def _opt_str(r: _Reader, v: Any, where: str) -> str | None:
