@@ -18,7 +18,7 @@ __all__ = ["UserError", "main"]
 
 #: Subcommand modules, in help order. Each is monitor.commands.<name>.
 COMMANDS = ("tasks", "score", "synth", "selftest", "analyze", "run", "serve", "replay", "demo", "ingest",
-            "obs", "vmix_emulator", "scenario", "dash")
+            "obs", "vmix_emulator", "scenario", "dash", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
