@@ -1,10 +1,17 @@
 """REAPER project (.RPP) reader: the chunk tree, then tracks, items and envelopes.
 
 An .RPP is plain text: `<NAME args...` opens a chunk, `>` closes it, other lines are
-`KEY value...` with tokens separated by spaces and quoted with ", ' or ` when they hold spaces.
+`KEY value...` with tokens separated by spaces. REAPER quotes a token that holds a space or a quote
+with whichever of " ' ` it does not contain (no escapes; a backslash is a plain character, as in
+Windows paths), and writes the project's version token unquoted since 7.x in some saves.
+Proven on projects REAPER 4.32-7.51 saved (tests/formats/test_real_reaper.py).
 This reader keeps the tree and exposes what the sound tasks check: track names, items (position,
 length, source offset, fades, source file) and automation envelopes (PT time value shape).
 
+Item VOLPAN is `volume pan volume2 pan-law` (index 0 is the item volume; real files write
+`VOLPAN 1 0 1 -1`); track VOLPAN is `volume pan pan-law ...`.
+Volume envelopes with `VOLTYPE 1` (REAPER 6+ default, "fader scaling") store fader positions, not
+linear amplitude: :attr:`Envelope.fader_scaled` says which.
 Pan sign: track pan in VOLPAN is -1 = full left … +1 = full right. Points of a pan envelope
 (`<PANENV2`, `<PANENV`) are stored inverted (+1 = full left), as REAPER draws left at the top;
 :meth:`Envelope.pan_points` returns them in the track-pan sign.
@@ -13,7 +20,6 @@ Also writes small projects for synthetic fixtures (:func:`write_rpp`).
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,14 +48,30 @@ class Chunk:
         return [c for c in self.children if c.name == name]
 
 
+_QUOTES = "\"'`"
+
+
 def _tokens(line: str) -> list[str]:
-    s = line.strip()
-    if "`" in s:  # backquote is REAPER's third quote character; shlex does not know it
-        s = s.replace("`", '"')
-    try:
-        return shlex.split(s, posix=True)
-    except ValueError:
-        return s.split()
+    """REAPER's tokenizer: a token starting with " ' or ` runs to the same quote character (an
+    unclosed one to the end of the line); any other token runs to the next space. No escapes."""
+    s, out, i, n = line.strip(), [], 0, len(line.strip())
+    while i < n:
+        while i < n and s[i] in " \t":
+            i += 1
+        if i >= n:
+            break
+        if s[i] in _QUOTES:
+            j = s.find(s[i], i + 1)
+            j = n if j < 0 else j
+            out.append(s[i + 1:j])
+            i = j + 1
+        else:
+            j = i
+            while j < n and s[j] not in " \t":
+                j += 1
+            out.append(s[i:j])
+            i = j
+    return out
 
 
 def parse_rpp(text: str) -> Chunk:
@@ -99,6 +121,11 @@ class Envelope:
     name: str  # chunk name: VOLENV2, PANENV2, ...
     points: list[EnvPoint]
     active: bool = True
+    voltype: int = 0  # VOLTYPE line: 1 = points are fader positions ("fader scaling"), 0 = amplitude
+
+    @property
+    def fader_scaled(self) -> bool:
+        return self.voltype == 1
 
     def pan_points(self) -> list[EnvPoint]:
         """Points in track-pan sign (-1 left, +1 right); pan envelopes store the opposite sign."""
@@ -149,7 +176,7 @@ def _item(c: Chunk) -> Item:
     return Item(position_s=_f(c.first("POSITION")), length_s=_f(c.first("LENGTH")),
                 source_offset_s=_f(c.first("SOFFS")), name=name[0] if name else "", source_file=src_file,
                 fade_in_s=_f(c.first("FADEIN"), 1), fade_out_s=_f(c.first("FADEOUT"), 1),
-                volume=_f(c.first("VOLPAN"), 1, 1.0))
+                volume=_f(c.first("VOLPAN"), 0, 1.0))
 
 
 def tracks(root: Chunk) -> list[Track]:
@@ -163,7 +190,8 @@ def tracks(root: Chunk) -> list[Track]:
             if e.name.endswith(("ENV", "ENV2", "ENV3")):
                 pts = [EnvPoint(_f(p, 0), _f(p, 1), int(_f(p, 2))) for p in e.all("PT")]
                 act = e.first("ACT")
-                t.envelopes[e.name] = Envelope(e.name, pts, active=(act is None or act[0] != "0"))
+                t.envelopes[e.name] = Envelope(e.name, pts, active=(act is None or act[0] != "0"),
+                                               voltype=int(_f(e.first("VOLTYPE"), 0, 0.0)))
         out.append(t)
     return out
 
@@ -185,26 +213,40 @@ def track_named(all_tracks: list[Track], name: str) -> Track | None:
     return next((t for t in all_tracks if t.name.strip().lower() == name.strip().lower()), None)
 
 
-def _q(s: str) -> str:
-    return '"' + s.replace('"', "'") + '"'
+def _q(s: str, *, always: bool = False) -> str:
+    """Quote as REAPER does: bare when it can be (names), else with a quote character the text lacks
+    (", then ', then `; with all three, backquotes become ')."""
+    if s and not always and not any(c in s for c in " \t") and s[0] not in _QUOTES:
+        return s
+    for q in _QUOTES:
+        if q not in s:
+            return q + s + q
+    return "`" + s.replace("`", "'") + "`"
 
 
 def write_rpp(path: Path, track_list: list[Track], *, sample_rate_hz: int = 48_000, extra: list[str] = ()) -> Path:
-    """A minimal project REAPER opens (fixtures for synthetic instances)."""
+    """A minimal project REAPER opens (fixtures for synthetic instances).
+
+    Every key written is one REAPER itself writes in that chunk (tests/formats/test_real_reaper.py
+    checks it against REAPER 4-7 saves); view/UI state REAPER also writes is left to its defaults."""
     out = ['<REAPER_PROJECT 0.1 "7.0/linux-x86_64" 1700000000', "  RIPPLE 0", "  TEMPO 120 4 4",
            f"  SAMPLERATE {sample_rate_hz} 0 0", *[f"  {x}" for x in extra]]
     for t in track_list:
-        out += ["  <TRACK", f"    NAME {_q(t.name)}", f"    VOLPAN {t.volume:g} {t.pan:g} -1 -1 1"]
+        out += ["  <TRACK", f"    NAME {_q(t.name)}", f"    VOLPAN {t.volume:g} {t.pan:g} -1 -1 1",
+                "    MUTESOLO 0 0 0", "    SEL 0", "    NCHAN 2", "    MAINSEND 1 0"]
         for env in t.envelopes.values():
             out += [f"    <{env.name}", f"      ACT {int(env.active)} -1", "      VIS 1 1 1", "      ARM 0",
                     "      DEFSHAPE 0 -1 -1"]
             out += [f"      PT {p.time_s:.6f} {p.value:.6f} {p.shape}" for p in env.points]
             out.append("    >")
         for it in t.items:
-            out += ["    <ITEM", f"      POSITION {it.position_s:.6f}", f"      LENGTH {it.length_s:.6f}",
+            out += ["    <ITEM", f"      POSITION {it.position_s:.6f}", "      SNAPOFFS 0",
+                    f"      LENGTH {it.length_s:.6f}", "      LOOP 1", "      ALLTAKES 0",
                     f"      FADEIN 1 {it.fade_in_s:.6f} 0 1 0 0 0", f"      FADEOUT 1 {it.fade_out_s:.6f} 0 1 0 0 0",
+                    "      MUTE 0 0", "      SEL 0",
                     f"      VOLPAN {it.volume:g} 0 1 -1", f"      SOFFS {it.source_offset_s:.6f}",
-                    f"      NAME {_q(it.name)}", "      <SOURCE WAVE", f"        FILE {_q(it.source_file or '')}",
+                    f"      NAME {_q(it.name)}", "      <SOURCE WAVE",
+                    f"        FILE {_q(it.source_file or '', always=True)}",
                     "      >", "    >"]
         out.append("  >")
     out.append(">")
