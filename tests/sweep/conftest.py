@@ -14,6 +14,7 @@ from verifiers.synth import overlay, synth_instance
 #: one cheap task per family (scoring each solution takes well under a second)
 CHEAP_TASKS = ("R06.12.01.01-T01", "R06.12.01.01-T12", "R06.07.01.03-T05", "R06.04.02.02-T01")
 SLOW_TASKS = ("R06.04.02.02-T01",)
+N_ITEMS = 200
 
 
 def solutions(inst: Path) -> list[tuple[str, Path | None]]:
@@ -71,3 +72,15 @@ def write_jsonl(path: Path, workdirs: list[dict], n: int, agents: tuple[str, ...
         rep += 1
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def items_and_reference(workdirs, tmp_path_factory):
+    """200 JSONL items and an uninterrupted pool sweep of them (the reference every backend must match)."""
+    from monitor.cli import main
+
+    root = tmp_path_factory.mktemp("sweep")
+    jsonl = write_jsonl(root / "items.jsonl", workdirs, N_ITEMS)
+    ref = root / "reference"
+    assert main(["sweep", "score", str(jsonl), "--out", str(ref), "--workers", "2"]) == 0
+    return jsonl, ref

@@ -13,16 +13,12 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import monitor
 import verifiers
 from monitor.cli import main
 from monitor.sweep.results import latest_rows, read_rows, stable
-from tests.sweep.conftest import write_jsonl
+from tests.sweep.conftest import N_ITEMS
 from verifiers.registry import verifier_class
-
-N_ITEMS = 200
 
 
 def _stable_by_key(sweep: Path) -> dict[str, dict]:
@@ -34,15 +30,6 @@ def _cli(log: Path, *args: str, env: dict | None = None, **kw) -> subprocess.Pop
     with open(log, "w") as fh:
         return subprocess.Popen([sys.executable, "-m", "monitor.cli", "sweep", *args], env=env,
                                 stdout=fh, stderr=subprocess.STDOUT, **kw)
-
-
-@pytest.fixture(scope="module")
-def items_and_reference(workdirs, tmp_path_factory):
-    root = tmp_path_factory.mktemp("sweep")
-    jsonl = write_jsonl(root / "items.jsonl", workdirs, N_ITEMS)
-    ref = root / "reference"
-    assert main(["sweep", "score", str(jsonl), "--out", str(ref), "--workers", "2"]) == 0
-    return jsonl, ref
 
 
 def test_uninterrupted_sweep_scores_every_item_once(items_and_reference):
