@@ -125,6 +125,16 @@ def metrics_text(server: IngestServer) -> str:
            per["video_bps"])
     metric("tally_rtmp_stream_audio_bitrate_bps", "gauge", "Measured audio bitrate.", per["audio_bps"])
     metric("tally_rtmp_stream_keyframe_interval_seconds", "gauge", "Last keyframe interval.", per["kf"])
+    issues: list[tuple[str, float]] = []
+    statuses: list[tuple[str, float]] = []
+    for rec in live:
+        for name, view in rec.health.view().items():
+            base = f'app="{_esc(rec.app)}",key="{_esc(rec.key)}",profile="{_esc(name)}"'
+            statuses.append((f'{{{base},status="{_esc(view["status"])}"}}', 1))
+            for issue in view["issues"]:
+                issues.append((f'{{{base},issue="{_esc(issue["type"])}",severity="{issue["severity"]}"}}', 1))
+    metric("tally_stream_health", "gauge", "1 for each platform-profile issue a live stream has now.", issues)
+    metric("tally_stream_health_status", "gauge", "1 for each live stream's status on each profile.", statuses)
     return "\n".join(lines) + "\n"
 
 

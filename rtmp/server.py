@@ -19,6 +19,7 @@ from rtmp.budget import (
     DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
 )
 from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_BYTES
+from rtmp.platforms import load_profiles
 from rtmp.session import EventCallback, IngestMetrics, RtmpSession, SessionConfig, SessionContext
 from rtmp.streams import StreamRegistry
 
@@ -39,13 +40,16 @@ class IngestConfig:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_connections_per_address: int = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
     stats_interval_s: float = 1.0
+    #: platform profiles every live stream is checked against on each tick (names or YAML paths)
+    profiles: list[str] = field(default_factory=list)
 
 
 class IngestServer:
     def __init__(self, config: IngestConfig, on_event: EventCallback | None = None) -> None:
         self.config = config
         self._on_event = on_event
-        self.registry = StreamRegistry(config.allowed_keys, config.allow_any)
+        self.profiles = load_profiles(config.profiles)  # ProfileError here, before listening
+        self.registry = StreamRegistry(config.allowed_keys, config.allow_any, profiles=self.profiles)
         self.ctx = SessionContext(
             SessionConfig(record_dir=config.record_dir, handshake_timeout_s=config.handshake_timeout_s,
                           idle_timeout_s=config.idle_timeout_s, max_message_bytes=config.max_message_bytes,
@@ -87,7 +91,12 @@ class IngestServer:
             for session in list(self.ctx.sessions):
                 session.check_idle(now)
             for rec in list(self.registry.live.values()):
-                self._emit("stats", {"app": rec.app, "key": rec.key, "client": rec.client, **rec.stats.snapshot()})
+                snap = rec.stats.snapshot()
+                changed = rec.health.evaluate(rec.stats, snap)
+                self._emit("stats", {"app": rec.app, "key": rec.key, "client": rec.client, **snap,
+                                     **({"health": rec.health.view()} if self.profiles else {})})
+                for view in changed:
+                    self._emit("health", {"app": rec.app, "key": rec.key, **view})
 
     async def stop(self) -> None:
         """Stop listening, finish every recording (reason server_shutdown), close every connection."""

@@ -26,6 +26,8 @@ BITRATE_WINDOW_MS = 1000
 #: 96 kHz AAC is far below it, a flood of messages that share one timestamp is not (the issue
 #: measured +292 MB per 3 M 2-byte AAC messages when windows were bounded by media time only).
 MAX_WINDOW_ENTRIES = 4096
+#: Whole media seconds of video bytes kept for the peak/mean (CBR) measure.
+_BINS_KEPT = 12
 
 
 def _summary(values: list[float] | deque[float]) -> dict[str, float | None]:
@@ -116,6 +118,10 @@ class StreamStats:
         self.keyframe_intervals_s: list[float] = []
         self.gop_bitrates_bps: list[float] = []
         self._gop_spans: deque[tuple[int, int]] = deque(maxlen=_GOPS_KEPT)  # (bytes, ms), newest last
+        #: the same from the second GOP on: x264's first CBR GOP overshoots (VBV starts full)
+        self._settled_spans: deque[tuple[int, int]] = deque(maxlen=_GOPS_KEPT)
+        #: (media second, video payload bytes) from the second keyframe on, newest last
+        self._bins: deque[list[int]] = deque(maxlen=_BINS_KEPT)
         self.max_abs_skew_ms = 0
         self.video_gaps = 0             # frame intervals over 1.5× the typical one (drops)
         self._typical_interval_ms: float | None = None
@@ -132,6 +138,8 @@ class StreamStats:
                 span = ts_ms - self._last_kf_ts
                 self.keyframe_intervals_s.append(span / 1000)
                 self.gop_bitrates_bps.append(self._gop_bytes * 8000 / span)
+                if self._gop_spans:
+                    self._settled_spans.append((self._gop_bytes, span))
                 self._gop_spans.append((self._gop_bytes, span))
                 del self.keyframe_intervals_s[:-1000]
                 del self.gop_bitrates_bps[:-1000]
@@ -140,6 +148,13 @@ class StreamStats:
             self.keyframes += 1
         if self._last_kf_ts is not None:
             self._gop_bytes += payload_bytes
+        if self.keyframes >= 2:
+            sec = ts_ms // 1000
+            bins = self._bins
+            if bins and bins[-1][0] == sec:
+                bins[-1][1] += payload_bytes
+            elif not bins or sec > bins[-1][0]:
+                bins.append([sec, payload_bytes])
         v.add(ts_ms, payload_bytes)
         if prev is not None and ts_ms > prev:
             interval = ts_ms - prev
@@ -160,14 +175,38 @@ class StreamStats:
             self.max_abs_skew_ms = max(self.max_abs_skew_ms, abs(a - v))
 
     # --- reading ---------------------------------------------------------------------------------
-    def gop_bitrate_bps(self) -> float | None:
+    def gop_bitrate_bps(self, settled: bool = False) -> float | None:
+        """Bitrate over the most recent whole GOPs covering LIVE_BITRATE_SPAN_MS (or all kept);
+        `settled`: without the first GOP (None until the second GOP is complete)."""
         total_bytes = total_ms = 0
-        for size, ms in reversed(self._gop_spans):
+        for size, ms in reversed(self._settled_spans if settled else self._gop_spans):
             total_bytes += size
             total_ms += ms
             if total_ms >= LIVE_BITRATE_SPAN_MS:
                 break
         return total_bytes * 8000 / total_ms if total_ms else None
+
+    def keyframe_span_s(self) -> float | None:
+        """The longer of the last complete keyframe interval and the time since the last
+        keyframe (so a 6 s GOP shows as too long before its next keyframe arrives)."""
+        if self._last_kf_ts is None or self.video.last_ts_ms is None:
+            return None
+        open_s = max(0, self.video.last_ts_ms - self._last_kf_ts) / 1000
+        last_s = self.keyframe_intervals_s[-1] if self.keyframe_intervals_s else None
+        if last_s is None:
+            # Before the second keyframe only an open span over any plausible interval counts.
+            return open_s if open_s > 2.5 else None
+        return max(last_s, open_s)
+
+    def bitrate_peak_ratio(self) -> float | None:
+        """Largest whole-second video bitrate over the mean of the kept whole seconds (from the
+        second GOP on); 1.0 is perfectly constant. None with fewer than 3 whole seconds."""
+        # The oldest second may have begun mid-second and the newest is still filling.
+        whole = [b for _, b in list(self._bins)[1:-1]]
+        if len(whole) < 3:
+            return None
+        mean = sum(whole) / len(whole)
+        return max(whole) / mean if mean > 0 else None
 
     def duration_s(self) -> float:
         firsts = [t.first_ts_ms for t in (self.video, self.audio) if t.first_ts_ms is not None]

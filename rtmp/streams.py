@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtmp.health import StreamHealth
+from rtmp.platforms import Profile
 from rtmp.stats import StreamStats
 
 MAX_NAME_BYTES = 128
@@ -53,6 +55,7 @@ class StreamRecord:
     client: str
     started_at: float
     stats: StreamStats = field(default_factory=StreamStats)
+    health: StreamHealth = field(default_factory=lambda: StreamHealth([]))
     state: str = "live"
     ended_at: float | None = None
     end_reason: str | None = None
@@ -91,6 +94,7 @@ class StreamRecord:
             "duration_s": snap["duration_s"],
             "bytes": snap["bytes"],
             "recording": self.recording,
+            "health": self.health.view(),
             "video": {
                 "codec": v["codec"],
                 "profile": v.get("profile"),
@@ -133,12 +137,13 @@ def parse_allowed(entries: Iterable[str]) -> tuple[set[tuple[str, str]], set[str
 
 class StreamRegistry:
     def __init__(self, allowed_keys: set[str] | None = None, allow_any: bool = False,
-                 max_history: int = 1000) -> None:
+                 max_history: int = 1000, profiles: list[Profile] | None = None) -> None:
         if not allow_any and not allowed_keys:
             raise ValueError("give allowed keys or allow_any")
         self.allowed_keys = set(allowed_keys or ())
         self.allowed_pairs, self.allowed_bare = parse_allowed(self.allowed_keys)
         self.allow_any = allow_any
+        self.profiles = list(profiles or [])
         self.max_history = max_history
         self.live: dict[tuple[str, str], StreamRecord] = {}
         #: ended streams, oldest first (bounded); live ones are in `live`
@@ -162,7 +167,7 @@ class StreamRegistry:
         stale = self.live.pop((app, key), None)
         if stale is not None:
             self.end(stale, "replaced")
-        rec = StreamRecord(app, key, client, time.time())
+        rec = StreamRecord(app, key, client, time.time(), health=StreamHealth(self.profiles))
         self.live[(app, key)] = rec
         return rec
 

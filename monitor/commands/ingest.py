@@ -48,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--handshake-timeout", type=float, default=10.0, metavar="S")
     p.add_argument("--idle-timeout", type=float, default=30.0, metavar="S",
                    help="drop a connection that completes no message (publishing: no media) for S seconds")
+    p.add_argument("--profile", default="", metavar="NAMES",
+                   help="check every stream against platform profiles: youtube,twitch,broadcast or YAML paths")
     p.add_argument("--max-connections", type=int, default=256, metavar="N")
     p.add_argument("--max-connections-per-address", type=int, default=64, metavar="N")
     p.set_defaults(func=run)
@@ -55,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rtmp.api import ApiServer
+    from rtmp.platforms import ProfileError, load_profiles
     from rtmp.server import IngestConfig, IngestServer
     from rtmp.streams import name_problem
 
@@ -78,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
         args.record.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create record dir {args.record}: {exc.strerror}") from None
-    config = IngestConfig(host=host, port=port, record_dir=args.record, allowed_keys=allowed,
+    profiles = [n.strip() for n in args.profile.split(",") if n.strip()]
+    try:
+        load_profiles(profiles)
+    except ProfileError as exc:
+        raise UserError(f"--profile: {exc}") from None
+    config = IngestConfig(profiles=profiles, host=host, port=port, record_dir=args.record, allowed_keys=allowed,
                           allow_any=args.allow_any, handshake_timeout_s=args.handshake_timeout,
                           idle_timeout_s=args.idle_timeout, max_connections=args.max_connections,
                           max_connections_per_address=args.max_connections_per_address)

@@ -44,6 +44,11 @@ class EncodeSpec:
     audio: str = "sine"          # sine | silent
     audio_kbps: int = 128
     ts_offset_s: float = 0.0
+    audio_rate_hz: int = 48000
+    channels: int = 2
+    #: VBR with bursts: CRF 30 capped at 6 Mbit/s, and every 5th second of the picture is noise
+    #: (x264 spends ~3× the mean bitrate on it, up to the cap); `cbr` and `video_kbps` are ignored
+    vbr_bursts: bool = False
 
     def key(self) -> str:
         return hashlib.sha1(repr(self).encode()).hexdigest()[:12]
@@ -55,17 +60,21 @@ def encode(spec: EncodeSpec, cache_dir: Path) -> Path:
     if out.exists():
         return out
     audio_src = "sine=f=440:sample_rate=48000" if spec.audio == "sine" else "anullsrc=r=48000:cl=stereo"
+    video_src = f"testsrc2=size={spec.width}x{spec.height}:rate={spec.rate}"
     rc = ["-b:v", f"{spec.video_kbps}k"]
-    if spec.cbr:
+    if spec.vbr_bursts:
+        video_src += ",noise=alls=80:allf=t:enable='lt(mod(t\\,5)\\,1)'"
+        rc = ["-crf", "30", "-maxrate", "6000k", "-bufsize", "6000k"]
+    elif spec.cbr:
         rc += ["-minrate", f"{spec.video_kbps}k", "-maxrate", f"{spec.video_kbps}k",
                "-bufsize", f"{spec.video_kbps}k", "-x264-params", "nal-hrd=cbr:force-cfr=1"]
     cmd = [FFMPEG, "-v", "error", "-y",
-           "-f", "lavfi", "-i", f"testsrc2=size={spec.width}x{spec.height}:rate={spec.rate}",
+           "-f", "lavfi", "-i", video_src,
            "-f", "lavfi", "-i", audio_src, "-t", str(spec.seconds),
            "-c:v", "libx264", "-preset", "ultrafast" if not spec.bframes else "veryfast",
            *rc, "-g", str(spec.gop), "-keyint_min", str(spec.gop), "-sc_threshold", "0",
            "-bf", str(spec.bframes), "-pix_fmt", "yuv420p",
-           "-c:a", "aac", "-b:a", f"{spec.audio_kbps}k", "-ar", "48000", "-ac", "2"]
+           "-c:a", "aac", "-b:a", f"{spec.audio_kbps}k", "-ar", str(spec.audio_rate_hz), "-ac", str(spec.channels)]
     if spec.ts_offset_s:
         cmd += ["-output_ts_offset", str(spec.ts_offset_s)]
     tmp = out.with_suffix(".part.flv")

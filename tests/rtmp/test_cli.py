@@ -61,7 +61,7 @@ def test_ingest_cli_end_to_end(tmp_path: Path, encode_cache: Path) -> None:
     [unp] = [e["payload"] for e in events if e["kind"] == "unpublish"]
     assert decode_errors(Path(unp["recording"]["path"])) == ""
     [s] = streams["streams"]
-    assert set(s) == {"app", "key", "state", "client", "started_at", "duration_s", "bytes", "recording",
+    assert set(s) == {"app", "key", "state", "client", "started_at", "duration_s", "bytes", "recording", "health",
                       "video", "audio"}
     assert set(s["video"]) == {"codec", "profile", "width", "height", "fps", "bitrate_bps", "keyframe_interval_s"}
     assert set(s["audio"]) == {"codec", "sample_rate_hz", "channels", "bitrate_bps"}
