@@ -107,6 +107,9 @@ class TallyDash(App[None]):
                     yield Static(id="score-summary")
                     yield DataTable(id="score-table", show_cursor=False)
             with Vertical(id="right"):
+                with Vertical(classes="panel hidden", id="nodes-panel") as p:
+                    p.border_title = "Nodes"
+                    yield DataTable(id="nodes-table", show_cursor=False, zebra_stripes=True)
                 with Vertical(classes="panel", id="scenario-panel") as p:
                     p.border_title = "Scenario timeline"
                     yield DataTable(id="scenario-table", show_cursor=False, zebra_stripes=True)
@@ -121,6 +124,7 @@ class TallyDash(App[None]):
             "stream", "state", "video", "fps", "Mbit/s", "GOP s", "audio", "dur s")
         self.query_one("#scenario-table", DataTable).add_columns("t s", "what", "result", "late ms", "lat ms")
         self.query_one("#score-table", DataTable).add_columns("check", "wt", "score", "status")
+        self.query_one("#nodes-table", DataTable).add_columns("node", "state", "task", "run", "last score")
         self._apply_size_class()
         self.set_interval(self.refresh_s, self.refresh_view)
         self._feed_task = asyncio.get_running_loop().create_task(self._feed())
@@ -164,7 +168,19 @@ class TallyDash(App[None]):
         self._render_meters()
         self._render_scenario()
         self._render_score()
+        self._render_nodes()
         self._render_log()
+
+    def _render_nodes(self) -> None:
+        nodes = self.state.nodes
+        self.query_one("#nodes-panel").set_class(not nodes, "hidden")
+        table = self.query_one("#nodes-table", DataTable)
+        table.clear()
+        for name in sorted(nodes):
+            n = nodes[name]
+            score = n.get("last_score")
+            table.add_row(name, n.get("state") or "?", n.get("task") or "-", n.get("run") or "-",
+                          "-" if score is None else f"{float(score):.1f}")
 
     def _render_streams(self) -> None:
         table = self.query_one("#streams-table", DataTable)
@@ -322,8 +338,20 @@ def bundle_source(root: Path, speed: float = 0.0) -> EventSource:
     return gen
 
 
+def node_event(topic: str, obj: Any) -> dict[str, Any] | None:
+    """A node's retained status or a run's score message as a `node/status` / `node/score` event."""
+    parts = topic.split("/")
+    if len(parts) == 3 and parts[2] == "status" and isinstance(obj, dict):
+        return {"seq": -1, "source": "node", "kind": "status", "payload": {**obj, "node": obj.get("node") or parts[1]}}
+    if len(parts) == 5 and parts[2] == "run" and parts[4] == "score" and isinstance(obj, dict):
+        return {"seq": -1, "source": "node", "kind": "score",
+                "payload": {"node": parts[1], "run": parts[3], "task": obj.get("task"), "score": obj.get("score")}}
+    return None
+
+
 def mqtt_source(url: str, topic: str = "tally/+/run/#") -> EventSource:
-    """Events from the MQTT feed: every event line is published on tally/<node>/run/<run>/<source>/<kind>."""
+    """Events from the MQTT feed: every event line is published on tally/<node>/run/<run>/<source>/<kind>;
+    every node's retained status (tally/<node>/status) and run scores feed the nodes table."""
     from urllib.parse import urlparse
 
     import aiomqtt
@@ -333,12 +361,16 @@ def mqtt_source(url: str, topic: str = "tally/+/run/#") -> EventSource:
         async with aiomqtt.Client(u.hostname or "127.0.0.1", port=u.port or 1883, username=u.username,
                                   password=u.password) as client:
             await client.subscribe(topic, qos=1)
+            await client.subscribe("tally/+/status", qos=1)
             async for msg in client.messages:
                 try:
                     obj = json.loads(msg.payload)
                 except (json.JSONDecodeError, TypeError, UnicodeDecodeError):
                     continue
-                if isinstance(obj, dict) and "source" in obj and "kind" in obj:
+                node = node_event(str(msg.topic), obj)
+                if node is not None:
+                    yield node
+                elif isinstance(obj, dict) and "source" in obj and "kind" in obj:
                     yield obj
 
     return gen

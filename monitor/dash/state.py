@@ -96,6 +96,8 @@ class DashState:
     report: dict[str, Any] | None = None
     event_count: int = 0
     problems: list[str] = field(default_factory=list)
+    #: every `tally serve` node on the broker: node -> {state, task, run, last_score} (retained status)
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def elapsed_s(self) -> float:
@@ -263,4 +265,21 @@ def _run(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> Non
             st.report = p["report"]
 
 
-_HANDLERS = {"rtmp": _rtmp, "obs": _obs, "vmix": _vmix, "scenario": _scenario, "run": _run}
+def _node(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:
+    """A node's retained status (`node/status`) or the score of its last run (`node/score`)."""
+    name = str(p.get("node") or "?")
+    row = st.nodes.setdefault(name, {"node": name, "state": "?", "task": None, "run": None, "last_score": None})
+    if kind == "status":
+        row["state"] = str(p.get("state") or row["state"])
+        for key in ("task", "run"):
+            if p.get(key):
+                row[key] = p[key]
+        if p.get("last_run"):
+            row["run"] = p["last_run"]
+        if p.get("last_score") is not None:
+            row["last_score"] = p["last_score"]
+    elif kind == "score":
+        row.update(run=p.get("run") or row["run"], task=p.get("task") or row["task"], last_score=p.get("score"))
+
+
+_HANDLERS = {"rtmp": _rtmp, "obs": _obs, "vmix": _vmix, "scenario": _scenario, "run": _run, "node": _node}

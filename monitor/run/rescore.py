@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from monitor.bundle import Bundle, relocate_strings, scoring_inputs, sha256_file
+from monitor.sweep.hashes import scoring_provenance
 from verifiers.scoring import UnusableInput, score_task
 
 
@@ -92,6 +93,7 @@ def score_bundle(root: Path, gt_root: Path | None = None) -> dict[str, Any]:
     report["notes"] = list(report.get("notes", [])) + inputs.notes
     report["run"]["scored_from"] = inputs.scored_from
     report["run"]["gt"] = inputs.gt_info
+    report["run"]["provenance"] = scoring_provenance(report["task"])
     return relocate_strings(report, inputs.relocate)
 
 

@@ -166,3 +166,8 @@ def seal_fields(bundle_dir: Path, workdir: Path, gt: Path, task_id: str, artifac
     snapshot = snapshot_workdir(bundle_dir, workdir, first=artifacts, exclude=[bundle_dir]) \
         if Path(workdir).is_dir() else None
     return {**run_provenance(task_id, gt, events), "snapshot": snapshot}
+
+
+def scoring_provenance(task_id: str) -> dict[str, str]:
+    """The code that scored a report (put in report.run, so a collector can key MQTT reports)."""
+    return {"scorer_sha256": scorer_sha256(task_id), "catalog_sha256": catalog_sha256()}

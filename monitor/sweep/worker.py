@@ -79,6 +79,15 @@ def pack_item(item: Item) -> bytes:
     return buf.getvalue()
 
 
+def report_fields(report: dict[str, Any]) -> dict[str, Any]:
+    """What a row keeps of a report: score, completeness, each check's status and score, its hash."""
+    checks = {c["name"]: {"status": c["status"], "score": round(float(c["score"]), 6), "weight": c["weight"]}
+              for c in report["checks"]}
+    return {"status": "scored", "error": None, "score": report["score"], "complete": report["complete"],
+            "implemented": report["implemented"], "unjudged_weight": report["unjudged_weight"], "checks": checks,
+            "report_sha256": hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest()}
+
+
 def _score(item: Item, gt_root: str | None) -> tuple[dict[str, Any], str | None]:
     """(report, scored_from)."""
     if item.kind == "bundle":
@@ -120,12 +129,7 @@ def score_item(item_d: dict[str, Any], key: dict[str, str], gt_root: str | None 
                         item.events = str(tmp / "events.jsonl")
             report, scored_from = _score(item, gt_root)
             report = relocate_strings(report, relocate)
-        checks = {c["name"]: {"status": c["status"], "score": round(float(c["score"]), 6), "weight": c["weight"]}
-                  for c in report["checks"]}
-        row.update(status="scored", error=None, score=report["score"], complete=report["complete"],
-                   implemented=report["implemented"], unjudged_weight=report["unjudged_weight"], checks=checks,
-                   scored_from=scored_from,
-                   report_sha256=hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest())
+        row.update(report_fields(report), scored_from=scored_from)
     except Exception as exc:  # one bad item is a row, never the end of the sweep
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}", score=None, complete=False,
                    implemented=None, unjudged_weight=None, checks={}, scored_from=None, report_sha256=None)
