@@ -149,6 +149,23 @@ def run_plots(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return plots
 
 
+def stream_health_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per ingest stream and platform profile: the last health status and every issue raised
+    during the run (from the `rtmp/health` change events), first occurrence kept."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in events:
+        if e.get("source") != "rtmp" or e.get("kind") != "health":
+            continue
+        p = e.get("payload") or {}
+        row = rows.setdefault((f"{p.get('app', '')}/{p.get('key', '')}", str(p.get("profile", ""))),
+                              {"status": None, "issues": {}})
+        row["status"] = p.get("status")
+        for issue in p.get("issues") or []:
+            row["issues"].setdefault(issue.get("type"), issue)
+    return [{"stream": k[0], "profile": k[1], "status": v["status"], "issues": list(v["issues"].values())}
+            for k, v in rows.items()]
+
+
 def render_html(report: dict[str, Any], events: list[dict[str, Any]] | None = None) -> str:
     esc = html.escape
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>tally — {esc(report['task'])}</title>",
@@ -177,6 +194,16 @@ def render_html(report: dict[str, Any], events: list[dict[str, Any]] | None = No
         parts.extend(f"<li><b>{esc(e['check'])}</b> ({e['weight']:g} pts): {esc(e['message'])}</li>"
                      for e in report["errors"])
         parts.append("</ul>")
+    health = stream_health_rows(events) if events else []
+    if health:
+        parts.append("<h2>Ingest stream health</h2><table><tr><th>stream</th><th>profile</th>"
+                     "<th>last status</th><th>issues raised during the run</th></tr>")
+        for row in health:
+            issues = "; ".join(f"{i.get('type')} ({i.get('severity')}): {i.get('measured')} vs {i.get('limit')}"
+                               f" from {i.get('since_s')} s" for i in row["issues"]) or "none"
+            parts.append(f"<tr><td>{esc(row['stream'])}</td><td>{esc(row['profile'])}</td>"
+                         f"<td>{esc(str(row['status']))}</td><td>{esc(issues)}</td></tr>")
+        parts.append("</table>")
     if events:
         plots = run_plots(events)
         if plots:

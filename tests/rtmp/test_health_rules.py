@@ -132,3 +132,19 @@ def test_cli_refuses_an_unknown_profile(tmp_path: Path) -> None:
                           str(tmp_path), "--allow-any", "--profile", "youtube,nope"],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "unknown profile 'nope'" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_html_report_lists_stream_health() -> None:
+    from monitor.html_report import render_html, stream_health_rows
+
+    issue = {"type": "gopSizeLong", "severity": "error", "measured": 6.0, "limit": 4.0, "since_s": 4.1}
+    events = [{"seq": 1, "mono_ns": 1, "source": "rtmp", "kind": "health",
+               "payload": {"app": "live", "key": "k", "profile": "youtube", "status": "bad", "issues": [issue]}},
+              {"seq": 2, "mono_ns": 2, "source": "rtmp", "kind": "health",
+               "payload": {"app": "live", "key": "k", "profile": "youtube", "status": "good", "issues": []}}]
+    [row] = stream_health_rows(events)
+    assert row["status"] == "good" and [i["type"] for i in row["issues"]] == ["gopSizeLong"]
+    report = {"task": "T", "title": "t", "family": "f", "schema": "1", "status": "complete", "score": 50.0,
+              "complete": True, "checks": [], "errors": [], "notes": []}
+    page = render_html(report, events)
+    assert "Ingest stream health" in page and "gopSizeLong (error): 6.0 vs 4.0 from 4.1 s" in page
