@@ -156,3 +156,14 @@ def load_profiles(names: list[str] | str) -> list[Profile]:
         prof = load_profile(name)
         seen.setdefault(prof.name, prof)
     return list(seen.values())
+
+
+def task_profiles(title: str, params: dict[str, Any]) -> list[str]:
+    """Which profiles `tally run` checks a task's ingest against: the task's `params.ingest.
+    profiles` if the catalog gives them, else YouTube and Twitch for a task that asks for
+    "platform-compliant" settings (T05), else none."""
+    ingest = params.get("ingest") if isinstance(params.get("ingest"), dict) else {}
+    given = ingest.get("profiles")
+    if isinstance(given, list) and all(isinstance(x, str) for x in given):
+        return list(given)
+    return ["youtube", "twitch"] if "platform" in title.lower() else []

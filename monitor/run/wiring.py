@@ -60,11 +60,13 @@ class IngestComponent:
     name = "ingest"
 
     def __init__(self, host: str, port: int, record_dir: Path, app: str, key: str | None,
-                 keys: set[str] | None = None, probe_audio: bool = False, probe_video: bool = False) -> None:
+                 keys: set[str] | None = None, probe_audio: bool = False, probe_video: bool = False,
+                 profiles: list[str] | None = None) -> None:
         self.host, self.port, self.record_dir, self.app, self.key = host, port, record_dir, app, key
         #: every key accepted; none at all means any safe key (the ingest's allow_any)
         self.keys = ({key} if key else set()) | set(keys or ())
         self.probe_audio, self.probe_video = probe_audio, probe_video
+        self.profiles = list(profiles or [])  # platform profiles for live health (rtmp/profiles)
         self.server: Any = None
         self.probes: Any = None
 
@@ -72,7 +74,7 @@ class IngestComponent:
         from rtmp.server import IngestConfig, IngestServer
 
         config = IngestConfig(host=self.host, port=self.port, record_dir=self.record_dir,
-                              allowed_keys=set(self.keys), allow_any=not self.keys)
+                              allowed_keys=set(self.keys), allow_any=not self.keys, profiles=self.profiles)
         on_event: Callable[[str, dict[str, Any]], None] = lambda kind, payload: bus.emit("rtmp", kind, payload)  # noqa: E731
         if self.probe_audio or self.probe_video:
             from probes.live import IngestProbes
@@ -106,11 +108,12 @@ def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     if importlib.util.find_spec("rtmp.server") is None:
         return Unavailable("ingest", "rtmp.server is not available")
     app, key = ingest_target(task)
+    from rtmp.platforms import task_profiles
     # Audio meters are cheap (~2 % of a core) and feed the dashboard: on for every ingest stream.
     # Video analysis decodes every frame (~20 % of a core at 1080p30): only when the task asks.
     return IngestComponent(opts.ingest_host, opts.ingest_port, opts.bundle_dir / "captures" / "rtmp", app, key,
                            probe_audio=importlib.util.find_spec("probes.live") is not None,
-                           probe_video="probe_video" in task.live)
+                           probe_video="probe_video" in task.live, profiles=task_profiles(task.title, task.params))
 
 
 # -- observers ----------------------------------------------------------------------------------
