@@ -8,6 +8,11 @@
 Source in/out is where the material comes from (here: the v1 reel's timeline), record in/out where
 it lands in the new cut. Timecodes are HH:MM:SS:FF (";" before frames = drop frame, accepted for
 29.97/59.94). Comment lines (`*`) attach to the event above; `M2` motion lines are kept as text.
+
+Proven on EDLs Avid Media Composer, Premiere, Resolve and Nucoda wrote (tests/formats/test_real_edl.py),
+which also carry: `AUD  3    4` (audio channels beyond A2, attached to the event above),
+`EFFECTS NAME IS ...`, `REM ...`, `SPLIT: ...` and star-less `FROM CLIP NAME:` notes (kept as the
+event's comments), and Avid's trailing `>>> SOURCE ...` table (kept in `EDL.notes`).
 """
 
 from __future__ import annotations
@@ -61,14 +66,25 @@ class EDLEvent:
     rec_in: int
     rec_out: int
     comments: list[str] = field(default_factory=list)
+    transition_frames: int | None = None  # the duration column of a D/W/K event ("D    070")
 
     @property
     def clip_name(self) -> str | None:
         for c in self.comments:
-            m = re.match(r"\*\s*FROM CLIP NAME:\s*(.+)$", c, re.I)
+            m = re.match(r"\*?\s*FROM CLIP NAME:\s*(.+)$", c, re.I)
             if m:
                 return m[1].strip()
         return None
+
+
+    @property
+    def extra_audio_channels(self) -> list[int]:
+        """Audio channels named on `AUD` lines under the event (A3, A4 ... as 3, 4)."""
+        out = []
+        for c in self.comments:
+            if c.upper().startswith("AUD"):
+                out += [int(x) for x in c.split()[1:] if x.isdigit()]
+        return out
 
 
 @dataclass
@@ -76,10 +92,15 @@ class EDL:
     title: str
     drop_frame: bool
     events: list[EDLEvent]
+    notes: list[str] = field(default_factory=list)  # lines before the first event, Avid's >>> SOURCE table
+
+#: Statement lines that are not events: kept as text on the event above (or in EDL.notes).
+_NOTE_PREFIXES = ("*", "M2", "AUD", "REM", "EFFECTS NAME IS", "SPLIT:", "FROM CLIP NAME:", "FROM FILE:",
+                  "SOURCE FILE:")
 
 
 def parse_edl(text: str, fps: float) -> EDL:
-    title, drop, events = "", False, []
+    title, drop, events, notes = "", False, [], []
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line:
@@ -89,9 +110,10 @@ def parse_edl(text: str, fps: float) -> EDL:
             title = line[6:].strip()
         elif up.startswith("FCM:"):
             drop = "NON" not in up and "DROP" in up
-        elif line.startswith("*") or up.startswith("M2"):
-            if events:
-                events[-1].comments.append(line)
+        elif up.startswith(">>>"):
+            notes.append(line)
+        elif up.startswith(_NOTE_PREFIXES):
+            (events[-1].comments if events else notes).append(line)
         else:
             m = _EVENT.match(line)
             if not m:
@@ -100,10 +122,11 @@ def parse_edl(text: str, fps: float) -> EDL:
                 tcs = [tc_to_frames(m[i], fps) for i in (6, 7, 8, 9)]
             except EDLError as exc:
                 raise EDLError(f"line {n}: {exc}") from None
-            events.append(EDLEvent(int(m[1]), m[2], m[3], m[4], *tcs))
+            events.append(EDLEvent(int(m[1]), m[2], m[3], m[4], *tcs,
+                                   transition_frames=int(m[5]) if m[5] else None))
     if not events:
         raise EDLError("no events: not a CMX3600 EDL")
-    return EDL(title, drop, events)
+    return EDL(title, drop, events, notes)
 
 
 def read_edl(path: str | Path, fps: float) -> EDL:
@@ -119,11 +142,13 @@ def read_edl(path: str | Path, fps: float) -> EDL:
 
 
 def write_edl(path: Path, title: str, events: list[EDLEvent], fps: float) -> Path:
-    """A CMX3600 EDL (non-drop) for synthetic fixtures."""
+    """A CMX3600 EDL (non-drop) for synthetic fixtures, in the columns Premiere and Avid write
+    (`001  AX       V     C        01:00:00:00 ...`; a dissolve's frames as `D    070`)."""
     lines = [f"TITLE: {title}", "FCM: NON-DROP FRAME", ""]
     for e in events:
         tcs = " ".join(frames_to_tc(v, fps) for v in (e.src_in, e.src_out, e.rec_in, e.rec_out))
-        lines.append(f"{e.number:03d}  {e.reel:<8} {e.channels:<5} {e.transition:<8} {tcs}")
+        tr = f"{e.transition:<8}" if e.transition_frames is None else f"{e.transition:<5}{e.transition_frames:03d}"
+        lines.append(f"{e.number:03d}  {e.reel:<8} {e.channels:<5} {tr} {tcs}")
         lines += e.comments
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
