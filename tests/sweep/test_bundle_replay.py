@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from pathlib import Path
 
 from monitor.bundle import gt_id_of, locate_gt, snapshot_workdir, tree_sha256
 from monitor.cli import main
 from monitor.run.session import RunConfig, RunSession
+from monitor.sweep.results import read_rows
 from tests.sweep.conftest import materialize
 
 TASK = "R06.12.01.01-T01"
@@ -72,3 +74,25 @@ def test_gt_found_by_hash_when_the_id_does_not_match(tmp_path):
     record = {"id": "other/gt", "sha256": tree_sha256(gt), "path": "/nowhere"}
     assert locate_gt(record, tmp_path) == (gt, "gt-root sha256")
     assert locate_gt({**record, "sha256": "0" * 64}, tmp_path) == (None, "not found")
+
+
+def test_sweep_over_a_folder_of_bundles_scores_from_snapshots(tmp_path, instances):
+    """Bundles moved to a folder with their GT under --gt-root; a broken bundle is a failed row."""
+    bundle, _work, gt = _record(tmp_path, instances)
+    recorded = json.loads((bundle / "report.json").read_text())
+    folder = tmp_path / "bundles"
+    shutil.copytree(bundle, folder / "good")
+    (folder / "broken").mkdir()
+    (folder / "broken" / "manifest.json").write_text("{not json")
+    hidden = tmp_path / "hidden"
+    shutil.move(gt.parent, hidden)
+    shutil.rmtree(tmp_path / "machine1")
+    out = tmp_path / "sweep"
+    assert main(["sweep", "score", str(folder), "--out", str(out), "--workers", "1", "--gt-root", str(tmp_path),
+                 "--label", "agent=oracle"]) == 0
+    rows = {Path(r["item"]).name: r for r in read_rows(out / "results.jsonl")}
+    assert rows["broken"]["status"] == "failed" and "unreadable manifest" in rows["broken"]["error"]
+    good = rows["good"]
+    assert good["status"] == "scored" and good["scored_from"] == "snapshot" and good["labels"] == {"agent": "oracle"}
+    assert good["score"] == recorded["score"]
+    assert json.loads((out / "reports" / f"{good['key_id']}.json").read_text()) == recorded
