@@ -554,6 +554,12 @@ def _looks_like_input(el: ET.Element) -> bool:
                                           or _ci(el.attrib, "originaltitle") is not None)
 
 
+#: vMix preset `Type` numbers -> API type names. 0/1 from a C# client's model of the preset
+#: (enum VmixInputTypes { Video = 0, Image = 1 }); 7/14/20 inferred from a real preset's titles
+#: (an audio device, "List", an RTSP URL). Anything else stays the bare number.
+PRESET_TYPE_CODES = {"0": "Video", "1": "Image", "7": "Audio", "14": "VideoList", "20": "Stream"}
+
+
 def parse_preset_xml(data: str | bytes) -> VmixState:
     """Parse a `.vmix` preset into the same model, defensively (no official spec exists).
 
@@ -564,6 +570,15 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
     `unknown`. Inputs without a number are numbered in document order. Root-level `Active`/`Preview`
     and output flags are read where present. Raises VmixXmlError for XML that is not well-formed or
     holds no input at all.
+
+    What a real vMix preset holds (one saved by vMix, preset `<Version>9</Version>`, and the C#
+    XmlSerializer model of the same file; tests/formats/test_real_vmix.py): root `<XML>` with
+    `<Input>` elements directly under it; `Type` as a number (see PRESET_TYPE_CODES, mapped to the
+    API's names where known, the number kept as extra attribute `TypeCode`); the file path or URL as
+    the element text; volume as `VolumeF` (kept verbatim, its scale is not documented); program and
+    preview as `<State Main="3" Preview="4">`, read as 0-based input positions (inferred from that
+    one file, where 0-based puts the intro video in program). Root children other than inputs
+    (State, OutputFormat, AudioMaster, StreamingSettings, ...) are kept verbatim in `unknown`.
     """
     root = _parse_root(data, "vMix preset")
     if root.tag == "vmix":
@@ -586,6 +601,10 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
             real = lowered.get("originaltitle")
             if real is not None:
                 renamed["title"] = attrs.pop(real)
+        code = renamed.get("type", "")
+        if code.isdigit():
+            attrs["TypeCode"] = code
+            renamed["type"] = PRESET_TYPE_CODES.get(code, code)
         # Re-use the API input parser on a normalised copy so both formats share one code path.
         norm = ET.Element("input", {**renamed, **attrs})
         norm.text = el.text
@@ -600,6 +619,7 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
         state.inputs.append(_parse_input(norm, number))
     if not state.inputs:
         raise VmixXmlError(f"vMix preset: no input elements found under <{root.tag}>")
+    input_els = {id(el) for el in root.iter() if _looks_like_input(el)}
     for child in root:
         tag = child.tag.lower()
         if tag in ("active", "preview") and (child.text or "").strip():
@@ -609,4 +629,18 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
             state.outputs[name] = VmixOutput(_bool(child.text, f"preset {child.tag}"), dict(child.attrib))
         elif tag == "version":
             state.version = (child.text or "").strip()
+        elif id(child) in input_els or (tag == "inputs" and all(id(c) in input_els for c in child)):
+            continue
+        else:
+            if tag == "state":
+                for attr, field_name in (("Main", "active"), ("Preview", "preview")):
+                    pos = _ci(child.attrib, attr)
+                    if pos is not None and pos.strip() and getattr(state, field_name) is None:
+                        setattr(state, field_name, _preset_position(state, _int(pos, f"preset State @{attr}")))
+            state.unknown.append(_raw(child))
     return state
+
+
+def _preset_position(state: VmixState, pos: int) -> int | None:
+    """`<State Main>` 0-based position -> that input's number (None when out of range)."""
+    return state.inputs[pos].number if 0 <= pos < len(state.inputs) else None
