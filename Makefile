@@ -28,10 +28,15 @@ LOCK_FLAGS := --extra test --extra ray --python-version 3.11 --python-platform x
 demo: deps
 	$(VENV)/bin/tally demo
 
-# Two xdist workers (the machine has 2 cores); --dist loadgroup keeps tests that share one real
-# app session (xdist_group) on one worker.
+# Two phases. First everything that only needs CPU, on two xdist workers (the machine has 2 cores;
+# --dist loadgroup keeps tests that share one fixture session, xdist_group, on one worker). Then the
+# tests of real apps that must keep real time (marker obs: OBS under Xvfb; realtime: ffmpeg -re
+# publishers), one at a time, so a test's app never competes with another test for the cores.
+# Exit code 5 (nothing selected, e.g. a PYTEST_ARGS subset) is not a failure of either phase.
+PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider
 test: deps lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=25 $(PYTEST_ARGS)
+	$(PYTEST) -n 2 --dist loadgroup -m "not obs and not realtime" --durations=25 $(PYTEST_ARGS) || [ $$? = 5 ]
+	$(PYTEST) -m "obs or realtime" --durations=10 $(PYTEST_ARGS) || [ $$? = 5 ]
 
 deps: apt $(STAMP)
 

@@ -15,7 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     view.add_argument("--plain", dest="tui", action="store_false", help="plain lines, no dashboard")
     p.add_argument("--hold", type=float, default=8.0, help="seconds the dashboard stays up after scoring")
     p.add_argument("--no-selftest", dest="selftest", action="store_false")
-    p.add_argument("--obs", action="store_true", help="publish with a real headless OBS Studio instead of PyAV")
+    pub = p.add_mutually_exclusive_group()
+    pub.add_argument("--obs", dest="obs", action="store_true", default=None,
+                     help="publish with a real headless OBS Studio (default when obs and Xvfb are installed)")
+    pub.add_argument("--no-obs", dest="obs", action="store_false",
+                     help="publish with the PyAV stand-in (OBS's profile is then not applicable)")
     p.set_defaults(func=run)
 
 

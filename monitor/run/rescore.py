@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from monitor.bundle import Bundle, relocate_strings, scoring_inputs, sha256_file
 from monitor.sweep.hashes import scoring_provenance
+from verifiers.model import CheckResult, Report
 from verifiers.scoring import UnusableInput, score_task
 
 
@@ -81,6 +83,15 @@ def _artifacts(manifest: dict[str, Any], workdir: Path) -> tuple[list[dict[str, 
     return out, notes
 
 
+def mark_not_applicable(report: Report, why_by_check: dict[str, str]) -> Report:
+    """Checks the run could not judge by design become `error` (unjudged, never the agent's 0)."""
+    if not why_by_check:
+        return report
+    checks = [CheckResult(c.name, c.weight, 0.0, "error", {}, f"not applicable in this run: {why_by_check[c.name]}")
+              if c.name in why_by_check else c for c in report.checks]
+    return replace(report, checks=checks)
+
+
 def score_bundle(root: Path, gt_root: Path | None = None) -> dict[str, Any]:
     """The report dict for a bundle (what report.json holds), deterministic for the same inputs.
 
@@ -105,9 +116,10 @@ def _score_opened(bundle: Bundle, root: Path, workdir: Path, gt: Path) -> dict[s
         raise ReplayError(f"{root}: the manifest records no task ({bundle.manifest_problem or 'no run section'})")
     events = [e.to_dict() for e in bundle.events]
     try:
-        report = score_task(task_id, workdir, gt, events=events, manifest=manifest).to_dict()
+        scored = score_task(task_id, workdir, gt, events=events, manifest=manifest)
     except UnusableInput as exc:
         raise ReplayError(str(exc)) from None
+    report = mark_not_applicable(scored, run.get("not_applicable") or {}).to_dict()
 
     missing: list[str] = []
     notes: list[str] = list(bundle.log.problems)

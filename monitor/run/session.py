@@ -69,6 +69,9 @@ class RunConfig:
     #: what those components said when they started (e.g. rtmp/listening), repeated into this run
     #: so its bundle shows them serving it (a scorer must tell "not running" from "no stream came")
     shared_announcements: list[Event] = field(default_factory=list)
+    #: checks this run cannot judge by design (check name -> why), e.g. the demo's PyAV publisher
+    #: has no OBS profile: recorded in the manifest, so a replay marks them `error` the same way
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,6 +129,8 @@ class RunSession:
         run_facts = {"run_id": self.run_id, "task": task.id, "family": task.family, "workdir": str(self.workdir),
                      "gt": str(self.gt), "node": cfg.node, "live_needs": sorted(task.live),
                      "forbidden_writers": list(task.forbidden_writers), "timeout_s": cfg.timeout_s}
+        if cfg.not_applicable:
+            run_facts["not_applicable"] = dict(cfg.not_applicable)
         # task/run_id also at the top level: readers like the dashboard look there
         self.writer = BundleWriter(self.bundle_dir, manifest={"run": run_facts, "task": task.id,
                                                               "run_id": self.run_id})

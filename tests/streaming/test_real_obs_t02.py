@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from monitor.obs import ObsInstance
+from tests.app_health import AppHealth, obs_health, retry_if_app_lagged
 from tests.streaming.real_obs import record, save_obs_config
 from verifiers.scoring import score_task
 from verifiers.synth import overlay, synth_instance
@@ -35,8 +36,9 @@ def _media(name: str, wav: Path, mixers: int) -> dict:
                          "restart_on_activate": False, "close_when_inactive": False}}
 
 
-def record_in_obs(gt: Path, real: Path) -> Path:
-    """Record ~10 s with OBS 29; lay its profile, collection and recording into `real`. Returns the MKV."""
+def record_in_obs(gt: Path, real: Path) -> tuple[Path, AppHealth]:
+    """Record ~10 s with OBS 29; lay its profile, collection and recording into `real`. Returns the
+    MKV and what OBS's own log says about keeping up."""
     rec_dir = real / "recordings"
     rec_dir.mkdir(parents=True)
     basic = {"Output": {"Mode": "Advanced"},
@@ -70,11 +72,12 @@ def record_in_obs(gt: Path, real: Path) -> Path:
             c.disconnect()
         assert o.stop() == 0
         save_obs_config(o, real)
+        health = obs_health(o.config_dir / "logs")
     assert mkv.parent == rec_dir and mkv.suffix == ".mkv", mkv
     # OBS 29 remuxes only from its GUI (File > Remux Recordings); this is the same stream copy
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(mkv), "-map", "0", "-c", "copy",
                     str(rec_dir / "test_rec.mp4")], check=True, timeout=60)
-    return mkv
+    return mkv, health
 
 
 @pytest.mark.obs
@@ -82,10 +85,15 @@ def record_in_obs(gt: Path, real: Path) -> Path:
 @needs_obs
 def test_t02_real_obs_multitrack_recording_scores_full(tmp_path: Path) -> None:
     inst = synth_instance(TASK, tmp_path / "inst", seed=1)
-    real = tmp_path / "real"
-    record_in_obs(inst / "gt", real)
-    work = tmp_path / "work"
-    overlay(inst / "workdir", real, work)
-    rep = score_task(TASK, work, inst / "gt").to_dict()
+    tries = iter(range(1, 10))
+
+    def attempt() -> tuple[dict, AppHealth]:
+        n = next(tries)
+        real, work = tmp_path / f"real{n}", tmp_path / f"work{n}"
+        _mkv, health = record_in_obs(inst / "gt", real)
+        overlay(inst / "workdir", real, work)
+        return score_task(TASK, work, inst / "gt").to_dict(), health
+
+    rep = retry_if_app_lagged(attempt, lambda r: r["score"] >= 99)
     detail = [(c["name"], c["score"], c["message"], c["evidence"]) for c in rep["checks"]]
     assert rep["score"] >= 99, detail
