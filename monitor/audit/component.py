@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from monitor.aio import cancel_and_wait
-from monitor.audit.fanotify import FanotifyUnavailable, FanotifyWatcher
+from monitor.audit.fanotify import FanotifyUnavailable, FanotifyWatcher, refuse_root
 from monitor.audit.inotify import InotifyWatcher
 from monitor.audit.procinfo import matches_forbidden, process_info, program_name
 from monitor.bus import EventBus
@@ -79,6 +79,7 @@ class AuditComponent:
                 "forbidden": list(self.forbidden), "forbidden_seen": len(self.forbidden_seen)}
 
     async def start(self, bus: EventBus) -> None:
+        refuse_root(self.workdir)
         self._bus = bus
         self._loop = asyncio.get_running_loop()
         exec_paths = exec_candidates(self.forbidden)
@@ -86,7 +87,8 @@ class AuditComponent:
             watcher = FanotifyWatcher(self.workdir, self._from_thread_write, self._from_thread_exec,
                                       exec_paths=exec_paths, exclude=self.exclude)
             try:
-                watcher.start()
+                # The first walk marks every directory under the work dir: off the event loop.
+                await asyncio.to_thread(watcher.start)
                 self._watcher, self.mode = watcher, "fanotify"
             except FanotifyUnavailable as exc:
                 if self.requested_mode == "fanotify":
@@ -94,7 +96,7 @@ class AuditComponent:
                 self.fallback_reason = str(exc)
         if self._watcher is None:
             inw = InotifyWatcher(self.workdir, self._from_thread_write, exclude=self.exclude)
-            inw.start()
+            await asyncio.to_thread(inw.start)
             self._watcher, self.mode = inw, "inotify"
         self._known_pids = _pids()
         if self.forbidden:

@@ -14,7 +14,11 @@ about 1 in 5 `cp` copies left only a pid). So a second group in the permission c
 FAN_OPEN_PERM marks on every directory under the work dir: the opener waits (microseconds)
 until we have read its /proc entry and answered FAN_ALLOW, which makes the writer's identity
 certain before it can even write. Answers are given in a finally block; if this process dies,
-the kernel allows everything pending. Directories created later are marked by a rescan.
+the kernel allows everything pending. Directories are marked by a DirWatch in its own thread
+(one walk at start, then only new directories, from inotify create events): the permission
+thread does nothing but answer, so no opener waits for a tree walk.
+
+The root may not be `/`: marking every directory of the machine would stall it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from monitor.audit.dirwatch import DirWatch
 from monitor.audit.fdio import poll_until_stopped, read_available
 from monitor.audit.procinfo import process_info
 
@@ -48,8 +53,6 @@ FAN_NOFD = -1
 AT_FDCWD = -100
 _META = struct.Struct("IBBHQii")  # event_len, vers, reserved, metadata_len, mask, fd, pid
 _RESPONSE = struct.Struct("iI")  # fd, response
-#: How often the permission group looks for new directories to mark.
-RESCAN_S = 0.5
 FANOTIFY_METADATA_VERSION = 3
 
 Record = dict[str, Any]
@@ -57,6 +60,12 @@ Record = dict[str, Any]
 
 class FanotifyUnavailable(OSError):
     """fanotify cannot be used here (not root, kernel without it, filesystem refuses marks)."""
+
+
+def refuse_root(root: Path) -> None:
+    """The audit watches a work dir, never the whole machine."""
+    if Path(os.path.realpath(root)) == Path("/"):
+        raise ValueError("the audit refuses to watch / (give the run a work dir of its own)")
 
 
 def _metadata(buf: bytes) -> Iterator[tuple[int, int, int]]:
@@ -86,6 +95,7 @@ class FanotifyWatcher:
     def __init__(self, root: Path, on_write: Callable[[Record], None], on_exec: Callable[[Record], None],
                  exec_paths: list[Path] | None = None, exclude: list[Path] | None = None,
                  open_snapshots: bool = True) -> None:
+        refuse_root(root)
         self.root = Path(os.path.realpath(root))
         self.on_write = on_write
         self.on_exec = on_exec
@@ -101,6 +111,7 @@ class FanotifyWatcher:
         self._perm_fd = -1
         self._perm_thread: threading.Thread | None = None
         self._marked_dirs: set[str] = set()
+        self._dirwatch: DirWatch | None = None
         self._snap_lock = threading.Lock()
         self._snapshots: dict[int, Record] = {}  # pid -> /proc facts read while it opened a file
         self.perm_error: str | None = None
@@ -135,20 +146,18 @@ class FanotifyWatcher:
             self.perm_error = f"fanotify_init(FAN_CLASS_CONTENT): {os.strerror(ctypes.get_errno())}"
             return
         self._perm_fd = fd
-        self._mark_dirs()
+        self._dirwatch = DirWatch(self.root, self._mark_dir, self._excluded)
+        self._dirwatch.start()
         self._perm_thread = threading.Thread(target=self._perm_loop, name="fanotify-perm", daemon=True)
         self._perm_thread.start()
 
-    def _mark_dirs(self) -> None:
-        for dirpath, dirnames, _ in os.walk(self.root):
-            if self._excluded(dirpath):
-                dirnames[:] = []
-                continue
-            if dirpath in self._marked_dirs:
-                continue
-            if self._libc.fanotify_mark(self._perm_fd, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD,
-                                        AT_FDCWD, dirpath.encode()) == 0:
-                self._marked_dirs.add(dirpath)
+    def _mark_dir(self, dirpath: str) -> None:
+        fd = self._perm_fd
+        if fd < 0 or dirpath in self._marked_dirs:
+            return
+        if self._libc.fanotify_mark(fd, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD,
+                                    AT_FDCWD, dirpath.encode()) == 0:
+            self._marked_dirs.add(dirpath)
 
     @property
     def marked_dirs(self) -> int:
@@ -165,15 +174,7 @@ class FanotifyWatcher:
                 os.close(fd)
 
     def _perm_loop_inner(self) -> None:
-        last_scan = time.monotonic()
-
-        def rescan() -> None:
-            nonlocal last_scan
-            if time.monotonic() - last_scan >= RESCAN_S:
-                self._mark_dirs()
-                last_scan = time.monotonic()
-
-        poll_until_stopped(self._perm_fd, self._stop_r, self._perm_drain, RESCAN_S, rescan)
+        poll_until_stopped(self._perm_fd, self._stop_r, self._perm_drain)
 
     def _perm_drain(self) -> None:
         for buf in read_available(self._perm_fd):
@@ -196,6 +197,9 @@ class FanotifyWatcher:
             return self._snapshots.get(pid)
 
     def stop(self) -> None:
+        if self._dirwatch is not None:
+            self._dirwatch.stop()
+            self._dirwatch = None
         if self._thread is not None:
             os.write(self._stop_w, b"x")
             self._thread.join(timeout=5)

@@ -32,6 +32,9 @@ Record = dict[str, Any]
 
 class InotifyWatcher:
     def __init__(self, root: Path, on_write: Callable[[Record], None], exclude: list[Path] | None = None) -> None:
+        from monitor.audit.fanotify import refuse_root
+
+        refuse_root(root)
         self.root = Path(os.path.realpath(root))
         self.on_write = on_write
         self.exclude = [Path(os.path.realpath(p)) for p in exclude or []]
