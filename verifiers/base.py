@@ -8,6 +8,7 @@ events (plain dicts, as in events.jsonl) and fills in its checks.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from verifiers.catalog import CheckSpec, TaskSpec
+from verifiers.measure import safe_io
+from verifiers.measure.errors import MediaError
 from verifiers.model import CheckResult, clamp01, status_for
+
+#: Longest text kept in a check's evidence (a scorer may quote what the agent wrote).
+MAX_EVIDENCE_CHARS = 2000
 
 
 class VerifierInputError(Exception):
@@ -43,18 +49,88 @@ class ScoreContext:
     events: list[dict[str, Any]] | None = None  # None: scored without a run (no live evidence at all)
     manifest: dict[str, Any] = field(default_factory=dict)
 
-    def artifact(self, rel: str) -> Path:
-        """Path of an expected output; raises AgentOutputError naming it when absent."""
-        path = self.workdir / rel
-        if not path.exists():
-            raise AgentOutputError(f"artifact missing: {rel}")
+    def kind_of(self, rel: str) -> str:
+        """The catalog kind of a declared artifact (its size cap), "any" for anything else."""
+        want = rel.rstrip("/")
+        for spec in self.task.artifacts:
+            if spec.path.rstrip("/") == want:
+                return spec.kind
+        return "any"
+
+    def _checked(self, rel: str, kind: str | None) -> Path:
+        """`workdir/rel` if it is a regular file (or directory) inside the work dir, reached
+        without a symlink, within its kind's size cap (verifiers.measure.safe_io)."""
+        kind = kind or self.kind_of(rel)
+        path = safe_io.inside(self.workdir, rel, allow_dir=True)
+        if not path.is_dir():
+            os.close(safe_io.open_regular(self.workdir, rel, kind))
         return path
 
-    def input(self, rel: str) -> Path:
-        path = self.workdir / rel
-        if not path.exists():
-            raise GTError(f"task input missing from work dir: {rel}")
-        return path
+    def artifact(self, rel: str, kind: str | None = None) -> Path:
+        """Path of an expected output; AgentOutputError naming it when absent, or when it is a
+        symlink, a FIFO/device, outside the work dir or over its size cap (never followed)."""
+        try:
+            return self._checked(rel, kind)
+        except FileNotFoundError:
+            raise AgentOutputError(f"artifact missing: {rel}") from None
+        except safe_io.UnsafeFile as exc:
+            raise AgentOutputError(f"artifact refused: {exc}") from None
+
+    def input(self, rel: str, kind: str | None = None) -> Path:
+        """A task input in the work dir: missing is GTError (the task is broken), but one the agent
+        replaced by a link or special file is the agent's failure (AgentOutputError)."""
+        try:
+            return self._checked(rel, kind)
+        except FileNotFoundError:
+            raise GTError(f"task input missing from work dir: {rel}") from None
+        except safe_io.UnsafeFile as exc:
+            raise AgentOutputError(f"task input refused: {exc}") from None
+
+    # -- typed readers of agent files: the choke point tasks should use instead of open() ----------
+
+    def _agent_error(self, exc: MediaError) -> AgentOutputError:
+        return AgentOutputError(str(exc))
+
+    def read_bytes(self, rel: str, kind: str | None = None) -> bytes:
+        """Bytes of an agent file, checked as `artifact` (and read through the checked descriptor)."""
+        self.artifact(rel, kind)
+        try:
+            return safe_io.read_bytes(self.workdir, rel, kind or self.kind_of(rel))
+        except MediaError as exc:
+            raise self._agent_error(exc) from None
+
+    def read_text(self, rel: str, kind: str | None = None, encoding: str = "utf-8") -> str:
+        data = self.read_bytes(rel, kind)
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise AgentOutputError(f"{rel}: not {encoding} text (byte {exc.start})") from None
+
+    def json(self, rel: str, kind: str | None = None) -> Any:
+        """An agent JSON file: depth-capped, AgentOutputError (never RecursionError) when unusable."""
+        try:
+            return safe_io.load_json(self.read_bytes(rel, kind or "json"), rel)
+        except MediaError as exc:
+            raise self._agent_error(exc) from None
+
+    def xml(self, rel: str, kind: str | None = None, gzip_ok: bool = False):
+        """An agent XML file's ElementTree root: gzip inflated with a cap, nesting capped."""
+        data = self.read_bytes(rel, kind)
+        try:
+            if gzip_ok and safe_io.is_gzip(data):
+                data = safe_io.gunzip(data, rel)
+            return safe_io.parse_xml(data, rel)
+        except MediaError as exc:
+            raise self._agent_error(exc) from None
+
+    def image(self, rel: str, flags: int | None = None, kind: str | None = None) -> np.ndarray:
+        """cv2.imread of an agent image after the header's pixel count is checked."""
+        try:
+            return safe_io.read_image(self.workdir, rel, flags, kind or "image")
+        except FileNotFoundError:
+            raise AgentOutputError(f"artifact missing: {rel}") from None
+        except MediaError as exc:
+            raise self._agent_error(exc) from None
 
     def gt_path(self, rel: str) -> Path:
         path = self.gt / rel
@@ -123,7 +199,10 @@ class Checks:
 
 
 def _plain(obj: Any) -> Any:
-    """Evidence must be JSON: convert numpy values and round floats so reports are stable."""
+    """Evidence must be JSON: convert numpy values and round floats so reports are stable; texts
+    are capped (a scorer quoting an agent file must not put the file in the report)."""
+    if isinstance(obj, str):
+        return obj if len(obj) <= MAX_EVIDENCE_CHARS else f"{obj[:MAX_EVIDENCE_CHARS]}…[+{len(obj) - MAX_EVIDENCE_CHARS} chars]"
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
