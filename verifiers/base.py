@@ -172,14 +172,15 @@ class Checks:
         spec = self.spec(name)
         s = clamp01(score)
         self.results[name] = CheckResult(name, spec.weight, round(s, 6), status_for(s),
-                                         _plain(evidence or {}), message)
+                                         _plain(evidence or {}), message, spec.curve.describe())
 
     def fail(self, name: str, message: str, evidence: dict[str, Any] | None = None) -> None:
         self.set(name, 0.0, evidence, message)
 
     def error(self, name: str, message: str, evidence: dict[str, Any] | None = None) -> None:
         spec = self.spec(name)
-        self.results[name] = CheckResult(name, spec.weight, 0.0, "error", _plain(evidence or {}), message)
+        self.results[name] = CheckResult(name, spec.weight, 0.0, "error", _plain(evidence or {}), message,
+                                         spec.curve.describe())
 
     def pending(self) -> list[str]:
         return [c.name for c in self.task.checks if c.name not in self.results]

@@ -18,6 +18,9 @@ from typing import Any
 
 import yaml
 
+from verifiers.curves import INLINE, Curve, CurveError, parse_curve
+from verifiers.params import NoParams, ParamsError, build_params, type_for
+
 FAMILIES = ("streaming", "sound", "grading", "shortform")
 TASK_ID_RE = re.compile(r"^R06\.\d\d\.\d\d\.\d\d-T\d\d$")
 LIVE_NEEDS = ("ingest", "obs", "vmix", "scenario", "audit", "probe_audio", "probe_video")
@@ -26,9 +29,13 @@ _FILE_KEYS = {"family", "seed", "title", "tasks"}
 _TASK_KEYS = {"id", "title", "apps", "inputs", "artifacts", "live", "checks", "notes", "emulated",
               "forbidden_writers", "params"}
 _ARTIFACT_KEYS = {"path", "kind", "optional", "description"}
-_CHECK_KEYS = {"name", "weight", "description", "params", "evidence", "group"}
+_CHECK_KEYS = {"name", "weight", "description", "params", "evidence", "group", "curve"}
 _ARTIFACT_KINDS = {"audio", "video", "image", "text", "json", "csv", "project", "config", "dir", "any",
                    "subtitle", "edl"}
+
+
+#: libyaml's safe loader when PyYAML was built with it (5x faster: the catalog is read at every start)
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CatalogError(ValueError):
@@ -51,6 +58,8 @@ class CheckSpec:
     params: dict[str, Any] = field(default_factory=dict)
     evidence: str = "files"  # files | live | audit | gt-only; says where a check's evidence comes from
     group: str | None = None  # the seed's share this check belongs to, when the seed splits one share
+    curve: Curve = INLINE  # how its measurement becomes a score (verifiers/curves.py); INLINE: not declared
+    typed: Any = None  # params as their dataclass (verifiers/params.py); None: no dataclass declared
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,27 @@ def _reject_unknown(obj: dict[str, Any], allowed: set[str], where: str) -> None:
         raise CatalogError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
 
 
+def _curve(c: dict[str, Any], where: str) -> Curve:
+    if "curve" not in c:
+        return INLINE
+    try:
+        return parse_curve(c["curve"], f"{where} check {c['name']!r}")
+    except CurveError as exc:
+        raise CatalogError(str(exc)) from None
+
+
+def _typed(tid: str, family: str, c: dict[str, Any], where: str) -> Any:
+    """The check's params as its declared dataclass (NoParams when it declares one and has none)."""
+    cls = type_for(tid, c["name"], family)
+    raw = c.get("params") or {}
+    if cls is None:
+        return None
+    try:
+        return build_params(cls, raw) if cls is not NoParams else NoParams()
+    except ParamsError as exc:
+        raise CatalogError(f"{where} check {c['name']!r}: {exc}") from None
+
+
 def _parse_task(raw: Any, family: str, fname: str) -> TaskSpec:
     if not isinstance(raw, dict):
         raise CatalogError(f"{fname}: every task must be a mapping, got {type(raw).__name__}")
@@ -131,7 +161,8 @@ def _parse_task(raw: Any, family: str, fname: str) -> TaskSpec:
             raise CatalogError(f"{where}: check {c['name']!r} evidence must be files|live|audit|files+live|files+audit")
         checks.append(CheckSpec(name=c["name"], weight=float(w), description=c.get("description", ""),
                                 params=dict(c.get("params") or {}), evidence=c.get("evidence", "files"),
-                                group=c.get("group")))
+                                group=c.get("group"), curve=_curve(c, where),
+                                typed=_typed(tid, family, c, where)))
     names = [c.name for c in checks]
     if len(set(names)) != len(names):
         raise CatalogError(f"{where}: duplicate check names {names}")
@@ -166,7 +197,7 @@ def _parse_task(raw: Any, family: str, fname: str) -> TaskSpec:
 
 def parse_catalog_file(text: str, fname: str) -> list[TaskSpec]:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
         raise CatalogError(f"{fname}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):

@@ -28,6 +28,7 @@ class CheckResult:
     status: Status
     evidence: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    curve: dict[str, Any] | None = None  # the catalog curve that turned the measurement into `score`
 
     @property
     def points(self) -> float:

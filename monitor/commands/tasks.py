@@ -1,4 +1,8 @@
-"""`tally tasks`: the catalog, with which tasks have a scorer."""
+"""`tally tasks`: the catalog, with which tasks have a scorer (and, with --where, where it is).
+
+Fast by design: the scorers are not imported (verifiers.registry reads where they are from the
+sources), so listing the catalog costs the catalog load only.
+"""
 
 from __future__ import annotations
 
@@ -9,26 +13,34 @@ from rich.console import Console
 from rich.table import Table
 
 from verifiers.catalog import FAMILIES, load_catalog
-from verifiers.registry import implemented_ids
+from verifiers.registry import scorer_index
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list the task catalog")
     p.add_argument("--family", choices=FAMILIES)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--where", action="store_true", help="each task's scorer module, class and file")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     cat = load_catalog()
-    done = implemented_ids()
+    index = scorer_index()
+    done = set(index)
     tasks = [t for t in cat if not args.family or t.family == args.family]
+    if getattr(args, "where", False) and not args.json:
+        for t in tasks:
+            w = index.get(t.id)
+            print(f"{t.id}  {w.module}:{w.cls}  {w.path}" if w else f"{t.id}  (no scorer)")
+        return 0
     if args.json:
         out = [{
             "id": t.id, "family": t.family, "title": t.title, "implemented": t.id in done,
+            "scorer": ({"module": index[t.id].module, "class": index[t.id].cls} if t.id in done else None),
             "artifacts": [a.path for a in t.artifacts], "live": sorted(t.live), "emulated": t.emulated or None,
             "checks": [{"name": c.name, "weight": c.weight, "evidence": c.evidence, "params": c.params,
-                        "group": c.group} for c in t.checks],
+                        "group": c.group, "curve": c.curve.describe()} for c in t.checks],
             "weight_total": sum(c.weight for c in t.checks),
         } for t in tasks]
         print(json.dumps(out, indent=2, ensure_ascii=False))

@@ -2,93 +2,62 @@
 
 Work dir: bg/starting.png, bg/brb.png, overlay/frame.png; output obs-studio/basic/scenes/
 Weekly_Stream.json (+ the active profile for the canvas). GT: gt/layout.json (native sizes).
+The measurements are shared with T17 (weekly_stream); curves and params are the catalog's.
 """
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.apps.obs.collection import Collection
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import CamGeometry, ScenesSources, Transition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming import weekly_stream as W
-from verifiers.tasks.streaming.common import collection_rel, load_named_collection
+from verifiers.tasks.streaming.common import load_named_collection
+
+TASK = "R06.12.01.01-T01"
+N = check_names(TASK)
 
 
 @register
-class WeeklyStreamGui(TaskVerifier):
-    task_id = "R06.12.01.01-T01"
+class WeeklyStreamGui(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        coll = load_named_collection(ctx, W.COLLECTION)
-        s, ev, msg = W.scenes_sources(ctx, coll, checks.params("scenes_sources")["canvas_px"])
-        checks.set("scenes_sources", s, ev, msg)
-        p = checks.params("cam_geometry")
-        checks.set("cam_geometry", *W.cam_geometry(ctx, coll, p["bounds_px"], p["pos_px"], p["tolerance_px"]))
-        top, m1 = W.frame_topmost(coll)
-        muted, m2 = W.brb_mic_muted(coll)
-        checks.set("z_order_mute", (top + muted) / 2, {"frame_topmost": top, "brb_mic_muted": muted},
-                   "; ".join(m for m in (m1, m2) if m))
-        p = checks.params("transition")
-        checks.set("transition", *W.transition(coll, p["transition"], p["duration_ms"]))
+    @provides
+    def coll(self) -> Collection:
+        return load_named_collection(self.ctx, W.COLLECTION)
+
+    @check(N.scenes_sources)
+    def scenes_sources(self, p: ScenesSources, curve: Curve) -> Result:
+        return Result(*W.scenes_sources(self.ctx, self.coll, p.canvas_px, curve))
+
+    @check(N.cam_geometry)
+    def cam_geometry(self, p: CamGeometry, curve: Curve) -> Result:
+        return Result(*W.cam_geometry(self.ctx, self.coll, p.bounds_px, p.pos_px, p.tolerance_px, curve))
+
+    @check(N.z_order_mute)
+    def z_order_mute(self, p: NoParams, curve: Curve) -> Result:
+        top, m1 = W.frame_topmost(self.coll)
+        muted, m2 = W.brb_mic_muted(self.coll)
+        return Result(curve.count(top + muted, 2), {"frame_topmost": top, "brb_mic_muted": muted},
+                      "; ".join(m for m in (m1, m2) if m))
+
+    @check(N.transition)
+    def transition(self, p: Transition, curve: Curve) -> Result:
+        return Result(*W.transition(self.coll, p.transition, p.duration_ms, curve))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
-        write_weekly_instance(inst, {
-            "cam_4px_off": (["cam_geometry"], "Cam dragged 4 px right of its spot", _cam_off),
-            "frame_under_cam": (["z_order_mute"], "overlay/frame.png sits under the webcam", _frame_under),
-            "brb_mic_live": (["z_order_mute"], "BRB mic left unmuted", _mic_live),
-            "fade_500ms": (["transition"], "Fade left at 500 ms", _fade_500),
-            "no_countdown": (["scenes_sources"], "Starting Soon has no countdown text", _no_countdown),
-            "canvas_720p": (["scenes_sources"], "canvas left at 1280x720", None),
+        W.write_weekly_instance(inst, {
+            "cam_4px_off": ([N.cam_geometry], "Cam dragged 4 px right of its spot", W.cam_off),
+            "frame_under_cam": ([N.z_order_mute], "overlay/frame.png sits under the webcam", W.frame_under),
+            "brb_mic_live": ([N.z_order_mute], "BRB mic left unmuted", W.mic_live),
+            "fade_500ms": ([N.transition], "Fade left at 500 ms", W.fade_500),
+            "no_countdown": ([N.scenes_sources], "Starting Soon has no countdown text", W.no_countdown),
+            "canvas_720p": ([N.scenes_sources], "canvas left at 1280x720", None),
             "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
-                                       _cam_scaled),
-        }, ["scenes_sources", "cam_geometry", "z_order_mute", "transition"])
-
-
-def _cam_off(c: dict) -> None:
-    O.find_item(c, "Live", W.CAM)["pos"]["x"] += 4
-
-
-def _frame_under(c: dict) -> None:
-    items = O.find_source(c, "Live")["settings"]["items"]
-    items[1], items[2] = items[2], items[1]
-
-
-def _mic_live(c: dict) -> None:
-    O.find_source(c, "Mic")["muted"] = False
-
-
-def _fade_500(c: dict) -> None:
-    c["transition_duration"] = 500
-
-
-def _no_countdown(c: dict) -> None:
-    c["sources"] = [s for s in c["sources"] if s["name"] != "Countdown"]
-    items = O.find_source(c, "Starting Soon")["settings"]["items"]
-    items[:] = [it for it in items if it["name"] != "Countdown"]
-
-
-def _cam_scaled(c: dict) -> None:
-    it = O.find_item(c, "Live", W.CAM)
-    it.update(bounds_type=0, bounds={"x": 0.0, "y": 0.0}, scale={"x": 0.375, "y": 0.375})
-
-
-def write_weekly_instance(inst: InstanceWriter, mutants: dict, all_checks: list[str]) -> None:
-    """Inputs, GT, oracle and mutants for a Weekly Stream task (T01 and T17 share them)."""
-    W.write_inputs(inst.workdir)
-    W.write_gt(inst.gt)
-    good = W.build()
-    W.write_solution(inst.oracle, good)
-    for name, (lowers, why, edit) in mutants.items():
-        folder = inst.mutant(name, lowers, why)
-        c = copy.deepcopy(good)
-        if edit is not None:
-            edit(c)
-        W.write_solution(folder, c, (1280, 720) if name == "canvas_720p" else (1920, 1080))
-    bad = inst.mutant("truncated_collection", all_checks, "collection file cut off mid-write")
-    W.write_solution(bad, good)
-    path = bad / collection_rel(W.COLLECTION)
-    path.write_bytes(path.read_bytes()[:500])
+                                       W.cam_scaled),
+        }, list(N))

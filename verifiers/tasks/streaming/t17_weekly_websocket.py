@@ -34,15 +34,6 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming import weekly_stream as W
 from verifiers.tasks.streaming.common import event, load_named_collection, payload
-from verifiers.tasks.streaming.t01_weekly_gui import (
-    _cam_off,
-    _cam_scaled,
-    _fade_500,
-    _frame_under,
-    _mic_live,
-    _no_countdown,
-    write_weekly_instance,
-)
 
 CHECKS = ("scenes_sources", "transforms", "transition")
 #: request types that change nothing (never proof that the script built anything)
@@ -189,7 +180,8 @@ class WeeklyStreamWebsocket(TaskVerifier):
 
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         coll = load_named_collection(ctx, W.COLLECTION)
-        s, ev, msg = W.scenes_sources(ctx, coll, checks.params("scenes_sources")["canvas_px"])
+        s, ev, msg = W.scenes_sources(ctx, coll, checks.params("scenes_sources")["canvas_px"],
+                                       checks.spec("scenes_sources").curve)
         top, m1 = W.frame_topmost(coll)
         muted, m2 = W.brb_mic_muted(coll)
         n = ev["of"] + 2
@@ -197,9 +189,10 @@ class WeeklyStreamWebsocket(TaskVerifier):
         files: dict[str, tuple[float, dict[str, Any], str]] = {
             "scenes_sources": ((s * ev["of"] + top + muted) / n, ev, "; ".join(m for m in (msg, m1, m2) if m))}
         p = checks.params("transforms")
-        files["transforms"] = W.cam_geometry(ctx, coll, p["bounds_px"], p["pos_px"], p["tolerance_px"])
+        files["transforms"] = W.cam_geometry(ctx, coll, p["bounds_px"], p["pos_px"], p["tolerance_px"],
+                                             checks.spec("transforms").curve)
         p = checks.params("transition")
-        files["transition"] = W.transition(coll, p["transition"], p["duration_ms"])
+        files["transition"] = W.transition(coll, p["transition"], p["duration_ms"], checks.spec("transition").curve)
         try:
             log: RequestLog | None = RequestLog(ctx)
             no_log = ""
@@ -216,15 +209,15 @@ class WeeklyStreamWebsocket(TaskVerifier):
                        "; ".join(m for m in (why, message) if m))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
-        write_weekly_instance(inst, {
-            "cam_4px_off": (["transforms"], "Cam placed 4 px right of its spot", _cam_off),
-            "frame_under_cam": (["scenes_sources"], "overlay/frame.png created before the webcam", _frame_under),
-            "brb_mic_live": (["scenes_sources"], "BRB mic left unmuted", _mic_live),
-            "fade_500ms": (["transition"], "SetCurrentSceneTransitionDuration 500", _fade_500),
-            "no_countdown": (["scenes_sources"], "Starting Soon has no countdown text", _no_countdown),
+        W.write_weekly_instance(inst, {
+            "cam_4px_off": (["transforms"], "Cam placed 4 px right of its spot", W.cam_off),
+            "frame_under_cam": (["scenes_sources"], "overlay/frame.png created before the webcam", W.frame_under),
+            "brb_mic_live": (["scenes_sources"], "BRB mic left unmuted", W.mic_live),
+            "fade_500ms": (["transition"], "SetCurrentSceneTransitionDuration 500", W.fade_500),
+            "no_countdown": (["scenes_sources"], "Starting Soon has no countdown text", W.no_countdown),
             "canvas_720p": (["scenes_sources"], "canvas left at 1280x720", None),
             "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
-                                       _cam_scaled),
+                                       W.cam_scaled),
         }, list(CHECKS))
         good_run = script_run()
         for folder in [inst.oracle, *sorted(p for p in (inst.root / "mutants").iterdir() if p.is_dir())]:

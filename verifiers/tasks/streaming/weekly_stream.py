@@ -11,6 +11,8 @@ webcam feed and screen (a scene item's transform alone does not fix its size on 
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,10 @@ import numpy as np
 from verifiers.apps.obs.collection import BOUNDS_SCALE_INNER, Collection, Scene
 from verifiers.apps.obs.geometry import rendered_rect
 from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.curves import Curve
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile, path_ends_with, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, active_profile, collection_rel, path_ends_with
 
 COLLECTION = "Weekly Stream"
 SCENES = ("Starting Soon", "Live", "BRB")
@@ -64,7 +67,7 @@ def scene_requirements(coll: Collection) -> dict[str, bool]:
     return req
 
 
-def canvas_ok(ctx: ScoreContext, canvas_px: list[int]) -> tuple[bool, Any]:
+def canvas_ok(ctx: ScoreContext, canvas_px: Sequence[int]) -> tuple[bool, Any]:
     """Base canvas from the active profile's basic.ini [Video] (OBS keeps it per profile)."""
     try:
         prof = active_profile(ctx)
@@ -93,29 +96,46 @@ def _rect(x: float, y: float, w: float, h: float) -> Any:
     return Rect(x, y, w, h)
 
 
-def scenes_sources(ctx: ScoreContext, coll: Collection, canvas_px: list[int]) -> Result:
+def scene_checklist(ctx: ScoreContext, coll: Collection, canvas_px: Sequence[int]) -> tuple[dict[str, bool], Any]:
+    """Every scene/source/canvas requirement -> met, and the canvas the profile has."""
     req = scene_requirements(coll)
     req["Live: display capture fills the canvas"] = display_full_frame(ctx, coll)
     ok, got = canvas_ok(ctx, canvas_px)
     req[f"canvas {canvas_px[0]}x{canvas_px[1]}"] = ok
+    return req, got
+
+
+def scenes_sources(ctx: ScoreContext, coll: Collection, canvas_px: Sequence[int], curve: Curve) -> Result:
+    """The checklist scored by the check's per-item curve."""
+    req, got = scene_checklist(ctx, coll, canvas_px)
     missing = [k for k, v in req.items() if not v]
-    score = sum(req.values()) / len(req)
-    return score, {"met": sum(req.values()), "of": len(req), "missing": missing, "canvas": got}, \
+    return curve.count(sum(req.values()), len(req)), \
+        {"met": sum(req.values()), "of": len(req), "missing": missing, "canvas": got}, \
         ("missing: " + "; ".join(missing)) if missing else ""
 
 
-def cam_geometry(ctx: ScoreContext, coll: Collection, bounds_px: list[int], pos_px: list[int],
-                 tol_px: float) -> Result:
+def cam_error_px(ctx: ScoreContext, coll: Collection, bounds_px: Sequence[int],
+                 pos_px: Sequence[int]) -> tuple[float | None, dict[str, Any], str]:
+    """Largest error of the Cam's rendered rectangle (x, y, w, h) against the spec; None: no Cam."""
     live = coll.scenes.get("Live")
     it = live.item(CAM) if live else None
     if it is None:
-        return 0.0, {}, "no Cam item in scene Live"
+        return None, {}, "no Cam item in scene Live"
     cam_px = ctx.gt_json("layout.json")["cam_px"]
     r = rendered_rect(it.transform, *cam_px)
     want = (pos_px[0], pos_px[1], bounds_px[0], bounds_px[1])
     err = max(abs(a - b) for a, b in zip(r.as_tuple(), want, strict=True))
     ev = {"rect_px": [round(v, 2) for v in r.as_tuple()], "want_px": list(want), "max_err_px": round(err, 2)}
-    return ramp(err, tol_px, tol_px + 10), ev, "" if err <= tol_px else f"Cam rectangle off by {err:.1f} px"
+    return err, ev, ""
+
+
+def cam_geometry(ctx: ScoreContext, coll: Collection, bounds_px: Sequence[int], pos_px: Sequence[int],
+                 tol_px: float, curve: Curve) -> Result:
+    """The Cam rectangle scored by the check's catalog curve (tolerance tol_px)."""
+    err, ev, msg = cam_error_px(ctx, coll, bounds_px, pos_px)
+    if err is None:
+        return 0.0, ev, msg
+    return curve.score(err, tol_px), ev, "" if err <= tol_px else f"Cam rectangle off by {err:.1f} px"
 
 
 def frame_topmost(coll: Collection) -> tuple[bool, str]:
@@ -137,7 +157,8 @@ def brb_mic_muted(coll: Collection) -> tuple[bool, str]:
     return muted, "" if muted else "BRB mic is not muted"
 
 
-def transition(coll: Collection, kind: str, duration_ms: int) -> Result:
+def transition(coll: Collection, kind: str, duration_ms: int, curve: Curve) -> Result:
+    """Default transition kind and duration, scored by the per-item curve (two items)."""
     cur = coll.current_transition
     try:
         got_kind = coll.transition(cur).kind if cur else None
@@ -150,7 +171,7 @@ def transition(coll: Collection, kind: str, duration_ms: int) -> Result:
         msg.append(f"default transition is {cur!r} ({got_kind}), not Fade")
     if not parts[1]:
         msg.append(f"duration {dur} ms, not {duration_ms} ms")
-    return sum(parts) / 2, {"transition": cur, "kind": got_kind, "duration_ms": dur}, "; ".join(msg)
+    return curve.count(sum(parts), 2), {"transition": cur, "kind": got_kind, "duration_ms": dur}, "; ".join(msg)
 
 
 # ---- synthetic instance ----------------------------------------------------------------------
@@ -199,3 +220,54 @@ def write_solution(folder: Path, coll: dict[str, Any], canvas_px: tuple[int, int
                                               "OutputCX": canvas_px[0], "OutputCY": canvas_px[1],
                                               "FPSType": 1, "FPSInt": 30}})
     O.write_global(cfg, coll["name"], "Weekly")
+
+
+def write_weekly_instance(inst: InstanceWriter, mutants: dict, all_checks: list[str]) -> None:
+    """Inputs, GT, oracle and mutants for a Weekly Stream task (T01 and T17 share them).
+
+    `mutants`: name -> (checks it lowers, why, edit of the good collection or None).
+    """
+    write_inputs(inst.workdir)
+    write_gt(inst.gt)
+    good = build()
+    write_solution(inst.oracle, good)
+    for name, (lowers, why, edit) in mutants.items():
+        folder = inst.mutant(name, lowers, why)
+        c = copy.deepcopy(good)
+        if edit is not None:
+            edit(c)
+        write_solution(folder, c, (1280, 720) if name == "canvas_720p" else (1920, 1080))
+    bad = inst.mutant("truncated_collection", all_checks, "collection file cut off mid-write")
+    write_solution(bad, good)
+    path = bad / collection_rel(COLLECTION)
+    path.write_bytes(path.read_bytes()[:500])
+
+
+# ---- planted faults (edits of the good collection), shared by T01's and T17's mutants -------------
+
+def cam_off(c: dict) -> None:
+    O.find_item(c, "Live", CAM)["pos"]["x"] += 4
+
+
+def frame_under(c: dict) -> None:
+    items = O.find_source(c, "Live")["settings"]["items"]
+    items[1], items[2] = items[2], items[1]
+
+
+def mic_live(c: dict) -> None:
+    O.find_source(c, "Mic")["muted"] = False
+
+
+def fade_500(c: dict) -> None:
+    c["transition_duration"] = 500
+
+
+def no_countdown(c: dict) -> None:
+    c["sources"] = [s for s in c["sources"] if s["name"] != "Countdown"]
+    items = O.find_source(c, "Starting Soon")["settings"]["items"]
+    items[:] = [it for it in items if it["name"] != "Countdown"]
+
+
+def cam_scaled(c: dict) -> None:
+    it = O.find_item(c, "Live", CAM)
+    it.update(bounds_type=0, bounds={"x": 0.0, "y": 0.0}, scale={"x": 0.375, "y": 0.375})

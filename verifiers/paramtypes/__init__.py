@@ -1,0 +1,1 @@
+"""Typed check params per family (see verifiers/params.py); imported by the catalog loader."""

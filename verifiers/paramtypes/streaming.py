@@ -1,0 +1,39 @@
+"""Params dataclasses of the streaming checks (catalog: verifiers/catalog/streaming.yaml).
+
+One frozen dataclass per check that has params, field names with their unit; registered with
+`@params_type(task, check)` and built by the catalog loader, so a wrong key or type in the YAML is a
+CatalogError at load. Checks without params get `NoParams` (no declaration needed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifiers.params import params_type
+
+T01, T05, T17 = "R06.12.01.01-T01", "R06.12.01.01-T05", "R06.12.01.01-T17"
+
+
+# ---- T01 / T17: Weekly Stream -------------------------------------------------------------------
+
+@params_type(T01, "scenes_sources")
+@dataclass(frozen=True)
+class ScenesSources:
+    scene_count: int
+    canvas_px: tuple[int, int]
+
+
+@params_type(T01, "cam_geometry")
+@dataclass(frozen=True)
+class CamGeometry:
+    bounds_px: tuple[int, int]
+    pos_px: tuple[int, int]
+    margin_px: int
+    tolerance_px: float
+
+
+@params_type(T01, "transition")
+@dataclass(frozen=True)
+class Transition:
+    transition: str
+    duration_ms: int
