@@ -26,7 +26,7 @@ T = TypeVar("T")
 _TYPES: dict[tuple[str, str], type] = {}
 
 #: family -> module defining its param dataclasses (imported by the catalog loader)
-FAMILY_MODULES = {"streaming": "verifiers.paramtypes.streaming"}
+FAMILY_MODULES = {f: f"verifiers.paramtypes.{f}" for f in ("streaming", "sound", "grading", "shortform")}
 
 #: numeric field names need one of these unit suffixes ...
 UNIT_SUFFIXES = ("px", "ms", "s", "hz", "khz", "kbps", "bps", "mbps", "db", "lufs", "lu", "pct", "frames",
