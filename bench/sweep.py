@@ -120,7 +120,7 @@ def main() -> None:
         import ray
 
         t0 = time.perf_counter()
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
         ray_init_s = time.perf_counter() - t0
         configs.append(("ray-2", None, "auto"))
     results: dict[str, list[dict]] = {name: [] for name, _, _ in configs}

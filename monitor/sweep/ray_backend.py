@@ -35,8 +35,8 @@ def connect(address: str) -> bool:
     if address == "auto":
         try:
             ray.init(address="auto", **opts)
-        except ConnectionError:
-            ray.init(num_cpus=os.cpu_count() or 1, **opts)
+        except ConnectionError:  # a cluster of this machine alone: keep it on loopback
+            ray.init(num_cpus=os.cpu_count() or 1, _node_ip_address="127.0.0.1", **opts)
     else:
         ray.init(address=address, **opts)
     return True
