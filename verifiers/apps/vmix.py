@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifiers.measure.safe_io import UnsafeFile, xml_depth_ok
+
 __all__ = [
     "OUTPUT_NAMES",
     "VmixAudioBus",
@@ -273,9 +275,15 @@ def _parse_root(data: str | bytes, what: str) -> ET.Element:
         data = data.encode("utf-8")
     if not data.strip():
         raise VmixXmlError(f"{what}: empty document")
+    data = data.lstrip(b"\xef\xbb\xbf").lstrip()
+    try:
+        # nesting capped first: the preset walk re-serialises children (recursive in ElementTree)
+        xml_depth_ok(data, what)
+    except UnsafeFile as exc:
+        raise VmixXmlError(str(exc)) from None
     try:
         # Strip a UTF-8 BOM and leading whitespace: the vmix-js-utils samples start with a newline.
-        return ET.fromstring(data.lstrip(b"\xef\xbb\xbf").lstrip())
+        return ET.fromstring(data)
     except ET.ParseError as exc:
         raise VmixXmlError(f"{what}: not well-formed: {exc}") from None
 
