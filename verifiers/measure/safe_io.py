@@ -62,6 +62,9 @@ def limit_decoders() -> None:
     Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 
 
+limit_decoders()
+
+
 class UnsafeFile(MediaError):
     """An agent file the scorer will not read: why, in one line, naming it by its relative path."""
 
