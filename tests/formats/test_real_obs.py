@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.formats.corpus import files, manifest, params
-from verifiers.apps.obs import MAIN_CANVAS_UUID, load_collection, parse_basic_ini, read_ini
+from verifiers.apps.obs import MAIN_CANVAS_UUID, load_collection, load_profile, parse_basic_ini, read_ini
 from verifiers.synthkit import obs_synth as O
 
 
@@ -129,7 +129,31 @@ def test_obs32_aitum_vertical_canvas(tmp_path: Path) -> None:
     assert c.scene_order == ("Scene",)   # the vertical canvas's scenes are not in scene_order
 
 
-@pytest.mark.parametrize("real", params("obs-profile"))
+@pytest.mark.parametrize("real", params("obs"))
+def test_defaults_never_override_saved_values(real: Any, tmp_path: Path) -> None:
+    """settings = OBS defaults filled in under what was saved: every saved value survives."""
+    c = load_collection(real.to_path(tmp_path))
+    for src in c.sources.values():
+        assert all(src.settings[k] == v for k, v in src.raw_settings.items()), src.name
+        for f in src.filters:
+            assert all(f.settings[k] == v for k, v in f.raw_settings.items()), (src.name, f.name)
+
+
+def test_profile_directory_with_encoders(tmp_path: Path) -> None:
+    """OBS 30.1 Advanced profile with VideoToolbox encoders: encoder JSON read with defaults under it."""
+    ini = _by_file("obs-profile/30.1/vulbyte_basic.ini")
+    d = tmp_path / "profile"
+    d.mkdir()
+    (d / "basic.ini").write_bytes(ini.data())
+    for name in ("recordEncoder.json", "streamEncoder.json"):
+        (d / name).write_bytes(_by_file(f"obs-profile/30.1/vulbyte_{name}").data())
+    p = load_profile(d)
+    assert p.output_mode == "Advanced" and p.recording.encoder == "com.apple.videotoolbox.videoencoder.ave.avc"
+    assert p.record_encoder is not None and p.record_encoder["rate_control"] == "CRF" and p.record_encoder["quality"] == 12
+    assert p.stream_encoder is not None and p.stream_encoder["bitrate"] == 4096
+
+
+@pytest.mark.parametrize("real", [p for p in params("obs-profile") if p.values[0].name.endswith(".ini")])
 def test_profile_basic_ini(real: Any, tmp_path: Path) -> None:
     ini = read_ini(real.to_path(tmp_path))
     p = parse_basic_ini(ini, real.file)
