@@ -12,6 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifiers.evidence.rtmp import AudioStats, StreamSnapshot, Summary, VideoStats
+
 #: How much media time the fps window covers.
 FPS_WINDOW_MS = 5000
 #: The live `bitrate_bps` averages the most recent complete GOPs covering at least this much
@@ -28,13 +30,6 @@ BITRATE_WINDOW_MS = 1000
 MAX_WINDOW_ENTRIES = 4096
 #: Whole media seconds of video bytes kept for the peak/mean (CBR) measure.
 _BINS_KEPT = 12
-
-
-def _summary(values: list[float] | deque[float]) -> dict[str, float | None]:
-    if not values:
-        return {"last": None, "mean": None, "min": None, "max": None}
-    return {"last": round(values[-1], 4), "mean": round(sum(values) / len(values), 4),
-            "min": round(min(values), 4), "max": round(max(values), 4)}
 
 
 @dataclass
@@ -216,51 +211,54 @@ class StreamStats:
         return max(0, max(lasts) - min(firsts)) / 1000
 
     def snapshot(self) -> dict[str, Any]:
+        """The event/API payload: the typed snapshot (verifiers.evidence) as its dict."""
+        return self.typed_snapshot().to_payload()
+
+    def typed_snapshot(self) -> StreamSnapshot:
         v, a = self.video, self.audio
         live_bps = self.gop_bitrate_bps()
         if live_bps is None:
             live_bps = v.window_bps()
         skew = (a.last_ts_ms - v.last_ts_ms) if a.last_ts_ms is not None and v.last_ts_ms is not None else None
-        return {
-            "duration_s": round(self.duration_s(), 3),
-            "bytes": self.total_bytes,
-            "av_skew_ms": skew,
-            "max_abs_av_skew_ms": self.max_abs_skew_ms,
-            "video": {
-                "codec": self.video_codec,
+        return StreamSnapshot(
+            duration_s=round(self.duration_s(), 3),
+            bytes=self.total_bytes,
+            av_skew_ms=skew,
+            max_abs_av_skew_ms=self.max_abs_skew_ms,
+            video=VideoStats(
+                codec=self.video_codec,
                 **self.video_config,
-                "frames": v.frames,
-                "keyframes": self.keyframes,
-                "fps": _round(v.rate_hz(), 3),
-                "fps_overall": _round(((v.frames - 1) * 1000 / (v.last_ts_ms - v.first_ts_ms))
-                                      if v.frames > 1 and v.last_ts_ms and v.first_ts_ms is not None
-                                      and v.last_ts_ms > v.first_ts_ms else None, 3),
-                "bitrate_bps": _round(live_bps, 0),
-                "bitrate_1s_bps": _round(v.window_bps(), 0),
-                "bitrate_gop_bps": _summary(self.gop_bitrates_bps),
-                "bitrate_overall_bps": _round(v.overall_bps(), 0),
-                "keyframe_interval_s": _summary(self.keyframe_intervals_s),
-                "gaps": self.video_gaps,
-                "timestamps_backwards": v.backwards,
-                "bytes": v.bytes,
-                "first_ts_ms": v.first_ts_ms,
-                "last_ts_ms": v.last_ts_ms,
-            },
-            "audio": {
-                "codec": self.audio_codec,
+                frames=v.frames,
+                keyframes=self.keyframes,
+                fps=_round(v.rate_hz(), 3),
+                fps_overall=_round(((v.frames - 1) * 1000 / (v.last_ts_ms - v.first_ts_ms))
+                                   if v.frames > 1 and v.last_ts_ms and v.first_ts_ms is not None
+                                   and v.last_ts_ms > v.first_ts_ms else None, 3),
+                bitrate_bps=_round(live_bps, 0),
+                bitrate_1s_bps=_round(v.window_bps(), 0),
+                bitrate_gop_bps=Summary.of(self.gop_bitrates_bps),
+                bitrate_overall_bps=_round(v.overall_bps(), 0),
+                keyframe_interval_s=Summary.of(self.keyframe_intervals_s),
+                gaps=self.video_gaps,
+                timestamps_backwards=v.backwards,
+                bytes=v.bytes,
+                first_ts_ms=v.first_ts_ms,
+                last_ts_ms=v.last_ts_ms,
+            ),
+            audio=AudioStats(
+                codec=self.audio_codec,
                 **self.audio_config,
-                "frames": a.frames,
-                "bitrate_bps": _round(a.overall_bps(), 0),
-                "bitrate_1s_bps": _round(a.window_bps(), 0),
-                "frame_rate_hz": _round(a.rate_hz(), 3),
-                "timestamps_backwards": a.backwards,
-                "bytes": a.bytes,
-                "first_ts_ms": a.first_ts_ms,
-                "last_ts_ms": a.last_ts_ms,
-            },
-            "claimed": dict(self.metadata_claimed),
-        }
-
+                frames=a.frames,
+                bitrate_bps=_round(a.overall_bps(), 0),
+                bitrate_1s_bps=_round(a.window_bps(), 0),
+                frame_rate_hz=_round(a.rate_hz(), 3),
+                timestamps_backwards=a.backwards,
+                bytes=a.bytes,
+                first_ts_ms=a.first_ts_ms,
+                last_ts_ms=a.last_ts_ms,
+            ),
+            claimed=dict(self.metadata_claimed),
+        )
 
 def _round(x: float | None, nd: int) -> float | None:
     if x is None:

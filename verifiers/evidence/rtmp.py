@@ -1,0 +1,157 @@
+"""Evidence the RTMP ingest (rtmp/) records: listening, publish, periodic stats, unpublish.
+
+`StreamSnapshot` is what `rtmp.stats.StreamStats.snapshot()` measures (it builds one of these and
+emits `to_payload()`); a `stats` event is the snapshot with the stream's app/key/client, an
+`unpublish` carries the final snapshot under `stats`. T05/T18/T19 read these through `from_event`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from verifiers.evidence.base import EvidenceError, EvidenceEvent, Payload
+
+
+@dataclass(frozen=True)
+class Summary(Payload):
+    """last/mean/min/max of a series (GOP bitrates, keyframe intervals); all None before the first value."""
+
+    last: float | None = None
+    mean: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+    @classmethod
+    def of(cls, values: Any) -> Summary:
+        if not values:
+            return cls()
+        return cls(last=round(values[-1], 4), mean=round(sum(values) / len(values), 4),
+                   min=round(min(values), 4), max=round(max(values), 4))
+
+
+@dataclass(frozen=True)
+class VideoStats(Payload):
+    """The video track as measured from the bitstream (size from the codec's sequence header)."""
+
+    _omit_none: ClassVar[tuple[str, ...]] = ("profile", "level", "width", "height")
+    codec: str | None = None
+    profile: str | None = None  # the four sequence-header fields are absent until one arrived
+    level: float | None = None
+    width: int | None = None
+    height: int | None = None
+    frames: int = 0
+    keyframes: int = 0
+    fps: float | None = None
+    fps_overall: float | None = None
+    bitrate_bps: float | None = None
+    bitrate_1s_bps: float | None = None
+    bitrate_gop_bps: Summary = field(default_factory=Summary)
+    bitrate_overall_bps: float | None = None
+    keyframe_interval_s: Summary = field(default_factory=Summary)
+    gaps: int = 0
+    timestamps_backwards: int = 0
+    bytes: int = 0
+    first_ts_ms: int | None = None
+    last_ts_ms: int | None = None
+
+    @property
+    def gop_bitrate_kbps(self) -> float | None:
+        """Bitrate over whole GOPs (what a CBR setting should hit), else the overall bitrate."""
+        b = self.bitrate_gop_bps.mean if self.bitrate_gop_bps.mean is not None else self.bitrate_overall_bps
+        return None if b is None else b / 1000
+
+
+@dataclass(frozen=True)
+class AudioStats(Payload):
+    """The audio track (rate/channels from the AAC config or the FLV tag header)."""
+
+    _omit_none: ClassVar[tuple[str, ...]] = ("object_type", "profile", "sample_rate_hz", "channels", "sbr")
+    codec: str | None = None
+    object_type: int | None = None
+    profile: str | None = None
+    sample_rate_hz: int | None = None
+    channels: int | None = None
+    sbr: bool | None = None
+    frames: int = 0
+    bitrate_bps: float | None = None
+    bitrate_1s_bps: float | None = None
+    frame_rate_hz: float | None = None
+    timestamps_backwards: int = 0
+    bytes: int = 0
+    first_ts_ms: int | None = None
+    last_ts_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class StreamSnapshot(Payload):
+    """Everything measured about one published stream at one moment."""
+
+    duration_s: float = 0.0
+    bytes: int = 0
+    av_skew_ms: int | None = None
+    max_abs_av_skew_ms: int = 0
+    video: VideoStats = field(default_factory=VideoStats)
+    audio: AudioStats = field(default_factory=AudioStats)
+    claimed: dict[str, Any] = field(default_factory=dict)  # onMetaData claims, as the encoder sent them
+
+
+_SNAPSHOT_KEYS = ("duration_s", "bytes", "av_skew_ms", "max_abs_av_skew_ms", "video", "audio", "claimed")
+
+
+@dataclass(frozen=True)
+class RtmpListening(EvidenceEvent):
+    SOURCE: ClassVar[str] = "rtmp"
+    KIND: ClassVar[str] = "listening"
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class RtmpPublish(EvidenceEvent):
+    SOURCE: ClassVar[str] = "rtmp"
+    KIND: ClassVar[str] = "publish"
+    app: str
+    key: str
+    client: str | None = None
+
+
+@dataclass(frozen=True)
+class RtmpStats(EvidenceEvent):
+    """The 1 Hz stats of one live stream: its identity and a snapshot, flat in one payload."""
+
+    SOURCE: ClassVar[str] = "rtmp"
+    KIND: ClassVar[str] = "stats"
+    app: str
+    key: str
+    snapshot: StreamSnapshot
+    client: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        return {"app": self.app, "key": self.key, "client": self.client, **self.snapshot.to_payload()}
+
+    @classmethod
+    def from_payload(cls, raw: Any, where: str = "") -> RtmpStats:
+        where = where or "rtmp/stats"
+        if not isinstance(raw, dict):
+            raise EvidenceError(f"{where}: payload must be an object")
+        for k in ("app", "key"):
+            if not isinstance(raw.get(k), str):
+                raise EvidenceError(f"{where}: missing key {k!r}")
+        snap = StreamSnapshot.from_payload({k: raw[k] for k in _SNAPSHOT_KEYS if k in raw}, where)
+        client = raw.get("client")
+        return cls(raw["app"], raw["key"], snap, client if isinstance(client, str) else None)
+
+
+@dataclass(frozen=True)
+class RtmpUnpublish(EvidenceEvent):
+    """A stream ended (the publisher's deleteStream/close or a kick); `stats` is its final snapshot."""
+
+    SOURCE: ClassVar[str] = "rtmp"
+    KIND: ClassVar[str] = "unpublish"
+    app: str
+    key: str
+    stats: StreamSnapshot
+    reason: str = ""
+    client: str | None = None
+    recording: dict[str, Any] | None = None
