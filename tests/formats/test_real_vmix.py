@@ -71,10 +71,21 @@ def test_real_preset() -> None:
     mic = s.inputs[1]
     assert mic.title == "Microphone" and mic.extra_attrs["OriginalTitle"] == "Audio USB D2 In 1"
     assert mic.muted is False and mic.extra_attrs["VolumeF"] == "0.960596"
+    assert mic.volume == pytest.approx(96.0596)                    # VolumeF 0..1 -> the API's 0-100
     assert s.inputs[3].content == "C:\\forte\\video\\Forte_IntroFinal.mp4"     # the file path is the text
     assert (s.active, s.preview) == (4, 5)   # <State Main="3" Preview="4">, 0-based positions
     kept = {ET.fromstring(u).tag for u in s.unknown}
     assert {"State", "OutputFormat", "AudioMaster", "StreamingSettings"} <= kept
+
+
+def test_preset_layers_as_overlay_attributes() -> None:
+    """Layer slots in a preset are Overlay0="<key>" attributes (as a tool that writes presets from a
+    real base preset writes them; no public preset with a multiview was found)."""
+    s = parse_preset_xml(b'<XML><Version>27</Version><Input Type="1" Key="k1" OriginalTitle="a.png">C:/a.png</Input>'
+                         b'<Input Type="0" Key="k2" OriginalTitle="b.mp4" Overlay0="k1" Overlay1="" Overlay2="k3">'
+                         b'C:/b.mp4</Input><State Main="1" Preview="0"/></XML>')
+    assert [(x.index, x.key) for x in s.inputs[1].layers] == [(0, "k1"), (2, "k3")]
+    assert (s.active, s.preview) == (2, 1) and s.inputs[0].type == "Image"
 
 
 #: How the synthetic preset (tests/vmix/fixtures/panel.vmix, the shape T10's synth writes) differs

@@ -563,9 +563,10 @@ def _looks_like_input(el: ET.Element) -> bool:
 
 
 #: vMix preset `Type` numbers -> API type names. 0/1 from a C# client's model of the preset
-#: (enum VmixInputTypes { Video = 0, Image = 1 }); 7/14/20 inferred from a real preset's titles
-#: (an audio device, "List", an RTSP URL). Anything else stays the bare number.
-PRESET_TYPE_CODES = {"0": "Video", "1": "Image", "7": "Audio", "14": "VideoList", "20": "Stream"}
+#: (enum VmixInputTypes { Video = 0, Image = 1 }); 2 (Photos) from a tool that writes presets from a
+#: real base preset; 7/14/20 inferred from a real preset's titles (an audio device, "List", an RTSP
+#: URL). Anything else (NDI, GT, Mix: not seen) stays the bare number.
+PRESET_TYPE_CODES = {"0": "Video", "1": "Image", "2": "Photos", "7": "Audio", "14": "VideoList", "20": "Stream"}
 
 
 def parse_preset_xml(data: str | bytes) -> VmixState:
@@ -583,7 +584,9 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
     XmlSerializer model of the same file; tests/formats/test_real_vmix.py): root `<XML>` with
     `<Input>` elements directly under it; `Type` as a number (see PRESET_TYPE_CODES, mapped to the
     API's names where known, the number kept as extra attribute `TypeCode`); the file path or URL as
-    the element text; volume as `VolumeF` (kept verbatim, its scale is not documented); program and
+    the element text; volume as `VolumeF` (0..1 fader, read as the API's 0-100 `volume`, also kept
+    verbatim); multiview/layer slots as attributes `Overlay0="<key>"`, `Overlay1=...` (read as
+    layers, as the API's `<overlay index key>`); program and
     preview as `<State Main="3" Preview="4">`, read as 0-based input positions (inferred from that
     one file, where 0-based puts the intro video in program). Root children other than inputs
     (State, OutputFormat, AudioMaster, StreamingSettings, ...) are kept verbatim in `unknown`.
@@ -613,9 +616,18 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
         if code.isdigit():
             attrs["TypeCode"] = code
             renamed["type"] = PRESET_TYPE_CODES.get(code, code)
+        if "volume" not in renamed and _ci(attrs, "VolumeF") is not None:
+            # VolumeF is the fader as 0..1 (100 % = 1; above 100 % goes to AudioGain), the API's 0-100.
+            renamed["volume"] = _fmt_num(_float(_ci(attrs, "VolumeF"), "preset input @VolumeF") * 100.0)
+        # Multiview / layer slots are attributes Overlay0="<key>" ... on the input in real presets.
+        layer_attrs = sorted((int(k[7:]), k) for k in attrs if k[:7].lower() == "overlay" and k[7:].isdigit())
+        layers = [(i, attrs.pop(k)) for i, k in layer_attrs]
         # Re-use the API input parser on a normalised copy so both formats share one code path.
         norm = ET.Element("input", {**renamed, **attrs})
         norm.text = el.text
+        for i, key in layers:
+            if key:
+                ET.SubElement(norm, "overlay", {"index": str(i), "key": key})
         for child in el:
             copy = ET.fromstring(_raw(child))
             copy.tag = child.tag.lower() if child.tag.lower() in ("text", "image", "overlay", "position", "list") \
