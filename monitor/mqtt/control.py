@@ -174,9 +174,14 @@ def check_dirs(workdir: Path, gt: Path, policy: PathPolicy) -> tuple[Path, Path]
     for key, path in (("workdir", workdir), ("gt", gt)):
         if not path.is_absolute():
             raise ControlError(f"start: {key} must be an absolute path")
-        if not path.is_dir():
+        try:
+            is_dir = path.is_dir()
+            real = Path(os.path.realpath(path))
+        except (OSError, ValueError) as exc:  # ENAMETOOLONG, ELOOP...: found by the fuzzer
+            raise ControlError(f"start: {key} {clip(str(path))} is not a usable path "
+                               f"({clip(getattr(exc, 'strerror', None) or type(exc).__name__, 40)})") from None
+        if not is_dir:
             raise ControlError(f"start: {key} {clip(str(path))} is not a directory")
-        real = Path(os.path.realpath(path))
         why = policy.refusal(real)
         if why is not None:
             raise ControlError(f"start: {key} {clip(str(path))} {why}")
