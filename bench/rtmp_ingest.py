@@ -1,14 +1,17 @@
 """Benchmark: tally's RTMP ingest against nginx-rtmp, same publishers, same run.
 
 N concurrent `ffmpeg -re -c copy` publishers of one pre-encoded 1080p30 CBR 6000k + AAC 160k file
-go first into tally's ingest (recording and measuring), then into nginx with libnginx-mod-rtmp
-(`record all`). For each server: CPU seconds per stream-minute (and % of one core per stream),
+go into tally's ingest (recording, measuring and checking health against youtube+twitch) and
+into nginx with libnginx-mod-rtmp (`record all`), interleaved A B A B for `--rounds` rounds (3 by
+default) so a busy machine weighs on both alike; the median of the per-round CPU ratios and
+their spread (min–max) are printed with every round's numbers. For each server: CPU seconds per stream-minute (and % of one core per stream),
 the ratio, peak RSS, and for tally the p99 delay from a media message's last byte being handed to
 the session until it is handled (recorded, measured: the point where its events are emitted),
 plus the event loop's p99 lag (how long bytes can wait in the socket before that starts).
 
 The ingest runs in its own child process (this file with --child) so its CPU and memory are its
 own. Printed, never asserted. Usage: .venv/bin/python bench/rtmp_ingest.py [--streams 10] [--seconds 20]
+[--rounds 3] [--py-spy PATH/TO/py-spy --flame out.svg] (an extra, uncounted round profiles tally's child).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import resource
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,7 +76,7 @@ def children(pid: int) -> list[int]:
 
 # --- the ingest child ---------------------------------------------------------------------------
 
-def child_main(port: int, record_dir: Path, result_path: Path) -> None:
+def child_main(port: int, record_dir: Path, result_path: Path, profiles: list[str]) -> None:
     from rtmp.server import IngestConfig, IngestServer
 
     async def run() -> dict:
@@ -82,7 +86,8 @@ def child_main(port: int, record_dir: Path, result_path: Path) -> None:
             events["n"] += 1
             json.dumps(payload)  # what a real consumer (the bus → JSON lines) would do
 
-        server = IngestServer(IngestConfig(port=port, record_dir=record_dir, allow_any=True), on_event)
+        server = IngestServer(IngestConfig(port=port, record_dir=record_dir, allow_any=True, profiles=profiles),
+                              on_event)
         server.metrics.keep_recent = 5_000_000
         await server.start()
         lags: list[float] = []
@@ -105,7 +110,8 @@ def child_main(port: int, record_dir: Path, result_path: Path) -> None:
         return {
             "messages": len(delays), "delay_p50_ms": pct(delays, 0.5) / 1e6, "delay_p99_ms": pct(delays, 0.99) / 1e6,
             "delay_max_ms": (delays[-1] / 1e6) if delays else None,
-            "loop_lag_p99_ms": pct(lags, 0.99) * 1000, "events": events["n"], "maxrss_kib": ru.ru_maxrss}
+            "loop_lag_p99_ms": pct(lags, 0.99) * 1000, "events": events["n"], "maxrss_kib": ru.ru_maxrss,
+            "reads": server.metrics.reads_total, "bytes": server.metrics.bytes_received_total}
 
     result_path.write_text(json.dumps(asyncio.run(run())))
 
@@ -138,24 +144,40 @@ def run_publishers(url_of: callable, src: Path, n: int) -> float:  # type: ignor
     return time.monotonic() - t0
 
 
-def bench_tally(src: Path, n: int, seconds: int, work: Path) -> dict:
+def bench_tally(src: Path, n: int, seconds: int, work: Path, profiles: str = "youtube,twitch",
+                py_spy: str | None = None, flame: Path | None = None) -> dict:
     port = free_port()
     result = work / "tally-result.json"
-    child = subprocess.Popen([sys.executable, __file__, "--child", str(port), str(work / "tally-rec"), str(result)],
+    rec = work / "tally-rec"
+    shutil.rmtree(rec, ignore_errors=True)
+    child = subprocess.Popen([sys.executable, __file__, "--child", str(port), str(rec), str(result), profiles],
                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert child.stdout is not None
     if child.stdout.readline().strip() != "ready":
         raise SystemExit("tally ingest child did not start")
+    spy = None
+    if py_spy and flame:
+        spy = subprocess.Popen([py_spy, "record", "--pid", str(child.pid), "--rate", "200", "--format", "flamegraph",
+                                "-o", str(flame), "--duration", str(seconds + 2)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        spy_raw = flame.with_suffix(".txt")
+        spy_raw_proc = subprocess.Popen([py_spy, "record", "--pid", str(child.pid), "--rate", "200",
+                                         "--format", "raw", "-o", str(spy_raw), "--duration", str(seconds + 1)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_rss = proc_rss_kib(child.pid)
     cpu0 = proc_cpu_s(child.pid)
     wall = run_publishers(lambda i: f"rtmp://127.0.0.1:{port}/live/s{i}", src, n)
     time.sleep(1.5)
     cpu1 = proc_cpu_s(child.pid)
     peak = proc_hwm_kib(child.pid)
+    if spy is not None:
+        spy.wait(timeout=60)
+        spy_raw_proc.wait(timeout=60)
     child.send_signal(signal.SIGTERM)
     child.wait(timeout=30)
     res = json.loads(result.read_text())
-    files = list((work / "tally-rec").rglob("*.flv"))
+    files = list(rec.rglob("*.flv"))
     return {"cpu_s": cpu1 - cpu0, "wall_s": wall, "peak_rss_mib": peak / 1024, "base_rss_mib": base_rss / 1024,
             "recordings": len(files), "recorded_mib": sum(f.stat().st_size for f in files) / 2**20, **res}
 
@@ -166,6 +188,7 @@ def bench_nginx(src: Path, n: int, seconds: int, work: Path) -> dict | None:
         return None
     port = free_port()
     prefix = work / "nginx"
+    shutil.rmtree(prefix, ignore_errors=True)
     rec = prefix / "rec"
     rec.mkdir(parents=True)
     # The worker runs unprivileged: without a writable record dir it silently records nothing.
@@ -229,10 +252,24 @@ rtmp {{
             "recordings": len(files), "recorded_mib": sum(f.stat().st_size for f in files) / 2**20}
 
 
+def _row(name: str, r: dict, streams: int, seconds: int) -> str:
+    stream_min = streams * seconds / 60
+    per_min = r["cpu_s"] / stream_min
+    core = r["cpu_s"] / (streams * seconds) * 100
+    p99 = f"{r['delay_p99_ms']:.3f}" if "delay_p99_ms" in r else "n/a"
+    lag = f"{r['loop_lag_p99_ms']:.2f}" if "loop_lag_p99_ms" in r else "n/a"
+    return (f"| {name} | {per_min:.3f} | {core:.2f} % | {r['peak_rss_mib']:.1f} ({r['base_rss_mib']:.1f}) "
+            f"| {r['recordings']} ({r['recorded_mib']:.0f} MiB) | {p99} | {lag} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--streams", type=int, default=10)
     ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3, help="A B rounds (tally, nginx), interleaved")
+    ap.add_argument("--profiles", default="youtube,twitch", help="health profiles in tally ('' for none)")
+    ap.add_argument("--py-spy", default=None, help="py-spy binary: profile tally's child in round 1")
+    ap.add_argument("--flame", type=Path, default=Path("rtmp-ingest-flame.svg"))
     ap.add_argument("--keep", type=Path, default=None, help="keep the work dir here")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tally-rtmp-bench-"))
@@ -242,32 +279,44 @@ def main() -> None:
         print(f"encoding {args.seconds} s of 1080p30 CBR 6000k + AAC 160k ...", file=sys.stderr)
         encode_source(src, args.seconds)
         mbps = src.stat().st_size * 8 / args.seconds / 1e6
-        print(f"tally ingest: {args.streams} publishers × {args.seconds} s ...", file=sys.stderr)
-        tally = bench_tally(src, args.streams, args.seconds, work)
-        print(f"nginx-rtmp: {args.streams} publishers × {args.seconds} s ...", file=sys.stderr)
-        nginx = bench_nginx(src, args.streams, args.seconds, work)
-        stream_min = args.streams * args.seconds / 60
-        rows = [("tally ingest", tally)] + ([("nginx-rtmp (record all)", nginx)] if nginx else [])
+        if args.py_spy:
+            # A separate, uncounted round: py-spy stops the process for each sample.
+            print("profiling round (not counted): tally ingest under py-spy ...", file=sys.stderr)
+            bench_tally(src, args.streams, args.seconds, work, args.profiles, args.py_spy, args.flame)
+            print(f"py-spy: flame graph {args.flame}, raw stacks {args.flame.with_suffix('.txt')}", file=sys.stderr)
+        rounds: list[tuple[dict, dict | None]] = []
+        for i in range(args.rounds):
+            print(f"round {i + 1}/{args.rounds}: tally ingest, {args.streams} publishers × {args.seconds} s ...",
+                  file=sys.stderr)
+            tally = bench_tally(src, args.streams, args.seconds, work, args.profiles)
+            print(f"round {i + 1}/{args.rounds}: nginx-rtmp ...", file=sys.stderr)
+            nginx = bench_nginx(src, args.streams, args.seconds, work)
+            rounds.append((tally, nginx))
         print(f"\nRTMP ingest benchmark: {args.streams} × {mbps:.2f} Mbit/s publishers × {args.seconds} s "
-              f"(ffmpeg -re -c copy, 1080p30), {os.cpu_count()} cores")
+              f"(ffmpeg -re -c copy, 1080p30), {os.cpu_count()} cores, {args.rounds} interleaved rounds, "
+              f"tally health profiles: {args.profiles or 'none'}")
         print()
-        print("| server | CPU s / stream-minute | % of a core per stream | peak RSS MiB (idle) | recordings "
+        print("| round | server | CPU s / stream-minute | % of a core per stream | peak RSS MiB (idle) | recordings "
               "| p99 msg→handled ms | p99 loop lag ms |")
-        print("|---|---|---|---|---|---|---|")
-        for name, r in rows:
-            per_min = r["cpu_s"] / stream_min
-            core = r["cpu_s"] / (args.streams * args.seconds) * 100
-            p99 = f"{r['delay_p99_ms']:.3f}" if "delay_p99_ms" in r else "n/a"
-            lag = f"{r['loop_lag_p99_ms']:.2f}" if "loop_lag_p99_ms" in r else "n/a"
-            print(f"| {name} | {per_min:.3f} | {core:.2f} % | {r['peak_rss_mib']:.1f} ({r['base_rss_mib']:.1f}) "
-                  f"| {r['recordings']} ({r['recorded_mib']:.0f} MiB) | {p99} | {lag} |")
-        if nginx:
-            ratio = tally["cpu_s"] / nginx["cpu_s"] if nginx["cpu_s"] > 0 else float("inf")
-            print(f"\nCPU ratio tally / nginx-rtmp: {ratio:.1f}×  (target ≤ 3×); "
-                  f"tally per stream: {tally['cpu_s'] / (args.streams * args.seconds) * 100:.2f} % of a core "
-                  f"(target ≤ 2.5 %); p99 message delay {tally['delay_p99_ms']:.3f} ms (target ≤ 10 ms)")
-        print(f"tally handled {tally['messages']} media messages, emitted {tally['events']} events; "
-              f"median delay {tally['delay_p50_ms']:.3f} ms, max {tally['delay_max_ms']:.3f} ms")
+        print("|---|---|---|---|---|---|---|---|")
+        ratios = []
+        for i, (tally, nginx) in enumerate(rounds, 1):
+            print(f"| {i} " + _row("tally ingest", tally, args.streams, args.seconds))
+            if nginx:
+                print(f"| {i} " + _row("nginx-rtmp (record all)", nginx, args.streams, args.seconds))
+                if nginx["cpu_s"] > 0:
+                    ratios.append(tally["cpu_s"] / nginx["cpu_s"])
+        if ratios:
+            ratios.sort()
+            median = statistics.median(ratios)
+            print(f"\nCPU ratio tally / nginx-rtmp per round: {', '.join(f'{r:.2f}' for r in ratios)}; "
+                  f"median {median:.2f}×, spread {ratios[0]:.2f}–{ratios[-1]:.2f}× (target ≤ 1.5×)")
+        delays = [t["delay_p99_ms"] for t, _ in rounds]
+        last = rounds[-1][0]
+        print(f"tally socket reads: {last['reads'] / (args.streams * args.seconds):.0f} per stream-second, "
+              f"{last['bytes'] / max(1, last['reads']) / 1024:.1f} KiB per read (last round)")
+        print(f"tally p99 message delay per round: {', '.join(f'{d:.3f}' for d in delays)} ms; "
+              f"handled {rounds[-1][0]['messages']} media messages, {rounds[-1][0]['events']} events in the last round")
     finally:
         if args.keep:
             shutil.copytree(work, args.keep, dirs_exist_ok=True)
@@ -275,7 +324,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        child_main(int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--child":
+        child_main(int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]),
+                   [x for x in sys.argv[5].split(",") if x])
     else:
         main()

@@ -22,6 +22,7 @@ from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_BYTES
 from rtmp.platforms import load_profiles
 from rtmp.session import EventCallback, IngestMetrics, RtmpSession, SessionConfig, SessionContext
 from rtmp.streams import StreamRegistry
+from rtmp.tap import TagTap
 
 
 @dataclass
@@ -97,6 +98,14 @@ class IngestServer:
                                      **({"health": rec.health.view()} if self.profiles else {})})
                 for view in changed:
                     self._emit("health", {"app": rec.app, "key": rec.key, **view})
+
+    def open_tap(self, app: str, key: str, max_pending_bytes: int | None = None) -> TagTap | None:
+        """A tag tap (rtmp.tap) on the live stream (app, key), or None if it is not live. Call on
+        the event loop's thread (an on_event callback for `publish` is); read it from any thread."""
+        rec = self.registry.live.get((app, key))
+        if rec is None:
+            return None
+        return rec.open_tap(max_pending_bytes) if max_pending_bytes else rec.open_tap()
 
     async def stop(self) -> None:
         """Stop listening, finish every recording (reason server_shutdown), close every connection."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtmp import amf0
 from rtmp import messages as m
 from rtmp.amf0 import UNDEFINED
 from rtmp.budget import (
@@ -40,7 +41,7 @@ from rtmp.codecs import (
     parse_video_tag,
 )
 from rtmp.errors import ChunkError, CodecError, HandshakeError, RtmpError
-from rtmp.flv import TAG_AUDIO, TAG_VIDEO, FlvRecorder, recording_path, remove_recording
+from rtmp.flv import TAG_AUDIO, TAG_SCRIPT, TAG_VIDEO, FlvRecorder, recording_path, remove_recording
 from rtmp.handshake import ServerHandshake
 from rtmp.memory import TRIM_AFTER_HELD_BYTES, Trimmer
 from rtmp.stats import CLAIM_KEYS
@@ -542,6 +543,7 @@ class RtmpSession(asyncio.BufferedProtocol):
             rec.stats.metadata_claimed = {k: m.to_jsonable(meta[k]) for k in CLAIM_KEYS if k in meta}
             if self.recorder is not None:
                 self._record(lambda r: r.write_metadata(dict(meta), msg.timestamp_ms))
+            rec.tap_tag(TAG_SCRIPT, 0, amf0.encode("onMetaData", amf0.EcmaArray(meta)), "meta")
             self.ctx.emit("metadata", {"app": rec.app, "key": rec.key, "metadata": m.to_jsonable(meta)})
         elif self.recorder is not None:
             body = msg.body[1:] if msg.type_id == m.DATA_AMF3 else msg.body
@@ -587,6 +589,7 @@ class RtmpSession(asyncio.BufferedProtocol):
             elif not vt.end_of_sequence:
                 stats.on_video_frame(ts, len(body) - vt.payload_offset, vt.keyframe)
             tag_type = TAG_VIDEO
+            seq_init = "video" if vt.sequence_header else None
         else:
             at = parse_audio_tag(body)
             stats.audio_codec = at.codec
@@ -604,8 +607,11 @@ class RtmpSession(asyncio.BufferedProtocol):
                     stats.audio_config = {"sample_rate_hz": at.flv_rate_hz, "channels": at.flv_channels}
                 stats.on_audio_frame(ts, len(body) - at.payload_offset)
             tag_type = TAG_AUDIO
+            seq_init = "audio" if at.sequence_header else None
         if self.recorder is not None:
             self._record(lambda r: r.write_media(tag_type, ts, body))
+        if rec.taps or seq_init is not None:
+            rec.tap_tag(tag_type, ts, body, seq_init)
 
     def _on_bad_media(self, msg: RawMessage, exc: CodecError) -> None:
         """A media message whose header/config does not parse: warn (a few times), still record it."""

@@ -21,6 +21,8 @@ from typing import Any
 from rtmp.health import StreamHealth
 from rtmp.platforms import Profile
 from rtmp.stats import StreamStats
+from rtmp.tap import DEFAULT_MAX_PENDING_BYTES as TAP_MAX_PENDING_BYTES
+from rtmp.tap import TagTap, flv_tag
 
 MAX_NAME_BYTES = 128
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -62,8 +64,36 @@ class StreamRecord:
     recording: str | None = None
     #: Called to drop this publisher when a new one takes the key over.
     drop: Callable[[str], None] | None = field(default=None, repr=False)
+    #: live tag taps (rtmp.tap) and the tags a late tap needs first: metadata, sequence headers
+    taps: list[TagTap] = field(default_factory=list, repr=False)
+    _tap_init: dict[str, tuple[int, int, bytes]] = field(default_factory=dict, repr=False)
     _final_snapshot: dict[str, Any] | None = field(default=None, repr=False)
     _final_view: dict[str, Any] | None = field(default=None, repr=False)
+
+    def open_tap(self, max_pending_bytes: int = TAP_MAX_PENDING_BYTES) -> TagTap:
+        preamble = b"".join(flv_tag(*self._tap_init[k]) for k in ("meta", "video", "audio") if k in self._tap_init)
+        tap = TagTap(preamble, max_pending_bytes)
+        if self.state != "live":
+            tap.end()
+        else:
+            self.taps.append(tap)
+        return tap
+
+    def tap_tag(self, tag_type: int, ts_ms: int, body: bytes, init: str | None = None) -> None:
+        """Hand one tag to every tap; `init` ('meta', 'video', 'audio') also keeps it for late taps."""
+        if init is not None:
+            self._tap_init[init] = (tag_type, ts_ms, body)
+        if self.taps:
+            for tap in self.taps:
+                tap.push(tag_type, ts_ms, body)
+            if any(t.ended for t in self.taps):
+                self.taps = [t for t in self.taps if not t.ended]
+
+    def end_taps(self) -> None:
+        for tap in self.taps:
+            tap.end()
+        self.taps = []
+        self._tap_init = {}
 
     def freeze(self) -> None:
         """Ended: compute the final snapshot and view once and release the live measurement."""
@@ -180,6 +210,7 @@ class StreamRegistry:
         rec.end_reason = reason
         if self.live.get((rec.app, rec.key)) is rec:
             del self.live[(rec.app, rec.key)]
+        rec.end_taps()
         rec.freeze()
         self.ended.append(rec)
         return True
