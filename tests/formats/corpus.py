@@ -5,7 +5,8 @@ content stays out of this repository either way). `tests/fixtures/real/manifest.
 one: repository, commit, path, licence, size and sha256. A test gets the bytes from
 
 1. `$TALLY_REAL_CORPUS/<file>` (a directory laid out as the manifest's `file` names), else
-2. the fetched mirror `/work/.mirror/<owner>+<name>/repo` (`git show <commit>:<path>`),
+2. the fetched mirror `/work/.mirror/<owner>+<name>/repo` (`git show <commit>:<path>`, then the
+   zip member when the entry names one),
 
 checks the sha256, and skips with a reason when neither has it (fetch the repository to run it).
 """
@@ -37,6 +38,7 @@ class RealFile:
     licence: str
     sha256: str
     note: str = ""
+    member: str = ""   # a file inside a zip stored at `path` (e.g. a zipped SceneCollections dir)
 
     @property
     def name(self) -> str:
@@ -74,7 +76,14 @@ def _read(f: RealFile) -> bytes | None:
         return None
     r = subprocess.run(["git", "-C", str(git_dir), "show", f"{f.commit}:{f.path}"], capture_output=True,
                        timeout=60, check=False)
-    return r.stdout if r.returncode == 0 else None
+    if r.returncode != 0:
+        return None
+    if f.member:
+        import io
+        import zipfile
+        with zipfile.ZipFile(io.BytesIO(r.stdout)) as z:
+            return z.read(f.member)
+    return r.stdout
 
 
 @cache
