@@ -37,3 +37,37 @@ class CamGeometry:
 class Transition:
     transition: str
     duration_ms: int
+
+
+# ---- T05: stream to the local ingest ------------------------------------------------------------
+
+@params_type(T05, "server_config")
+@dataclass(frozen=True)
+class ServerConfig:
+    server: str
+    key: str
+
+
+@params_type(T05, "encoder_at_ingest")
+@dataclass(frozen=True)
+class EncoderAtIngest:
+    size_px: tuple[int, int]
+    fps: float
+    bitrate_kbps: float
+    bitrate_tolerance_pct: float
+    keyframe_interval_s: float
+
+
+@params_type(T05, "audio")
+@dataclass(frozen=True)
+class AudioAtIngest:
+    codec: str
+    bitrate_kbps: float
+    sample_rate_hz: int
+
+
+@params_type(T05, "duration")
+@dataclass(frozen=True)
+class StreamDuration:
+    duration_s: float
+    tolerance_s: float

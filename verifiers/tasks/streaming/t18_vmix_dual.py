@@ -20,9 +20,9 @@ from verifiers.measure.errors import MediaError
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming._shared.ingest import gop_bitrate_kbps
 from verifiers.tasks.streaming.common import event, frac, payload, ramp, t_ms
 from verifiers.tasks.streaming.media import frames, probe
-from verifiers.tasks.streaming.t05_rtmp_stream import gop_bitrate_kbps
 
 REC_DIR = "rec"
 VIDEO_EXT = (".mp4", ".mov", ".mkv", ".avi")

@@ -25,6 +25,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming._shared.ingest import final_stats_payload as final_stats
+from verifiers.tasks.streaming._shared.ingest import gop_bitrate_kbps
 from verifiers.tasks.streaming.common import (
     OBS_DIR,
     active_profile,
@@ -35,7 +37,6 @@ from verifiers.tasks.streaming.common import (
     scenario_actions,
 )
 from verifiers.tasks.streaming.media import decode_audio_tracks
-from verifiers.tasks.streaming.t05_rtmp_stream import final_stats, gop_bitrate_kbps
 
 RATE_HZ = 48_000
 VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")

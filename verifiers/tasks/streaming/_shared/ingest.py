@@ -1,0 +1,43 @@
+"""What the RTMP ingest recorded for one stream, read through the typed evidence (verifiers.evidence).
+
+No rtmp events at all: the ingest was not part of the run (NoLiveEvidence, an error). Events but
+none for this app/key: the ingest was listening and the agent's stream never came (a failure).
+A payload that does not fit its type is the producer's fault, not the agent's: an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers.base import AgentOutputError, NoLiveEvidence, ScoreContext
+from verifiers.evidence import EvidenceError, RtmpStats, RtmpUnpublish, StreamSnapshot
+from verifiers.tasks.streaming.common import payload
+
+
+def final_stats(ctx: ScoreContext, app: str, key: str) -> tuple[StreamSnapshot, bool]:
+    """The last stats snapshot of that stream, and whether it was unpublished (stopped)."""
+    evs = ctx.events_of("rtmp")
+    mine = [e for e in evs if payload(e).get("app") == app and payload(e).get("key") == key]
+    try:
+        ends = [RtmpUnpublish.from_event(e).stats for e in mine if RtmpUnpublish.matches(e)]
+        if ends:
+            return ends[-1], True
+        stats = [RtmpStats.from_event(e).snapshot for e in mine if RtmpStats.matches(e)]
+    except EvidenceError as exc:
+        raise NoLiveEvidence(f"malformed ingest event: {exc}") from None
+    if not stats:
+        raise AgentOutputError(f"the ingest received no stream {app}/{key}")
+    return stats[-1], False
+
+
+def final_stats_payload(ctx: ScoreContext, app: str, key: str) -> tuple[dict[str, Any], bool]:
+    """final_stats as the payload dict (for scorers not converted to typed evidence yet)."""
+    snap, stopped = final_stats(ctx, app, key)
+    return snap.to_payload(), stopped
+
+
+def gop_bitrate_kbps(v: dict[str, Any]) -> float | None:
+    """Bitrate over whole GOPs of a video stats payload dict, else the overall bitrate (kbps)."""
+    g = (v.get("bitrate_gop_bps") or {}).get("mean")
+    b = g if g is not None else v.get("bitrate_overall_bps")
+    return None if b is None else b / 1000
