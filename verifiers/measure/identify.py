@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import fft as sp_fft
 from scipy.signal import fftconvolve
 
 from verifiers.measure.audio_io import check_signal
@@ -33,14 +34,50 @@ class Match:
 
 def _ncc_scan(segment: np.ndarray, template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """NCC and dot product of `template` against every full-overlap position in `segment`."""
-    n = len(template)
-    dots = fftconvolve(segment, template[::-1], mode="valid")
-    c = np.concatenate([[0.0], np.cumsum(segment * segment)])
-    win_energy = np.maximum(c[n:] - c[:-n], 0.0)
-    t_norm = float(np.sqrt(np.dot(template, template)))
-    denom = np.sqrt(win_energy) * t_norm
-    ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
-    return ncc, dots
+    return _Scanner(segment).scan(0, len(segment), "template", template)
+
+
+class _Scanner:
+    """NCC scans of many templates over windows of one mix, sharing the FFT work.
+
+    A scan correlates a template with a window of the mix; identification makes thousands (every
+    library sample at every onset). Done one by one, each costs three FFTs and a cumulative energy
+    sum. Here the template's spectrum is computed once per FFT size and the window's spectrum and
+    energy sums once per window, so a scan costs one inverse FFT. The arithmetic is the one
+    scipy.signal.fftconvolve does (same transform sizes and order), so the results are the same.
+    """
+
+    def __init__(self, mix: np.ndarray) -> None:
+        self.mix = mix
+        self._templates: dict[tuple[str, int, int], tuple[np.ndarray, float]] = {}
+        self._window_key: tuple[int, int, int] | None = None
+        self._window: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _template(self, name: str, template: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+        key = (name, len(template), size)
+        if key not in self._templates:
+            self._templates[key] = (sp_fft.rfft(template[::-1], size), float(np.sqrt(np.dot(template, template))))
+        return self._templates[key]
+
+    def _window_spectrum(self, lo: int, end: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._window_key != (lo, end, size):
+            seg = self.mix[lo:end]
+            self._window = (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)]))
+            self._window_key = (lo, end, size)
+        assert self._window is not None
+        return self._window
+
+    def scan(self, lo: int, end: int, name: str, template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """NCC and dot product of `template` at every full-overlap position in mix[lo:end]."""
+        n, seg_len = len(template), end - lo
+        size = sp_fft.next_fast_len(seg_len + n - 1, True)
+        spec, c = self._window_spectrum(lo, end, size)
+        t_spec, t_norm = self._template(name, template, size)
+        dots = sp_fft.irfft(spec * t_spec, size)[n - 1: seg_len].copy()
+        win_energy = np.maximum(c[n:] - c[:-n], 0.0)
+        denom = np.sqrt(win_energy) * t_norm
+        ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
+        return ncc, dots
 
 
 #: NCC peaks this close to the best are ties: periodic material (a decaying tone) scores almost the
@@ -69,7 +106,8 @@ def _pearson_scan(segment: np.ndarray, template: np.ndarray) -> np.ndarray:
 
 
 def _match_one(x: np.ndarray, sr: int, name: str, sample: np.ndarray, expect_s: float, search_s: float,
-               length_s: float) -> Match:
+               length_s: float, scanner: _Scanner | None = None) -> Match:
+    scanner = scanner if scanner is not None else _Scanner(x)
     s = check_signal(sample, f"library sample {name!r}")
     if s.ndim != 1:
         raise ValueError(f"library sample {name!r} must be mono, got shape {s.shape}")
@@ -79,8 +117,9 @@ def _match_one(x: np.ndarray, sr: int, name: str, sample: np.ndarray, expect_s: 
     if n <= 0:
         return Match(name, 0.0, expect_s, 0.0)
     template = s[:n]
-    seg = x[lo: min(len(x), hi_start + n)]
-    ncc, dots = _ncc_scan(seg, template)
+    end = min(len(x), hi_start + n)
+    seg = x[lo:end]
+    ncc, dots = scanner.scan(lo, end, name, template)
     best = float(ncc.max())
     ties = np.nonzero(ncc >= best - TIE_NCC)[0]
     k = int(np.argmax(ncc))
@@ -112,7 +151,8 @@ def match_at(mix: np.ndarray, sample_rate_hz: int, library: dict[str, np.ndarray
     if x.ndim != 1:
         raise ValueError(f"match_at wants a mono mix, got shape {x.shape}")
     sr = int(sample_rate_hz)
-    out = [_match_one(x, sr, name, s, at_s, search_s, length_s) for name, s in library.items()]
+    scanner = _Scanner(x)
+    out = [_match_one(x, sr, name, s, at_s, search_s, length_s, scanner) for name, s in library.items()]
     out.sort(key=lambda m: m.ncc, reverse=True)
     return out
 
@@ -139,8 +179,9 @@ def identify(mix: np.ndarray, sample_rate_hz: int, library: dict[str, np.ndarray
     sr = int(sample_rate_hz)
     lead = {name: _lead_in_s(s, sr, threshold_db) for name, s in library.items()}
     found: list[tuple[float, Match]] = []
+    scanner = _Scanner(x)
     for onset in detect_onsets(x, sr, threshold_db=threshold_db):
-        matches = sorted((_match_one(x, sr, name, s, onset.time_s - lead[name], search_s, length_s)
+        matches = sorted((_match_one(x, sr, name, s, onset.time_s - lead[name], search_s, length_s, scanner)
                           for name, s in library.items()), key=lambda m: m.ncc, reverse=True)
         if not matches or matches[0].ncc < min_ncc:
             continue
