@@ -121,7 +121,7 @@ class TallyDash(App[None]):
 
     def on_mount(self) -> None:
         self.query_one("#streams-table", DataTable).add_columns(
-            "stream", "state", "video", "fps", "Mbit/s", "GOP s", "audio", "dur s")
+            "stream", "state", "video", "fps", "Mbit/s", "GOP s", "audio", "dur s", "health")
         self.query_one("#scenario-table", DataTable).add_columns("t s", "what", "result", "late ms", "lat ms")
         self.query_one("#score-table", DataTable).add_columns("check", "wt", "score", "status")
         self.query_one("#nodes-table", DataTable).add_columns("node", "state", "task", "run", "last score")
@@ -190,7 +190,8 @@ class TallyDash(App[None]):
             state = "[green]live[/]" if s.state == "live" else "[dim]ended[/]"
             table.add_row(s.name, state, res, _fmt(s.fps, ".2f"),
                           _fmt(None if s.bitrate_bps is None else s.bitrate_bps / 1e6, ".2f"),
-                          _fmt(s.keyframe_last_s, ".2f"), s.audio or "-", _fmt(s.duration_s, ".0f"))
+                          _fmt(s.keyframe_last_s, ".2f"), s.audio or "-", _fmt(s.duration_s, ".0f"),
+                          _health_cell(s.health))
         first = next(iter(self.state.streams.values()), None)
         spark = self.query_one("#bitrate", Sparkline)
         spark.data = list(first.bitrate_history_bps) if first else []
@@ -336,6 +337,18 @@ def bundle_source(root: Path, speed: float = 0.0) -> EventSource:
                "payload": {"task": task, "report": report} if report else {"phase": "ended (not scored)"}}
 
     return gen
+
+
+_HEALTH_COLOURS = {"good": "green", "ok": "yellow", "bad": "red"}
+
+
+def _health_cell(health: dict[str, tuple[str, list[str]]]) -> str:
+    """`youtube good  twitch bad: keyframeInterval` with the status coloured (rtmp/health)."""
+    parts = []
+    for name, (status, issues) in sorted(health.items()):
+        colour = _HEALTH_COLOURS.get(status, "dim")
+        parts.append(f"{name} [{colour}]{status}[/]" + (f": {','.join(issues)}" if issues else ""))
+    return "  ".join(parts) or "-"
 
 
 def node_event(topic: str, obj: Any) -> dict[str, Any] | None:

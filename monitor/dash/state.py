@@ -30,6 +30,8 @@ class StreamView:
     keyframe_mean_s: float | None = None
     audio: str = ""
     duration_s: float = 0.0
+    #: platform profile -> (status, issue types) from the ingest's health (rtmp/health)
+    health: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     bitrate_history_bps: deque[float] = field(default_factory=lambda: deque(maxlen=HISTORY_POINTS))
 
     @property
@@ -154,6 +156,12 @@ def _rtmp(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> No
             rate, ch = a.get("sample_rate_hz"), a.get("channels")
             view.audio = f"{a['codec']} {rate or '?'} Hz {ch or '?'} ch"
         view.duration_s = _num(p.get("duration_s")) or view.duration_s
+        for name, h in (p.get("health") or {}).items():
+            if isinstance(h, dict):
+                view.health[str(name)] = (str(h.get("status", "?")), [str(i.get("type")) for i in h.get("issues") or []])
+    elif kind == "health" and p.get("profile"):
+        view.health[str(p["profile"])] = (str(p.get("status", "?")),
+                                          [str(i.get("type")) for i in p.get("issues") or []])
 
 
 _OBS_OUTPUT_EVENTS = {"StreamStateChanged": "stream", "RecordStateChanged": "record",

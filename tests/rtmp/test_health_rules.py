@@ -148,3 +148,19 @@ def test_html_report_lists_stream_health() -> None:
               "complete": True, "checks": [], "errors": [], "notes": []}
     page = render_html(report, events)
     assert "Ingest stream health" in page and "gopSizeLong (error): 6.0 vs 4.0 from 4.1 s" in page
+
+
+def test_dashboard_shows_stream_health() -> None:
+    from monitor.dash.app import _health_cell
+    from monitor.dash.state import DashState
+
+    st = DashState()
+    st.apply({"seq": 1, "mono_ns": 1, "source": "rtmp", "kind": "stats",
+              "payload": {"app": "live", "key": "k", "video": {}, "audio": {}, "duration_s": 1.0,
+                          "health": {"youtube": {"status": "good", "issues": []}}}})
+    st.apply({"seq": 2, "mono_ns": 2, "source": "rtmp", "kind": "health",
+              "payload": {"app": "live", "key": "k", "profile": "twitch", "status": "bad",
+                          "issues": [{"type": "keyframeInterval"}]}})
+    health = st.streams["live/k"].health
+    assert health == {"youtube": ("good", []), "twitch": ("bad", ["keyframeInterval"])}
+    assert _health_cell(health) == "twitch [red]bad[/]: keyframeInterval  youtube [green]good[/]"
