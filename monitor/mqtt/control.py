@@ -162,7 +162,10 @@ def _timeout(value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ControlError("start: timeout_s must be a positive number")
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # a 400-digit integer (found by the fuzzer)
+        seconds = math.inf
     if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT_S:
         raise ControlError(f"start: timeout_s must be a finite positive number of seconds, at most {MAX_TIMEOUT_S:g}")
     return seconds
