@@ -112,3 +112,29 @@ def test_t09_synth_vs_real() -> None:
     except (AttributeError, TypeError):
         rects = {}
     assert rects == {}, "T09 now reads the app's SceneItemsNode: drop bare_scene_items from the list above"
+
+
+def test_overlay_export_shape(tmp_path: Path) -> None:
+    """A .overlay as the app's save code writes it (no public sample): config.json of scenes/slots with
+    content nodes, media copied into the zip under new names, widget URLs blanked."""
+    import json
+    import zipfile
+
+    from verifiers.apps.streamlabs import load_overlay
+    cfg = {"schemaVersion": 2, "nodeType": "RootNode", "scenes": {"schemaVersion": 2, "nodeType": "ScenesNode", "items": [
+        {"name": "Main", "sceneId": "scene_1", "slots": {"schemaVersion": 1, "nodeType": "SlotsNode", "items": [
+            {"id": "a", "name": "Logo", "sceneNodeType": "item", "x": 10, "y": 20, "scaleX": 0.5, "scaleY": 0.5,
+             "locked": False, "content": {"schemaVersion": 1, "nodeType": "ImageNode", "filename": "k3j2.png"}},
+            {"id": "b", "name": "Alert Box", "sceneNodeType": "item", "x": 560, "y": 0, "scaleX": 1, "scaleY": 1,
+             "locked": False, "content": {"schemaVersion": 1, "nodeType": "WidgetNode", "type": 0,
+                                          "settings": {"url": "", "width": 800, "height": 600}}}]}}]}}
+    p = tmp_path / "x.overlay"
+    with zipfile.ZipFile(p, "w") as z:
+        z.writestr("config.json", json.dumps(cfg, indent=2))
+        z.writestr("k3j2.png", b"\x89PNG")
+    ov = load_overlay(p)
+    logo, alert = ov.scenes["Main"]
+    assert (logo.content_type, logo.filename, logo.x) == ("ImageNode", "k3j2.png", 10.0) and ov.assets == ("k3j2.png",)
+    assert (alert.content_type, alert.widget_type) == ("WidgetNode", 0)
+    with pytest.raises(StreamlabsError):
+        load_overlay(tmp_path / "missing.overlay")

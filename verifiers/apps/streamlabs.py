@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SlCollection", "SlFolder", "SlItem", "SlScene", "SlSource", "StreamlabsError", "load_collection",
-           "node_items", "parse_collection"]
+__all__ = ["SlCollection", "SlFolder", "SlItem", "SlOverlay", "SlScene", "SlSlot", "SlSource", "StreamlabsError",
+           "load_collection", "load_overlay", "node_items", "parse_collection", "parse_overlay_config"]
 
 
 class StreamlabsError(ValueError):
@@ -199,3 +199,79 @@ def parse_collection(obj: Any, path: str = "<streamlabs collection>") -> SlColle
     sv = obj.get("schemaVersion")
     return SlCollection(path, sv if isinstance(sv, int) else None, tuple(scenes), sources, base,
                         bool(obj.get("dualOutputMode", False)), obj)
+
+
+# ---- .overlay exports -------------------------------------------------------------------------
+#
+# File > Export Overlay writes a zip: config.json (OverlaysPersistenceService.saveOverlay, 2-space
+# JSON of nodes/overlays/root.ts, RootNode schema 2) plus every image/video the scenes use, copied
+# in under new unique names. config.json is NOT a collection: scenes hold `slots` (a SlotsNode)
+# whose items carry a `content` node saying what the source is (ImageNode {filename},
+# VideoNode {filename, settings}, WidgetNode {type, settings with url blanked}, TextNode {settings},
+# WebcamNode, GameCaptureNode, SceneSourceNode, StreamlabelNode, ...). No public .overlay file was
+# found; this follows the save code only.
+
+
+@dataclass(frozen=True)
+class SlSlot:
+    name: str
+    content_type: str            # "ImageNode", "WidgetNode", ... ("folder" for folders)
+    x: float
+    y: float
+    scale_x: float
+    scale_y: float
+    filename: str | None         # a media file inside the zip (ImageNode, VideoNode)
+    widget_type: int | None      # WidgetNode
+    raw: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class SlOverlay:
+    scenes: dict[str, tuple[SlSlot, ...]]   # scene name -> slots bottom -> top
+    assets: tuple[str, ...]                 # names in the zip other than config.json
+    raw: dict[str, Any] = field(repr=False)
+
+
+def parse_overlay_config(obj: Any, assets: tuple[str, ...] = (), path: str = "config.json") -> SlOverlay:
+    if not isinstance(obj, dict) or not isinstance(obj.get("scenes"), (dict, list)):
+        raise StreamlabsError(f"{path}: not a Streamlabs overlay config (no scenes node)")
+    scenes: dict[str, tuple[SlSlot, ...]] = {}
+    try:
+        for sc in node_items(obj["scenes"]):
+            if not isinstance(sc, dict):
+                continue
+            slots = []
+            for it in node_items(sc.get("slots")):
+                if not isinstance(it, dict):
+                    continue
+                content = it.get("content") if isinstance(it.get("content"), dict) else {}
+                kind = "folder" if it.get("sceneNodeType") == "folder" else str(content.get("nodeType", ""))
+                wt = content.get("type") if kind == "WidgetNode" else None
+                fn = content.get("filename")
+                slots.append(SlSlot(str(it.get("name", "")), kind, _num(it.get("x"), 0.0), _num(it.get("y"), 0.0),
+                                    _num(it.get("scaleX"), 1.0), _num(it.get("scaleY"), 1.0),
+                                    fn if isinstance(fn, str) else None,
+                                    int(wt) if isinstance(wt, (int, float)) and not isinstance(wt, bool) else None, it))
+            scenes[str(sc.get("name", ""))] = tuple(slots)
+    except StreamlabsError as exc:
+        raise StreamlabsError(f"{path}: {exc}") from None
+    return SlOverlay(scenes, assets, obj)
+
+
+def load_overlay(path: str | Path) -> SlOverlay:
+    """A .overlay zip: its config.json and the asset names beside it."""
+    import zipfile
+
+    p = Path(path)
+    try:
+        with zipfile.ZipFile(p) as z:
+            names = z.namelist()
+            if "config.json" not in names:
+                raise StreamlabsError(f"{p}: no config.json in the overlay zip")
+            obj = json.loads(z.read("config.json"))
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise StreamlabsError(f"{p}: not a readable zip: {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StreamlabsError(f"{p}: config.json is not valid JSON: {exc}") from None
+    return parse_overlay_config(obj, tuple(n for n in names if n != "config.json" and not n.endswith("/")),
+                                f"{p}:config.json")
