@@ -19,7 +19,8 @@ an `mqtt/feed_error` event and a reconnect with backoff; the same crash three ti
 outbox position skips that record); a record the broker cannot take is acknowledged unsent with an
 `mqtt/outbox_skipped` event; the command reader ending (the broker went away while we were idle)
 ends the connection and reconnects; and the retained status is re-published every `heartbeat_s`
-(with the MQTT keepalive), so an idle daemon notices a dead broker within one keepalive.
+(half the MQTT keepalive, each publish given as long to be acknowledged), so an idle daemon notices a
+dead or frozen broker within one keepalive (5 s).
 Those incident events go to `tally/<node>/feed/<kind>` and, during a run, into its bus.
 """
 
@@ -66,7 +67,7 @@ class MqttFeed:
     def __init__(self, broker: topics.BrokerAddress, node: str, outbox_dir: Path, run_id: str | None = None,
                  on_command: CommandHandler | None = None, window: int = 32,
                  reconnect_max_s: float = 2.0, drain_timeout_s: float = 10.0,
-                 heartbeat_s: float = KEEPALIVE_S) -> None:
+                 heartbeat_s: float = KEEPALIVE_S / 2) -> None:
         self.broker = broker
         self.node = node
         self.run_id = run_id
