@@ -25,8 +25,8 @@ import numpy as np
 from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
 from verifiers.tasks.streaming.common import event, path_ends_with, payload, ramp, t_ms
-from verifiers.tasks.streaming.t12_browser_ticker import decode_data_uri
 
 COLLECTIONS = "streamlabs/SceneCollections"
 STATE = "state/streamlabs_widgets.json"

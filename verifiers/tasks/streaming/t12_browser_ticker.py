@@ -23,22 +23,11 @@ from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
 from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events, path_ends_with, ramp
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)
-
-
-def decode_data_uri(uri: Any) -> np.ndarray | None:
-    """data:image/png;base64,... -> RGB array (None when it is not an image)."""
-    if not isinstance(uri, str) or "," not in uri:
-        return None
-    try:
-        raw = base64.b64decode(uri.split(",", 1)[1], validate=False)
-    except ValueError:
-        return None
-    img = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR)
-    return None if img is None else img[:, :, ::-1]
 
 
 def band_transparency(img: np.ndarray, bg_rgb: list[int], band_frac: float) -> dict[str, float]:
