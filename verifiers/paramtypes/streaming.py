@@ -71,3 +71,28 @@ class AudioAtIngest:
 class StreamDuration:
     duration_s: float
     tolerance_s: float
+
+
+@params_type(T17, "scenes_sources")
+@dataclass(frozen=True)
+class ScriptedScenes:
+    scene_count: int
+    canvas_px: tuple[int, int]
+    script_requests: tuple[str, ...] = ()
+
+
+@params_type(T17, "transforms")
+@dataclass(frozen=True)
+class ScriptedTransforms:
+    bounds_px: tuple[int, int]
+    pos_px: tuple[int, int]
+    tolerance_px: float
+    script_requests: tuple[str, ...] = ()
+
+
+@params_type(T17, "transition")
+@dataclass(frozen=True)
+class ScriptedTransition:
+    transition: str
+    duration_ms: int
+    script_requests: tuple[str, ...] = ()

@@ -29,13 +29,19 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.apps.obs.collection import Collection
+from verifiers.base import NoLiveEvidence, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, ScriptedTransition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming import weekly_stream as W
 from verifiers.tasks.streaming.common import event, load_named_collection, payload
 
-CHECKS = ("scenes_sources", "transforms", "transition")
+TASK = "R06.12.01.01-T17"
+N = check_names(TASK)
+CHECKS = tuple(N)
 #: request types that change nothing (never proof that the script built anything)
 READ_ONLY_PREFIXES = ("Get",)
 READ_ONLY = frozenset({"Sleep", "BroadcastCustomEvent"})
@@ -175,47 +181,59 @@ class RequestLog:
 
 
 @register
-class WeeklyStreamWebsocket(TaskVerifier):
-    task_id = "R06.12.01.01-T17"
+class WeeklyStreamWebsocket(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        coll = load_named_collection(ctx, W.COLLECTION)
-        s, ev, msg = W.scenes_sources(ctx, coll, checks.params("scenes_sources")["canvas_px"],
-                                       checks.spec("scenes_sources").curve)
-        top, m1 = W.frame_topmost(coll)
-        muted, m2 = W.brb_mic_muted(coll)
-        n = ev["of"] + 2
-        ev.update(frame_topmost=top, brb_mic_muted=muted)
-        files: dict[str, tuple[float, dict[str, Any], str]] = {
-            "scenes_sources": ((s * ev["of"] + top + muted) / n, ev, "; ".join(m for m in (msg, m1, m2) if m))}
-        p = checks.params("transforms")
-        files["transforms"] = W.cam_geometry(ctx, coll, p["bounds_px"], p["pos_px"], p["tolerance_px"],
-                                             checks.spec("transforms").curve)
-        p = checks.params("transition")
-        files["transition"] = W.transition(coll, p["transition"], p["duration_ms"], checks.spec("transition").curve)
+    @provides
+    def coll(self) -> Collection:
+        return load_named_collection(self.ctx, W.COLLECTION)
+
+    @provides
+    def log(self) -> RequestLog:
+        """The run's websocket request evidence; NoLiveEvidence (every check error) without one."""
+        return RequestLog(self.ctx)
+
+    def gated(self, files: W.Result, needed: tuple[str, ...]) -> Result:
+        """A collection check counts only when the script made its part (the seed's gate)."""
+        score, evidence, message = files
         try:
-            log: RequestLog | None = RequestLog(ctx)
-            no_log = ""
+            log = self.log
         except NoLiveEvidence as exc:
-            log, no_log = None, str(exc)
-        for name in CHECKS:
-            score, evidence, message = files[name]
-            if log is None:
-                checks.error(name, f"{no_log} (the websocket request log decides whether a script made this)",
-                             {"collection_score": score, **evidence})
-                continue
-            ok, gate_ev, why = log.gate(list(checks.params(name).get("script_requests") or []))
-            checks.set(name, score if ok else 0.0, {"collection_score": score, **evidence, "websocket_log": gate_ev},
-                       "; ".join(m for m in (why, message) if m))
+            return Result.cannot_judge(f"{exc} (the websocket request log decides whether a script made this)",
+                                       {"collection_score": score, **evidence})
+        ok, gate_ev, why = log.gate(list(needed))
+        return Result(score if ok else 0.0, {"collection_score": score, **evidence, "websocket_log": gate_ev},
+                      "; ".join(m for m in (why, message) if m))
+
+    @check(N.scenes_sources)
+    def scenes_sources(self, p: ScriptedScenes, curve: Curve) -> Result:
+        """T01's scenes/sources with the z-order and BRB mute as two more items (the seed's grouping)."""
+        req, got = W.scene_checklist(self.ctx, self.coll, p.canvas_px)
+        top, m1 = W.frame_topmost(self.coll)
+        muted, m2 = W.brb_mic_muted(self.coll)
+        missing = [k for k, v in req.items() if not v]
+        ev = {"met": sum(req.values()), "of": len(req), "missing": missing, "canvas": got,
+              "frame_topmost": top, "brb_mic_muted": muted}
+        msg = "; ".join(m for m in (("missing: " + "; ".join(missing)) if missing else "", m1, m2) if m)
+        return self.gated((curve.count(sum(req.values()) + top + muted, len(req) + 2), ev, msg), p.script_requests)
+
+    @check(N.transforms)
+    def transforms(self, p: ScriptedTransforms, curve: Curve) -> Result:
+        files = W.cam_geometry(self.ctx, self.coll, p.bounds_px, p.pos_px, p.tolerance_px, curve)
+        return self.gated(files, p.script_requests)
+
+    @check(N.transition)
+    def transition(self, p: ScriptedTransition, curve: Curve) -> Result:
+        return self.gated(W.transition(self.coll, p.transition, p.duration_ms, curve), p.script_requests)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         W.write_weekly_instance(inst, {
-            "cam_4px_off": (["transforms"], "Cam placed 4 px right of its spot", W.cam_off),
-            "frame_under_cam": (["scenes_sources"], "overlay/frame.png created before the webcam", W.frame_under),
-            "brb_mic_live": (["scenes_sources"], "BRB mic left unmuted", W.mic_live),
-            "fade_500ms": (["transition"], "SetCurrentSceneTransitionDuration 500", W.fade_500),
-            "no_countdown": (["scenes_sources"], "Starting Soon has no countdown text", W.no_countdown),
-            "canvas_720p": (["scenes_sources"], "canvas left at 1280x720", None),
+            "cam_4px_off": ([N.transforms], "Cam placed 4 px right of its spot", W.cam_off),
+            "frame_under_cam": ([N.scenes_sources], "overlay/frame.png created before the webcam", W.frame_under),
+            "brb_mic_live": ([N.scenes_sources], "BRB mic left unmuted", W.mic_live),
+            "fade_500ms": ([N.transition], "SetCurrentSceneTransitionDuration 500", W.fade_500),
+            "no_countdown": ([N.scenes_sources], "Starting Soon has no countdown text", W.no_countdown),
+            "canvas_720p": ([N.scenes_sources], "canvas left at 1280x720", None),
             "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
                                        W.cam_scaled),
         }, list(CHECKS))
@@ -235,7 +253,7 @@ class WeeklyStreamWebsocket(TaskVerifier):
         solution("script_requests_failed", list(CHECKS),
                  "build_scenes.py ran but OBS refused every request (result false): the scenes came from elsewhere",
                  script_run(fail=True))
-        solution("transform_in_gui", ["transforms"],
+        solution("transform_in_gui", [N.transforms],
                  "the script built the scenes but sent no SetSceneItemTransform (Cam placed by hand)",
                  script_run(skip={"SetSceneItemTransform"}))
         solution("settings_dialog_used", list(CHECKS), "OBS's Settings dialog was confirmed during the run",
