@@ -126,3 +126,9 @@ def test_synth_writes_only_what_reaper_writes(tmp_path: Path) -> None:
     it = back.items[0]
     assert (it.position_s, it.length_s, it.source_offset_s, it.source_file, it.fade_in_s, it.fade_out_s) == (
         1.0, 2.0, 0.5, "a b.wav", 0.1, 0.2)
+
+
+def test_tokenizer_keeps_backslashes_and_unclosed_quotes() -> None:
+    root = parse_rpp('<REAPER_PROJECT 0.1 "6.0" 0\n  RECORD_PATH C:\\media\\rec ""\n  NOTES "unclosed\n>\n')
+    assert root.first("RECORD_PATH") == ["C:\\media\\rec", ""]
+    assert root.first("NOTES") == ["unclosed"]
