@@ -291,7 +291,9 @@ class ChunkReader:
                     self._held -= len(st.buf)
                     st.buf = None
                 if remaining:
-                    pending = length + sum(o.length for o in streams.values() if o.buf is not None)
+                    pending = length
+                    if self._held:  # other partial messages (rare: interleaving on chunk streams)
+                        pending += sum(o.length for o in streams.values() if o.buf is not None)
                     if pending > self.max_pending_bytes:
                         raise ChunkError(f"{pending} bytes of interleaved messages pending "
                                          f"(limit {self.max_pending_bytes})")

@@ -208,6 +208,7 @@ class RtmpSession(asyncio.BufferedProtocol):
         self.last_progress_mono = self.last_data_mono
         self.address = "?"
         self.peak_held_bytes = 0
+        self._charged = 0  # what the budget was last told this session holds
         self.closed = False
         self._close_reason: str | None = None
         self._media_warnings = 0
@@ -280,6 +281,9 @@ class RtmpSession(asyncio.BufferedProtocol):
     def _charge_budget(self) -> None:
         """Report what the reader holds to the server-wide budget; over it, drop the biggest holder."""
         held = self.reader.held_bytes
+        if not held and not self._charged:
+            return  # nothing held before or now: the common case between messages
+        self._charged = held
         if held > self.peak_held_bytes:
             self.peak_held_bytes = held
         victim = self.ctx.budget.update(self, held)
@@ -556,12 +560,16 @@ class RtmpSession(asyncio.BufferedProtocol):
         try:
             action(rec_file)
         except OSError as exc:
-            self.recorder = None
-            with contextlib.suppress(OSError):
-                rec_file.close()
-            rec = self.stream
-            self.ctx.emit("recording_error", {"app": rec.app if rec else None, "key": rec.key if rec else None,
-                                              "error": str(exc)})
+            self._recording_failed(rec_file, exc)
+
+    def _recording_failed(self, rec_file: FlvRecorder, exc: OSError) -> None:
+        """A write failed (disk full, ...): stop recording this stream, keep measuring it."""
+        self.recorder = None
+        with contextlib.suppress(OSError):
+            rec_file.close()
+        rec = self.stream
+        self.ctx.emit("recording_error", {"app": rec.app if rec else None, "key": rec.key if rec else None,
+                                          "error": str(exc)})
 
     def _on_media(self, msg: RawMessage) -> None:
         rec = self.stream
@@ -608,8 +616,13 @@ class RtmpSession(asyncio.BufferedProtocol):
                 stats.on_audio_frame(ts, len(body) - at.payload_offset)
             tag_type = TAG_AUDIO
             seq_init = "audio" if at.sequence_header else None
-        if self.recorder is not None:
-            self._record(lambda r: r.write_media(tag_type, ts, body))
+        recorder = self.recorder
+        if recorder is not None:
+            # Inline (not _record with a lambda): this runs for every media message.
+            try:
+                recorder.write_media(tag_type, ts, body)
+            except OSError as exc:
+                self._recording_failed(recorder, exc)
         if rec.taps or seq_init is not None:
             rec.tap_tag(tag_type, ts, body, seq_init)
 
