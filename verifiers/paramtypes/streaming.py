@@ -96,3 +96,30 @@ class ScriptedTransition:
     transition: str
     duration_ms: int
     script_requests: tuple[str, ...] = ()
+
+
+# ---- T08: replay buffer -------------------------------------------------------------------------
+T08 = "R06.12.01.01-T08"
+
+
+@params_type(T08, "replay_settings")
+@dataclass(frozen=True)
+class ReplaySettings:
+    max_time_s: int
+    max_memory_mb: int
+    filename_format: str
+    folder: str
+
+
+@params_type(T08, "hotkey")
+@dataclass(frozen=True)
+class Hotkey:
+    key: str
+
+
+@params_type(T08, "replay_file")
+@dataclass(frozen=True)
+class ReplayFile:
+    count: int
+    duration_s: float
+    tolerance_s: float

@@ -19,15 +19,20 @@ from typing import Any
 import numpy as np
 
 from verifiers.apps.obs.hotkeys import normalize
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.apps.obs.profile import Profile
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
+from verifiers.paramtypes.streaming import Hotkey, ReplayFile, ReplaySettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile, event, frac, obs_events, path_ends_with
+from verifiers.tasks.streaming.common import OBS_DIR, active_profile, event, obs_events, path_ends_with
 from verifiers.tasks.streaming.media import probe
 
+TASK = "R06.12.01.01-T08"
+N = check_names(TASK)
 REPLAYS = "recordings/replays"
 DEFAULT_FORMAT = "%CCYY-%MM-%DD %hh-%mm-%ss"
 #: OBS filename-format specifiers -> regex (the ones the task's format uses, plus common ones)
@@ -51,58 +56,63 @@ def name_regex(prefix: str, fmt: str) -> re.Pattern[str]:
 
 
 @register
-class ReplayBuffer(TaskVerifier):
-    task_id = "R06.12.01.01-T08"
+class ReplayBuffer(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        prof = active_profile(ctx)
-        p = checks.params("replay_settings")
+    @provides
+    def prof(self) -> Profile:
+        """The active profile; every check reads it (without one the agent configured nothing)."""
+        return active_profile(self.ctx)
+
+    @check(N.replay_settings)
+    def replay_settings(self, p: ReplaySettings, curve: Curve) -> Result:
+        prof = self.prof
         rb = prof.replay_buffer
         enabled, rb_time, rb_size = rb.enabled, rb.max_time_s, rb.max_size_mb
         # an explicitly emptied prefix is saved as "RecRBPrefix=" and OBS then uses "" (not the default)
         prefix = prof.ini.get("SimpleOutput", {}).get("RecRBPrefix", rb.prefix)
-        sec = prof.output_mode
         folder = prof.recording.path
         fmt = prof.get("Output", "FilenameFormatting") or DEFAULT_FORMAT
-        want_prefix, want_fmt = p["filename_format"].split(" ", 1)
-        parts = {"max time 30 s": rb_time == p["max_time_s"], "memory 512 MB": rb_size == p["max_memory_mb"],
+        want_prefix, want_fmt = p.filename_format.split(" ", 1)
+        parts = {"max time 30 s": rb_time == p.max_time_s, "memory 512 MB": rb_size == p.max_memory_mb,
                  "file name format": prefix == want_prefix and fmt == want_fmt,
-                 "folder recordings/replays/": path_ends_with(folder, p["folder"].rstrip("/"))}
-        score = frac(sum(parts.values()), len(parts)) if enabled else 0.0
-        checks.set("replay_settings", score, {"mode": sec, "enabled": enabled, "time_s": rb_time, "size_mb": rb_size,
-                                              "prefix": prefix, "format": fmt, "folder": folder},
-                   "replay buffer not enabled" if not enabled else
-                   "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
+                 "folder recordings/replays/": path_ends_with(folder, p.folder.rstrip("/"))}
+        score = curve.count(sum(parts.values()), len(parts)) if enabled else 0.0
+        return Result(score, {"mode": prof.output_mode, "enabled": enabled, "time_s": rb_time, "size_mb": rb_size,
+                              "prefix": prefix, "format": fmt, "folder": folder},
+                      "replay buffer not enabled" if not enabled else
+                      "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
 
-        key = checks.params("hotkey")["key"]
-        bound = prof.hotkeys.get("ReplayBuffer.Save", ())
-        ok = normalize(key) in bound
-        checks.set("hotkey", 1.0 if ok else 0.0, {"bindings": list(bound)},
-                   "" if ok else f"Save Replay bound to {list(bound) or 'nothing'}, not {key}")
+    @check(N.hotkey)
+    def hotkey(self, p: Hotkey, curve: Curve) -> Result:
+        bound = self.prof.hotkeys.get("ReplayBuffer.Save", ())
+        ok = normalize(p.key) in bound
+        return Result(curve.passes(ok), {"bindings": list(bound)},
+                      "" if ok else f"Save Replay bound to {list(bound) or 'nothing'}, not {p.key}")
 
-        pr = checks.params("replay_file")
-        d = ctx.workdir / REPLAYS
+    @check(N.replay_file)
+    def replay_file(self, p: ReplayFile, curve: Curve) -> Result:
+        self.prof  # noqa: B018 - as before the split: without a profile this check fails too
+        d = self.ctx.workdir / REPLAYS
         files = sorted(f for f in d.iterdir() if f.is_file() and f.name.lower().endswith(VIDEO_EXT)) \
             if d.is_dir() else []
         if not files:
-            checks.fail("replay_file", f"no saved replay in {REPLAYS}/")
-            return
-        rx = name_regex(*p["filename_format"].split(" ", 1))
+            return Result.fail(f"no saved replay in {REPLAYS}/")
+        rx = name_regex(*self.task.check(N.replay_settings).typed.filename_format.split(" ", 1))
         f = files[-1]
         try:
-            dur = probe(f).duration_s
+            dur, err = probe(f).duration_s, ""
         except MediaError as exc:
             dur, err = None, str(exc)
-        else:
-            err = ""
-        rparts = {"exactly one replay": len(files) == pr["count"], "name matches the format": bool(rx.match(f.name)),
-                  "30 s long": dur is not None and abs(dur - pr["duration_s"]) <= pr["tolerance_s"]}
-        if ctx.events is not None:
-            saved = [Path(str(d.get("savedReplayPath", ""))).name for _t, d in obs_events(ctx.events, "ReplayBufferSaved")]
-            rparts["ReplayBufferSaved names it"] = f.name in saved
-        checks.set("replay_file", frac(sum(rparts.values()), len(rparts)),
-                   {"files": [x.name for x in files], "duration_s": dur, **rparts},
-                   "; ".join([err, *(f"not {k}" for k, v in rparts.items() if not v)]).strip("; "))
+        parts = {"exactly one replay": len(files) == p.count, "name matches the format": bool(rx.match(f.name)),
+                 "30 s long": dur is not None and abs(dur - p.duration_s) <= p.tolerance_s}
+        if self.ctx.events is not None:
+            saved = [Path(str(e.get("savedReplayPath", ""))).name
+                     for _t, e in obs_events(self.ctx.events, "ReplayBufferSaved")]
+            parts["ReplayBufferSaved names it"] = f.name in saved
+        return Result(curve.count(sum(parts.values()), len(parts)),
+                      {"files": [x.name for x in files], "duration_s": dur, **parts},
+                      "; ".join([err, *(f"not {k}" for k, v in parts.items() if not v)]).strip("; "))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / "recordings").mkdir(parents=True)
@@ -138,13 +148,13 @@ class ReplayBuffer(TaskVerifier):
                                                        {"outputActive": True}), *evs])
 
         solution(inst.oracle)
-        solution(inst.mutant("replay_20s", ["replay_settings", "replay_file"], "max time left at 20 s"), rb_time=20,
+        solution(inst.mutant("replay_20s", [N.replay_settings, N.replay_file], "max time left at 20 s"), rb_time=20,
                  files=(("Replay 2026-11-30 21-04-10.mkv", 20.0),))
-        solution(inst.mutant("memory_256", ["replay_settings"], "memory 256 MB"), rb_size=256)
-        solution(inst.mutant("hotkey_f10", ["hotkey"], "Save Replay bound to F10"), key="F10")
-        solution(inst.mutant("two_replays", ["replay_file"], "saved twice"),
+        solution(inst.mutant("memory_256", [N.replay_settings], "memory 256 MB"), rb_size=256)
+        solution(inst.mutant("hotkey_f10", [N.hotkey], "Save Replay bound to F10"), key="F10")
+        solution(inst.mutant("two_replays", [N.replay_file], "saved twice"),
                  files=(("Replay 2026-11-30 21-04-10.mkv", 30.0), ("Replay 2026-11-30 21-04-40.mkv", 30.0)))
-        solution(inst.mutant("no_prefix", ["replay_settings", "replay_file"], "prefix cleared"), prefix="",
+        solution(inst.mutant("no_prefix", [N.replay_settings, N.replay_file], "prefix cleared"), prefix="",
                  files=(("2026-11-30 21-04-10.mkv", 30.0),))
-        solution(inst.mutant("saved_in_recordings", ["replay_settings", "replay_file"], "folder not changed"),
+        solution(inst.mutant("saved_in_recordings", [N.replay_settings, N.replay_file], "folder not changed"),
                  rec_path="/home/streamer/work/recordings")
