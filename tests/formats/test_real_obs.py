@@ -26,7 +26,8 @@ def test_collection_parses_and_keeps_everything(real: Any, tmp_path: Path) -> No
     globals_ = [raw[k] for k in ("DesktopAudioDevice1", "DesktopAudioDevice2", "AuxAudioDevice1",
                                  "AuxAudioDevice2", "AuxAudioDevice3", "AuxAudioDevice4") if k in raw]
     names = {s["name"] for s in raw["sources"] + raw.get("groups", []) + globals_}
-    assert set(c.sources) == names   # the global audio devices are sources too
+    assert set(c.sources) == names   # the global audio devices are sources too ...
+    assert not set(c.audio_devices.values()) & set(c.inputs)   # ... but not in the Sources list
     for s in raw["sources"] + raw.get("groups", []) + globals_:
         src = c.sources[s["name"]]
         assert src.raw_settings == s.get("settings", {})  # settings kept verbatim (plugin keys too)

@@ -281,8 +281,10 @@ class Collection:
 
     @property
     def inputs(self) -> dict[str, Source]:
-        """Sources that are neither scenes nor groups."""
-        return {n: s for n, s in self.sources.items() if s.kind not in ("scene", "group")}
+        """Sources that are neither scenes nor groups, nor the global audio devices (Desktop Audio,
+        Mic/Aux: in `sources` and `audio_devices`, not in OBS's Sources list, so not counted here)."""
+        globals_ = set(self.audio_devices.values())
+        return {n: s for n, s in self.sources.items() if s.kind not in ("scene", "group") and n not in globals_}
 
     def transition(self, name: str) -> Transition:
         if name in self.transitions:
@@ -391,8 +393,9 @@ def parse_collection(obj: Any, path: str = "<collection>") -> Collection:
     for key in GLOBAL_AUDIO_KEYS:
         if key in top:
             src = _parse_source(r, r.obj(top[key], key), key)
-            sources.setdefault(src.name, src)
-            audio_devices[key] = src.name
+            if src.name not in sources:  # a same-named ordinary source wins, as a name lookup in OBS would
+                sources[src.name] = src
+                audio_devices[key] = src.name
 
     scenes: dict[str, Scene] = {}
     for src in sources.values():
