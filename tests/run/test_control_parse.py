@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -52,3 +53,41 @@ def test_valid_start_and_done(tmp_path):
 def test_rejections_say_why(payload, fragment):
     with pytest.raises(ControlError, match=fragment):
         parse_control(payload)
+
+
+def _start(work, gt, **extra) -> bytes:
+    return json.dumps({"cmd": "start", "task": "T", "workdir": str(work), "gt": str(gt), **extra}).encode()
+
+
+def test_paths_must_be_distinct_non_overlapping_and_allowed(tmp_path):
+    from monitor.mqtt.control import PathPolicy
+
+    work, gt, elsewhere = tmp_path / "w", tmp_path / "g", tmp_path / "x"
+    for d in (work, gt, elsewhere, work / "sub", gt / "sub"):
+        d.mkdir()
+    (tmp_path / "link").symlink_to(work)
+    cases = [(_start(work, work), "gt is the work dir"), (_start(work, work / "sub"), "inside the work dir"),
+             (_start(gt / "sub", gt), "work dir is inside gt"), (_start(tmp_path / "link", work / "sub"), "inside"),
+             (_start("/", gt), "is /"), (_start("/etc", gt), "system directory"), (_start(work, "/usr/share"), "system"),
+             (_start("/tmp", gt), "top-level"), (_start(work, gt, timeout_s=0), "timeout_s"),
+             (_start(work, gt, timeout_s=1e308 * 10), "Infinity"), (_start(work, gt, timeout_s=10**400), "timeout_s")]
+    for payload, fragment in cases:
+        with pytest.raises(ControlError, match=fragment):
+            parse_control(payload)
+    allow = PathPolicy.of([tmp_path / "w", tmp_path / "g"])
+    assert parse_control(_start(work, gt), allow).workdir == work.resolve()
+    with pytest.raises(ControlError, match="outside every --allow-root"):
+        parse_control(_start(elsewhere, gt), allow)
+    with pytest.raises(ControlError, match="is /"):
+        parse_control(_start("/", gt), PathPolicy.of([Path("/")]))
+
+
+def test_size_depth_and_constants_are_replies_not_exceptions():
+    for payload, fragment in [(b'{"cmd":"done","' + b"k" * 70_000 + b'":1}', "byte limit"),
+                              (b"[" * 100_000 + b"]" * 100_000, "byte limit"),
+                              (b'{"cmd":"done","x":' + b"[" * 20_000 + b"]" * 20_000 + b"}", "nested deeper"),
+                              (b'{"cmd":"start","timeout_s":NaN}', "NaN"),
+                              (b'{"cmd":"done","' + b"k" * 5000 + b'":1}', "unknown key")]:
+        with pytest.raises(ControlError, match=fragment) as info:
+            parse_control(payload)
+        assert len(str(info.value)) < 300
