@@ -123,3 +123,24 @@ class ReplayFile:
     count: int
     duration_s: float
     tolerance_s: float
+
+
+# ---- T12: browser ticker ------------------------------------------------------------------------
+T12 = "R06.12.01.01-T12"
+
+
+@params_type(T12, "source_settings")
+@dataclass(frozen=True)
+class TickerSettings:
+    width_px: int
+    height_px: int
+    local_file: str
+    css: str
+    shutdown: bool
+
+
+@params_type(T12, "position")
+@dataclass(frozen=True)
+class TickerPosition:
+    pos_y_px: float
+    tolerance_px: float

@@ -18,16 +18,25 @@ from typing import Any
 import cv2
 import numpy as np
 
+from verifiers.apps.obs.collection import Collection, Source
 from verifiers.apps.obs.geometry import rendered_rect
-from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, NoLiveEvidence
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import TickerPosition, TickerSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events, path_ends_with, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events, path_ends_with
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)
+
+
+TASK = "R06.12.01.01-T12"
+N = check_names(TASK)
 
 
 def band_transparency(img: np.ndarray, bg_rgb: list[int], band_frac: float) -> dict[str, float]:
@@ -39,46 +48,56 @@ def band_transparency(img: np.ndarray, bg_rgb: list[int], band_frac: float) -> d
 
 
 @register
-class BrowserTicker(TaskVerifier):
-    task_id = "R06.12.01.01-T12"
+class BrowserTicker(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        coll = collection_with(ctx, scene="Live")
-        live = coll.scenes["Live"]
-        src = coll.sources.get(TICKER)
-        p = checks.params("source_settings")
+    @provides
+    def coll(self) -> Collection:
+        return collection_with(self.ctx, scene="Live")
+
+    @provides
+    def ticker(self) -> Source:
+        src, live = self.coll.sources.get(TICKER), self.coll.scenes["Live"]
         if src is None or live.item(TICKER) is None:
-            checks.fail("source_settings", "no source 'Ticker' in scene Live")
-            checks.fail("position", "no source 'Ticker' in scene Live")
-        else:
-            s = src.raw_settings
-            parts = {"browser_source": src.kind == "browser_source",
-                     "is_local_file": s.get("is_local_file") is True,
-                     "local_file": path_ends_with(s.get("local_file"), p["local_file"]),
-                     "width 1920": s.get("width") == p["width_px"], "height 80": s.get("height") == p["height_px"],
-                     "css": s.get("css") == p["css"], "shutdown": s.get("shutdown") is p["shutdown"]}
-            bad = [k for k, v in parts.items() if not v]
-            checks.set("source_settings", sum(parts.values()) / len(parts), {"wrong": bad},
-                       "; ".join(f"wrong: {b}" for b in bad))
-            pp = checks.params("position")
-            size = (float(s.get("width", 800)), float(s.get("height", 600)))  # OBS's browser defaults
-            r = rendered_rect(live.item(TICKER).transform, *size)
-            err = max(abs(r.y - pp["pos_y_px"]), abs(r.bottom - CANVAS_PX[1]), abs(r.x), abs(r.right - CANVAS_PX[0]))
-            checks.set("position", ramp(err, pp["tolerance_px"], 24), {"rect_px": list(r.as_tuple())},
-                       "" if err <= pp["tolerance_px"] else f"ticker off the bottom edge by {err:.0f} px")
-        shots = obs_events(ctx.events_of("obs"), "ProgramScreenshot")
+            raise AgentOutputError("no source 'Ticker' in scene Live")
+        return src
+
+    @check(N.source_settings)
+    def source_settings(self, p: TickerSettings, curve: Curve) -> Result:
+        src = self.ticker
+        s = src.raw_settings
+        parts = {"browser_source": src.kind == "browser_source",
+                 "is_local_file": s.get("is_local_file") is True,
+                 "local_file": path_ends_with(s.get("local_file"), p.local_file),
+                 "width 1920": s.get("width") == p.width_px, "height 80": s.get("height") == p.height_px,
+                 "css": s.get("css") == p.css, "shutdown": s.get("shutdown") is p.shutdown}
+        bad = [k for k, v in parts.items() if not v]
+        return Result(curve.count(sum(parts.values()), len(parts)), {"wrong": bad},
+                      "; ".join(f"wrong: {b}" for b in bad))
+
+    @check(N.position)
+    def position(self, p: TickerPosition, curve: Curve) -> Result:
+        s = self.ticker.raw_settings
+        size = (float(s.get("width", 800)), float(s.get("height", 600)))  # OBS's browser defaults
+        r = rendered_rect(self.coll.scenes["Live"].item(TICKER).transform, *size)
+        err = max(abs(r.y - p.pos_y_px), abs(r.bottom - CANVAS_PX[1]), abs(r.x), abs(r.right - CANVAS_PX[0]))
+        return Result(curve.score(err, p.tolerance_px), {"rect_px": list(r.as_tuple())},
+                      "" if err <= p.tolerance_px else f"ticker off the bottom edge by {err:.0f} px")
+
+    @check(N.renders_transparent)
+    def renders_transparent(self, p: NoParams, curve: Curve) -> Result:
+        self.coll  # noqa: B018 - as before the split: no collection fails this check too
+        shots = obs_events(self.ctx.events_of("obs"), "ProgramScreenshot")
         if not shots:
             raise NoLiveEvidence("no live evidence: no program screenshot recorded")
         img = decode_data_uri(shots[-1][1].get("imageData"))
         if img is None:
-            checks.fail("renders_transparent", "program screenshot is not a readable image")
-            return
-        gt = ctx.gt_json("ticker.json")
+            return Result.fail("program screenshot is not a readable image")
+        gt = self.ctx.gt_json("ticker.json")
         m = band_transparency(img, gt["scene_rgb"], 80 / CANVAS_PX[1])
-        ok_bg = min(1.0, m["scene_visible"] / 0.6)
-        ok_text = 1.0 if m["text"] >= 0.01 else 0.0
-        checks.set("renders_transparent", ok_bg * ok_text, m,
-                   "" if ok_bg * ok_text >= 1 else "ticker band hides the scene or shows no text")
+        ok_bg = curve.part("scene_visible").score(max(0.0, 60.0 - 100.0 * m["scene_visible"]), 0.0)
+        ok_text = curve.passes(m["text"] >= 0.01)
+        return Result(ok_bg * ok_text, m, "" if ok_bg * ok_text >= 1 else "ticker band hides the scene or shows no text")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         scene_rgb = [40, 90, 160]
@@ -99,9 +118,9 @@ class BrowserTicker(TaskVerifier):
 
         solution(inst.oracle, good)
         for name, lowers, why, key, val in [
-            ("shutdown_off", ["source_settings"], "'Shutdown source when not visible' left off", "shutdown", False),
-            ("no_css", ["source_settings"], "custom CSS not set (OBS default CSS)", "css", None),
-            ("remote_url", ["source_settings"], "Local file unticked", "is_local_file", False),
+            ("shutdown_off", [N.source_settings], "'Shutdown source when not visible' left off", "shutdown", False),
+            ("no_css", [N.source_settings], "custom CSS not set (OBS default CSS)", "css", None),
+            ("remote_url", [N.source_settings], "Local file unticked", "is_local_file", False),
         ]:
             c = copy.deepcopy(good)
             st = O.find_source(c, TICKER)["settings"]
@@ -112,10 +131,10 @@ class BrowserTicker(TaskVerifier):
             solution(inst.mutant(name, lowers, why), c)
         c = copy.deepcopy(good)
         O.find_item(c, "Live", TICKER)["pos"]["y"] = 996.0
-        solution(inst.mutant("ticker_4px_high", ["position"], "ticker dragged 4 px above the edge"), c)
-        solution(inst.mutant("opaque_background", ["renders_transparent"], "page background renders black"),
+        solution(inst.mutant("ticker_4px_high", [N.position], "ticker dragged 4 px above the edge"), c)
+        solution(inst.mutant("opaque_background", [N.renders_transparent], "page background renders black"),
                  good, opaque=True)
-        solution(inst.mutant("no_screenshot", ["renders_transparent"], "no run recorded: cannot judge"), good,
+        solution(inst.mutant("no_screenshot", [N.renders_transparent], "no run recorded: cannot judge"), good,
                  run=False)
 
 
