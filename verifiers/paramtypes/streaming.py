@@ -144,3 +144,27 @@ class TickerSettings:
 class TickerPosition:
     pos_y_px: float
     tolerance_px: float
+
+
+# ---- T10: vMix panel ----------------------------------------------------------------------------
+T10 = "R06.12.01.01-T10"
+
+
+@params_type(T10, "ndi_inputs")
+@dataclass(frozen=True)
+class NdiInputs:
+    sources: tuple[str, ...]
+
+
+@params_type(T10, "title_fields")
+@dataclass(frozen=True)
+class TitleFields:
+    template: str
+    fields: dict
+
+
+@params_type(T10, "program_preview")
+@dataclass(frozen=True)
+class ProgramPreview:
+    program: str
+    preview: str

@@ -16,11 +16,17 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 
 from verifiers.apps.vmix import VmixInput, VmixState, VmixXmlError, parse_preset_xml
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import NdiInputs, ProgramPreview, TitleFields
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.streaming.common import event, frac, payload
+from verifiers.tasks.streaming.common import event, payload
 
+TASK = "R06.12.01.01-T10"
+N = check_names(TASK)
 PRESET = "presets/panel.vmix"
 
 
@@ -38,33 +44,47 @@ def is_title(i: VmixInput, template: str) -> bool:
 
 
 @register
-class VmixPanel(TaskVerifier):
-    task_id = "R06.12.01.01-T10"
+class VmixPanel(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    @provides
+    def state(self) -> VmixState:
         try:
-            state = parse_preset_xml(ctx.artifact(PRESET).read_bytes())
+            return parse_preset_xml(self.ctx.artifact(PRESET).read_bytes())
         except VmixXmlError as exc:
             raise AgentOutputError(f"unreadable preset {PRESET}: {exc}") from None
-        cams = checks.params("ndi_inputs")["sources"]
-        found = {c: find_cam(state, c) for c in cams}
-        checks.set("ndi_inputs", frac(sum(v is not None for v in found.values()), len(cams)),
-                   {"ndi": {c: (i.title if i else None) for c, i in found.items()}},
-                   "; ".join(f"no NDI input {c}" for c, i in found.items() if i is None))
 
-        pt = checks.params("title_fields")
-        title = next((i for i in state.inputs if is_title(i, pt["template"])), None)
+    @provides
+    def title(self) -> VmixInput | None:
+        template = self.task.check(N.title_fields).typed.template
+        return next((i for i in self.state.inputs if is_title(i, template)), None)
+
+    @property
+    def cams(self) -> tuple[str, ...]:
+        return self.task.check(N.ndi_inputs).typed.sources
+
+    @check(N.ndi_inputs)
+    def ndi_inputs(self, p: NdiInputs, curve: Curve) -> Result:
+        found = {c: find_cam(self.state, c) for c in p.sources}
+        return Result(curve.count(sum(v is not None for v in found.values()), len(p.sources)),
+                      {"ndi": {c: (i.title if i else None) for c, i in found.items()}},
+                      "; ".join(f"no NDI input {c}" for c, i in found.items() if i is None))
+
+    @check(N.title_fields)
+    def title_fields(self, p: TitleFields, curve: Curve) -> Result:
+        title = self.title
         if title is None:
-            checks.fail("title_fields", f"no GT title input from {pt['template']}")
-        else:
-            ok = {f: title.text_value(f) == v for f, v in pt["fields"].items()}
-            checks.set("title_fields", frac(sum(ok.values()), len(ok)),
-                       {"fields": {t.name: t.value for t in title.text}},
-                       "; ".join(f"field {f} wrong" for f, v in ok.items() if not v))
+            return Result.fail(f"no GT title input from {p.template}")
+        ok = {f: title.text_value(f) == v for f, v in p.fields.items()}
+        return Result(curve.count(sum(ok.values()), len(ok)), {"fields": {t.name: t.value for t in title.text}},
+                      "; ".join(f"field {f} wrong" for f, v in ok.items() if not v))
 
+    @check(N.multiview)
+    def multiview(self, p: NoParams, curve: Curve) -> Result:
+        state, cams = self.state, self.cams
         want_keys = {c: (find_cam(state, c, ndi_only=False) or VmixInput("", 0, "", "")).key for c in cams}
-        if title is not None:
-            want_keys["title"] = title.key
+        if self.title is not None:
+            want_keys["title"] = self.title.key
         best: dict[str, bool] = {}
         for inp in state.inputs:
             keys = {ly.key for ly in inp.layers}
@@ -72,22 +92,24 @@ class VmixPanel(TaskVerifier):
             if sum(shown.values()) > sum(best.values()):
                 best = shown
         need = [*cams, "title"]
-        checks.set("multiview", frac(sum(best.get(k, False) for k in need), len(need)), {"shown": best},
-                   "; ".join(f"{k} not in the multiview" for k in need if not best.get(k)))
+        return Result(curve.count(sum(best.get(k, False) for k in need), len(need)), {"shown": best},
+                      "; ".join(f"{k} not in the multiview" for k in need if not best.get(k)))
 
-        pp = checks.params("program_preview")
+    @check(N.program_preview)
+    def program_preview(self, p: ProgramPreview, curve: Curve) -> Result:
+        state = self.state
         act, prev = state.input_by_number(state.active), state.input_by_number(state.preview)
-        files = {"program CAM1": cam(act.title if act else None, pp["program"]),
-                 "preview CAM2": cam(prev.title if prev else None, pp["preview"])}
-        snap = payload(ctx.events_of("vmix", "snapshot")[-1])
+        files = {"program CAM1": cam(act.title if act else None, p.program),
+                 "preview CAM2": cam(prev.title if prev else None, p.preview)}
+        snap = payload(self.ctx.events_of("vmix", "snapshot")[-1])
         by_num = {i.get("number"): i for i in snap.get("inputs", []) if isinstance(i, dict)}
-        live = {"reloaded program CAM1": cam((by_num.get(snap.get("active")) or {}).get("title"), pp["program"]),
-                "reloaded preview CAM2": cam((by_num.get(snap.get("preview")) or {}).get("title"), pp["preview"]),
+        live = {"reloaded program CAM1": cam((by_num.get(snap.get("active")) or {}).get("title"), p.program),
+                "reloaded preview CAM2": cam((by_num.get(snap.get("preview")) or {}).get("title"), p.preview),
                 "reloaded inputs equal the preset": sorted((i.get("type"), i.get("title")) for i in by_num.values())
                 == sorted((i.type, i.title) for i in state.inputs)}
         allp = {**files, **live}
-        checks.set("program_preview", frac(sum(allp.values()), len(allp)), allp,
-                   "; ".join(f"not {k}" for k, v in allp.items() if not v))
+        return Result(curve.count(sum(allp.values()), len(allp)), allp,
+                      "; ".join(f"not {k}" for k, v in allp.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / "presets").mkdir(parents=True)
@@ -106,23 +128,23 @@ class VmixPanel(TaskVerifier):
         solution(inst.oracle, good)
         s = spec()
         s["inputs"][2]["type"] = "Capture"
-        solution(inst.mutant("cam3_not_ndi", ["ndi_inputs"], "CAM3 added as a capture device"), s)
+        solution(inst.mutant("cam3_not_ndi", [N.ndi_inputs], "CAM3 added as a capture device"), s)
         s = spec()
         s["inputs"][4]["text"]["Role.Text"] = "guest"
-        solution(inst.mutant("role_lowercase", ["title_fields"], "Role typed as 'guest'"), s)
+        solution(inst.mutant("role_lowercase", [N.title_fields], "Role typed as 'guest'"), s)
         s = spec()
         s["inputs"][5]["layers"] = s["inputs"][5]["layers"][:4]
-        solution(inst.mutant("multiview_no_title", ["multiview"], "title not in the multiview"), s)
+        solution(inst.mutant("multiview_no_title", [N.multiview], "title not in the multiview"), s)
         s = spec()
         s["active"], s["preview"] = 2, 1
-        solution(inst.mutant("program_preview_swapped", ["program_preview"], "CAM2 on program, CAM1 on preview"), s)
+        solution(inst.mutant("program_preview_swapped", [N.program_preview], "CAM2 on program, CAM1 on preview"), s)
         s = spec()
         s["preview"] = 3
-        solution(inst.mutant("unsaved_preview", ["program_preview"], "preset saved before CAM2 went to preview"),
+        solution(inst.mutant("unsaved_preview", [N.program_preview], "preset saved before CAM2 went to preview"),
                  good, reload=s)
-        solution(inst.mutant("no_reload_observed", ["program_preview"], "no run recorded: cannot judge"), good,
+        solution(inst.mutant("no_reload_observed", [N.program_preview], "no run recorded: cannot judge"), good,
                  run=False)
-        bad = inst.mutant("truncated_preset", ["ndi_inputs", "title_fields", "multiview", "program_preview"],
+        bad = inst.mutant("truncated_preset", [N.ndi_inputs, N.title_fields, N.multiview, N.program_preview],
                           "preset cut off mid-save")
         solution(bad, good)
         p = bad / PRESET
