@@ -187,9 +187,11 @@ class RunSession:
             await self.bus.stop()
             self._finish_manifest(end_reason)
             self.writer.close()
-        report = score_bundle(self.bundle_dir)
+        # in a thread: scoring takes seconds (more on hostile files), and `tally serve` must keep
+        # answering commands and publishing meanwhile
+        report = await asyncio.to_thread(score_bundle, self.bundle_dir)
         self.writer.write_report(report)
-        write_bundle_html(self.bundle_dir, report)
+        await asyncio.to_thread(write_bundle_html, self.bundle_dir, report)
         if self.feed is not None:
             self.feed.queue_json(topics.score(cfg.node, self.run_id), report, retain=True)
             self.feed.set_status(state="idle", run=None, last_run=self.run_id, last_score=report.get("score"))
