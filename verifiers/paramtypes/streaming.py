@@ -168,3 +168,39 @@ class TitleFields:
 class ProgramPreview:
     program: str
     preview: str
+
+
+# ---- T03: mic chain -----------------------------------------------------------------------------
+T03 = "R06.12.01.01-T03"
+
+
+@params_type(T03, "filter_order")
+@dataclass(frozen=True)
+class FilterOrder:
+    order: tuple[str, ...]
+    suppress_method: str
+    limiter_threshold_db: float
+
+
+@params_type(T03, "compressor_params")
+@dataclass(frozen=True)
+class CompressorParams:
+    ratio: float
+    threshold_db: float
+    attack_ms: float
+    release_ms: float
+
+
+@params_type(T03, "loudness")
+@dataclass(frozen=True)
+class MicLoudness:
+    target_lufs: float
+    tolerance_lu: float
+    duration_s: float
+
+
+@params_type(T03, "peak_noise_floor")
+@dataclass(frozen=True)
+class PeakNoiseFloor:
+    max_true_peak_dbtp: float
+    max_noise_floor_dbfs: float

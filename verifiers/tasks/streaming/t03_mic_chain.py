@@ -15,15 +15,21 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
-from verifiers.measure.audio_io import load_audio
+from verifiers.apps.obs.collection import Filter
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import measure_loudness
+from verifiers.paramtypes.streaming import CompressorParams, FilterOrder, MicLoudness, PeakNoiseFloor
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, frac, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with
 
+TASK = "R06.12.01.01-T03"
+N = check_names(TASK)
 REC = "recordings/mic_check.wav"
 MIC = "Mic"
 RATE_HZ = 48_000
@@ -37,60 +43,66 @@ def noise_floor_dbfs(x: np.ndarray, rate_hz: int, window_ms: float = 50.0) -> fl
 
 
 @register
-class MicChain(TaskVerifier):
-    task_id = "R06.12.01.01-T03"
+class MicChain(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        p = checks.params("filter_order")
-        try:
-            coll = collection_with(ctx, source=MIC)
-            filters = [f for f in coll.sources[MIC].filters if f.enabled]
-        except AgentOutputError as exc:
-            checks.fail("filter_order", str(exc))
-            checks.fail("compressor_params", str(exc))
-            filters = None
-        if filters is not None:
-            kinds = [f.kind for f in filters]
-            seq = [k for k in kinds if k in p["order"]]
-            order_ok = seq == p["order"]
-            ns = next((f for f in filters if f.kind.startswith("noise_suppress_filter")), None)
-            lim = next((f for f in filters if f.kind == "limiter_filter"), None)
-            parts = {"order": 2.0 * order_ok, "RNNoise": float(bool(ns) and ns.settings.get("method") == p["suppress_method"]),
-                     "limiter -1 dB": float(bool(lim) and lim.settings.get("threshold") == p["limiter_threshold_db"])}
-            checks.set("filter_order", sum(parts.values()) / 4, {"filters": kinds, **parts},
-                       "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
-            pc = checks.params("compressor_params")
-            comp = next((f for f in filters if f.kind == "compressor_filter"), None)
-            if comp is None:
-                checks.fail("compressor_params", "no compressor on Mic")
-            else:
-                s = comp.settings
-                cp = {"ratio": s.get("ratio") == pc["ratio"], "threshold": s.get("threshold") == pc["threshold_db"],
-                      "attack": s.get("attack_time") == pc["attack_ms"], "release": s.get("release_time") == pc["release_ms"]}
-                checks.set("compressor_params", frac(sum(cp.values()), 4),
-                           {k: s.get(k) for k in ("ratio", "threshold", "attack_time", "release_time")},
-                           "; ".join(f"wrong {k}" for k, v in cp.items() if not v))
+    @provides
+    def filters(self) -> list[Filter]:
+        """Mic's enabled filters, in order (from the collection holding Mic)."""
+        return [f for f in collection_with(self.ctx, source=MIC).sources[MIC].filters if f.enabled]
 
-        pl = checks.params("loudness")
+    @provides
+    def audio(self) -> Audio:
         try:
-            audio = load_audio(ctx.artifact(REC))
-        except (AgentOutputError, MediaError) as exc:
-            checks.fail("loudness", str(exc))
-            checks.fail("peak_noise_floor", str(exc))
-            return
-        res = measure_loudness(audio.samples, audio.sample_rate_hz)
-        lufs = res.integrated_lufs
-        long_enough = audio.duration_s >= pl["duration_s"] - 2
-        s = ramp(lufs - pl["target_lufs"], pl["tolerance_lu"], 4.0) * (1.0 if long_enough else 0.5)
-        checks.set("loudness", s, {"integrated_lufs": lufs, "duration_s": audio.duration_s},
-                   "" if s >= 1 else f"{lufs:.1f} LUFS over {audio.duration_s:.1f} s")
-        pp = checks.params("peak_noise_floor")
-        floor = noise_floor_dbfs(audio.mono, audio.sample_rate_hz)
-        parts2 = {"true peak": res.true_peak_dbtp <= pp["max_true_peak_dbtp"] + 0.05,
-                  "noise floor": floor <= pp["max_noise_floor_dbfs"]}
-        checks.set("peak_noise_floor", frac(sum(parts2.values()), 2),
-                   {"true_peak_dbtp": res.true_peak_dbtp, "noise_floor_dbfs": floor},
-                   "; ".join(f"{k} too high" for k, v in parts2.items() if not v))
+            return load_audio(self.ctx.artifact(REC))
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
+
+    @provides
+    def loudness_measured(self) -> Any:
+        return measure_loudness(self.audio.samples, self.audio.sample_rate_hz)
+
+    @check(N.filter_order)
+    def filter_order(self, p: FilterOrder, curve: Curve) -> Result:
+        """The order counts as two items of four (the seed's chain is the point), RNNoise and the limiter one each."""
+        filters = self.filters
+        kinds = [f.kind for f in filters]
+        seq = [k for k in kinds if k in p.order]
+        ns = next((f for f in filters if f.kind.startswith("noise_suppress_filter")), None)
+        lim = next((f for f in filters if f.kind == "limiter_filter"), None)
+        parts = {"order": 2.0 * (seq == list(p.order)),
+                 "RNNoise": float(bool(ns) and ns.settings.get("method") == p.suppress_method),
+                 "limiter -1 dB": float(bool(lim) and lim.settings.get("threshold") == p.limiter_threshold_db)}
+        return Result(curve.count(list(parts.values()), 4), {"filters": kinds, **parts},
+                      "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
+
+    @check(N.compressor_params)
+    def compressor_params(self, p: CompressorParams, curve: Curve) -> Result:
+        comp = next((f for f in self.filters if f.kind == "compressor_filter"), None)
+        if comp is None:
+            return Result.fail("no compressor on Mic")
+        s = comp.settings
+        cp = {"ratio": s.get("ratio") == p.ratio, "threshold": s.get("threshold") == p.threshold_db,
+              "attack": s.get("attack_time") == p.attack_ms, "release": s.get("release_time") == p.release_ms}
+        return Result(curve.count(sum(cp.values()), 4),
+                      {k: s.get(k) for k in ("ratio", "threshold", "attack_time", "release_time")},
+                      "; ".join(f"wrong {k}" for k, v in cp.items() if not v))
+
+    @check(N.loudness)
+    def loudness(self, p: MicLoudness, curve: Curve) -> Result:
+        audio, lufs = self.audio, self.loudness_measured.integrated_lufs
+        long_enough = audio.duration_s >= p.duration_s - 2
+        s = curve.score(lufs - p.target_lufs, p.tolerance_lu) * (1.0 if long_enough else 0.5)
+        return Result(s, {"integrated_lufs": lufs, "duration_s": audio.duration_s},
+                      "" if s >= 1 else f"{lufs:.1f} LUFS over {audio.duration_s:.1f} s")
+
+    @check(N.peak_noise_floor)
+    def peak_noise_floor(self, p: PeakNoiseFloor, curve: Curve) -> Result:
+        floor = noise_floor_dbfs(self.audio.mono, self.audio.sample_rate_hz)
+        peak = self.loudness_measured.true_peak_dbtp
+        parts = {"true peak": peak <= p.max_true_peak_dbtp + 0.05, "noise floor": floor <= p.max_noise_floor_dbfs}
+        return Result(curve.count(sum(parts.values()), 2), {"true_peak_dbtp": peak, "noise_floor_dbfs": floor},
+                      "; ".join(f"{k} too high" for k, v in parts.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         voice, mask = test_voice(rng, 30.0)
@@ -119,20 +131,20 @@ class MicChain(TaskVerifier):
         c = copy.deepcopy(good)
         f = O.find_source(c, MIC)["filters"]
         f[1], f[2] = f[2], f[1]
-        solution(inst.mutant("gain_before_compressor", ["filter_order"], "Gain placed above the Compressor"), c)
+        solution(inst.mutant("gain_before_compressor", [N.filter_order], "Gain placed above the Compressor"), c)
         c = copy.deepcopy(good)
         O.find_source(c, MIC)["filters"][0]["settings"]["method"] = "speex"
-        solution(inst.mutant("speex", ["filter_order"], "Speex instead of RNNoise"), c)
+        solution(inst.mutant("speex", [N.filter_order], "Speex instead of RNNoise"), c)
         c = copy.deepcopy(good)
         O.find_source(c, MIC)["filters"][3]["settings"] = {"threshold": -6.0}
-        solution(inst.mutant("limiter_default", ["filter_order"], "limiter left at -6 dB"), c)
+        solution(inst.mutant("limiter_default", [N.filter_order], "limiter left at -6 dB"), c)
         c = copy.deepcopy(good)
         O.find_source(c, MIC)["filters"][1]["settings"].pop("ratio")
-        solution(inst.mutant("ratio_default_10", ["compressor_params"], "ratio left at its default 10:1"), c)
-        solution(inst.mutant("minus_20_lufs", ["loudness"], "gain not raised: -20 LUFS"), good, lufs=-20.0)
-        solution(inst.mutant("plosive_peaks", ["peak_noise_floor"], "limiter bypassed: plosives hit 0 dBFS"), good,
+        solution(inst.mutant("ratio_default_10", [N.compressor_params], "ratio left at its default 10:1"), c)
+        solution(inst.mutant("minus_20_lufs", [N.loudness], "gain not raised: -20 LUFS"), good, lufs=-20.0)
+        solution(inst.mutant("plosive_peaks", [N.peak_noise_floor], "limiter bypassed: plosives hit 0 dBFS"), good,
                  clicks=True)
-        solution(inst.mutant("hiss_in_pauses", ["peak_noise_floor"], "noise suppression off: -45 dBFS hiss"), good,
+        solution(inst.mutant("hiss_in_pauses", [N.peak_noise_floor], "noise suppression off: -45 dBFS hiss"), good,
                  floor_db=-45.0)
 
 
