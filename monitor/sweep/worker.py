@@ -107,7 +107,7 @@ def score_item(item_d: dict[str, Any], key: dict[str, str], gt_root: str | None 
                shipped: bytes | None = None, backend: str = "pool") -> dict[str, Any]:
     """The result row for one item (the report under `report`, which the writer files apart)."""
     item = Item.from_dict(item_d)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     row: dict[str, Any] = {"schema": ROW_SCHEMA, "key": key, "key_id": key_id(key), "item": item.id,
                            "task": item.task, "family": _family(item.task), "labels": item.labels}
     report = None
@@ -134,7 +134,7 @@ def score_item(item_d: dict[str, Any], key: dict[str, str], gt_root: str | None 
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}", score=None, complete=False,
                    implemented=None, unjudged_weight=None, checks={}, scored_from=None, report_sha256=None)
     row["exec"] = {"backend": backend, "host": socket.gethostname(), "pid": os.getpid(), "node_id": None,
-                   "worker_s": round(time.perf_counter() - t0, 4),
+                   "worker_s": round(time.perf_counter() - t0, 4), "cpu_s": round(time.process_time() - cpu0, 4),
                    "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     row["report"] = report
     return row
@@ -142,6 +142,6 @@ def score_item(item_d: dict[str, Any], key: dict[str, str], gt_root: str | None 
 
 def warm() -> None:
     """Import the scorers once per worker process (before the first item, not inside its time)."""
-    from verifiers.registry import implemented_ids
+    from verifiers import registry
 
-    implemented_ids()
+    getattr(registry, "import_all", registry.implemented_ids)()
