@@ -76,9 +76,10 @@ class Curve:
             raise CurveError(f"passes() needs a threshold curve, not {self.kind}")
         return 1.0 if ok else 0.0
 
-    def count(self, ok: int | Iterable[Any], total: int | None = None) -> float:
-        """per_item / k_of_n: score of `ok` right items out of `total` (or of an iterable of 0..1 scores)."""
-        if not isinstance(ok, int):
+    def count(self, ok: float | Iterable[Any], total: float | None = None) -> float:
+        """per_item / k_of_n: score of `ok` right items out of `total` (or of an iterable of 0..1 scores;
+        numpy counts and bools are numbers too)."""
+        if isinstance(ok, Iterable):
             vals = [float(v) for v in ok]
             ok_f, total = sum(vals), len(vals) if total is None else total
         else:

@@ -65,3 +65,11 @@ def test_a_curve_scores_only_what_it_is_for() -> None:
         parse_curve({"kind": "per_item"}).score(1.0, 0.0)
     with pytest.raises(CurveError):
         parse_curve({"kind": "threshold"}).count(1, 2)
+
+
+def test_numpy_counts_are_numbers_not_iterables() -> None:
+    import numpy as np
+
+    c = parse_curve({"kind": "per_item"})
+    assert c.count(np.int64(3), 4) == 0.75
+    assert c.count(np.bool_(True), 2) == 0.5

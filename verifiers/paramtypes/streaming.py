@@ -204,3 +204,35 @@ class MicLoudness:
 class PeakNoiseFloor:
     max_true_peak_dbtp: float
     max_noise_floor_dbfs: float
+
+
+# ---- T07: sidechain ducking ---------------------------------------------------------------------
+T07 = "R06.12.01.01-T07"
+
+
+@params_type(T07, "sidechain_configured")
+@dataclass(frozen=True)
+class Sidechain:
+    source: str
+    sidechain_source: str
+
+
+@params_type(T07, "ducking_depth")
+@dataclass(frozen=True)
+class DuckingDepth:
+    target_reduction_db: float
+    tolerance_db: float
+    window_ms: float
+
+
+@params_type(T07, "recovery")
+@dataclass(frozen=True)
+class Recovery:
+    max_recovery_ms: float
+    recovered_min_gain_db: float
+
+
+@params_type(T07, "recording")
+@dataclass(frozen=True)
+class DuckRecording:
+    duration_s: float

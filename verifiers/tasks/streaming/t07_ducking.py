@@ -12,21 +12,29 @@ windows more than 500 ms into a pause must not be ducked.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import soundfile as sf
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import project
+from verifiers.paramtypes.streaming import DuckingDepth, DuckRecording, Recovery, Sidechain
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, frac, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with
 
+TASK = "R06.12.01.01-T07"
+N = check_names(TASK)
+#: the recording check's tolerance (not a seed number; issue 21)
+LEGACY_DURATION_TOL_S = 1.0
 REC = "recordings/duck_test.wav"
 RATE_HZ = 48_000
 ATTACK_S = 0.15
@@ -52,44 +60,53 @@ def gain_curve(ctx: ScoreContext, window_ms: float) -> tuple[np.ndarray, float, 
     return g - ref, window_ms / 1000, segs, audio.duration_s
 
 
+@dataclass(frozen=True)
+class GainTrack:
+    """The music's gain per window (dB re its un-ducked level), window centres, speech segments, duration."""
+
+    g_db: np.ndarray
+    t_s: np.ndarray
+    segs: list[list[float]]
+    dur_s: float
+
+
 @register
-class SidechainDucking(TaskVerifier):
-    task_id = "R06.12.01.01-T07"
+class SidechainDucking(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        p = checks.params("sidechain_configured")
+    @provides
+    def gain(self) -> GainTrack:
         try:
-            coll = collection_with(ctx, source=p["source"])
-            comps = [f for f in coll.sources[p["source"]].filters if f.kind == "compressor_filter" and f.enabled]
-            sc = [f.settings.get("sidechain_source") for f in comps]
-            parts = {"compressor on Music": bool(comps), "sidechain Mic": p["sidechain_source"] in sc}
-            checks.set("sidechain_configured", frac(sum(parts.values()), 2), {"sidechains": sc, **parts},
-                       "; ".join(f"no {k}" for k, v in parts.items() if not v))
-        except AgentOutputError as exc:
-            checks.fail("sidechain_configured", str(exc))
+            g, win, segs, dur = gain_curve(self.ctx, self.task.check(N.ducking_depth).typed.window_ms)
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
+        return GainTrack(g, (np.arange(len(g)) + 0.5) * win, segs, dur)
 
-        pr = checks.params("recording")
-        try:
-            g, win, segs, dur = gain_curve(ctx, checks.params("ducking_depth")["window_ms"])
-        except (AgentOutputError, MediaError) as exc:
-            for n in ("ducking_depth", "recovery", "recording"):
-                checks.fail(n, str(exc))
-            return
-        checks.set("recording", ramp(dur - pr["duration_s"], 1.0, 10.0), {"duration_s": dur},
-                   "" if abs(dur - pr["duration_s"]) <= 1 else f"recording is {dur:.1f} s")
-        t = (np.arange(len(g)) + 0.5) * win
+    @check(N.sidechain_configured)
+    def sidechain_configured(self, p: Sidechain, curve: Curve) -> Result:
+        coll = collection_with(self.ctx, source=p.source)
+        comps = [f for f in coll.sources[p.source].filters if f.kind == "compressor_filter" and f.enabled]
+        sc = [f.settings.get("sidechain_source") for f in comps]
+        parts = {"compressor on Music": bool(comps), "sidechain Mic": p.sidechain_source in sc}
+        return Result(curve.count(sum(parts.values()), 2), {"sidechains": sc, **parts},
+                      "; ".join(f"no {k}" for k, v in parts.items() if not v))
+
+    @check(N.ducking_depth)
+    def ducking_depth(self, p: DuckingDepth, curve: Curve) -> Result:
+        g, t = self.gain.g_db, self.gain.t_s
         in_speech = np.zeros(len(g), bool)
-        for s, e in segs:
+        for s, e in self.gain.segs:
             in_speech |= (t >= s + ATTACK_S) & (t <= e)
-        pd = checks.params("ducking_depth")
         sp = g[in_speech & np.isfinite(g)]
         depth = float(-np.median(sp)) if sp.size else 0.0
-        checks.set("ducking_depth", ramp(depth - pd["target_reduction_db"], pd["tolerance_db"], 9.0) if sp.size else 0.0,
-                   {"reduction_db": depth, "speech_windows": int(sp.size)},
-                   "" if abs(depth - pd["target_reduction_db"]) <= pd["tolerance_db"] else f"music ducks {depth:.1f} dB")
+        return Result(curve.score(depth - p.target_reduction_db, p.tolerance_db) if sp.size else 0.0,
+                      {"reduction_db": depth, "speech_windows": int(sp.size)},
+                      "" if abs(depth - p.target_reduction_db) <= p.tolerance_db else f"music ducks {depth:.1f} dB")
 
-        pc = checks.params("recovery")
-        lim = pc["recovered_min_gain_db"]
+    @check(N.recovery)
+    def recovery(self, p: Recovery, curve: Curve) -> Result:
+        g, t, segs, dur = self.gain.g_db, self.gain.t_s, self.gain.segs, self.gain.dur_s
+        lim = p.recovered_min_gain_db
         rec_ms = []
         for i, (_s, e) in enumerate(segs):
             nxt = segs[i + 1][0] if i + 1 < len(segs) else min(dur, e + 3)
@@ -98,15 +115,21 @@ class SidechainDucking(TaskVerifier):
                 continue
             ok = after[g[after] >= lim]
             rec_ms.append((t[ok[0]] - e) * 1000 if ok.size else (nxt - e) * 1000)
-        on_time = frac(sum(r <= pc["max_recovery_ms"] for r in rec_ms), len(rec_ms))
+        on_time = curve.count(sum(r <= p.max_recovery_ms for r in rec_ms), len(rec_ms))
         quiet = np.ones(len(g), bool)
         for s, e in segs:
-            quiet &= ~((t >= s - 0.1) & (t <= e + pc["max_recovery_ms"] / 1000))
+            quiet &= ~((t >= s - 0.1) & (t <= e + p.max_recovery_ms / 1000))
         q = g[quiet & np.isfinite(g)]
         no_duck = float((q >= lim).mean()) if q.size else 0.0
-        score = (on_time + (1.0 if no_duck >= 0.95 else no_duck)) / 2
-        checks.set("recovery", score, {"recovery_ms": rec_ms, "undisturbed_silence_share": no_duck},
-                   "" if score >= 1 else "music recovers late or ducks during silence")
+        score = curve.count([on_time, curve.part("undisturbed").share(100.0 * no_duck)])
+        return Result(score, {"recovery_ms": rec_ms, "undisturbed_silence_share": no_duck},
+                      "" if score >= 1 else "music recovers late or ducks during silence")
+
+    @check(N.recording)
+    def recording(self, p: DuckRecording, curve: Curve) -> Result:
+        dur = self.gain.dur_s
+        return Result(curve.score(dur - p.duration_s, LEGACY_DURATION_TOL_S), {"duration_s": dur},
+                      "" if abs(dur - p.duration_s) <= 1 else f"recording is {dur:.1f} s")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         music, voice, segs = stems(rng, 40.0)
@@ -131,16 +154,16 @@ class SidechainDucking(TaskVerifier):
             sf.write(str(folder / REC), np.stack([mix, mix], axis=1).astype(np.float32), RATE_HZ, subtype="PCM_24")
 
         solution(inst.oracle, good)
-        solution(inst.mutant("ducks_6db", ["ducking_depth"], "ratio too low: music drops 6 dB"), good, depth_db=6.0)
-        solution(inst.mutant("release_1500ms", ["recovery"], "release 1500 ms: music crawls back"), good,
+        solution(inst.mutant("ducks_6db", [N.ducking_depth], "ratio too low: music drops 6 dB"), good, depth_db=6.0)
+        solution(inst.mutant("release_1500ms", [N.recovery], "release 1500 ms: music crawls back"), good,
                  release_ms=1500.0)
         c = copy.deepcopy(good)
         O.find_source(c, "Music")["filters"][0]["settings"].pop("sidechain_source")
-        solution(inst.mutant("no_sidechain", ["sidechain_configured", "ducking_depth"],
+        solution(inst.mutant("no_sidechain", [N.sidechain_configured, N.ducking_depth],
                              "compressor without sidechain: music never ducks"), c, depth_db=0.0)
-        solution(inst.mutant("ducks_on_noise", ["recovery"], "threshold too low: room noise ducks the music"), good,
+        solution(inst.mutant("ducks_on_noise", [N.recovery], "threshold too low: room noise ducks the music"), good,
                  false_ducks=True)
-        solution(inst.mutant("recording_30s", ["recording"], "stopped after 30 s"), good, dur_s=30.0)
+        solution(inst.mutant("recording_30s", [N.recording], "stopped after 30 s"), good, dur_s=30.0)
 
 
 def stems(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray, list[list[float]]]:
