@@ -236,3 +236,37 @@ class Recovery:
 @dataclass(frozen=True)
 class DuckRecording:
     duration_s: float
+
+
+# ---- T02: multitrack recording ------------------------------------------------------------------
+T02 = "R06.12.01.01-T02"
+
+
+@params_type(T02, "video_settings")
+@dataclass(frozen=True)
+class RecordingVideo:
+    size_px: tuple[int, int]
+    fps: float
+    bitrate_kbps: float
+    bitrate_tolerance_pct: float
+    gop_frames: int
+    keyframe_interval_s: float
+
+
+@params_type(T02, "three_tracks")
+@dataclass(frozen=True)
+class ThreeTracks:
+    audio_streams: int
+
+
+@params_type(T02, "recording_exists")
+@dataclass(frozen=True)
+class RecordingExists:
+    duration_s: float
+    container: str
+
+
+@params_type(T02, "remuxed_mp4")
+@dataclass(frozen=True)
+class RemuxedMp4:
+    container: str
