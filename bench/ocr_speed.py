@@ -25,7 +25,7 @@ import numpy as np
 from verifiers.measure.ocr import DET_MAX_SHORT_SIDE_PX, error_rate, normalise, read_text
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, draw_caption
 from verifiers.synthkit.shortform_video import busy_background
-from verifiers.tasks.shortform.t03_caption_track import lcs_len, readable, text_key
+from verifiers.tasks.shortform._shared.caption_track import lcs_len, readable, text_key
 
 # (language, font, two caption lines). Short-form captions: one or two lines near the bottom.
 SAMPLES = [

@@ -22,7 +22,7 @@ from verifiers.measure.ocr import (
 )
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, draw_caption
 from verifiers.synthkit.shortform_video import busy_background
-from verifiers.tasks.shortform import t03_caption_track as track
+from verifiers.tasks.shortform._shared import caption_track as track
 
 MAX_CER = 0.02  # T03 zh's max_cer_pct; T13 en/es and T20 allow 3 %
 MIN_KANJI_RECALL = 0.97  # T13 japanese: 1 - max_cer_pct
@@ -69,7 +69,7 @@ def test_frames_at_or_under_the_cap_read_exactly_as_before():
 
 
 def test_images_over_rapidocrs_max_side_read_exactly_as_before():
-    """A row of tiled frames (t06_t18_helpers.read_text_tiled) is shrunk by RapidOCR itself."""
+    """A row of tiled frames (shortform _shared/ad_measure.read_text_tiled) is shrunk by RapidOCR itself."""
     rgb, _ = captioned((2100, 560, 30), ZH[:1], CJK_FONT, seed=4)
     boxes = read_text(rgb)
     assert boxes == read_text(rgb, det_max_short_px=None)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from verifiers.base import Checks, ScoreContext
 from verifiers.catalog import load_catalog
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import ClipMatcher, check_short_side, open_output, segments
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments
+from verifiers.tasks.shortform._shared.export import check_short_side, open_output
 
 FPS = 24.0
 

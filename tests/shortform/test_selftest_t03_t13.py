@@ -12,8 +12,7 @@ from verifiers.scoring import score_task
 from verifiers.synth import selftest_task, synth_instance
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, draw_caption, srt_text
 from verifiers.synthkit.shortform_video import write_video
-from verifiers.tasks.shortform.common import parse_srt
-from verifiers.tasks.shortform.t03_caption_track import (
+from verifiers.tasks.shortform._shared.caption_track import (
     frames_at,
     hollow_boxes,
     is_white,
@@ -24,6 +23,7 @@ from verifiers.tasks.shortform.t03_caption_track import (
     text_key,
     track_captions,
 )
+from verifiers.tasks.shortform._shared.srt import parse_srt
 
 
 def _footage(h=360, w=640, n=1, seed=0):

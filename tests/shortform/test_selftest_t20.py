@@ -15,7 +15,8 @@ from verifiers.scoring import score_task
 from verifiers.synth import selftest_task, synth_instance
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t20_douyin import at_loudness, draw_arrow, draw_sticker, kettle_shot, voice_and_music
-from verifiers.tasks.shortform.common import instance_duration_s, parse_srt
+from verifiers.tasks.shortform._shared.export import instance_duration_s
+from verifiers.tasks.shortform._shared.srt import parse_srt
 from verifiers.tasks.shortform.t20_douyin_product import OUTPUT, DouyinProduct, find_arrows, sticker_reads
 
 TASK = "R06.04.01.04-T20"

@@ -15,7 +15,7 @@ from verifiers.measure.colour import delta_e2000
 from verifiers.measure.loudness import measure_loudness
 from verifiers.measure.ocr import TextBox, normalise
 from verifiers.synthkit import shortform_ad_explainer as A
-from verifiers.tasks.shortform.t06_t18_helpers import (
+from verifiers.tasks.shortform._shared.ad_measure import (
     find_logo,
     fuzzy_cer,
     hex_lab,
@@ -135,7 +135,7 @@ def test_time_scale_from_gt(tmp_path: Path):
 
 def test_stock_found_when_filled_or_fitted_onto_a_vertical_canvas(tmp_path: Path):
     from verifiers.synthkit.shortform_video import clip_frames, write_video
-    from verifiers.tasks.shortform.t18_stock import StockMatcher, placements
+    from verifiers.tasks.shortform._shared.stock_footage import StockMatcher, placements
 
     fps = 12.0
     clips = {name: clip_frames(seed, 24, 320, 180, fps) for seed, name in ((11, "solar"), (12, "wind"))}

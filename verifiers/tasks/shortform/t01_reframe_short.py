@@ -23,7 +23,7 @@ from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normal
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
 
 OUTPUT = "out/cooking_short.mp4"
 FPS = 24.0

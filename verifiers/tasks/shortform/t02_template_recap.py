@@ -17,13 +17,8 @@ from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import (
-    ClipMatcher,
-    check_short_side,
-    instance_scale,
-    open_output,
-    sources_in,
-)
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, sources_in
+from verifiers.tasks.shortform._shared.export import check_short_side, instance_scale, open_output
 
 OUTPUT = "device/DCIM/recap.mp4"
 FPS = 24.0

@@ -5,7 +5,7 @@ one caption per line). Output: out/vlog_zh_sub.mp4.
 GT: gt/speech.json = {"segments_s": [[start, end], ...]} (speech in the vlog, sentence level);
 gt/render.json = instance scale (synthetic: 1/3, 640x360, a 15-px caption).
 
-Captions are found by differencing the export against the vlog (t03_caption_track): spans give the
+Captions are found by differencing the export against the vlog (_shared/caption_track): spans give the
 timing; one frame per span gives the look (fill colour, stroke, lines) and the OCR text.
 """
 
@@ -20,8 +20,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import caption_layer, composite
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import instance_scale, probe_artifact
-from verifiers.tasks.shortform.t03_caption_track import (
+from verifiers.tasks.shortform._shared.caption_track import (
     Look,
     is_white,
     measure_look,
@@ -30,6 +29,7 @@ from verifiers.tasks.shortform.t03_caption_track import (
     text_key,
     track_captions,
 )
+from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 
 OUTPUT = "out/vlog_zh_sub.mp4"
 SOURCE = "fixtures/vlog_zh.mp4"

@@ -16,46 +16,16 @@ from verifiers.measure.errors import MediaError
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import (
-    ClipMatcher,
-    best_corr,
-    instance_scale,
-    open_output,
-    segments,
-    size_ok,
-)
+from verifiers.tasks.shortform._shared.audio_match import best_corr
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments
+from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.zoom import zoom_of, zoomed
 
 OUTPUT = "out/trip_slideshow.mp4"
 FPS = 24.0
 SR_HZ = 48_000
 SCALE = 1 / 6
 MIN_SONG_CORR = 0.8
-
-
-def zoom_of(frame: np.ndarray, photo: np.ndarray) -> float:
-    """Scale of the centre crop of `photo` that best matches `frame` (1.0 = whole photo)."""
-    h, w = frame.shape[:2]
-    ph = cv2.resize(photo, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
-    f = frame.astype(np.float32).ravel()
-    f -= f.mean()
-    best, best_s = -2.0, 1.0
-    for s in np.arange(1.0, 1.30, 0.0025):
-        cw, ch = w / s, h / s
-        x0, y0 = (w - cw) / 2, (h - ch) / 2
-        m = np.array([[s, 0, -x0 * s], [0, s, -y0 * s]], dtype=np.float32)
-        q = cv2.warpAffine(ph, m, (w, h), flags=cv2.INTER_LINEAR).ravel()
-        q = q - q.mean()
-        c = float(f @ q / (np.linalg.norm(f) * np.linalg.norm(q) + 1e-9))
-        if c > best:
-            best, best_s = c, float(s)
-    return best_s
-
-
-def _zoomed(photo: np.ndarray, s: float) -> np.ndarray:
-    h, w = photo.shape[:2]
-    x0, y0 = (w - w / s) / 2, (h - h / s) / 2
-    m = np.array([[s, 0, -x0 * s], [0, s, -y0 * s]], dtype=np.float32)
-    return cv2.warpAffine(photo, m, (w, h), flags=cv2.INTER_LINEAR)
 
 
 @register
@@ -152,7 +122,7 @@ class BeatSlideshow(TaskVerifier):
             frames = []
             for k, name in enumerate(order):
                 n = per + (3 if late == k else -3 if late == k - 1 else 0)
-                frames += [_zoomed(photos[name], 1.0 + gain * i / (n - 1)) for i in range(n)]
+                frames += [zoomed(photos[name], 1.0 + gain * i / (n - 1)) for i in range(n)]
             a = song[int(audio_from_s * SR_HZ): int((audio_from_s + 24.0) * SR_HZ)]
             return frames, a
 

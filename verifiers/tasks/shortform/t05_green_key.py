@@ -20,7 +20,7 @@ from verifiers.measure.frames import iter_frames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
-from verifiers.tasks.shortform.common import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
 
 OUTPUT = "out/presenter.mp4"
 FPS = 24.0

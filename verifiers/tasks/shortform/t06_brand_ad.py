@@ -24,8 +24,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import open_output_frames
-from verifiers.tasks.shortform.t06_t18_helpers import (
+from verifiers.tasks.shortform._shared.ad_measure import (
     box_matches,
     find_logo,
     fuzzy_cer,
@@ -36,6 +35,7 @@ from verifiers.tasks.shortform.t06_t18_helpers import (
     text_fill_lab,
     window_mask,
 )
+from verifiers.tasks.shortform._shared.export import open_output_frames
 
 OUTPUT = "out/ad15.mp4"
 SAMPLE_S = 1.5  # OCR: two frames in the hook window, then one every 1.5 s (OCR costs ~0.25 s a frame)

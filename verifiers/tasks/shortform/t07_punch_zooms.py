@@ -23,8 +23,8 @@ from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform.common import open_output_frames
-from verifiers.tasks.shortform.t04_beat_slideshow import _zoomed, zoom_of
+from verifiers.tasks.shortform._shared.export import open_output_frames
+from verifiers.tasks.shortform._shared.zoom import zoom_of, zoomed
 
 OUTPUT = "out/talk_punch.mp4"
 MEDIA = "fixtures/talk.draft/talk.mp4"
@@ -145,7 +145,7 @@ class PunchZooms(TaskVerifier):
                     scale[a + ramp + 10 + i] = peak - (peak - 1) * (i + 1) / ramp
             out = []
             for i in range(n):
-                f = _zoomed(talk[i], scale[i]) if scale[i] > 1 else talk[i]
+                f = zoomed(talk[i], scale[i]) if scale[i] > 1 else talk[i]
                 for kw, t in words.items():
                     on = round(t * FPS) + pop_delay
                     if on <= i < on + 20:

@@ -42,7 +42,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
-from verifiers.tasks.shortform.common import ClipMatcher, clean_runs, probe_artifact, runs, video_facts
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, clean_runs, runs
+from verifiers.tasks.shortform._shared.export import probe_artifact, video_facts
 
 OUTPUT = "out/coach_tight.mp4"
 SOURCE = "fixtures/coach_raw.mp4"

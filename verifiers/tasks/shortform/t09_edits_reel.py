@@ -18,12 +18,8 @@ from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform.common import (
-    ClipMatcher,
-    open_output,
-    segments,
-    sources_in,
-)
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments, sources_in
+from verifiers.tasks.shortform._shared.export import open_output
 
 OUTPUT = "device/Photos/hike_reel.mp4"
 FEED = "state/activity_feed.json"

@@ -14,14 +14,8 @@ from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, warm, write_video
-from verifiers.tasks.shortform.common import (
-    ClipMatcher,
-    check_short_side,
-    instance_scale,
-    open_output,
-    segments,
-    sources_in,
-)
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments, sources_in
+from verifiers.tasks.shortform._shared.export import check_short_side, instance_scale, open_output
 
 OUTPUT = "device/Downloads/market.mp4"
 FPS = 24.0

@@ -44,7 +44,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
-from verifiers.tasks.shortform.common import instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact, size_ok, video_facts
 
 OUTPUT = "out/kickflip_ramp.mp4"
 SOURCE = "fixtures/kickflip.mp4"

@@ -23,7 +23,9 @@ from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform.common import ClipMatcher, best_corr, probe_artifact
+from verifiers.tasks.shortform._shared.audio_match import best_corr
+from verifiers.tasks.shortform._shared.clips import ClipMatcher
+from verifiers.tasks.shortform._shared.export import probe_artifact
 
 LISTING = "state/capcut_templates.json"
 FPS = 24.0

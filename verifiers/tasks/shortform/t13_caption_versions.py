@@ -6,7 +6,7 @@ project's — the instruction says keep each caption's timing). Outputs: out/tip
 out/tips_es.mp4, out/tips_ja.mp4 (the seed names no files: the one .mp4 in out/ whose name ends in
 _en/_es/_ja). GT: gt/captions_en.srt = the project's English caption track (text and timing).
 
-Per export, the caption track (t03_caption_track: difference against the footage) gives on/off
+Per export, the caption track (_shared/caption_track: difference against the footage) gives on/off
 times to the frame, and one OCR read per caption gives the text. Japanese: the OCR model reads Han
 characters but only 5 kana, so its text is judged on the characters the model can output (kanji
 recall, in order); that glyphs render is judged by a tofu detector (hollow .notdef boxes, net of the
@@ -33,8 +33,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, FontMissing, caption_layer, composite, srt_text
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import Cue, parse_srt
-from verifiers.tasks.shortform.t03_caption_track import (
+from verifiers.tasks.shortform._shared.caption_track import (
     CaptionTrack,
     Look,
     Span,
@@ -48,6 +47,7 @@ from verifiers.tasks.shortform.t03_caption_track import (
     text_key,
     track_captions,
 )
+from verifiers.tasks.shortform._shared.srt import Cue, parse_srt
 
 SOURCE = "fixtures/tips_en/media/tips.mp4"
 LANGS = ("en", "es", "ja")

@@ -22,7 +22,7 @@ from verifiers.measure.ocr import OCRUnavailable, read_text
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
-from verifiers.tasks.shortform.common import instance_scale, probe_artifact
+from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 
 OUTPUT = "out/shoe_label.mp4"
 FPS = 24.0

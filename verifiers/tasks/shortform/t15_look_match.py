@@ -18,7 +18,7 @@ from verifiers.measure.frames import read_frame_at
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
-from verifiers.tasks.shortform.common import probe_artifact
+from verifiers.tasks.shortform._shared.export import probe_artifact
 
 OUTPUT = "out/beach_matched.mp4"
 FPS = 24.0

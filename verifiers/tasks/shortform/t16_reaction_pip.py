@@ -19,12 +19,8 @@ from verifiers.measure.frames import iter_frames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import (
-    MIN_NCC,
-    ClipMatcher,
-    instance_scale,
-    open_output,
-)
+from verifiers.tasks.shortform._shared.clips import MIN_NCC, ClipMatcher
+from verifiers.tasks.shortform._shared.export import instance_scale, open_output
 
 FPS = 24.0
 SR_HZ = 48_000

@@ -18,13 +18,9 @@ from verifiers.measure.frames import iter_frames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import (
-    ClipMatcher,
-    best_corr,
-    instance_scale,
-    open_output,
-    size_ok,
-)
+from verifiers.tasks.shortform._shared.audio_match import best_corr
+from verifiers.tasks.shortform._shared.clips import ClipMatcher
+from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
 
 OUTPUT = "device/Photos/duet.mp4"
 FPS = 24.0

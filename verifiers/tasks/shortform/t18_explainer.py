@@ -30,19 +30,16 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
-from verifiers.tasks.shortform.common import (
-    Labelled,
-    open_output,
-    sources_in,
-)
-from verifiers.tasks.shortform.t06_t18_helpers import (
+from verifiers.tasks.shortform._shared.ad_measure import (
     fuzzy_cer,
     read_text_tiled,
     stem_levels,
     time_scale,
     window_mask,
 )
-from verifiers.tasks.shortform.t18_stock import StockMatcher, placements
+from verifiers.tasks.shortform._shared.clips import Labelled, sources_in
+from verifiers.tasks.shortform._shared.export import open_output
+from verifiers.tasks.shortform._shared.stock_footage import StockMatcher, placements
 
 SR_HZ = 24_000
 MIN_RUN = 3  # frames: shorter label runs are transition or glitch frames, not shots

@@ -19,7 +19,8 @@ from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
-from verifiers.tasks.shortform.common import ClipMatcher, instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.shortform._shared.clips import ClipMatcher
+from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact, size_ok, video_facts
 
 FPS = 30.0
 SCALE = 1 / 6  # 180x320 miniature of 1080x1920

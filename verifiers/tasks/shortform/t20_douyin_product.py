@@ -56,16 +56,15 @@ from verifiers.synthkit.t20_douyin import (
     srt_text,
     voice_and_music,
 )
-from verifiers.tasks.shortform.common import (
-    ClipMatcher,
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, sources_in
+from verifiers.tasks.shortform._shared.export import (
     instance_duration_s,
     instance_scale,
     open_output,
-    parse_srt,
     scaled,
     size_ok,
-    sources_in,
 )
+from verifiers.tasks.shortform._shared.srt import parse_srt
 
 OUTPUT = "out/kettle_douyin.mp4"
 FPS = 60.0

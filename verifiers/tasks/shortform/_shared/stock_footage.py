@@ -18,7 +18,7 @@ from verifiers.base import AgentOutputError, GTError
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import FrameIndex, apply_crop, match_frame
 from verifiers.measure.frames import iter_frames
-from verifiers.tasks.shortform.common import MATCH_WIDTH_PX, MIN_NCC, Labelled
+from verifiers.tasks.shortform._shared.clips import MATCH_WIDTH_PX, MIN_NCC, Labelled
 
 DECODE_WIDTH_PX = 480  # stock is decoded this wide: enough to crop a 9:16 strip from a 16:9 frame
 TOP_SHARE = 0.55  # the top region of a frame matched on its own (captions sit lower in 9:16 explainers)

@@ -1,0 +1,133 @@
+"""Which source clip (and which moment of it) an output frame shows: a fingerprint index over the
+sources, labelled frames, and the runs (segments) of an edit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from verifiers.base import AgentOutputError, GTError
+from verifiers.measure.errors import MediaError
+from verifiers.measure.fingerprint import FrameIndex, match_frame
+from verifiers.measure.frames import iter_frames
+
+MATCH_WIDTH_PX = 160  # frames are matched as 160-px-wide thumbnails: enough for 64x36 NCC
+MIN_NCC = 0.6  # below this an output frame shows none of the sources
+
+
+def _to_width(rgb: np.ndarray, width_px: int) -> np.ndarray:
+    import cv2
+
+    h = max(2, round(rgb.shape[0] * width_px / rgb.shape[1]))
+    return cv2.resize(rgb, (width_px, h), interpolation=cv2.INTER_AREA)
+
+
+@dataclass(frozen=True)
+class Labelled:
+    t_s: float  # output time
+    label: str | None  # source clip shown (None: no source matches)
+    src_t_s: float  # time in that source
+    ncc: float
+    src_index: int = -1  # into ClipMatcher.index
+    rgb: np.ndarray | None = None  # the (160-px) output frame, when asked to keep it
+
+
+class ClipMatcher:
+    """Fingerprint index over several source clips: which clip, which moment an output frame shows."""
+
+    def __init__(self, sources: dict[str, Path], images: dict[str, np.ndarray] | None = None) -> None:
+        frames, times, labels = [], [], []
+        for label, rgb in (images or {}).items():
+            frames.append(_to_width(rgb, MATCH_WIDTH_PX))
+            times.append(0.0)
+            labels.append(label)
+        for label, path in sources.items():
+            try:
+                for fr in iter_frames(path, width=MATCH_WIDTH_PX):
+                    frames.append(fr.rgb)
+                    times.append(fr.t_s)
+                    labels.append(label)
+            except MediaError as exc:
+                raise GTError(f"source clip {label}: {exc}") from None
+        if not frames:
+            raise GTError("no source clips to match against")
+        self.labels = labels
+        self.index = FrameIndex.from_frames(frames, times, keep=True)
+
+    def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float, int]:
+        m = match_frame(rgb, self.index)
+        if m.ncc < MIN_NCC:
+            return None, m.t_s, m.ncc, m.index
+        return self.labels[m.index], m.t_s, m.ncc, m.index
+
+    def source_frame(self, idx: int) -> np.ndarray:
+        return self.index.frames[idx]
+
+    def label_video(self, path: Path, every_s: float | None = None, start_s: float = 0.0,
+                    end_s: float | None = None, keep: bool = False) -> list[Labelled]:
+        out = []
+        try:
+            for fr in iter_frames(path, width=MATCH_WIDTH_PX, every_s=every_s):
+                if fr.t_s < start_s - 1e-6:
+                    continue
+                if end_s is not None and fr.t_s >= end_s - 1e-6:
+                    break
+                label, src_t, ncc, idx = self.identify(fr.rgb)
+                out.append(Labelled(fr.t_s, label, src_t, ncc, idx, fr.rgb if keep else None))
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
+        return out
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str | None
+    start_s: float
+    end_s: float  # time of the first frame after the run
+    frames: int
+    src_start_s: float
+    src_end_s: float
+
+
+def runs(labelled: list[Labelled], frame_s: float) -> list[Run]:
+    """Consecutive frames showing the same source, in output order."""
+    out: list[Run] = []
+    i = 0
+    while i < len(labelled):
+        j = i
+        while j + 1 < len(labelled) and labelled[j + 1].label == labelled[i].label:
+            j += 1
+        out.append(Run(labelled[i].label, labelled[i].t_s, labelled[j].t_s + frame_s, j - i + 1,
+                       labelled[i].src_t_s, labelled[j].src_t_s))
+        i = j + 1
+    return out
+
+
+def clean_runs(rs: list[Run], min_frames: int = 3) -> list[Run]:
+    """Runs without one- or two-frame glitches (e.g. a transition frame), neighbours merged."""
+    out: list[Run] = []
+    for r in rs:
+        if r.frames < min_frames:
+            continue
+        if out and out[-1].label == r.label:
+            p = out[-1]
+            out[-1] = Run(p.label, p.start_s, r.end_s, p.frames + r.frames, p.src_start_s, r.src_end_s)
+        else:
+            out.append(r)
+    return out
+
+
+def segments(matcher: ClipMatcher, path: Path, fps: float) -> tuple[list[Labelled], list[Run]]:
+    """Every output frame labelled (160-px frames kept) and its clean runs: the edit's segments, in
+    order; the cut times are the starts of all but the first."""
+    labelled = matcher.label_video(path, keep=True)
+    return labelled, clean_runs(runs(labelled, 1.0 / fps))
+
+
+def sources_in(folder: Path, pattern: str = "*.mp4") -> dict[str, Path]:
+    found = {p.stem: p for p in sorted(folder.glob(pattern))}
+    if not found:
+        raise GTError(f"no source clips in {folder.name}/")
+    return found

@@ -1,0 +1,115 @@
+"""The short-form family's exports: the instance scale, the probed export and its video facts.
+
+Synthetic instances are miniatures (320x180 sources instead of 1920x1080); their GT carries
+`gt/render.json` = {"scale": s} and expected pixel sizes are the catalog's times s. A real task's GT
+has no such file, so the catalog sizes apply unchanged (scale 1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
+from verifiers.measure.streams import MediaProbe, probe
+from verifiers.provenance import refuse_outside_writes
+
+
+def instance_scale(ctx: ScoreContext) -> float:
+    path = ctx.gt / "render.json"
+    if not path.exists():
+        return 1.0
+    scale = ctx.gt_json("render.json").get("scale", 1.0)
+    if not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+        raise GTError(f"gt/render.json: scale must be in (0, 1], got {scale!r}")
+    return float(scale)
+
+
+def instance_duration_s(ctx: ScoreContext, catalog_s: float) -> float:
+    """The export length to expect: the catalog's, unless the instance's gt/render.json gives a
+    "duration_s" (synthetic miniatures are seconds long, not the task's 30 s; a real GT has none)."""
+    path = ctx.gt / "render.json"
+    if not path.exists():
+        return float(catalog_s)
+    dur = ctx.gt_json("render.json").get("duration_s", catalog_s)
+    if not isinstance(dur, (int, float)) or dur <= 0:
+        raise GTError(f"gt/render.json: duration_s must be a positive number of seconds, got {dur!r}")
+    return float(dur)
+
+
+def scaled(px: float, scale: float) -> int:
+    return round(px * scale)
+
+
+def probe_artifact(ctx: ScoreContext, rel: str) -> tuple[Path, MediaProbe]:
+    """The artifact and its packet probe; an unreadable file is the agent's failure, and so is an
+    export the audit saw written by a forbidden program (ffmpeg: the seeds' "export must come from
+    the app"; without audit evidence nothing is refused)."""
+    path = ctx.artifact(rel)
+    refuse_outside_writes(ctx, rel, ctx.task.apps[0] if ctx.task.apps else "the app")
+    try:
+        pr = probe(path)
+        pr.first("video")
+    except MediaError as exc:
+        raise AgentOutputError(f"{rel}: {exc}") from None
+    return path, pr
+
+
+def probe_first_export(ctx: ScoreContext, folder: str = "out", pattern: str = "*.mp4") -> tuple[Path, MediaProbe]:
+    """The first (by name) export matching `pattern` in `folder` of the work dir, probed like
+    probe_artifact: for tasks whose seed names the folder but not the file."""
+    out = ctx.workdir / folder
+    files = sorted(out.glob(pattern)) if out.is_dir() else []
+    if not files:
+        raise AgentOutputError(f"no {pattern.lstrip('*')} export in {folder}/")
+    return probe_artifact(ctx, str(files[0].relative_to(ctx.workdir)))
+
+
+def video_facts(pr: MediaProbe) -> dict:
+    v = pr.first("video")
+    return {"width_px": v.width, "height_px": v.height, "fps": round(v.avg_fps or 0.0, 3),
+            "duration_s": round(pr.duration_s or 0.0, 3)}
+
+
+def open_output(ctx: ScoreContext, checks: Checks, rel: str | None) -> tuple[Path, dict] | None:
+    """The output (`rel`, or with None the first out/*.mp4) and its video facts; when it is missing
+    or unreadable every check still open fails with the reason and None comes back (the caller
+    returns: nothing left to score)."""
+    try:
+        path, pr = probe_artifact(ctx, rel) if rel is not None else probe_first_export(ctx)
+    except AgentOutputError as exc:
+        checks.fail_rest(str(exc))
+        return None
+    return path, video_facts(pr)
+
+
+def open_output_frames(ctx: ScoreContext, checks: Checks, rel: str) -> tuple[Path, dict, list] | None:
+    """`open_output`, then every decoded frame as (t_s, rgb); a file that probes but does not
+    decode fails the checks still open the same way (None back)."""
+    opened = open_output(ctx, checks, rel)
+    if opened is None:
+        return None
+    path, facts = opened
+    try:
+        frames = [(f.t_s, f.rgb) for f in iter_frames(path)]
+    except MediaError as exc:
+        checks.fail_rest(str(exc))
+        return None
+    return path, facts, frames
+
+
+def check_short_side(checks: Checks, name: str, facts: dict, scale: float) -> bool:
+    """An "export 1080p" check: the short side equals params height_px (times the instance scale)
+    within 1 px, whatever the orientation; sets check `name` and says whether it held."""
+    want_h = scaled(checks.params(name)["height_px"], scale)
+    short = min(facts["width_px"], facts["height_px"])
+    ok = abs(short - want_h) <= 1
+    checks.set(name, float(ok), {**facts, "want_short_side_px": want_h},
+               "" if ok else f"short side {short} px, want {want_h} (1080p)")
+    return ok
+
+
+def size_ok(facts: dict, size_px: list[int], scale: float, tol_px: int = 1) -> bool:
+    w, h = (scaled(v, scale) for v in size_px)
+    return abs(facts["width_px"] - w) <= tol_px and abs(facts["height_px"] - h) <= tol_px
