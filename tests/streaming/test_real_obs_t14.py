@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.app_health import AppHealth, obs_health
 from tests.streaming.real_obs import EventLog, NoPreviewObs, record, save_obs_config
 from verifiers.scoring import score_task
 from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
@@ -95,8 +96,10 @@ def _collection(feed: Path) -> dict[str, Any]:
                                            "id_counter": 1, "custom_size": False}}]}
 
 
-def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Clap test, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns (events, attempts).
+def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                                                  AppHealth]:
+    """Clap test, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns (events, attempts,
+    what OBS's log says about keeping up).
 
     Like a careful person, the oracle looks at its own sync_after clip and applies the same offset
     again (at most FIX_ATTEMPTS times) when a clap in it is half a frame or more off (OBS placed the
@@ -145,9 +148,10 @@ def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[st
             c.disconnect()
         assert o.stop() == 0
         save_obs_config(o, real)
+        health = obs_health(o.config_dir / "logs")
     if len(attempts) > 1 and _good(attempts[-1]):
         after.rename(rec_dir / "sync_after.mkv")  # the task's file name; OBS names files by date
-    return log.events, attempts
+    return log.events, attempts, health
 
 
 def _good(attempt: dict[str, Any]) -> bool:
@@ -173,8 +177,14 @@ def test_t14_real_obs_clap_test_and_fix_scores_full(tmp_path: Path) -> None:
     assert gt["late"] == "video"
     feed = write_feed(tmp_path, float(gt["injected_delay_ms"]))
     real = tmp_path / "real"
-    events, attempts = run_in_obs(feed, gt, real)
-    assert _good(attempts[-1]), f"OBS misplaced audio in every fix attempt: {attempts}"
+    events, attempts, health = run_in_obs(feed, gt, real)
+    if not _good(attempts[-1]):
+        # OBS placed the audio off in every attempt: its own evidence says whether it fell behind
+        stalled = [a for a in attempts[1:] if a["render_skipped_frames"] > 0]
+        if stalled or not health.kept_up:
+            pytest.skip(f"OBS could not keep up, the scorer was not judged: {health.describe()}; "
+                        f"{len(stalled)} of {len(attempts) - 1} fix attempts with skipped render frames: {attempts}")
+        pytest.fail(f"OBS misplaced audio in every fix attempt with no stall it reported: {attempts}")
     before_stalls = attempts[0]["render_skipped_frames"]
     kinds = [e["kind"] for e in events]
     assert "InputAudioSyncOffsetChanged" in kinds and kinds.count("RecordStateChanged") >= 4, kinds

@@ -24,6 +24,7 @@ from rich.console import Console
 from monitor.bundle import Bundle
 from monitor.demo import obs_profile, run_demo
 from rtmp.api import ApiServer
+from tests.app_health import AppHealth, obs_health
 from tests.rtmp.helpers import decode_errors
 
 pytestmark = [pytest.mark.obs, pytest.mark.slow, pytest.mark.timeout(300),
@@ -57,7 +58,9 @@ async def _api_while_live(servers: list[Any], started: asyncio.Event) -> list[di
         await api.stop()
 
 
-async def test_real_obs_stream_t05_oracle_and_ingest_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def _stream_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], list[dict[str, Any]],
+                                                                          list[Any], AppHealth]:
+    """One 61 s OBS stream through a real run: (demo result, API view while live, servers, OBS health)."""
     from monitor.run.wiring import IngestComponent
 
     servers: list[Any] = []
@@ -72,10 +75,24 @@ async def test_real_obs_stream_t05_oracle_and_ingest_api(tmp_path: Path, monkeyp
     monkeypatch.setattr(IngestComponent, "start", start_and_keep)
     api_task = asyncio.create_task(_api_while_live(servers, started))
     try:
-        res = await run_demo(tmp_path, STREAM_S, tui=False, hold_s=0, console=Console(quiet=True), use_obs=True)
+        res = await run_demo(root, STREAM_S, tui=False, hold_s=0, console=Console(quiet=True), use_obs=True)
         streams = await asyncio.wait_for(api_task, 5)
     finally:
         api_task.cancel()
+        monkeypatch.setattr(IngestComponent, "start", start)
+    # the demo copies OBS's config dir, logs included, into the work dir after OBS closed
+    return res, streams, servers, obs_health(root / "workdir" / "obs-studio" / "logs")
+
+
+async def test_real_obs_stream_t05_oracle_and_ingest_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a low score from an OBS that could not keep up is retried once, then skipped with OBS's numbers
+    # (tests/app_health.py); from an OBS that kept up it fails below: then the scorer misjudged
+    res, streams, servers, health = await _stream_once(tmp_path / "try1", monkeypatch)
+    if res["report"]["score"] < 99 and not health.kept_up:
+        print(f"try 1/2: {health.describe()} — streaming again", flush=True)
+        res, streams, servers, health = await _stream_once(tmp_path / "try2", monkeypatch)
+        if res["report"]["score"] < 99 and not health.kept_up:
+            pytest.skip(f"OBS could not keep up on both tries, the scorer was not judged: {health.describe()}")
 
     # T05: OBS's saved profile + the ingest's measurements score as the oracle
     report = res["report"]
