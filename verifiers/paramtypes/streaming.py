@@ -270,3 +270,26 @@ class RecordingExists:
 @dataclass(frozen=True)
 class RemuxedMp4:
     container: str
+
+
+# ---- T04: green screen --------------------------------------------------------------------------
+T04 = "R06.12.01.01-T04"
+
+
+@params_type(T04, "key_iou")
+@dataclass(frozen=True)
+class KeyIou:
+    min_iou: float
+
+
+@params_type(T04, "no_residual_green")
+@dataclass(frozen=True)
+class ResidualGreen:
+    max_green_pct: float
+
+
+@params_type(T04, "recording")
+@dataclass(frozen=True)
+class KeyRecording:
+    duration_s: float
+    filters: tuple[str, ...]

@@ -13,21 +13,28 @@ be in the collection, and the file-write audit must show no other process wrote 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, NoLiveEvidence
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import KeyIou, KeyRecording, ResidualGreen
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, payload, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, payload
 from verifiers.tasks.streaming.media import frames, probe
 
+TASK = "R06.12.01.01-T04"
+N = check_names(TASK)
 REC = "recordings/key_test.mkv"
 SOURCE = "GreenCam"
 OBS_WRITERS = {"obs", "obs-studio", "obs64.exe", "obs.exe", "obs64"}
@@ -53,74 +60,92 @@ def frame_metrics(img: np.ndarray, office: np.ndarray, matte: np.ndarray) -> dic
     return {"iou": float(iou), "green_pct": float(resid * 100), "spill": spill}
 
 
-@register
-class GreenScreenKey(TaskVerifier):
-    task_id = "R06.12.01.01-T04"
+@dataclass(frozen=True)
+class KeyMetrics:
+    """Mean foreground IoU, residual green and edge spill over the sampled frames; `cover` = share sampled."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("key.json")
-        mattes = [cv2.imread(str(ctx.gt_path(f"mattes/{i}.png")), cv2.IMREAD_GRAYSCALE) for i in range(len(gt["times_s"]))]
-        office_src = cv2.imread(str(ctx.input("bg/office.png")))
-        self._recording(ctx, checks, gt)
+    cover: float
+    iou: float
+    green_pct: float
+    spill: float
+    frames: int
+
+
+@register
+class GreenScreenKey(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def refs(self) -> tuple[dict[str, Any], list[np.ndarray], np.ndarray]:
+        """GT (times, max spill), the GT mattes and the office background: every check needs them."""
+        gt = self.ctx.gt_json("key.json")
+        mattes = [cv2.imread(str(self.ctx.gt_path(f"mattes/{i}.png")), cv2.IMREAD_GRAYSCALE)
+                  for i in range(len(gt["times_s"]))]
+        return gt, mattes, cv2.imread(str(self.ctx.input("bg/office.png")))
+
+    @provides
+    def metrics(self) -> KeyMetrics:
+        gt, mattes, office_src = self.refs
         try:
-            rec = ctx.artifact(REC)
             picked: dict[int, np.ndarray] = {}
-            for t, img in frames(rec, max_width_px=SIZE[0]):
+            for t, img in frames(self.ctx.artifact(REC), max_width_px=SIZE[0]):
                 for i, ts in enumerate(gt["times_s"]):
                     if i not in picked and t >= ts - 0.5 / FPS:
                         picked[i] = img
-        except (AgentOutputError, MediaError) as exc:
-            for n in ("key_iou", "no_residual_green", "spill_suppressed"):
-                checks.fail(n, str(exc))
-            return
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
         if not picked:
-            for n in ("key_iou", "no_residual_green", "spill_suppressed"):
-                checks.fail(n, "recording too short for the sampled frames")
-            return
+            raise AgentOutputError("recording too short for the sampled frames")
         ms = []
         for i, img in sorted(picked.items()):
             h, w = img.shape[:2]
             office = cv2.resize(office_src, (w, h), interpolation=cv2.INTER_AREA)[:, :, ::-1]
             matte = cv2.resize(mattes[i], (w, h), interpolation=cv2.INTER_NEAREST)
             ms.append(frame_metrics(img, office, matte))
-        cover = len(picked) / len(gt["times_s"])
-        iou = float(np.mean([m["iou"] for m in ms]))
-        green = float(np.mean([m["green_pct"] for m in ms]))
-        spill = float(np.mean([m["spill"] for m in ms]))
-        min_iou = checks.params("key_iou")["min_iou"]
-        checks.set("key_iou", cover * ramp(max(0.0, min_iou - iou), 0, 0.25), {"iou": iou, "frames": len(ms)},
-                   "" if iou >= min_iou else f"foreground IoU {iou:.3f} < {min_iou}")
-        mx = checks.params("no_residual_green")["max_green_pct"]
-        checks.set("no_residual_green", cover * ramp(max(0.0, green - mx), 0, 2.0), {"green_pct": green},
-                   "" if green <= mx else f"{green:.2f}% green pixels left in the background")
-        checks.set("spill_suppressed", cover * ramp(max(0.0, spill - gt["max_spill"]), 0, 20.0),
-                   {"spill": spill, "max_spill": gt["max_spill"]},
-                   "" if spill <= gt["max_spill"] else f"green spill {spill:.1f} at the edge")
+        return KeyMetrics(len(picked) / len(gt["times_s"]), float(np.mean([m["iou"] for m in ms])),
+                          float(np.mean([m["green_pct"] for m in ms])), float(np.mean([m["spill"] for m in ms])), len(ms))
 
-    def _recording(self, ctx: ScoreContext, checks: Checks, gt: dict[str, Any]) -> None:
-        p = checks.params("recording")
+    @check(N.key_iou)
+    def key_iou(self, p: KeyIou, curve: Curve) -> Result:
+        m = self.metrics
+        return Result(m.cover * curve.score(max(0.0, p.min_iou - m.iou), 0), {"iou": m.iou, "frames": m.frames},
+                      "" if m.iou >= p.min_iou else f"foreground IoU {m.iou:.3f} < {p.min_iou}")
+
+    @check(N.no_residual_green)
+    def no_residual_green(self, p: ResidualGreen, curve: Curve) -> Result:
+        m = self.metrics
+        return Result(m.cover * curve.score(max(0.0, m.green_pct - p.max_green_pct), 0), {"green_pct": m.green_pct},
+                      "" if m.green_pct <= p.max_green_pct else f"{m.green_pct:.2f}% green pixels left in the background")
+
+    @check(N.spill_suppressed)
+    def spill_suppressed(self, p: NoParams, curve: Curve) -> Result:
+        m, max_spill = self.metrics, self.refs[0]["max_spill"]
+        return Result(m.cover * curve.score(max(0.0, m.spill - max_spill), 0), {"spill": m.spill, "max_spill": max_spill},
+                      "" if m.spill <= max_spill else f"green spill {m.spill:.1f} at the edge")
+
+    @check(N.recording)
+    def recording(self, p: KeyRecording, curve: Curve) -> Result:
+        self.refs  # noqa: B018 - as before the split: without GT nothing is judged
         try:
-            audit = ctx.events_of("audit", "write")
+            audit = self.ctx.events_of("audit", "write")
         except NoLiveEvidence as exc:
-            checks.error("recording", f"{exc} (scene JSON writers must be audited)")
-            return
+            return Result.cannot_judge(f"{exc} (scene JSON writers must be audited)")
         outsiders = [payload(e) for e in audit if "obs-studio" in str(payload(e).get("path", ""))
                      and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
         try:
-            coll = collection_with(ctx, source=SOURCE)
-            kinds = [f.kind for f in coll.sources[SOURCE].filters if f.enabled]
+            kinds = [f.kind for f in collection_with(self.ctx, source=SOURCE).sources[SOURCE].filters if f.enabled]
         except AgentOutputError:
             kinds = []
         try:
-            dur = probe(ctx.artifact(REC)).duration_s
+            dur = probe(self.ctx.artifact(REC)).duration_s
         except (AgentOutputError, MediaError):
             dur = None
-        parts = {"recording ~10 s": dur is not None and abs(dur - p["duration_s"]) <= 1.5,
-                 **{f"filter {k}": k in kinds for k in p["filters"]},
+        parts = {"recording ~10 s": dur is not None and abs(dur - p.duration_s) <= 1.5,
+                 **{f"filter {k}": k in kinds for k in p.filters},
                  "no outside writer of obs-studio/": not outsiders}
-        checks.set("recording", frac(sum(parts.values()), len(parts)),
-                   {"duration_s": dur, "filters": kinds, "outside_writers": outsiders, **parts},
-                   "; ".join(f"not {k}" for k, v in parts.items() if not v))
+        return Result(curve.count(sum(parts.values()), len(parts)),
+                      {"duration_s": dur, "filters": kinds, "outside_writers": outsiders, **parts},
+                      "; ".join(f"not {k}" for k, v in parts.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = SIZE
@@ -150,22 +175,22 @@ class GreenScreenKey(TaskVerifier):
                     "path": "obs-studio/basic/scenes/Stream.json", "process": writer, "pid": 4242})])
 
         solution(inst.oracle, good)
-        solution(inst.mutant("green_halo", ["key_iou", "no_residual_green"],
+        solution(inst.mutant("green_halo", [N.key_iou, N.no_residual_green],
                              "similarity too low: a green halo rings the person"), good, composite(office, 10.0, halo=True))
-        solution(inst.mutant("spill_on_edges", ["spill_suppressed"], "spill reduction at 0"), good,
+        solution(inst.mutant("spill_on_edges", [N.spill_suppressed], "spill reduction at 0"), good,
                  composite(office, 10.0, spill=True))
-        solution(inst.mutant("dark_green_corner", ["no_residual_green"], "uneven green: a dark patch not keyed"),
+        solution(inst.mutant("dark_green_corner", [N.no_residual_green], "uneven green: a dark patch not keyed"),
                  good, composite(office, 10.0, patch=True))
-        solution(inst.mutant("hair_keyed_out", ["key_iou"], "smoothness too high: the hair is keyed away"), good,
+        solution(inst.mutant("hair_keyed_out", [N.key_iou], "smoothness too high: the hair is keyed away"), good,
                  composite(office, 10.0, no_hair=True))
-        solution(inst.mutant("recording_6s", ["recording", "key_iou", "no_residual_green", "spill_suppressed"],
+        solution(inst.mutant("recording_6s", [N.recording, N.key_iou, N.no_residual_green, N.spill_suppressed],
                              "stopped after 6 s: later sampled frames missing"), good, composite(office, 6.0))
         c = copy.deepcopy(good)
         O.find_source(c, SOURCE)["filters"] = [f for f in O.find_source(c, SOURCE)["filters"] if f["id"] != "crop_filter"]
-        solution(inst.mutant("no_crop_filter", ["recording"], "Crop/Pad filter not added"), c)
-        solution(inst.mutant("json_by_script", ["recording"], "scene JSON edited by python3"), good, writer="python3")
-        solution(inst.mutant("no_audit", ["recording"], "no audit recorded: cannot judge"), good, run=False)
-        solution(inst.mutant("truncated_recording", ["recording", "key_iou", "no_residual_green", "spill_suppressed"],
+        solution(inst.mutant("no_crop_filter", [N.recording], "Crop/Pad filter not added"), c)
+        solution(inst.mutant("json_by_script", [N.recording], "scene JSON edited by python3"), good, writer="python3")
+        solution(inst.mutant("no_audit", [N.recording], "no audit recorded: cannot judge"), good, run=False)
+        solution(inst.mutant("truncated_recording", [N.recording, N.key_iou, N.no_residual_green, N.spill_suppressed],
                              "recording never finalised"), good)
         truncate(inst.root / "mutants" / "truncated_recording" / REC, 0.2)
 
