@@ -293,3 +293,20 @@ class ResidualGreen:
 class KeyRecording:
     duration_s: float
     filters: tuple[str, ...]
+
+
+# ---- T06: nested overlay and hotkeys ------------------------------------------------------------
+T06 = "R06.12.01.01-T06"
+
+
+@params_type(T06, "nested_overlay")
+@dataclass(frozen=True)
+class NestedOverlay:
+    scenes: tuple[str, ...]
+
+
+@params_type(T06, "hotkeys_work")
+@dataclass(frozen=True)
+class HotkeysWork:
+    scene_hotkeys: dict
+    mute_hotkey: str

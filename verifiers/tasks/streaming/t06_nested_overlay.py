@@ -19,7 +19,10 @@ import numpy as np
 
 from verifiers.apps.obs.collection import Collection
 from verifiers.apps.obs.hotkeys import normalize
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import HotkeysWork, NestedOverlay
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
@@ -27,7 +30,6 @@ from verifiers.tasks.streaming.common import (
     OBS_DIR,
     collection_with,
     event,
-    frac,
     initial_program_scene,
     mute_changes,
     program_changes,
@@ -35,6 +37,8 @@ from verifiers.tasks.streaming.common import (
     scene_at,
 )
 
+TASK = "R06.12.01.01-T06"
+N = check_names(TASK)
 OVERLAY = "Overlay"
 MIC = "Mic"
 WITHIN_MS = 500.0
@@ -75,51 +79,62 @@ def live_hotkeys(events: list[dict[str, Any]], initial: str | None) -> tuple[lis
 
 
 @register
-class NestedOverlayHotkeys(TaskVerifier):
-    task_id = "R06.12.01.01-T06"
+class NestedOverlayHotkeys(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        scenes = checks.params("nested_overlay")["scenes"]
-        coll = collection_with(ctx, scene=OVERLAY)
+    @provides
+    def coll(self) -> Collection:
+        return collection_with(self.ctx, scene=OVERLAY)
+
+    @provides
+    def items(self) -> dict[str, Any]:
+        """Scene -> its Overlay item, for the scenes the task names that nest it."""
+        return _overlay_items(self.coll, list(self.task.check(N.nested_overlay).typed.scenes))
+
+    @check(N.nested_overlay)
+    def nested_overlay(self, p: NestedOverlay, curve: Curve) -> Result:
+        coll = self.coll
         ov = coll.scenes[OVERLAY]
         kinds = [coll.sources[n].kind for n in ov.item_names() if n in coll.sources]
-        content = {"overlay has 3+ layers": len(ov.items) >= 3,
-                   "overlay has ticker text": any(k.startswith(("text_", "browser_source")) for k in kinds)}
-        items = _overlay_items(coll, scenes)
-        nested = {f"nested in {s}": s in items for s in scenes}
-        req = {**content, **nested}
+        req = {"overlay has 3+ layers": len(ov.items) >= 3,
+               "overlay has ticker text": any(k.startswith(("text_", "browser_source")) for k in kinds),
+               **{f"nested in {s}": s in self.items for s in p.scenes}}
         missing = [k for k, v in req.items() if not v]
-        checks.set("nested_overlay", frac(sum(req.values()), len(req)), {"missing": missing},
-                   "; ".join(missing))
+        return Result(curve.count(sum(req.values()), len(req)), {"missing": missing}, "; ".join(missing))
 
+    @check(N.identical_transforms)
+    def identical_transforms(self, p: NoParams, curve: Curve) -> Result:
+        items = self.items
         tfs = list(items.values())
         if len(tfs) < 2:
-            checks.fail("identical_transforms", "Overlay is nested in fewer than two of the scenes")
-        else:
-            same = [it.transform.close_to(tfs[0].transform, tol_px=0.5) for it in tfs[1:]]
-            checks.set("identical_transforms", frac(sum(same), len(same)),
-                       {"transforms": {s: [it.transform.pos_x, it.transform.pos_y, it.transform.scale_x,
-                                           it.transform.scale_y] for s, it in items.items()}},
-                       "" if all(same) else "Overlay transforms differ between scenes")
+            return Result.fail("Overlay is nested in fewer than two of the scenes")
+        same = [it.transform.close_to(tfs[0].transform, tol_px=0.5) for it in tfs[1:]]
+        return Result(curve.count(sum(same), len(same)),
+                      {"transforms": {s: [it.transform.pos_x, it.transform.pos_y, it.transform.scale_x,
+                                          it.transform.scale_y] for s, it in items.items()}},
+                      "" if all(same) else "Overlay transforms differ between scenes")
 
-        p = checks.params("hotkeys_work")
+    @check(N.hotkeys_work)
+    def hotkeys_work(self, p: HotkeysWork, curve: Curve) -> Result:
+        """Half the bindings in the collection, half their live effect in the scenario (per-item each)."""
+        coll = self.coll
         files: dict[str, bool] = {}
-        for scene, combo in p["scene_hotkeys"].items():
+        for scene, combo in p.scene_hotkeys.items():
             got = coll.scenes[scene].select_hotkeys if scene in coll.scenes else ()
             files[f"{scene} <- {combo}"] = normalize(combo) in got
-        mute_combo = normalize(p["mute_hotkey"])
+        mute_combo = normalize(p.mute_hotkey)
         mic = coll.sources.get(MIC)
         hk = mic.hotkeys if mic else {}
-        files[f"Mic mute toggle <- {p['mute_hotkey']}"] = (mute_combo in hk.get("libobs.mute", ())
-                                                           and mute_combo in hk.get("libobs.unmute", ()))
-        ctx.events_of("scenario", "action")  # no recorded run: NoLiveEvidence -> this check is an error
-        passed, failed = live_hotkeys(ctx.events or [], initial_program_scene(ctx.events)
+        files[f"Mic mute toggle <- {p.mute_hotkey}"] = (mute_combo in hk.get("libobs.mute", ())
+                                                        and mute_combo in hk.get("libobs.unmute", ()))
+        self.ctx.events_of("scenario", "action")  # no recorded run: NoLiveEvidence -> this check is an error
+        passed, failed = live_hotkeys(self.ctx.events or [], initial_program_scene(self.ctx.events)
                                       or coll.current_program_scene)
-        f_ok = frac(sum(files.values()), len(files))
-        l_ok = frac(len(passed), len(passed) + len(failed))
+        f_ok = curve.count(sum(files.values()), len(files))
+        l_ok = curve.count(len(passed), len(passed) + len(failed))
         msg = [f"binding missing: {k}" for k, v in files.items() if not v] + [f"no effect: {s}" for s in failed]
-        checks.set("hotkeys_work", (f_ok + l_ok) / 2, {"bindings": files, "live_passed": passed,
-                                                        "live_failed": failed}, "; ".join(msg))
+        return Result((f_ok + l_ok) / 2, {"bindings": files, "live_passed": passed, "live_failed": failed},
+                      "; ".join(msg))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         O.png(inst.workdir / "overlay" / "logo.png", 64, 64, (200, 40, 40, 255))
@@ -129,29 +144,29 @@ class NestedOverlayHotkeys(TaskVerifier):
         c = copy.deepcopy(good)
         O.find_source(c, "Just Chatting")["hotkeys"]["OBSBasic.SelectScene"] = [O.binding("3", ctrl=True, alt=True)]
         O.find_source(c, "Desktop")["hotkeys"]["OBSBasic.SelectScene"] = [O.binding("2", ctrl=True, alt=True)]
-        write(inst.mutant("hotkey_wrong_scene", ["hotkeys_work"], "Ctrl+Alt+2/3 bound to each other's scene"),
+        write(inst.mutant("hotkey_wrong_scene", [N.hotkeys_work], "Ctrl+Alt+2/3 bound to each other's scene"),
               c, live_events(swap_23=True))
 
         c = copy.deepcopy(good)
         items = O.find_source(c, "Desktop")["settings"]["items"]
         items[:] = [it for it in items if it["name"] != OVERLAY]
-        write(inst.mutant("overlay_missing_desktop", ["nested_overlay"], "Overlay not added to Desktop"),
+        write(inst.mutant("overlay_missing_desktop", [N.nested_overlay], "Overlay not added to Desktop"),
               c, live_events())
 
         c = copy.deepcopy(good)
         O.find_item(c, "Just Chatting", OVERLAY)["pos"]["y"] += 10
-        write(inst.mutant("overlay_moved", ["identical_transforms"], "Overlay 10 px lower in Just Chatting"),
+        write(inst.mutant("overlay_moved", [N.identical_transforms], "Overlay 10 px lower in Just Chatting"),
               c, live_events())
 
         c = copy.deepcopy(good)
         O.find_source(c, MIC)["hotkeys"]["libobs.unmute"] = []
-        write(inst.mutant("mute_only", ["hotkeys_work"], "Ctrl+Alt+M bound to Mute only: second press does nothing"),
+        write(inst.mutant("mute_only", [N.hotkeys_work], "Ctrl+Alt+M bound to Mute only: second press does nothing"),
               c, live_events(unmute_works=False))
 
-        write(inst.mutant("slow_switch", ["hotkeys_work"], "scene switches land 700 ms after the key"),
+        write(inst.mutant("slow_switch", [N.hotkeys_work], "scene switches land 700 ms after the key"),
               good, live_events(latency_ms=700))
 
-        write(inst.mutant("no_run_recorded", ["hotkeys_work"], "files only: live check cannot judge"),
+        write(inst.mutant("no_run_recorded", [N.hotkeys_work], "files only: live check cannot judge"),
               good, None)
 
 
