@@ -8,6 +8,7 @@ coordinates are checked against libobs's rule on every item OBS saved.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,27 @@ def test_synth_matches_obs29_shapes(real: Any) -> None:
     real_top = set(raw) - {"AuxAudioDevice1", "DesktopAudioDevice1", "virtual-camera", "resolution"}
     assert real_top <= set(syn_coll), real_top - set(syn_coll)
     json.dumps(syn_coll)
+
+
+_INI_LINE = re.compile(r"^\[[^\]]+\]$|^[^=\s][^=]*=.*$")
+
+
+def test_synth_basic_ini_like_obs(tmp_path: Path) -> None:
+    """obs_synth.write_profile writes basic.ini the way OBS does: [Section] and Key=Value lines with
+    no spaces around '=', case kept, booleans lowercase; the real files' lines all have that shape
+    (the Windows one starts with a UTF-8 BOM, which read_ini skips; synth writes none, as on Linux)."""
+    reals = [f for f in files("obs-profile") if f.name.endswith(".ini")]
+    for f in reals:
+        text = f.data().decode("utf-8-sig")
+        bad = [ln for ln in text.splitlines() if ln.strip() and not _INI_LINE.match(ln)]
+        assert not bad, (f.file, bad[:3])
+        assert not re.search(r"=(True|False)$", text, re.M), f.file   # OBS writes true/false
+    d = O.write_profile(tmp_path, "Synth", {"Output": {"Mode": "Advanced"}, "AdvOut": {"RecRB": True, "RecTracks": 3},
+                                            "Video": {"BaseCX": 1920, "BaseCY": 1080, "FPSType": 1, "FPSInt": 30}})
+    text = (d / "basic.ini").read_text(encoding="utf-8")
+    assert all(_INI_LINE.match(ln) for ln in text.splitlines() if ln.strip())
+    assert "RecRB=true" in text and " = " not in text
+    p = parse_basic_ini(read_ini(d / "basic.ini"))
+    assert p.replay_buffer.enabled and p.recording.tracks == (1, 2) and p.video.fps == 30
+    real_sections = set().union(*(set(read_ini(f.to_path(tmp_path))) for f in reals))
+    assert set(read_ini(d / "basic.ini")) <= real_sections
