@@ -310,3 +310,29 @@ class NestedOverlay:
 class HotkeysWork:
     scene_hotkeys: dict
     mute_hotkey: str
+
+
+# ---- T09: Streamlabs widgets --------------------------------------------------------------------
+T09 = "R06.12.01.01-T09"
+
+
+@params_type(T09, "widget_placement")
+@dataclass(frozen=True)
+class WidgetPlacement:
+    alert_box_px: tuple[int, int]
+    chat_box_px: tuple[int, int]
+    tolerance_px: float
+
+
+@params_type(T09, "alert_settings")
+@dataclass(frozen=True)
+class AlertSettings:
+    sound: str
+    volume_pct: float
+    duration_s: float
+
+
+@params_type(T09, "chat_box_style")
+@dataclass(frozen=True)
+class ChatBoxStyle:
+    font_size: int

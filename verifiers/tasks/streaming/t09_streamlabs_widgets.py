@@ -22,12 +22,18 @@ from typing import Any
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPlacement
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-from verifiers.tasks.streaming.common import event, path_ends_with, payload, ramp, t_ms
+from verifiers.tasks.streaming.common import event, path_ends_with, payload, t_ms
 
+TASK = "R06.12.01.01-T09"
+N = check_names(TASK)
 COLLECTIONS = "streamlabs/SceneCollections"
 STATE = "state/streamlabs_widgets.json"
 CANVAS_PX = (1920, 1080)
@@ -67,64 +73,79 @@ def widget_rects(coll: dict[str, Any]) -> dict[str, tuple[float, float, float, f
     return out
 
 
-def alert_box_target(p: dict[str, Any]) -> tuple[float, float, float, float]:
-    w, h = p["alert_box_px"]
+def alert_box_target(alert_box_px: tuple[int, int]) -> tuple[float, float, float, float]:
+    w, h = alert_box_px
     return ((CANVAS_PX[0] - w) / 2, 0.0, w, h)
 
 
 @register
-class StreamlabsWidgets(TaskVerifier):
-    task_id = "R06.12.01.01-T09"
+class StreamlabsWidgets(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        coll = _load_streamlabs(ctx)
-        p = checks.params("widget_placement")
-        rects = widget_rects(coll)
-        tol = p["tolerance_px"]
+    @provides
+    def coll(self) -> dict[str, Any]:
+        return _load_streamlabs(self.ctx)
+
+    @provides
+    def state(self) -> dict[str, Any]:
+        """The sandbox's widget settings; without them the settings checks cannot be judged (error)."""
+        self.coll  # noqa: B018 - no collection fails every check first, as before the split
+        try:
+            return json.loads(self.ctx.artifact(STATE).read_text(encoding="utf-8"))
+        except (AgentOutputError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise GTError(f"no sandbox widget settings to judge by: {exc}") from None
+
+    @property
+    def target(self) -> tuple[float, float, float, float]:
+        return alert_box_target(self.task.check(N.widget_placement).typed.alert_box_px)
+
+    @check(N.widget_placement)
+    def widget_placement(self, p: WidgetPlacement, curve: Curve) -> Result:
+        rects = widget_rects(self.coll)
+        tol = p.tolerance_px
         errs = {}
         if "alert" in rects:
-            errs["alert"] = max(abs(a - b) for a, b in zip(rects["alert"], alert_box_target(p), strict=True))
+            errs["alert"] = max(abs(a - b) for a, b in zip(rects["alert"], self.target, strict=True))
         if "chat" in rects:
             x, y, w, h = rects["chat"]
-            cw, ch = p["chat_box_px"]
+            cw, ch = p.chat_box_px
             errs["chat"] = max(abs(x + w - CANVAS_PX[0]), abs(w - cw), abs(h - ch), max(0.0, -y),
                                max(0.0, y + h - CANVAS_PX[1]))
-        parts = [ramp(errs[k], tol, tol + 20) if k in errs else 0.0 for k in ("alert", "chat")]
-        checks.set("widget_placement", sum(parts) / 2, {"rects": rects, "max_err_px": errs},
-                   "; ".join(f"{k} box off by {e:.0f} px" for k, e in errs.items() if e > tol)
-                   + ("" if len(errs) == 2 else "; widget missing"))
+        parts = [curve.part("box").score(errs[k], tol) if k in errs else 0.0 for k in ("alert", "chat")]
+        return Result(curve.count(parts), {"rects": rects, "max_err_px": errs},
+                      "; ".join(f"{k} box off by {e:.0f} px" for k, e in errs.items() if e > tol)
+                      + ("" if len(errs) == 2 else "; widget missing"))
 
-        try:
-            state = json.loads(ctx.artifact(STATE).read_text(encoding="utf-8"))
-        except (AgentOutputError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            checks.error("alert_settings", f"no sandbox widget settings to judge by: {exc}")
-            checks.error("chat_box_style", f"no sandbox widget settings to judge by: {exc}")
-        else:
-            pa = checks.params("alert_settings")
-            ab = state.get("alert_box") or {}
-            dur = ab.get("follow_alert_duration")
-            dur_s = dur / 1000 if isinstance(dur, (int, float)) and dur > 100 else dur
-            a = {"sound": path_ends_with(str(ab.get("follow_sound_href", "")).replace("file://", ""), pa["sound"]),
-                 "volume 40": ab.get("follow_sound_volume") == pa["volume_pct"],
-                 "duration 5 s": dur_s == pa["duration_s"]}
-            checks.set("alert_settings", sum(a.values()) / 3, {"alert_box": ab},
-                       "; ".join(f"wrong {k}" for k, v in a.items() if not v))
-            size = (state.get("chat_box") or {}).get("text_size")
-            fs = checks.params("chat_box_style")["font_size"]
-            checks.set("chat_box_style", 1.0 if size == fs else 0.0, {"text_size": size},
-                       "" if size == fs else f"chat font size {size}, not {fs}")
+    @check(N.alert_settings)
+    def alert_settings(self, p: AlertSettings, curve: Curve) -> Result:
+        ab = self.state.get("alert_box") or {}
+        dur = ab.get("follow_alert_duration")
+        dur_s = dur / 1000 if isinstance(dur, (int, float)) and dur > 100 else dur
+        a = {"sound": path_ends_with(str(ab.get("follow_sound_href", "")).replace("file://", ""), p.sound),
+             "volume 40": ab.get("follow_sound_volume") == p.volume_pct,
+             "duration 5 s": dur_s == p.duration_s}
+        return Result(curve.count(sum(a.values()), 3), {"alert_box": ab},
+                      "; ".join(f"wrong {k}" for k, v in a.items() if not v))
 
-        alerts = ctx.events_of("streamlabs", "test_alert")
+    @check(N.chat_box_style)
+    def chat_box_style(self, p: ChatBoxStyle, curve: Curve) -> Result:
+        size = (self.state.get("chat_box") or {}).get("text_size")
+        return Result(curve.passes(size == p.font_size), {"text_size": size},
+                      "" if size == p.font_size else f"chat font size {size}, not {p.font_size}")
+
+    @check(N.test_alert_renders)
+    def test_alert_renders(self, p: NoParams, curve: Curve) -> Result:
+        self.coll  # noqa: B018 - as before the split
+        alerts = self.ctx.events_of("streamlabs", "test_alert")
         t0 = t_ms(alerts[0])
-        shots = [e for e in ctx.events_of("probe.video", "frame") if t_ms(e) >= t0]
+        shots = [e for e in self.ctx.events_of("probe.video", "frame") if t_ms(e) >= t0]
         img = decode_data_uri(payload(shots[0]).get("imageData")) if shots else None
         if img is None:
-            checks.fail("test_alert_renders", "no program frame captured after the test alert")
-            return
-        inside, outside = alert_pixels(img, ctx.gt_json("widgets.json")["background_rgb"], alert_box_target(p))
+            return Result.fail("no program frame captured after the test alert")
+        inside, outside = alert_pixels(img, self.ctx.gt_json("widgets.json")["background_rgb"], self.target)
         ok = inside >= 0.05 and outside <= 0.01
-        checks.set("test_alert_renders", 1.0 if ok else 0.0, {"inside": inside, "outside": outside},
-                   "" if ok else "the test alert did not render inside the top-centre box")
+        return Result(curve.passes(ok), {"inside": inside, "outside": outside},
+                      "" if ok else "the test alert did not render inside the top-centre box")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         bg = [20, 20, 24]
@@ -148,19 +169,19 @@ class StreamlabsWidgets(TaskVerifier):
         solution(inst.oracle, good, state)
         c = copy.deepcopy(good)
         c["scenes"]["items"][0]["sceneItems"][1]["x"] = 564
-        solution(inst.mutant("alert_4px_right", ["widget_placement"], "Alert Box 4 px right of centre"), c, state)
+        solution(inst.mutant("alert_4px_right", [N.widget_placement], "Alert Box 4 px right of centre"), c, state)
         st = copy.deepcopy(state)
         st["alert_box"]["follow_sound_volume"] = 50
-        solution(inst.mutant("volume_50", ["alert_settings"], "alert volume left at 50%"), st=st, coll=good)
+        solution(inst.mutant("volume_50", [N.alert_settings], "alert volume left at 50%"), st=st, coll=good)
         st = copy.deepcopy(state)
         st["alert_box"]["follow_alert_duration"] = 8000
-        solution(inst.mutant("duration_8s", ["alert_settings"], "alert duration 8 s"), good, st)
+        solution(inst.mutant("duration_8s", [N.alert_settings], "alert duration 8 s"), good, st)
         st = copy.deepcopy(state)
         st["chat_box"]["text_size"] = 14
-        solution(inst.mutant("chat_font_14", ["chat_box_style"], "chat font size 14"), good, st)
-        solution(inst.mutant("alert_renders_left", ["test_alert_renders"], "alert pops up in the top-left corner"),
+        solution(inst.mutant("chat_font_14", [N.chat_box_style], "chat font size 14"), good, st)
+        solution(inst.mutant("alert_renders_left", [N.test_alert_renders], "alert pops up in the top-left corner"),
                  good, state, alert_box=(0, 0, 80, 30))
-        solution(inst.mutant("no_test_alert", ["test_alert_renders"], "no run recorded: cannot judge"), good, state,
+        solution(inst.mutant("no_test_alert", [N.test_alert_renders], "no run recorded: cannot judge"), good, state,
                  run=False)
 
 
