@@ -4,3 +4,59 @@ One frozen dataclass per converted check that has params, registered with @param
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifiers.params import params_type
+
+T = {n: f"R06.04.01.04-T{n:02d}" for n in range(1, 21)}
+
+
+@dataclass(frozen=True)
+class ShortSide:
+    """An "export 1080p" check: the short side in px (times the instance scale)."""
+
+    height_px: int
+
+
+@dataclass(frozen=True)
+class SizePx:
+    """An export frame size (w, h) in px (times the instance scale)."""
+
+    size_px: tuple[int, int]
+
+
+# ---- T02 -------------------------------------------------------------------------------------
+
+@params_type(T[2], "clips_in_order")
+@dataclass(frozen=True)
+class SlotCount:
+    slot_count: int
+
+
+params_type(T[2], "export_spec")(ShortSide)
+
+
+# ---- T05 -------------------------------------------------------------------------------------
+
+@params_type(T[5], "key_quality")
+@dataclass(frozen=True)
+class KeyQuality:
+    min_iou: float
+
+
+@params_type(T[5], "spill")
+@dataclass(frozen=True)
+class Spill:
+    max_spill: float  # mean G - max(R, B) on the edge band, 0..1
+
+
+@params_type(T[5], "placement")
+@dataclass(frozen=True)
+class Placement:
+    min_height_pct: float
+    max_height_pct: float
+    anchor_tolerance_px: float
+
+
+params_type(T[5], "export_spec")(SizePx)

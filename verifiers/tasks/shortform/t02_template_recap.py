@@ -10,16 +10,23 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import ShortSide, SlotCount
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
-from verifiers.tasks.shortform._shared.clips import ClipMatcher, sources_in
-from verifiers.tasks.shortform._shared.export import check_short_side, instance_scale, open_output
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, sources_in
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
 
+TASK = "R06.04.01.04-T02"
+N = check_names(TASK)
 OUTPUT = "device/DCIM/recap.mp4"
 FPS = 24.0
 SCALE = 1 / 6  # 320x180 miniature of 1920x1080
@@ -33,41 +40,66 @@ def read_moments(text: str) -> dict[str, float]:
         raise GTError(f"input/moments.csv: needs clip,moment_s columns ({exc})") from None
 
 
+@dataclass(frozen=True)
+class SlotReport:
+    """Per template slot: which clip it shows and whether it contains the listed moment."""
+
+    per_slot: list[dict]
+    in_order: int
+    with_moment: int
+
+
+def judge_slots(labelled: list[Labelled], slots: list[dict], moments: dict[str, float], frame_s: float) -> SlotReport:
+    order_ok, moment_ok, per_slot = 0, 0, []
+    for k, slot in enumerate(slots, start=1):
+        want = f"clip{k}"
+        inside = [x for x in labelled if slot["start_s"] + frame_s <= x.t_s < slot["end_s"] - frame_s]
+        shown = [x.label for x in inside]
+        top = max(set(shown), key=shown.count) if shown else None
+        ok = top == want and shown.count(want) >= 0.9 * len(shown)
+        order_ok += ok
+        own = [x.src_t_s for x in inside if x.label == want]
+        m = moments.get(want)
+        has_moment = bool(ok and own and m is not None and min(own) - frame_s <= m <= max(own) + frame_s)
+        moment_ok += has_moment
+        per_slot.append({"slot": k, "shows": top, "src_range_s": [min(own), max(own)] if own else None,
+                         "moment_s": m, "in_order": ok, "has_moment": has_moment})
+    return SlotReport(per_slot, order_ok, moment_ok)
+
+
 @register
-class TemplateRecap(TaskVerifier):
-    task_id = "R06.04.01.04-T02"
+class TemplateRecap(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        slots = ctx.gt_json("template.json")["slots"]
-        moments = read_moments(ctx.input("input/moments.csv").read_text(encoding="utf-8"))
-        matcher = ClipMatcher(sources_in(ctx.input("fixtures/recap")))
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        check_short_side(checks, "export_spec", facts, scale)
+    @provides
+    def slots(self) -> list[dict]:
+        return self.ctx.gt_json("template.json")["slots"]
 
-        frame_s = 1.0 / (facts["fps"] or FPS)
-        labelled = matcher.label_video(path)
-        order_ok, moment_ok, per_slot = 0, 0, []
-        for k, slot in enumerate(slots, start=1):
-            want = f"clip{k}"
-            inside = [x for x in labelled if slot["start_s"] + frame_s <= x.t_s < slot["end_s"] - frame_s]
-            shown = [x.label for x in inside]
-            top = max(set(shown), key=shown.count) if shown else None
-            ok = top == want and shown.count(want) >= 0.9 * len(shown)
-            order_ok += ok
-            own = [x.src_t_s for x in inside if x.label == want]
-            m = moments.get(want)
-            has_moment = bool(ok and own and m is not None and min(own) - frame_s <= m <= max(own) + frame_s)
-            moment_ok += has_moment
-            per_slot.append({"slot": k, "shows": top, "src_range_s": [min(own), max(own)] if own else None,
-                             "moment_s": m, "in_order": ok, "has_moment": has_moment})
-        n = len(slots)
-        checks.set("clips_in_order", order_ok / n, {"slots": per_slot}, f"{order_ok}/{n} slots show the right clip")
-        checks.set("segments_moments", moment_ok / n, {"slots": per_slot},
-                   f"{moment_ok}/{n} slots contain their moment")
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, OUTPUT)
+
+    @provides
+    def report(self) -> SlotReport:
+        moments = read_moments(self.ctx.input("input/moments.csv").read_text(encoding="utf-8"))
+        matcher = ClipMatcher(sources_in(self.ctx.input("fixtures/recap")))
+        frame_s = 1.0 / (self.export.facts["fps"] or FPS)
+        return judge_slots(matcher.label_video(self.export.path), self.slots, moments, frame_s)
+
+    @check(N.clips_in_order)
+    def clips_in_order(self, p: SlotCount, curve: Curve) -> Result:
+        r, n = self.report, len(self.slots)
+        return Result(curve.count(r.in_order, n), {"slots": r.per_slot}, f"{r.in_order}/{n} slots show the right clip")
+
+    @check(N.segments_moments)
+    def segments_moments(self, p: NoParams, curve: Curve) -> Result:
+        r, n = self.report, len(self.slots)
+        return Result(curve.count(r.with_moment, n), {"slots": r.per_slot},
+                      f"{r.with_moment}/{n} slots contain their moment")
+
+    @check(N.export_spec)
+    def export_spec(self, p: ShortSide, curve: Curve) -> Result:
+        return Result(*short_side(self.export.facts, p.height_px, instance_scale(self.ctx), curve))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -102,14 +134,14 @@ class TemplateRecap(TaskVerifier):
             return out
 
         write_video(inst.oracle / OUTPUT, render([1, 2, 3, 4, 5, 6], starts_src), FPS)
-        write_video(inst.mutant("swapped_slots", ["clips_in_order", "segments_moments"],
+        write_video(inst.mutant("swapped_slots", [N.clips_in_order, N.segments_moments],
                                 "clips 3 and 4 dropped into each other's slot") / OUTPUT,
                     render([1, 2, 4, 3, 5, 6], starts_src), FPS)
         missed = dict(starts_src)
         n5 = slot_frames[4]
         missed["clip5"] = (starts_src["clip5"] + n5 + 4) if starts_src["clip5"] + 2 * n5 + 4 <= clip_n else max(0, starts_src["clip5"] - n5 - 4)
-        write_video(inst.mutant("moment_missed", ["segments_moments"],
+        write_video(inst.mutant("moment_missed", [N.segments_moments],
                                 "slot 5 uses the default in-point, the listed moment is trimmed away") / OUTPUT,
                     render([1, 2, 3, 4, 5, 6], missed), FPS)
-        write_video(inst.mutant("exported_720p", ["export_spec"], "exported at 720p") / OUTPUT,
+        write_video(inst.mutant("exported_720p", [N.export_spec], "exported at 720p") / OUTPUT,
                     render([1, 2, 3, 4, 5, 6], starts_src, (214, 120)), FPS)

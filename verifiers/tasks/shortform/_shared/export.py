@@ -7,9 +7,12 @@ has no such file, so the catalog sizes apply unchanged (scale 1).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.streams import MediaProbe, probe
@@ -113,3 +116,38 @@ def check_short_side(checks: Checks, name: str, facts: dict, scale: float) -> bo
 def size_ok(facts: dict, size_px: list[int], scale: float, tol_px: int = 1) -> bool:
     w, h = (scaled(v, scale) for v in size_px)
     return abs(facts["width_px"] - w) <= tol_px and abs(facts["height_px"] - h) <= tol_px
+
+
+# ---- for declared checks (verifiers/checks.py): raise instead of failing the rest by hand ----------
+
+@dataclass(frozen=True)
+class Export:
+    """The agent's export and its video facts (width_px, height_px, fps, duration_s)."""
+
+    path: Path
+    facts: dict[str, Any]
+
+
+def open_export(ctx: ScoreContext, rel: str | None) -> Export:
+    """The output (`rel`, or with None the first out/*.mp4) and its facts; missing or unreadable:
+    AgentOutputError, so every check reading it (as a provider) fails with the reason."""
+    path, pr = probe_artifact(ctx, rel) if rel is not None else probe_first_export(ctx)
+    return Export(path, video_facts(pr))
+
+
+def decode_all(path: Path) -> list[tuple[float, Any]]:
+    """Every decoded frame as (t_s, rgb); a file that probes but does not decode is the agent's failure."""
+    try:
+        return [(f.t_s, f.rgb) for f in iter_frames(path)]
+    except MediaError as exc:
+        raise AgentOutputError(str(exc)) from None
+
+
+def short_side(facts: dict[str, Any], height_px: int, scale: float, curve: Curve) -> tuple[float, dict, str]:
+    """An "export 1080p" check: the short side equals height_px (times the instance scale) within
+    1 px, whatever the orientation (score, evidence, message)."""
+    want_h = scaled(height_px, scale)
+    short = min(facts["width_px"], facts["height_px"])
+    ok = abs(short - want_h) <= 1
+    return (curve.passes(ok), {**facts, "want_short_side_px": want_h},
+            "" if ok else f"short side {short} px, want {want_h} (1080p)")
