@@ -11,6 +11,7 @@ app: the embedding API's older form; the CLI turns a bare `--key K` into `live/K
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import deque
@@ -69,6 +70,7 @@ class StreamRecord:
     _tap_init: dict[str, tuple[int, int, bytes]] = field(default_factory=dict, repr=False)
     _final_snapshot: dict[str, Any] | None = field(default=None, repr=False)
     _final_view: dict[str, Any] | None = field(default=None, repr=False)
+    _final_json: str | None = field(default=None, repr=False)
 
     def open_tap(self, max_pending_bytes: int = TAP_MAX_PENDING_BYTES) -> TagTap:
         preamble = b"".join(flv_tag(*self._tap_init[k]) for k in ("meta", "video", "audio") if k in self._tap_init)
@@ -111,6 +113,14 @@ class StreamRecord:
         if self._final_view is not None:
             return self._final_view
         return self._view(self.stats.snapshot())
+
+    def api_json(self) -> str:
+        """api_view as JSON text; an ended stream's is encoded once (a page of 1000 is then a join)."""
+        if self._final_view is None:
+            return json.dumps(self._view(self.stats.snapshot()))
+        if self._final_json is None:
+            self._final_json = json.dumps(self._final_view)
+        return self._final_json
 
     def _view(self, snap: dict[str, Any]) -> dict[str, Any]:
         v, a = snap["video"], snap["audio"]

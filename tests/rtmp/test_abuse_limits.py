@@ -252,3 +252,35 @@ async def test_connection_caps_evict_idle_connections_not_publishers(tmp_path: P
         for c in [pub, *others]:
             await c.close()
         w.close()
+
+
+async def test_huge_metadata_string_is_cut_in_the_event(tmp_path: Path) -> None:
+    """A 1.2 MB string in onMetaData (issue 20, item 1): the event carries a few kB, marked."""
+    from rtmp import amf0
+
+    async with running_ingest(tmp_path) as h:
+        c = await RawClient.connect(h.port)
+        await c.start_publishing("live", "meta")
+        c.set_chunk_size(65536)
+        c.send(RawMessage(5, m.DATA_AMF0, 1, 0, amf0.encode("@setDataFrame", "onMetaData",
+                                                            amf0.EcmaArray(title="k" * 1_200_000, width=640.0))))
+        [meta] = await h.wait_for("metadata")
+        await c.close()
+    assert len(repr(meta)) < 5000 and "truncated 1198976 chars" in meta["metadata"]["title"]
+    assert meta["metadata"]["width"] == 640
+
+
+def test_streams_json_equals_the_payload() -> None:
+    import json
+
+    from rtmp.api import streams_json
+
+    reg = StreamRegistry(allow_any=True)
+    for i in range(30):
+        rec = reg.start("live", f"k{i}", "c")
+        rec.stats.on_audio_frame(0, 10)
+        reg.end(rec, "closed")
+    rec = reg.start("live", "now", "c")
+    srv = _FakeServer(reg)
+    for q in ({}, {"limit": "7", "offset": "25"}, {"state": "ended"}):
+        assert json.loads(streams_json(srv, q)) == json.loads(json.dumps(streams_payload(srv, q)))  # type: ignore[arg-type]
