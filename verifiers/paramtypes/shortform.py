@@ -60,3 +60,20 @@ class Placement:
 
 
 params_type(T[5], "export_spec")(SizePx)
+
+
+# ---- T14 -------------------------------------------------------------------------------------
+
+@params_type(T[14], "label_present")
+@dataclass(frozen=True)
+class LabelText:
+    text: str
+
+
+@params_type(T[14], "tracking")
+@dataclass(frozen=True)
+class Tracking:
+    max_dx_px: float
+    min_above_px: float
+    max_above_px: float
+    min_frames_pct: float

@@ -12,16 +12,24 @@ loses placement only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.frames import iter_frames
+from verifiers.paramtypes.shortform import KeyQuality, Placement, SizePx, Spill
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
-from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
+TASK = "R06.04.01.04-T05"
+N = check_names(TASK)
 OUTPUT = "out/presenter.mp4"
 FPS = 24.0
 SCALE = 1 / 6
@@ -46,68 +54,100 @@ def bbox(mask: np.ndarray) -> tuple[int, int, int, int] | None:
     return int(xs.min()), int(ys.min()), int(xs.max() - xs.min() + 1), int(ys.max() - ys.min() + 1)
 
 
-@register
-class GreenKey(TaskVerifier):
-    task_id = "R06.04.01.04-T05"
+@dataclass(frozen=True)
+class KeyMeasure:
+    """Per sampled frame: mask-vs-GT-matte IoU, edge-band spill, the mask's bbox."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        matte = ctx.gt_json("matte.json")
-        bg_img = cv2.imread(str(ctx.input("fixtures/office_bg.jpg")))
+    ious: list[float]
+    spills: list[float]
+    boxes: list[tuple[int, int, int, int]]
+
+
+def frame_iou(mask: np.ndarray, gt_src: np.ndarray, bb: tuple, gb: tuple) -> float:
+    """IoU of the mask with the GT matte scaled to the mask's bbox height and placed on its bbox."""
+    fh, fw = mask.shape
+    k = bb[3] / gb[3]
+    crop = gt_src[gb[1]:gb[1] + gb[3], gb[0]:gb[0] + gb[2]].astype(np.uint8)
+    gt_c = cv2.resize(crop, (max(1, round(gb[2] * k)), bb[3]), interpolation=cv2.INTER_NEAREST) > 0
+    gt_full = np.zeros_like(mask)
+    x0, y0 = bb[0], bb[1]
+    hh, ww = gt_c.shape
+    gt_full[y0:y0 + hh, x0:x0 + ww] = gt_c[: fh - y0, : fw - x0]
+    return float((mask & gt_full).sum() / max(1, (mask | gt_full).sum()))
+
+
+def measure_key(path: Path, bg_img: np.ndarray, matte: dict, fw: int, fh: int) -> KeyMeasure:
+    bg = cv2.resize(bg_img, (fw, fh), interpolation=cv2.INTER_AREA).astype(np.int16)
+    sw, sh = matte["source_px"]
+    out = KeyMeasure([], [], [])
+    for fr in iter_frames(path, every_s=0.5):
+        i = min(round(fr.t_s * matte["fps"]), len(matte["parts"]) - 1)
+        mask = np.abs(fr.rgb.astype(np.int16) - bg).max(axis=2) > DIFF_LEVEL
+        mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
+        bb = bbox(mask)
+        gt_src = raster(matte["parts"][i], sw, sh)
+        gb = bbox(gt_src)
+        if bb is None or gb is None:
+            out.ious.append(0.0)
+            continue
+        out.boxes.append(bb)
+        out.ious.append(frame_iou(mask, gt_src, bb, gb))
+        band = mask & ~cv2.erode(mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+        px = fr.rgb[band].astype(float) / 255.0
+        if len(px):
+            out.spills.append(float(np.mean(px[:, 1] - np.maximum(px[:, 0], px[:, 2]))))
+    return out
+
+
+@register
+class GreenKey(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, OUTPUT)
+
+    @provides
+    def key(self) -> KeyMeasure:
+        matte = self.ctx.gt_json("matte.json")
+        bg_img = cv2.imread(str(self.ctx.input("fixtures/office_bg.jpg")))
         if bg_img is None:
             raise GTError("fixtures/office_bg.jpg unreadable")
-        bg_img = cv2.cvtColor(bg_img, cv2.COLOR_BGR2RGB)
-        ctx.input("fixtures/presenter_green.mp4")
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        checks.set("export_spec", float(size_ok(facts, checks.params("export_spec")["size_px"], scale)), facts)
-        fw, fh = facts["width_px"], facts["height_px"]
-        bg = cv2.resize(bg_img, (fw, fh), interpolation=cv2.INTER_AREA).astype(np.int16)
-        sw, sh = matte["source_px"]
-        ious, spills, boxes = [], [], []
-        for fr in iter_frames(path, every_s=0.5):
-            i = min(round(fr.t_s * matte["fps"]), len(matte["parts"]) - 1)
-            mask = np.abs(fr.rgb.astype(np.int16) - bg).max(axis=2) > DIFF_LEVEL
-            mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
-            bb = bbox(mask)
-            gt_src = raster(matte["parts"][i], sw, sh)
-            gb = bbox(gt_src)
-            if bb is None or gb is None:
-                ious.append(0.0)
-                continue
-            boxes.append(bb)
-            # GT matte scaled to the mask's bbox height and placed on the mask's bbox
-            k = bb[3] / gb[3]
-            crop = gt_src[gb[1]:gb[1] + gb[3], gb[0]:gb[0] + gb[2]].astype(np.uint8)
-            gt_c = cv2.resize(crop, (max(1, round(gb[2] * k)), bb[3]), interpolation=cv2.INTER_NEAREST) > 0
-            gt_full = np.zeros_like(mask)
-            x0, y0 = bb[0], bb[1]
-            hh, ww = gt_c.shape
-            gt_full[y0:y0 + hh, x0:x0 + ww] = gt_c[: fh - y0, : fw - x0]
-            ious.append(float((mask & gt_full).sum() / max(1, (mask | gt_full).sum())))
-            band = mask & ~cv2.erode(mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-            px = fr.rgb[band].astype(float) / 255.0
-            if len(px):
-                spills.append(float(np.mean(px[:, 1] - np.maximum(px[:, 0], px[:, 2]))))
-        kp = checks.params("key_quality")
+        self.ctx.input("fixtures/presenter_green.mp4")
+        f = self.export.facts
+        return measure_key(self.export.path, cv2.cvtColor(bg_img, cv2.COLOR_BGR2RGB), matte,
+                           f["width_px"], f["height_px"])
+
+    @check(N.key_quality)
+    def key_quality(self, p: KeyQuality, curve: Curve) -> Result:
+        ious = self.key.ious
         iou = float(np.median(ious)) if ious else 0.0
-        checks.set("key_quality", float(iou >= kp["min_iou"]), {"median_iou": iou, "min_iou": kp["min_iou"]},
-                   f"presenter mask IoU {iou:.3f} vs GT matte")
+        return Result(curve.passes(iou >= p.min_iou), {"median_iou": iou, "min_iou": p.min_iou},
+                      f"presenter mask IoU {iou:.3f} vs GT matte")
+
+    @check(N.spill)
+    def spill(self, p: Spill, curve: Curve) -> Result:
+        spills = self.key.spills
         sp = float(np.median(spills)) if spills else 1.0
-        mx = checks.params("spill")["max_spill"]
-        checks.set("spill", float(sp <= mx), {"edge_spill": sp}, f"edge spill {sp:.3f} (max {mx})")
-        pp = checks.params("placement")
+        return Result(curve.passes(sp <= p.max_spill), {"edge_spill": sp}, f"edge spill {sp:.3f} (max {p.max_spill})")
+
+    @check(N.placement)
+    def placement(self, p: Placement, curve: Curve) -> Result:
+        boxes = self.key.boxes
         if not boxes:
-            checks.fail("placement", "no presenter found over the background")
-            return
+            return Result.fail("no presenter found over the background")
+        fh = self.export.facts["height_px"]
         x, y, w, h = np.median(np.array(boxes), axis=0)
         share = 100 * h / fh
-        tol = max(1.0, pp["anchor_tolerance_px"] * scale)
-        ok = pp["min_height_pct"] <= share <= pp["max_height_pct"] and x <= tol and abs(fh - (y + h)) <= tol
-        checks.set("placement", float(ok), {"bbox_px": [x, y, w, h], "height_pct": share},
-                   f"presenter {share:.1f}% of the height at x={x:.0f}, bottom gap {fh - (y + h):.0f} px")
+        tol = max(1.0, p.anchor_tolerance_px * instance_scale(self.ctx))
+        ok = p.min_height_pct <= share <= p.max_height_pct and x <= tol and abs(fh - (y + h)) <= tol
+        return Result(curve.passes(ok), {"bbox_px": [x, y, w, h], "height_pct": share},
+                      f"presenter {share:.1f}% of the height at x={x:.0f}, bottom gap {fh - (y + h):.0f} px")
+
+    @check(N.export_spec)
+    def export_spec(self, p: SizePx, curve: Curve) -> Result:
+        facts = self.export.facts
+        return Result(curve.passes(size_ok(facts, list(p.size_px), instance_scale(self.ctx))), facts)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         sw, sh = 320, 180
@@ -166,12 +206,12 @@ class GreenKey(TaskVerifier):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("green_fringe", ["key_quality", "spill"],
+        write_video(inst.mutant("green_fringe", [N.key_quality, N.spill],
                                 "key leaves a 4-px green fringe (a bad matte that is also green on the edge)") / OUTPUT,
                     render(grow=4), FPS)
-        write_video(inst.mutant("spill", ["spill"], "edges keep a green cast (no despill)") / OUTPUT,
+        write_video(inst.mutant("spill", [N.spill], "edges keep a green cast (no despill)") / OUTPUT,
                     render(spill=0.7), FPS)
-        write_video(inst.mutant("bottom_right", ["placement"], "anchored bottom-right") / OUTPUT,
+        write_video(inst.mutant("bottom_right", [N.placement], "anchored bottom-right") / OUTPUT,
                     render(anchor="right"), FPS)
-        write_video(inst.mutant("exported_720p", ["export_spec"], "exported 720x1280") / OUTPUT,
+        write_video(inst.mutant("exported_720p", [N.export_spec], "exported 720x1280") / OUTPUT,
                     render(size=(120, 214)), FPS)
