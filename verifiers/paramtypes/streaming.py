@@ -336,3 +336,29 @@ class AlertSettings:
 @dataclass(frozen=True)
 class ChatBoxStyle:
     font_size: int
+
+
+# ---- T11: vertical canvas -----------------------------------------------------------------------
+T11 = "R06.12.01.01-T11"
+
+
+@params_type(T11, "vertical_canvas_config")
+@dataclass(frozen=True)
+class VerticalCanvasConfig:
+    canvas_px: tuple[int, int]
+    scene: str
+    record_path: str
+
+
+@params_type(T11, "layout_in_frames")
+@dataclass(frozen=True)
+class LayoutInFrames:
+    min_ssim: float
+    top_region_px: tuple[int, int]
+
+
+@params_type(T11, "both_recordings")
+@dataclass(frozen=True)
+class BothRecordings:
+    sizes_px: tuple[tuple[int, int], ...]
+    duration_s: float

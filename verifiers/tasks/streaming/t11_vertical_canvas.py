@@ -27,15 +27,21 @@ import cv2
 import numpy as np
 from skimage.metrics import structural_similarity
 
-from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import NoLiveEvidence, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import BothRecordings, LayoutInFrames, VerticalCanvasConfig
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, event, frac, path_ends_with, payload, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, event, path_ends_with, payload
 from verifiers.tasks.streaming.media import frames, probe
 
+TASK = "R06.12.01.01-T11"
+N = check_names(TASK)
 PLUGIN_DIR = f"{OBS_DIR}/plugin_config/vertical-canvas"
 VERT_DIR = "recordings/vertical"
 VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")
@@ -53,7 +59,7 @@ def _walk(obj: Any):
             yield from _walk(v)
 
 
-def find_canvas(ctx: ScoreContext, size: list[int]) -> tuple[dict[str, Any] | None, Path | None]:
+def find_canvas(ctx: ScoreContext, size: tuple[int, int]) -> tuple[dict[str, Any] | None, Path | None]:
     d = ctx.workdir / PLUGIN_DIR
     for p in sorted(d.glob("*.json")) if d.is_dir() else []:
         try:
@@ -96,68 +102,73 @@ def _region_ssim(frame: np.ndarray, ref: np.ndarray) -> float:
 
 
 @register
-class VerticalCanvas(TaskVerifier):
-    task_id = "R06.12.01.01-T11"
+class VerticalCanvas(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        p = checks.params("vertical_canvas_config")
-        canvas, cfg_path = find_canvas(ctx, p["canvas_px"])
+    @provides
+    def canvas(self) -> tuple[dict[str, Any] | None, Path | None]:
+        return find_canvas(self.ctx, self.task.check(N.vertical_canvas_config).typed.canvas_px)
+
+    @provides
+    def verts(self) -> list[Path]:
+        return _videos(self.ctx.workdir / VERT_DIR)
+
+    @check(N.vertical_canvas_config)
+    def vertical_canvas_config(self, p: VerticalCanvasConfig, curve: Curve) -> Result:
+        canvas, cfg_path = self.canvas
         try:
-            audit = ctx.events_of("audit", "write")
+            audit = self.ctx.events_of("audit", "write")
         except NoLiveEvidence as exc:
-            audit, no_audit = [], str(exc)
-        else:
-            no_audit = ""
+            return Result.cannot_judge(f"{exc} (the config's writer must be audited)")
+        if canvas is None:
+            return Result.fail("no 1080x1920 canvas in the Aitum Vertical config")
         outsiders = [payload(e) for e in audit if "plugin_config" in str(payload(e).get("path", ""))
                      and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
-        if no_audit:
-            checks.error("vertical_canvas_config", f"{no_audit} (the config's writer must be audited)")
+        parts = {"scene V-Live": canvas_scene(canvas, p.scene) is not None,
+                 "record path recordings/vertical/": path_ends_with(record_path(canvas), p.record_path),
+                 "written by OBS (audit)": not outsiders}
+        return Result(curve.count(sum(parts.values()), len(parts)),
+                      {"file": cfg_path.name if cfg_path else None, "outside_writers": outsiders, **parts},
+                      "; ".join(f"not {k}" for k, v in parts.items() if not v))
+
+    @check(N.captions_source)
+    def captions_source(self, p: NoParams, curve: Curve) -> Result:
+        canvas, _ = self.canvas
         if canvas is None:
-            if not no_audit:
-                checks.fail("vertical_canvas_config", "no 1080x1920 canvas in the Aitum Vertical config")
-            checks.fail("captions_source", "no 1080x1920 canvas in the Aitum Vertical config")
-        else:
-            parts = {"scene V-Live": canvas_scene(canvas, p["scene"]) is not None,
-                     "record path recordings/vertical/": path_ends_with(record_path(canvas), p["record_path"]),
-                     "written by OBS (audit)": not outsiders}
-            if not no_audit:
-                checks.set("vertical_canvas_config", frac(sum(parts.values()), len(parts)),
-                           {"file": cfg_path.name if cfg_path else None, "outside_writers": outsiders, **parts},
-                           "; ".join(f"not {k}" for k, v in parts.items() if not v))
-            scene = canvas_scene(canvas, p["scene"]) or {}
-            texts = [it for it in (scene.get("settings") or {}).get("items", []) if isinstance(it, dict)
-                     and str(it.get("name", "")).lower().startswith(("caption", "subtitle"))
-                     and float((it.get("pos") or {}).get("y", 0)) >= 0.75 * p["canvas_px"][1]]
-            checks.set("captions_source", 1.0 if texts else 0.0, {"captions_items": [t.get("name") for t in texts]},
-                       "" if texts else "no captions text at the bottom of V-Live")
+            return Result.fail("no 1080x1920 canvas in the Aitum Vertical config")
+        pc = self.task.check(N.vertical_canvas_config).typed
+        scene = canvas_scene(canvas, pc.scene) or {}
+        texts = [it for it in (scene.get("settings") or {}).get("items", []) if isinstance(it, dict)
+                 and str(it.get("name", "")).lower().startswith(("caption", "subtitle"))
+                 and float((it.get("pos") or {}).get("y", 0)) >= 0.75 * pc.canvas_px[1]]
+        return Result(curve.passes(bool(texts)), {"captions_items": [t.get("name") for t in texts]},
+                      "" if texts else "no captions text at the bottom of V-Live")
 
-        pl = checks.params("layout_in_frames")
-        top_h = pl["top_region_px"][1]
+    @check(N.layout_in_frames)
+    def layout_in_frames(self, p: LayoutInFrames, curve: Curve) -> Result:
         try:
-            cam_ref = cv2.imread(str(ctx.gt_path("cam_ref.png")))[:, :, ::-1]
-            game_ref = cv2.imread(str(ctx.gt_path("game_ref.png")))[:, :, ::-1]
-            gt = ctx.gt_json("vertical.json")
+            cam_ref = cv2.imread(str(self.ctx.gt_path("cam_ref.png")))[:, :, ::-1]
+            game_ref = cv2.imread(str(self.ctx.gt_path("game_ref.png")))[:, :, ::-1]
+            gt = self.ctx.gt_json("vertical.json")
         except TypeError:
-            checks.error("layout_in_frames", "GT reference frames unreadable")
-            gt = None
-        verts = _videos(ctx.workdir / VERT_DIR)
-        if gt is not None:
-            if not verts:
-                checks.fail("layout_in_frames", f"no recording in {VERT_DIR}/")
-            else:
-                try:
-                    sims = self._ssims(verts[0], cam_ref, game_ref, top_h, gt["game_band_px"], p["canvas_px"])
-                except MediaError as exc:
-                    checks.fail("layout_in_frames", str(exc))
-                else:
-                    lo = pl["min_ssim"]
-                    s = (ramp(max(0.0, lo - sims["cam"]), 0, 0.3) + ramp(max(0.0, lo - sims["game"]), 0, 0.3)) / 2
-                    checks.set("layout_in_frames", s, sims, "" if s >= 1 else "vertical layout does not match the crops")
+            return Result.cannot_judge("GT reference frames unreadable")
+        if not self.verts:
+            return Result.fail(f"no recording in {VERT_DIR}/")
+        canvas_px = self.task.check(N.vertical_canvas_config).typed.canvas_px
+        try:
+            sims = self._ssims(self.verts[0], cam_ref, game_ref, p.top_region_px[1], gt["game_band_px"], canvas_px)
+        except MediaError as exc:
+            return Result.fail(str(exc))
+        lo = p.min_ssim
+        s = curve.count([curve.part("ssim").score(max(0.0, lo - sims["cam"]), 0),
+                         curve.part("ssim").score(max(0.0, lo - sims["game"]), 0)])
+        return Result(s, sims, "" if s >= 1 else "vertical layout does not match the crops")
 
-        pb = checks.params("both_recordings")
-        mains = _videos(ctx.workdir / "recordings")
+    @check(N.both_recordings)
+    def both_recordings(self, p: BothRecordings, curve: Curve) -> Result:
+        mains = _videos(self.ctx.workdir / "recordings")
         ok: dict[str, Any] = {}
-        for label, files, size in (("main", mains, pb["sizes_px"][0]), ("vertical", verts, pb["sizes_px"][1])):
+        for label, files, size in (("main", mains, p.sizes_px[0]), ("vertical", self.verts, p.sizes_px[1])):
             ok[label] = None
             for f in files:
                 try:
@@ -165,14 +176,14 @@ class VerticalCanvas(TaskVerifier):
                 except MediaError:
                     continue
                 v = info.video[0] if info.video else None
-                if v and [v.width_px, v.height_px] == size and abs(info.duration_s - pb["duration_s"]) <= 2.0:
+                if v and [v.width_px, v.height_px] == list(size) and abs(info.duration_s - p.duration_s) <= 2.0:
                     ok[label] = f
                     break
         overlap = bool(ok["main"] and ok["vertical"]) and abs(_start_time(ok["main"]) - _start_time(ok["vertical"])) <= 5
         parts = {"main 1920x1080 ~15 s": ok["main"] is not None, "vertical 1080x1920 ~15 s": ok["vertical"] is not None,
                  "recorded together": overlap}
-        checks.set("both_recordings", frac(sum(parts.values()), 3), parts,
-                   "; ".join(f"missing: {k}" for k, v in parts.items() if not v))
+        return Result(curve.count(sum(parts.values()), 3), parts,
+                      "; ".join(f"missing: {k}" for k, v in parts.items() if not v))
 
     @staticmethod
     def _ssims(path: Path, cam_ref: np.ndarray, game_ref: np.ndarray, top_h: int, band: list[int],
@@ -223,18 +234,18 @@ class VerticalCanvas(TaskVerifier):
         solution(inst.oracle, good)
         c = copy.deepcopy(good)
         c["canvas"][0]["record_path"] = "/home/streamer/Videos"
-        solution(inst.mutant("record_path_default", ["vertical_canvas_config"], "vertical recordings left in ~/Videos"), c)
-        solution(inst.mutant("config_by_script", ["vertical_canvas_config"], "config JSON written by python3"), good,
+        solution(inst.mutant("record_path_default", [N.vertical_canvas_config], "vertical recordings left in ~/Videos"), c)
+        solution(inst.mutant("config_by_script", [N.vertical_canvas_config], "config JSON written by python3"), good,
                  writer="python3")
         c = copy.deepcopy(good)
         c["canvas"][0]["scenes"][0]["settings"]["items"].pop()
-        solution(inst.mutant("no_captions", ["captions_source"], "captions text not added"), c)
-        solution(inst.mutant("cam_bottom_game_top", ["layout_in_frames"], "webcam and gameplay swapped"), good,
+        solution(inst.mutant("no_captions", [N.captions_source], "captions text not added"), c)
+        solution(inst.mutant("cam_bottom_game_top", [N.layout_in_frames], "webcam and gameplay swapped"), good,
                  vert_frames=vertical_frames(game, cam, swap=True))
-        solution(inst.mutant("vertical_8s", ["both_recordings"], "vertical recording stopped after 8 s"), good, vert_s=8)
-        solution(inst.mutant("vertical_later", ["both_recordings"], "vertical recording started a minute later"), good,
+        solution(inst.mutant("vertical_8s", [N.both_recordings], "vertical recording stopped after 8 s"), good, vert_s=8)
+        solution(inst.mutant("vertical_later", [N.both_recordings], "vertical recording started a minute later"), good,
                  vert_name="2026-11-30 21-01-05.mkv")
-        solution(inst.mutant("no_audit", ["vertical_canvas_config"],
+        solution(inst.mutant("no_audit", [N.vertical_canvas_config],
                  "no audit recorded: cannot judge"), good, run=False)
 
 
