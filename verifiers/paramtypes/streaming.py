@@ -362,3 +362,21 @@ class LayoutInFrames:
 class BothRecordings:
     sizes_px: tuple[tuple[int, int], ...]
     duration_s: float
+
+
+# ---- T13: window-only tutorial ------------------------------------------------------------------
+T13 = "R06.12.01.01-T13"
+
+
+@params_type(T13, "canvas_duration")
+@dataclass(frozen=True)
+class CanvasDuration:
+    size_px: tuple[int, int]
+    min_duration_s: float
+    max_duration_s: float
+
+
+@params_type(T13, "action_recorded")
+@dataclass(frozen=True)
+class ActionRecorded:
+    expected_text: str

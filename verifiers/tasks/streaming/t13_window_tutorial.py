@@ -12,21 +12,28 @@ and none of the catalog's forbidden writers (ffmpeg, bash, sh) the recording.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, NoLiveEvidence
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import ActionRecorded, CanvasDuration
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, payload
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, payload
 from verifiers.tasks.streaming.media import frames, probe
 
+TASK = "R06.12.01.01-T13"
+N = check_names(TASK)
 REC = "recordings/calc_tutorial.mp4"
 WINDOW_KINDS = ("xcomposite_input", "window_capture", "game_capture", "pipewire-window-capture-source")
 DISPLAY_KINDS = ("xshm_input", "monitor_capture", "display_capture", "pipewire-desktop-capture-source")
@@ -65,71 +72,96 @@ def read_display(img: np.ndarray, refs: dict[str, np.ndarray]) -> tuple[str, flo
     return best, score
 
 
-@register
-class WindowTutorial(TaskVerifier):
-    task_id = "R06.12.01.01-T13"
+@dataclass(frozen=True)
+class Recording:
+    """The tutorial recording: probe, first video stream, sampled frames, and why it is unusable ("" if usable)."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("t13.json")
-        refs = {t: cv2.imread(str(ctx.gt_path(f"display/{t}.png")), cv2.IMREAD_GRAYSCALE) for t in CANDIDATES}
+    info: Any
+    video: Any
+    samples: list[tuple[float, np.ndarray]]
+    err: str
+
+
+@register
+class WindowTutorial(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def gt(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """GT layout and the display references; every check needs them (GT missing: all error)."""
+        gt = self.ctx.gt_json("t13.json")
+        refs = {t: cv2.imread(str(self.ctx.gt_path(f"display/{t}.png")), cv2.IMREAD_GRAYSCALE) for t in CANDIDATES}
+        return gt, refs
+
+    @provides
+    def rec(self) -> Recording:
         try:
-            coll = collection_with(ctx, scene="Tutorial")
+            info = probe(self.ctx.artifact(REC))
+            v = info.video[0] if info.video else None
+            return Recording(info, v, list(frames(self.ctx.artifact(REC), max_width_px=320)), "")
+        except (AgentOutputError, MediaError) as exc:
+            return Recording(None, None, [], str(exc))
+
+    @check(N.window_only)
+    def window_only(self, p: NoParams, curve: Curve) -> Result:
+        gt, rec = self.gt[0], self.rec
+        try:
+            coll = collection_with(self.ctx, scene="Tutorial")
             kinds = [coll.sources[n].kind for n in coll.scenes["Tutorial"].item_names() if n in coll.sources]
         except AgentOutputError:
             kinds = []
+        wall = max((colour_share(img, gt["wallpaper_rgb"]) for _t, img in rec.samples), default=0.0)
         try:
-            info = probe(ctx.artifact(REC))
-            v = info.video[0] if info.video else None
-            samples = list(frames(ctx.artifact(REC), max_width_px=320))
-        except (AgentOutputError, MediaError) as exc:
-            info, v, samples, err = None, None, [], str(exc)
-        else:
-            err = ""
-        wall = max((colour_share(img, gt["wallpaper_rgb"]) for _t, img in samples), default=0.0)
-        try:
-            audit = ctx.events_of("audit", "write")
+            audit = self.ctx.events_of("audit", "write")
         except NoLiveEvidence as exc:
-            checks.error("window_only", f"{exc} (who wrote the scene JSON and the recording must be audited)")
-        else:
-            forbidden = set(self.task.forbidden_writers)
-            bad = [payload(e) for e in audit
-                   if ("obs-studio" in str(payload(e).get("path", ""))
-                       and str(payload(e).get("process", "")).lower() not in OBS_WRITERS)
-                   or str(payload(e).get("process", "")).lower() in forbidden]
-            parts = {"window capture in Tutorial": any(k.startswith(WINDOW_KINDS) for k in kinds),
-                     "no display capture": bool(kinds) and not any(k.startswith(DISPLAY_KINDS) for k in kinds),
-                     "no wallpaper in frames": bool(samples) and wall <= 0.001,
-                     "no outside/forbidden writer": not bad}
-            checks.set("window_only", frac(sum(parts.values()), 4), {"sources": kinds, "max_wallpaper_share": wall,
-                                                                      "bad_writers": bad, **parts},
-                       "; ".join(f"not {k}" for k, s in parts.items() if not s) or err)
-        pc = checks.params("canvas_duration")
+            return Result.cannot_judge(f"{exc} (who wrote the scene JSON and the recording must be audited)")
+        forbidden = set(self.task.forbidden_writers)
+        bad = [payload(e) for e in audit
+               if ("obs-studio" in str(payload(e).get("path", ""))
+                   and str(payload(e).get("process", "")).lower() not in OBS_WRITERS)
+               or str(payload(e).get("process", "")).lower() in forbidden]
+        parts = {"window capture in Tutorial": any(k.startswith(WINDOW_KINDS) for k in kinds),
+                 "no display capture": bool(kinds) and not any(k.startswith(DISPLAY_KINDS) for k in kinds),
+                 "no wallpaper in frames": bool(rec.samples) and wall <= 0.001,
+                 "no outside/forbidden writer": not bad}
+        return Result(curve.count(sum(parts.values()), 4),
+                      {"sources": kinds, "max_wallpaper_share": wall, "bad_writers": bad, **parts},
+                      "; ".join(f"not {k}" for k, s in parts.items() if not s) or rec.err)
+
+    @check(N.canvas_duration)
+    def canvas_duration(self, p: CanvasDuration, curve: Curve) -> Result:
+        self.gt  # noqa: B018 - as before the split: without GT nothing is judged
+        info, v = self.rec.info, self.rec.video
         if info is None or v is None:
-            checks.fail("canvas_duration", err or "no video stream")
-            checks.fail("action_recorded", err or "no video stream")
-        else:
-            cparts = {"1280x720": [v.width_px, v.height_px] == pc["size_px"],
-                      "18-25 s": pc["min_duration_s"] <= info.duration_s <= pc["max_duration_s"]}
-            checks.set("canvas_duration", frac(sum(cparts.values()), 2), {"size": [v.width_px, v.height_px],
-                                                                          "duration_s": info.duration_s, **cparts},
-                       "; ".join(f"not {k}" for k, s in cparts.items() if not s))
-            last = samples[-3:] if samples else []
-            reads = []
-            for _t, img in last:
-                x0, y0, x1, y1 = display_box(gt, img.shape[1], img.shape[0])
-                reads.append(read_display(img[y0:y1, x0:x1], refs))
-            want = checks.params("action_recorded")["expected_text"]
-            ok = bool(reads) and any(r[0] == want and r[1] >= 0.6 for r in reads)
-            checks.set("action_recorded", 1.0 if ok else 0.0, {"read": reads},
-                       "" if ok else f"display does not read {want} at the end")
-        notify = [e for e in ctx.events_of("scenario", "action") if (payload(e).get("action") == "notify")]
+            return Result.fail(self.rec.err or "no video stream")
+        parts = {"1280x720": [v.width_px, v.height_px] == list(p.size_px),
+                 "18-25 s": p.min_duration_s <= info.duration_s <= p.max_duration_s}
+        return Result(curve.count(sum(parts.values()), 2),
+                      {"size": [v.width_px, v.height_px], "duration_s": info.duration_s, **parts},
+                      "; ".join(f"not {k}" for k, s in parts.items() if not s))
+
+    @check(N.action_recorded)
+    def action_recorded(self, p: ActionRecorded, curve: Curve) -> Result:
+        gt, refs = self.gt
+        rec = self.rec
+        if rec.info is None or rec.video is None:
+            return Result.fail(rec.err or "no video stream")
+        reads = []
+        for _t, img in rec.samples[-3:] if rec.samples else []:
+            x0, y0, x1, y1 = display_box(gt, img.shape[1], img.shape[0])
+            reads.append(read_display(img[y0:y1, x0:x1], refs))
+        ok = bool(reads) and any(r[0] == p.expected_text and r[1] >= 0.6 for r in reads)
+        return Result(curve.passes(ok), {"read": reads}, "" if ok else f"display does not read {p.expected_text} at the end")
+
+    @check(N.no_notification_leak)
+    def no_notification_leak(self, p: NoParams, curve: Curve) -> Result:
+        gt, samples = self.gt[0], self.rec.samples
+        notify = [e for e in self.ctx.events_of("scenario", "action") if (payload(e).get("action") == "notify")]
         if not notify:
-            checks.error("no_notification_leak", "no live evidence: the scenario fired no test notification")
-            return
+            return Result.cannot_judge("no live evidence: the scenario fired no test notification")
         leak = [t for t, img in samples if colour_share(img, [gt["notification_rgb"]]) > 0.002]
-        checks.set("no_notification_leak", 0.0 if leak or not samples else 1.0,
-                   {"frames_with_notification_s": leak[:10]},
-                   "notification visible in the recording" if leak else (err if not samples else ""))
+        return Result(curve.passes(not (leak or not samples)), {"frames_with_notification_s": leak[:10]},
+                      "notification visible in the recording" if leak else (self.rec.err if not samples else ""))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         gt = {"window_px": [320, 480], "display_box_px": [20, 20, 300, 100],
@@ -166,18 +198,18 @@ class WindowTutorial(TaskVerifier):
         solution(inst.oracle, good)
         c = copy.deepcopy(good)
         O.find_source(c, "Calculator")["id"] = O.find_source(c, "Calculator")["versioned_id"] = "xshm_input"
-        solution(inst.mutant("display_capture", ["window_only"], "display capture cropped to the calculator"), c,
+        solution(inst.mutant("display_capture", [N.window_only], "display capture cropped to the calculator"), c,
                  wallpaper=True)
-        solution(inst.mutant("notification_leaks", ["no_notification_leak"], "notification drawn over the window"),
+        solution(inst.mutant("notification_leaks", [N.no_notification_leak], "notification drawn over the window"),
                  good, notification=True)
-        solution(inst.mutant("recording_15s", ["canvas_duration"], "stopped after 15 s"), good, dur_s=15.0)
-        solution(inst.mutant("canvas_1080p", ["canvas_duration"], "canvas left at 1920x1080"), good, size=(1920, 1080))
-        solution(inst.mutant("no_equals", ["action_recorded"], "= never pressed: display shows 34"), good, final="34")
-        solution(inst.mutant("ffmpeg_wrote_recording", ["window_only"], "recording made with ffmpeg x11grab"), good,
+        solution(inst.mutant("recording_15s", [N.canvas_duration], "stopped after 15 s"), good, dur_s=15.0)
+        solution(inst.mutant("canvas_1080p", [N.canvas_duration], "canvas left at 1920x1080"), good, size=(1920, 1080))
+        solution(inst.mutant("no_equals", [N.action_recorded], "= never pressed: display shows 34"), good, final="34")
+        solution(inst.mutant("ffmpeg_wrote_recording", [N.window_only], "recording made with ffmpeg x11grab"), good,
                  writer="ffmpeg")
-        solution(inst.mutant("no_run_recorded", ["window_only", "no_notification_leak"], "no audit/scenario: cannot judge"),
+        solution(inst.mutant("no_run_recorded", [N.window_only, N.no_notification_leak], "no audit/scenario: cannot judge"),
                  good, run=False)
-        solution(inst.mutant("truncated", ["window_only", "canvas_duration", "action_recorded", "no_notification_leak"],
+        solution(inst.mutant("truncated", [N.window_only, N.canvas_duration, N.action_recorded, N.no_notification_leak],
                              "recording never finalised"), good)
         truncate(inst.root / "mutants" / "truncated" / REC, 0.05)
 
