@@ -77,3 +77,27 @@ class Tracking:
     min_above_px: float
     max_above_px: float
     min_frames_pct: float
+
+
+# ---- T16 -------------------------------------------------------------------------------------
+
+@params_type(T[16], "pip_geometry")
+@dataclass(frozen=True)
+class PipGeometry:
+    width_px: float
+    width_tolerance_px: float
+    margin_px: float
+    margin_tolerance_px: float
+
+
+@params_type(T[16], "sync")
+@dataclass(frozen=True)
+class SyncFrames:
+    tolerance_frames: float
+
+
+@params_type(T[16], "ducking")
+@dataclass(frozen=True)
+class Ducking:
+    duck_db: float
+    tolerance_db: float

@@ -10,20 +10,27 @@ overlap use the box of the text OCR finds (whatever it says), so a typo costs on
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, read_text
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import LabelText, Tracking
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 
+TASK = "R06.04.01.04-T14"
+N = check_names(TASK)
 OUTPUT = "out/shoe_label.mp4"
 FPS = 24.0
 SCALE = 1 / 3
@@ -46,59 +53,91 @@ def reads_as(text: str, want: str) -> bool:
     return got.endswith(digits) and len(got) == len(digits) + 1 and not got[0].isdigit()
 
 
-@register
-class PriceTracking(TaskVerifier):
-    task_id = "R06.04.01.04-T14"
+@dataclass(frozen=True)
+class LabelTrack:
+    """OCR of the export every SAMPLE_S: how often the label was read, placed right, on the shoe."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shoe = ctx.gt_json("shoe.json")
-        ctx.input("fixtures/shoe_spin.mp4")
-        scale = instance_scale(ctx)
+    n: int
+    found: int
+    tracked: int
+    overlaps: int
+    located: int
+    samples: list[dict]
+
+
+def track_label(path: Path, shoe: dict, want: str, tp: Tracking, scale: float) -> LabelTrack:
+    n = found = tracked = overlaps = located = 0
+    samples = []
+    for fr in iter_frames(path, every_s=SAMPLE_S):
+        n += 1
+        boxes = read_text(fr.rgb)
+        label = next((b for b in boxes if reads_as(b.text, want)), None)
+        found += label is not None
+        box = label or next((b for b in boxes if any(ch.isdigit() for ch in b.text)), None)
+        i = min(round(fr.t_s * shoe["fps"]), len(shoe["boxes"]) - 1)
+        sx, sy, sw, sh = shoe["boxes"][i]
+        if box is None:
+            samples.append({"t_s": fr.t_s, "label": None})
+            continue
+        located += 1
+        cx, cy = box.center
+        dx, above = cx - (sx + sw / 2), sy - cy
+        ok = abs(dx) <= tp.max_dx_px * scale and tp.min_above_px * scale <= above <= tp.max_above_px * scale
+        tracked += ok
+        overlap = box.x0 < sx + sw and box.x1 > sx and box.y0 < sy + sh and box.y1 > sy
+        overlaps += overlap
+        samples.append({"t_s": fr.t_s, "text": box.text, "dx_px": dx, "above_px": above, "overlap": overlap})
+    return LabelTrack(n, found, tracked, overlaps, located, samples)
+
+
+@register
+class PriceTracking(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def track(self) -> LabelTrack:
+        shoe = self.ctx.gt_json("shoe.json")
+        self.ctx.input("fixtures/shoe_spin.mp4")
+        scale = instance_scale(self.ctx)
+        path, _pr = probe_artifact(self.ctx, OUTPUT)
+        want = _norm(self.task.check(N.label_present).typed.text)
         try:
-            path, _pr = probe_artifact(ctx, OUTPUT)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
-            return
-        want = _norm(checks.params("label_present")["text"])
-        tp = checks.params("tracking")
-        n = found = tracked = overlaps = located = 0
-        samples = []
-        try:
-            for fr in iter_frames(path, every_s=SAMPLE_S):
-                n += 1
-                boxes = read_text(fr.rgb)
-                label = next((b for b in boxes if reads_as(b.text, want)), None)
-                found += label is not None
-                box = label or next((b for b in boxes if any(ch.isdigit() for ch in b.text)), None)
-                i = min(round(fr.t_s * shoe["fps"]), len(shoe["boxes"]) - 1)
-                sx, sy, sw, sh = shoe["boxes"][i]
-                if box is None:
-                    samples.append({"t_s": fr.t_s, "label": None})
-                    continue
-                located += 1
-                cx, cy = box.center
-                dx, above = cx - (sx + sw / 2), sy - cy
-                ok = abs(dx) <= tp["max_dx_px"] * scale and tp["min_above_px"] * scale <= above <= tp["max_above_px"] * scale
-                tracked += ok
-                overlap = box.x0 < sx + sw and box.x1 > sx and box.y0 < sy + sh and box.y1 > sy
-                overlaps += overlap
-                samples.append({"t_s": fr.t_s, "text": box.text, "dx_px": dx, "above_px": above, "overlap": overlap})
-        except OCRUnavailable as exc:
-            checks.error_rest(str(exc))
-            return
+            return track_label(path, shoe, want, self.task.check(N.tracking).typed, scale)
         except MediaError as exc:
-            checks.fail_rest(str(exc))
-            return
-        checks.set("label_present", found / n if n else 0.0, {"found": f"{found}/{n}"},
-                   f"'{want}' read in {found}/{n} samples")
-        pct = 100 * tracked / n if n else 0.0
-        checks.set("tracking", float(pct >= tp["min_frames_pct"]), {"samples": samples, "tracked_pct": pct},
-                   f"label placed right in {pct:.0f}% of samples (need {tp['min_frames_pct']}%)")
-        if not located:
-            checks.fail("no_overlap", "no label found")
-        else:
-            checks.set("no_overlap", float(overlaps == 0), {"overlapping_samples": overlaps},
-                       f"label overlaps the shoe in {overlaps}/{located} samples")
+            raise AgentOutputError(str(exc)) from None
+
+    def _track_or_why(self) -> LabelTrack | Result:
+        try:
+            return self.track
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc))
+
+    @check(N.label_present)
+    def label_present(self, p: LabelText, curve: Curve) -> Result:
+        t = self._track_or_why()
+        if isinstance(t, Result):
+            return t
+        return Result(curve.count(t.found, t.n), {"found": f"{t.found}/{t.n}"},
+                      f"'{_norm(p.text)}' read in {t.found}/{t.n} samples")
+
+    @check(N.tracking)
+    def tracking(self, p: Tracking, curve: Curve) -> Result:
+        t = self._track_or_why()
+        if isinstance(t, Result):
+            return t
+        pct = 100 * t.tracked / t.n if t.n else 0.0
+        return Result(curve.passes(pct >= p.min_frames_pct), {"samples": t.samples, "tracked_pct": pct},
+                      f"label placed right in {pct:.0f}% of samples (need {p.min_frames_pct}%)")
+
+    @check(N.no_overlap)
+    def no_overlap(self, p: NoParams, curve: Curve) -> Result:
+        t = self._track_or_why()
+        if isinstance(t, Result):
+            return t
+        if not t.located:
+            return Result.fail("no label found")
+        return Result(curve.passes(t.overlaps == 0), {"overlapping_samples": t.overlaps},
+                      f"label overlaps the shoe in {t.overlaps}/{t.located} samples")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         from PIL import Image, ImageDraw, ImageFont
@@ -138,8 +177,8 @@ class PriceTracking(TaskVerifier):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("wrong_price", ["label_present"], "label reads ¥189") / OUTPUT, render(text="¥189"), FPS)
-        write_video(inst.mutant("not_tracked", ["tracking"], "label left where the shoe started") / OUTPUT,
+        write_video(inst.mutant("wrong_price", [N.label_present], "label reads ¥189") / OUTPUT, render(text="¥189"), FPS)
+        write_video(inst.mutant("not_tracked", [N.tracking], "label left where the shoe started") / OUTPUT,
                     render(static=True), FPS)
-        write_video(inst.mutant("on_the_shoe", ["tracking", "no_overlap"], "label dropped onto the shoe") / OUTPUT,
+        write_video(inst.mutant("on_the_shoe", [N.tracking, N.no_overlap], "label dropped onto the shoe") / OUTPUT,
                     render(drop_px=0), FPS)
