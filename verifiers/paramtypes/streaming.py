@@ -380,3 +380,21 @@ class CanvasDuration:
 @dataclass(frozen=True)
 class ActionRecorded:
     expected_text: str
+
+
+# ---- T14: A/V offset ----------------------------------------------------------------------------
+T14 = "R06.12.01.01-T14"
+
+
+@params_type(T14, "offset_set")
+@dataclass(frozen=True)
+class OffsetSet:
+    injected_delay_ms: float
+    tolerance_ms: float
+
+
+@params_type(T14, "residual_offset")
+@dataclass(frozen=True)
+class ResidualOffset:
+    max_mean_offset_ms: float
+    claps: int

@@ -18,16 +18,22 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import OffsetSet, ResidualOffset
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, frac, obs_events, ramp
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events
 from verifiers.tasks.streaming.media import decode_audio_tracks, frames
 
+TASK = "R06.12.01.01-T14"
+N = check_names(TASK)
 AFTER = "recordings/sync_after.mkv"
 FPS = 30
 CLAPS_S = (1.0, 2.5, 4.0, 5.5, 7.0)
@@ -80,15 +86,19 @@ def audio_claps(path: Path) -> list[float]:
 
 
 @register
-class AvOffset(TaskVerifier):
-    task_id = "R06.12.01.01-T14"
+class AvOffset(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("t14.json")
-        po = checks.params("offset_set")
-        delay = gt.get("injected_delay_ms", po["injected_delay_ms"])
+    @provides
+    def gt(self) -> dict[str, Any]:
+        return self.ctx.gt_json("t14.json")
+
+    @check(N.offset_set)
+    def offset_set(self, p: OffsetSet, curve: Curve) -> Result:
+        gt = self.gt
+        delay = gt.get("injected_delay_ms", p.injected_delay_ms)
         try:
-            coll = collection_with(ctx, source="Mic")
+            coll = collection_with(self.ctx, source="Mic")
             mic_ms = coll.sources["Mic"].sync_offset_ms
             cam = coll.sources.get("Cam")
             render = sum(float(f.settings.get("delay_ms", 0)) for f in (cam.filters if cam else ())
@@ -96,40 +106,42 @@ class AvOffset(TaskVerifier):
         except AgentOutputError:
             mic_ms, render = 0.0, 0.0
         fix = mic_ms - render if gt["late"] == "video" else render - mic_ms
-        checks.set("offset_set", ramp(fix - delay, po["tolerance_ms"], 3 * po["tolerance_ms"]),
-                   {"mic_sync_ms": mic_ms, "cam_render_delay_ms": render, "net_fix_ms": fix},
-                   "" if abs(fix - delay) <= po["tolerance_ms"] else f"net correction {fix:.0f} ms, needed {delay} ms")
+        return Result(curve.score(fix - delay, p.tolerance_ms),
+                      {"mic_sync_ms": mic_ms, "cam_render_delay_ms": render, "net_fix_ms": fix},
+                      "" if abs(fix - delay) <= p.tolerance_ms else f"net correction {fix:.0f} ms, needed {delay} ms")
 
-        pr = checks.params("residual_offset")
+    @check(N.residual_offset)
+    def residual_offset(self, p: ResidualOffset, curve: Curve) -> Result:
         try:
-            path = ctx.artifact(AFTER)
-            vis, aud = visual_closes(path, gt), audio_claps(path)
-        except (AgentOutputError, MediaError) as exc:
-            checks.fail("residual_offset", str(exc))
-        else:
-            pairs = [(a - min(vis, key=lambda v, a=a: abs(v - a))) * 1000 for a in aud] if vis else []
-            pairs = [d for d in pairs if abs(d) < 400]
-            if len(pairs) < min(3, pr["claps"]):
-                checks.fail("residual_offset", f"found {len(pairs)} claps in sync_after.mkv", {"offsets_ms": pairs})
-            else:
-                mean = float(np.mean(np.abs(pairs)))
-                checks.set("residual_offset", ramp(mean, pr["max_mean_offset_ms"], 60.0) * min(1.0, len(pairs) / pr["claps"]),
-                           {"offsets_ms": pairs, "mean_abs_ms": mean},
-                           "" if mean <= pr["max_mean_offset_ms"] else f"residual offset {mean:.0f} ms")
+            path = self.ctx.artifact(AFTER)
+            vis, aud = visual_closes(path, self.gt), audio_claps(path)
+        except MediaError as exc:
+            return Result.fail(str(exc))
+        pairs = [(a - min(vis, key=lambda v, a=a: abs(v - a))) * 1000 for a in aud] if vis else []
+        pairs = [d for d in pairs if abs(d) < 400]
+        if len(pairs) < min(3, p.claps):
+            return Result.fail(f"found {len(pairs)} claps in sync_after.mkv", {"offsets_ms": pairs})
+        mean = float(np.mean(np.abs(pairs)))
+        return Result(curve.score(mean, p.max_mean_offset_ms) * min(1.0, len(pairs) / p.claps),
+                      {"offsets_ms": pairs, "mean_abs_ms": mean},
+                      "" if mean <= p.max_mean_offset_ms else f"residual offset {mean:.0f} ms")
 
-        d = ctx.workdir / "recordings"
-        others = [p for p in sorted(d.iterdir()) if p.is_file() and p.name != Path(AFTER).name
-                  and p.suffix.lower() in (".mkv", ".mp4", ".mov", ".flv")] if d.is_dir() else []
-        evs = ctx.events_of("obs")
-        stops = [(t, Path(str(d.get("outputPath", ""))).name) for t, d in obs_events(evs, "RecordStateChanged")
-                 if d.get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
-        fixes = [t for t, d in obs_events(evs, "InputAudioSyncOffsetChanged") if d.get("inputName") == "Mic"]
+    @check(N.before_test)
+    def before_test(self, p: NoParams, curve: Curve) -> Result:
+        self.gt  # noqa: B018 - as before the split: without GT nothing is judged
+        d = self.ctx.workdir / "recordings"
+        others = [f for f in sorted(d.iterdir()) if f.is_file() and f.name != Path(AFTER).name
+                  and f.suffix.lower() in (".mkv", ".mp4", ".mov", ".flv")] if d.is_dir() else []
+        evs = self.ctx.events_of("obs")
+        stops = [(t, Path(str(e.get("outputPath", ""))).name) for t, e in obs_events(evs, "RecordStateChanged")
+                 if e.get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
+        fixes = [t for t, e in obs_events(evs, "InputAudioSyncOffsetChanged") if e.get("inputName") == "Mic"]
         first_fix = min(fixes) if fixes else float("inf")
-        before = [n for t, n in stops if t < first_fix and n in {p.name for p in others}]
+        before = [n for t, n in stops if t < first_fix and n in {f.name for f in others}]
         parts = {"a clap test recording besides sync_after": bool(others), "recorded before the fix": bool(before)}
-        checks.set("before_test", frac(sum(parts.values()), 2), {"other_recordings": [p.name for p in others],
-                                                                  "stopped_before_fix": before, **parts},
-                   "; ".join(f"no {k}" for k, v in parts.items() if not v))
+        return Result(curve.count(sum(parts.values()), 2),
+                      {"other_recordings": [f.name for f in others], "stopped_before_fix": before, **parts},
+                      "; ".join(f"no {k}" for k, v in parts.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         gt = {"injected_delay_ms": 120, "late": "video", "clapper_rgb": [240, 240, 240], "clapper_cols": [60, 100]}
@@ -168,14 +180,14 @@ class AvOffset(TaskVerifier):
                 InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle, good)
-        solution(inst.mutant("offset_80ms", ["offset_set", "residual_offset"], "sync offset 80 ms: 40 ms left"),
+        solution(inst.mutant("offset_80ms", [N.offset_set, N.residual_offset], "sync offset 80 ms: 40 ms left"),
                  build(80), after_ms=-40.0)
-        solution(inst.mutant("wrong_sign", ["offset_set", "residual_offset"], "sync offset -120 ms: 240 ms off"),
+        solution(inst.mutant("wrong_sign", [N.offset_set, N.residual_offset], "sync offset -120 ms: 240 ms off"),
                  build(-120), after_ms=-240.0)
-        solution(inst.mutant("no_before_test", ["before_test"], "went straight to the fix"), good, before=False)
-        solution(inst.mutant("before_after_fix", ["before_test"], "the 'before' clip was recorded after changing the "
+        solution(inst.mutant("no_before_test", [N.before_test], "went straight to the fix"), good, before=False)
+        solution(inst.mutant("before_after_fix", [N.before_test], "the 'before' clip was recorded after changing the "
                              "offset"), good, fix_first=True)
-        solution(inst.mutant("no_run_recorded", ["before_test"], "no observer log: cannot judge"), good, run=False)
+        solution(inst.mutant("no_run_recorded", [N.before_test], "no observer log: cannot judge"), good, run=False)
 
 
 def clap_test(offset_ms: float, dur_s: float = 8.5, rate_hz: int = 48_000) -> tuple[list[np.ndarray], np.ndarray]:
