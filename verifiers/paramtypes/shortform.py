@@ -101,3 +101,15 @@ class SyncFrames:
 class Ducking:
     duck_db: float
     tolerance_db: float
+
+
+# ---- T17 -------------------------------------------------------------------------------------
+
+@params_type(T[17], "split_layout")
+@dataclass(frozen=True)
+class SplitLayout:
+    size_px: tuple[int, int]
+    max_black_rows_pct: float
+
+
+params_type(T[17], "sync_on_clap")(SyncFrames)

@@ -8,20 +8,29 @@ GT: gt/sync.json = {"explosion_s" (trailer time), "clap_s" (reaction time), "spe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import FrameIndex, match_frame
 from verifiers.measure.frames import iter_frames
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import Ducking, PipGeometry, SyncFrames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.clips import MIN_NCC, ClipMatcher
-from verifiers.tasks.shortform._shared.export import instance_scale, open_output
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export
 
+TASK = "R06.04.01.04-T16"
+N = check_names(TASK)
 FPS = 24.0
 SR_HZ = 48_000
 SCALE = 1 / 6
@@ -35,113 +44,165 @@ def _pip_mask(frame: np.ndarray, trailer: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)) > 0
 
 
-@register
-class ReactionPip(TaskVerifier):
-    task_id = "R06.04.01.04-T16"
+@dataclass(frozen=True)
+class Trailer:
+    """The trailer's frames and an index recognising it from its bottom half (a top-right PIP never
+    covers it)."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        sync = ctx.gt_json("sync.json")
-        trailer_p, reaction_p = ctx.input("fixtures/trailer.mp4"), ctx.input("fixtures/reaction_cam.mp4")
-        trailer = {"t": [], "f": []}
-        for fr in iter_frames(trailer_p):
-            trailer["t"].append(fr.t_s)
-            trailer["f"].append(fr.rgb)
-        # the trailer is recognised from its bottom half, which a top-right PIP never covers
-        t_index = FrameIndex.from_frames([f[f.shape[0] // 2:] for f in trailer["f"]], trailer["t"])
-        r_match = ClipMatcher({"reaction": reaction_p})
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, None)
-        if opened is None:
-            return
-        path, facts = opened
-        fps = facts["fps"] or FPS
-        gp = checks.params("pip_geometry")
-        boxes, corners, off_t, off_r = [], [], [], []
-        for fr in iter_frames(path, every_s=0.5):
-            m = match_frame(fr.rgb[fr.rgb.shape[0] // 2:], t_index)
-            if m.ncc < MIN_NCC:
-                continue
-            st, idx = m.t_s, m.index
-            off_t.append(st - fr.t_s)
-            src = trailer["f"][idx]
-            if src.shape != fr.rgb.shape:
-                continue
-            mask = _pip_mask(fr.rgb, src)
-            n, lbl, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8))
-            if n < 2:
-                continue
-            k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-            x, y, w, h = (int(v) for v in stats[k, :4])
-            blob = lbl == k
-            c = 2  # corner squares of 2x2 px: empty when the radius is >= ~3 px
-            corner_fill = np.mean([blob[y:y + c, x:x + c].mean(), blob[y:y + c, x + w - c:x + w].mean(),
-                                   blob[y + h - c:y + h, x:x + c].mean(), blob[y + h - c:y + h, x + w - c:x + w].mean()])
-            edge_fill = float(blob[y:y + c, x + w // 4: x + 3 * w // 4].mean())
-            rounded = bool(corner_fill < 0.5 and edge_fill > 0.7)
-            rl, rt, _, _ = r_match.identify(fr.rgb[y:y + h, x:x + w])
-            if rl is None:
-                continue  # no reaction in this sample (before it starts): no corners to judge
-            off_r.append(rt - fr.t_s)
-            corners.append(rounded)
-            boxes.append((x, y, w, h))
-        if not boxes:
-            checks.fail_rest("no picture-in-picture found over the trailer")
-            return
-        x, y, w, h = np.median(np.array(boxes), axis=0)
-        fw = facts["width_px"]
-        want_w, tol_w = gp["width_px"] * scale, max(1.0, gp["width_tolerance_px"] * scale)
-        want_m, tol_m = gp["margin_px"] * scale, max(1.0, gp["margin_tolerance_px"] * scale)
+    frames: list[np.ndarray]
+    index: FrameIndex
+
+
+@dataclass(frozen=True)
+class PipTrack:
+    """Per sampled output frame showing the trailer and the reaction: the PIP box, whether its
+    corners are rounded, and the two sources' time offsets (source time - output time)."""
+
+    boxes: list[tuple[int, int, int, int]]
+    corners: list[bool]
+    off_t: list[float]
+    off_r: list[float]
+
+
+def _rounded(blob: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
+    c = 2  # corner squares of 2x2 px: empty when the radius is >= ~3 px
+    corner_fill = np.mean([blob[y:y + c, x:x + c].mean(), blob[y:y + c, x + w - c:x + w].mean(),
+                           blob[y + h - c:y + h, x:x + c].mean(), blob[y + h - c:y + h, x + w - c:x + w].mean()])
+    edge_fill = float(blob[y:y + c, x + w // 4: x + 3 * w // 4].mean())
+    return bool(corner_fill < 0.5 and edge_fill > 0.7)
+
+
+def track_pip(path: Path, trailer: Trailer, r_match: ClipMatcher) -> PipTrack:
+    out = PipTrack([], [], [], [])
+    for fr in iter_frames(path, every_s=0.5):
+        m = match_frame(fr.rgb[fr.rgb.shape[0] // 2:], trailer.index)
+        if m.ncc < MIN_NCC:
+            continue
+        out.off_t.append(m.t_s - fr.t_s)
+        src = trailer.frames[m.index]
+        if src.shape != fr.rgb.shape:
+            continue
+        mask = _pip_mask(fr.rgb, src)
+        n, lbl, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8))
+        if n < 2:
+            continue
+        k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        x, y, w, h = (int(v) for v in stats[k, :4])
+        rl, rt, _, _ = r_match.identify(fr.rgb[y:y + h, x:x + w])
+        if rl is None:
+            continue  # no reaction in this sample (before it starts): no corners to judge
+        out.off_r.append(rt - fr.t_s)
+        out.corners.append(_rounded(lbl == k, x, y, w, h))
+        out.boxes.append((x, y, w, h))
+    return out
+
+
+def trailer_gains_db(out: np.ndarray, tr: np.ndarray, ot_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Trailer gain in the mix per WIN_S window (projection of the output on the aligned trailer
+    audio), with the window centre times."""
+    shift = round(ot_s * SR_HZ)  # output sample i carries trailer sample i + shift
+    ref = np.zeros_like(out)
+    o0, s0 = max(0, -shift), max(0, shift)
+    n = max(0, min(len(out) - o0, len(tr) - s0))
+    ref[o0:o0 + n] = tr[s0:s0 + n]
+    win = int(WIN_S * SR_HZ)
+    gains, times = [], []
+    for s in range(0, len(out) - win, win):
+        r, o = ref[s:s + win], out[s:s + win]
+        e = float(r @ r)
+        if e > 1e-6:
+            gains.append(20 * np.log10(max(abs(float(o @ r)) / e, 1e-6)))
+            times.append((s + win / 2) / SR_HZ)
+    return np.array(gains), np.array(times)
+
+
+def speech_masks(times: np.ndarray, speech_s: list, orr_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Windows well inside reactor speech, and windows clear of it (±0.3 s), in output time."""
+    speech = np.zeros(len(times), bool)
+    edge = np.zeros(len(times), bool)
+    for a, b in speech_s:
+        a, b = a - orr_s, b - orr_s
+        speech |= (times > a + 0.3) & (times < b - 0.3)
+        edge |= (times > a - 0.3) & (times < b + 0.3)
+    return speech, ~edge
+
+
+@register
+class ReactionPip(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def sync_gt(self) -> dict:
+        return self.ctx.gt_json("sync.json")
+
+    @provides
+    def trailer(self) -> Trailer:
+        times, frames = [], []
+        for fr in iter_frames(self.ctx.input("fixtures/trailer.mp4")):
+            times.append(fr.t_s)
+            frames.append(fr.rgb)
+        return Trailer(frames, FrameIndex.from_frames([f[f.shape[0] // 2:] for f in frames], times))
+
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, None)
+
+    @provides
+    def pip(self) -> PipTrack:
+        r_match = ClipMatcher({"reaction": self.ctx.input("fixtures/reaction_cam.mp4")})
+        track = track_pip(self.export.path, self.trailer, r_match)
+        if not track.boxes:
+            raise AgentOutputError("no picture-in-picture found over the trailer")
+        return track
+
+    @provides
+    def offsets_s(self) -> tuple[float, float]:
+        """Median (trailer, reaction) offsets; the reaction must be recognisable in the PIP."""
+        if not self.pip.off_r:
+            raise AgentOutputError("the reaction cam is not recognisable in the PIP")
+        return float(np.median(self.pip.off_t)), float(np.median(self.pip.off_r))
+
+    @check(N.pip_geometry)
+    def pip_geometry(self, p: PipGeometry, curve: Curve) -> Result:
+        scale = instance_scale(self.ctx)
+        x, y, w, h = np.median(np.array(self.pip.boxes), axis=0)
+        fw = self.export.facts["width_px"]
+        want_w, tol_w = p.width_px * scale, max(1.0, p.width_tolerance_px * scale)
+        want_m, tol_m = p.margin_px * scale, max(1.0, p.margin_tolerance_px * scale)
         top_m, right_m = y, fw - (x + w)
         geo_ok = abs(w - want_w) <= tol_w and abs(top_m - want_m) <= tol_m and abs(right_m - want_m) <= tol_m
-        checks.set("pip_geometry", float(geo_ok), {"bbox_px": [x, y, w, h], "top_margin_px": top_m,
-                                                   "right_margin_px": right_m, "want_width_px": want_w},
-                   f"PIP {w:.0f} px wide, margins top {top_m:.0f} / right {right_m:.0f} px")
-        share = float(np.mean(corners))
-        checks.set("rounded_corners", float(share >= 0.8), {"rounded_share": share},
-                   f"corners rounded in {share:.0%} of samples")
-        if not off_r:
-            checks.fail("sync", "the reaction cam is not recognisable in the PIP")
-            checks.fail("ducking", "the reaction cam is not recognisable in the PIP")
-            return
-        ot, orr = float(np.median(off_t)), float(np.median(off_r))
-        err = abs((sync["explosion_s"] - ot) - (sync["clap_s"] - orr))
-        tol = checks.params("sync")["tolerance_frames"] / fps + 1e-6
-        checks.set("sync", float(err <= tol), {"error_s": err}, f"clap {err * fps:.1f} frames from the explosion")
+        return Result(curve.passes(geo_ok), {"bbox_px": [x, y, w, h], "top_margin_px": top_m,
+                                             "right_margin_px": right_m, "want_width_px": want_w},
+                      f"PIP {w:.0f} px wide, margins top {top_m:.0f} / right {right_m:.0f} px")
+
+    @check(N.rounded_corners)
+    def rounded_corners(self, p: NoParams, curve: Curve) -> Result:
+        share = float(np.mean(self.pip.corners))
+        return Result(curve.passes(share >= 0.8), {"rounded_share": share}, f"corners rounded in {share:.0%} of samples")
+
+    @check(N.sync)
+    def sync(self, p: SyncFrames, curve: Curve) -> Result:
+        ot, orr = self.offsets_s
+        fps = self.export.facts["fps"] or FPS
+        err = abs((self.sync_gt["explosion_s"] - ot) - (self.sync_gt["clap_s"] - orr))
+        tol = p.tolerance_frames / fps + 1e-6
+        return Result(curve.passes(err <= tol), {"error_s": err}, f"clap {err * fps:.1f} frames from the explosion")
+
+    @check(N.ducking)
+    def ducking(self, p: Ducking, curve: Curve) -> Result:
+        ot, orr = self.offsets_s
         try:
-            out = load_audio(path, sample_rate_hz=SR_HZ).mono
-            tr = load_audio(trailer_p, sample_rate_hz=SR_HZ).mono
+            out = load_audio(self.export.path, sample_rate_hz=SR_HZ).mono
+            tr = load_audio(self.ctx.input("fixtures/trailer.mp4"), sample_rate_hz=SR_HZ).mono
         except MediaError as exc:
-            checks.fail("ducking", f"no usable audio: {exc}")
-            return
-        # trailer gain in the mix per window: projection of the output on the aligned trailer audio
-        shift = round(ot * SR_HZ)  # output sample i carries trailer sample i + shift
-        ref = np.zeros_like(out)
-        o0, s0 = max(0, -shift), max(0, shift)
-        n = max(0, min(len(out) - o0, len(tr) - s0))
-        ref[o0:o0 + n] = tr[s0:s0 + n]
-        win = int(WIN_S * SR_HZ)
-        gains, times = [], []
-        for s in range(0, len(out) - win, win):
-            r, o = ref[s:s + win], out[s:s + win]
-            e = float(r @ r)
-            if e > 1e-6:
-                gains.append(20 * np.log10(max(abs(float(o @ r)) / e, 1e-6)))
-                times.append((s + win / 2) / SR_HZ)
-        gains, times = np.array(gains), np.array(times)
-        speech = np.zeros(len(times), bool)
-        edge = np.zeros(len(times), bool)
-        for a, b in sync["speech_s"]:
-            a, b = a - orr, b - orr
-            speech |= (times > a + 0.3) & (times < b - 0.3)
-            edge |= (times > a - 0.3) & (times < b + 0.3)
-        rest = ~edge
+            return Result.fail(f"no usable audio: {exc}")
+        gains, times = trailer_gains_db(out, tr, ot)
+        speech, rest = speech_masks(times, self.sync_gt["speech_s"], orr)
         if speech.sum() < 2 or rest.sum() < 2:
-            checks.fail("ducking", "reactor speech does not fall inside the export")
-            return
+            return Result.fail("reactor speech does not fall inside the export")
         duck = float(np.median(gains[speech]) - np.median(gains[rest]))
-        dp = checks.params("ducking")
-        ok = abs(duck - dp["duck_db"]) <= dp["tolerance_db"]
-        checks.set("ducking", float(ok), {"duck_db": duck}, f"trailer ducked {duck:.1f} dB under speech")
+        ok = abs(duck - p.duck_db) <= p.tolerance_db
+        return Result(curve.passes(ok), {"duck_db": duck}, f"trailer ducked {duck:.1f} dB under speech")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -195,7 +256,7 @@ class ReactionPip(TaskVerifier):
             write_video(folder / "out/reaction.mp4", frames, FPS, audio=audio, sample_rate_hz=SR_HZ)
 
         solve(inst.oracle)
-        solve(inst.mutant("pip_too_big", ["pip_geometry"], "PIP at 40% width"), pip_w=128)
-        solve(inst.mutant("square_corners", ["rounded_corners"], "corner radius 0"), radius=0)
-        solve(inst.mutant("reaction_3_frames_late", ["sync"], "clap 3 frames after the explosion"), lag_frames=3)
-        solve(inst.mutant("duck_6db", ["ducking"], "trailer only ducked 6 dB"), duck_db=-6.0)
+        solve(inst.mutant("pip_too_big", [N.pip_geometry], "PIP at 40% width"), pip_w=128)
+        solve(inst.mutant("square_corners", [N.rounded_corners], "corner radius 0"), radius=0)
+        solve(inst.mutant("reaction_3_frames_late", [N.sync], "clap 3 frames after the explosion"), lag_frames=3)
+        solve(inst.mutant("duck_6db", [N.ducking], "trailer only ducked 6 dB"), duck_db=-6.0)
