@@ -78,9 +78,42 @@ def test_real_preset() -> None:
     assert {"State", "OutputFormat", "AudioMaster", "StreamingSettings"} <= kept
 
 
+@pytest.mark.parametrize("real", params("vmix-preset"))
+def test_real_presets_parse(real: Any) -> None:
+    """Every preset vMix saved: all inputs read, layer keys point at inputs of the same preset,
+    program/preview (0-based State positions) land on an input, no raw Type number left for the
+    kinds seen so far, State and settings kept."""
+    data = real.data()
+    s = parse_preset_xml(data)
+    root = ET.fromstring(data.lstrip(b"\xef\xbb\xbf"))
+    raw_inputs = [c for c in root if c.tag == "Input"]
+    assert len(s.inputs) == len(raw_inputs) and s.version == "9"
+    keys = {i.key for i in s.inputs}
+    for inp, raw in zip(s.inputs, raw_inputs, strict=True):
+        assert inp.key == raw.get("Key")
+        assert inp.extra_attrs["TypeCode"] == raw.get("Type") and not inp.type.isdigit(), raw.get("Type")
+        want_layers = sorted((int(k[7:]), v) for k, v in raw.attrib.items() if k.startswith("Overlay") and
+                             k[7:].isdigit() and v)
+        assert [(x.index, x.key) for x in inp.layers] == want_layers
+        assert all(x.key in keys for x in inp.layers)
+    assert s.input_by_number(s.active) is not None and s.input_by_number(s.preview) is not None
+    assert "State" in {ET.fromstring(u).tag for u in s.unknown}
+
+
+def test_master_preset_by_hand() -> None:
+    """Stream My Event's master preset: 43 inputs, SuperSource 05 layers three inputs, State Main=30."""
+    s = parse_preset_xml(_real("vmix-preset/v9/sme_master_preset.vmix").data())
+    assert len(s.inputs) == 43
+    ss5 = s.input_by_title("SuperSource 05")
+    assert ss5 is not None and ss5.type == "Image" and len(ss5.layers) == 3
+    assert [s.input_by_title(t).type for t in ("Input 1", "Remote 1", "GFX 1", "Talkback Mic", "Playout")] == [
+        "Capture", "VideoCall", "Browser", "Audio", "Colour"]
+    assert (s.active, s.preview) == (31, 5)                       # positions 30 and 4, 0-based
+    assert s.input_by_number(31).title == "SuperSource 10"
+
+
 def test_preset_layers_as_overlay_attributes() -> None:
-    """Layer slots in a preset are Overlay0="<key>" attributes (as a tool that writes presets from a
-    real base preset writes them; no public preset with a multiview was found)."""
+    """Layer slots in a preset are Overlay0="<key>" attributes (as in the real master preset)."""
     s = parse_preset_xml(b'<XML><Version>27</Version><Input Type="1" Key="k1" OriginalTitle="a.png">C:/a.png</Input>'
                          b'<Input Type="0" Key="k2" OriginalTitle="b.mp4" Overlay0="k1" Overlay1="" Overlay2="k3">'
                          b'C:/b.mp4</Input><State Main="1" Preview="0"/></XML>')

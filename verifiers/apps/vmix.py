@@ -562,11 +562,13 @@ def _looks_like_input(el: ET.Element) -> bool:
                                           or _ci(el.attrib, "originaltitle") is not None)
 
 
-#: vMix preset `Type` numbers -> API type names. 0/1 from a C# client's model of the preset
-#: (enum VmixInputTypes { Video = 0, Image = 1 }); 2 (Photos) from a tool that writes presets from a
-#: real base preset; 7/14/20 inferred from a real preset's titles (an audio device, "List", an RTSP
-#: URL). Anything else (NDI, GT, Mix: not seen) stays the bare number.
-PRESET_TYPE_CODES = {"0": "Video", "1": "Image", "2": "Photos", "7": "Audio", "14": "VideoList", "20": "Stream"}
+#: vMix preset `Type` numbers -> API type names, each seen in a preset real vMix saved (Version 9):
+#: 0 Video (a .mp4 path), 1 Image (.png/.jpg), 5 Capture (CapturePath, Width/Height), 7 Audio (an
+#: audio device), 12 Colour (Colour/ColourBars), 14 VideoList ("List"), 20 Stream (an RTSP URL),
+#: 100 Blank, 5000 Browser (a URL, BrowserWidth), 6000 VideoCall (VideoCallKey); 2 Photos from a tool
+#: that writes presets from a real base preset. NDI, GT and Mix were not seen: their numbers stay bare.
+PRESET_TYPE_CODES = {"0": "Video", "1": "Image", "2": "Photos", "5": "Capture", "7": "Audio", "12": "Colour",
+                     "14": "VideoList", "20": "Stream", "100": "Blank", "5000": "Browser", "6000": "VideoCall"}
 
 
 def parse_preset_xml(data: str | bytes) -> VmixState:
@@ -587,8 +589,9 @@ def parse_preset_xml(data: str | bytes) -> VmixState:
     the element text; volume as `VolumeF` (0..1 fader, read as the API's 0-100 `volume`, also kept
     verbatim); multiview/layer slots as attributes `Overlay0="<key>"`, `Overlay1=...` (read as
     layers, as the API's `<overlay index key>`); program and
-    preview as `<State Main="3" Preview="4">`, read as 0-based input positions (inferred from that
-    one file, where 0-based puts the intro video in program). Root children other than inputs
+    preview as `<State Main="3" Preview="4">`, read as 0-based input positions (inferred: in the real
+    presets 0-based puts a video/capture in program, and two save Main="0", which 1-based would make
+    no input at all). Root children other than inputs
     (State, OutputFormat, AudioMaster, StreamingSettings, ...) are kept verbatim in `unknown`.
     """
     root = _parse_root(data, "vMix preset")
