@@ -29,6 +29,7 @@ registry, scoring.py and the self-test treat converted and unconverted tasks ali
 from __future__ import annotations
 
 import functools
+import keyword
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,13 +50,14 @@ class CheckName(str):
 
 
 class CheckNames:
-    """The check names of one task as attributes: `N.cam_geometry`; an unknown name fails at import."""
+    """The check names of one task as attributes: `N.cam_geometry`; an unknown name fails at import.
+    A name that is a Python keyword gets a trailing underscore (`N.import_` is check "import")."""
 
     def __init__(self, task_id: str, names: tuple[str, ...]) -> None:
         self._task_id = task_id
         self._names = names
         for n in names:
-            object.__setattr__(self, n, CheckName(n))
+            object.__setattr__(self, f"{n}_" if keyword.iskeyword(n) else n, CheckName(n))
 
     def __getattr__(self, name: str) -> CheckName:
         raise AttributeError(f"{self._task_id} has no check {name!r} in the catalog "

@@ -398,3 +398,20 @@ class OffsetSet:
 class ResidualOffset:
     max_mean_offset_ms: float
     claps: int
+
+
+# ---- T15: Streamlabs migration ------------------------------------------------------------------
+T15 = "R06.12.01.01-T15"
+
+
+@params_type(T15, "import")
+@dataclass(frozen=True)
+class Import:
+    collection: str
+    scene_count: int
+
+
+@params_type(T15, "transforms_preserved")
+@dataclass(frozen=True)
+class TransformsPreserved:
+    tolerance_px: float

@@ -21,12 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.apps.obs.collection import Collection
+from verifiers.base import ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import Import, TransformsPreserved
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, frac, load_named_collection
+from verifiers.tasks.streaming.common import OBS_DIR, load_named_collection
 
+TASK = "R06.12.01.01-T15"
+N = check_names(TASK)
 COLLECTION = "Migrated"
 FILE_KEYS = {"image_source": "file", "ffmpeg_source": "local_file", "vlc_source": None}
 #: OBS 29 log lines that mean a media file could not be found/opened.
@@ -69,55 +76,65 @@ def _widget_urls(ctx: ScoreContext) -> dict[str, str]:
 
 
 @register
-class StreamlabsMigration(TaskVerifier):
-    task_id = "R06.12.01.01-T15"
+class StreamlabsMigration(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("migration.json")
-        coll = load_named_collection(ctx, COLLECTION)
-        p = checks.params("import")
+    @provides
+    def gt(self) -> dict[str, Any]:
+        return self.ctx.gt_json("migration.json")
+
+    @provides
+    def coll(self) -> Collection:
+        self.gt  # noqa: B018 - GT first: without it nothing is judged (error), as before the split
+        return load_named_collection(self.ctx, COLLECTION)
+
+    @check(N.import_)
+    def import_(self, p: Import, curve: Curve) -> Result:
+        gt, coll = self.gt, self.coll
         present = [s for s in gt["scenes"] if s in coll.scenes]
         n_scenes = len([s for s in coll.scenes.values() if not s.is_group])
-        checks.set("import", frac(len(present), len(gt["scenes"])) * (1.0 if n_scenes == p["scene_count"] else 0.8),
-                   {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present]},
-                   "" if len(present) == len(gt["scenes"]) else "scenes missing from the import")
+        return Result(curve.count(len(present), len(gt["scenes"])) * (1.0 if n_scenes == p.scene_count else 0.8),
+                      {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present]},
+                      "" if len(present) == len(gt["scenes"]) else "scenes missing from the import")
 
-        paths = file_paths(coll)
-        ok = {n: resolve(ctx.workdir, v) is not None for n, v in paths.items()}
-        logs = sorted((ctx.workdir / OBS_DIR / "logs").glob("*.txt"))
+    @check(N.media_relinked)
+    def media_relinked(self, p: NoParams, curve: Curve) -> Result:
+        paths = file_paths(self.coll)
+        ok = {n: resolve(self.ctx.workdir, v) is not None for n, v in paths.items()}
+        logs = sorted((self.ctx.workdir / OBS_DIR / "logs").glob("*.txt"))
         log_text = logs[-1].read_text(encoding="utf-8", errors="replace") if logs else ""
         missing_lines = [ln.strip() for ln in log_text.splitlines() if MISSING_RE.search(ln)][:5]
-        log_ok = bool(logs) and not missing_lines
-        parts = [*ok.values(), log_ok]
+        parts = [*ok.values(), bool(logs) and not missing_lines]
         bad = [n for n, v in ok.items() if not v]
-        checks.set("media_relinked", frac(sum(parts), len(parts)) if paths else 0.0,
-                   {"unresolved": bad, "log": logs[-1].name if logs else None, "log_missing_lines": missing_lines},
-                   "; ".join([*(f"missing file for {b}" for b in bad),
-                              *(["no OBS log of loading the collection"] if not logs else []),
-                              *(["OBS log reports missing media"] if missing_lines else [])]))
+        return Result(curve.count(sum(parts), len(parts)) if paths else 0.0,
+                      {"unresolved": bad, "log": logs[-1].name if logs else None, "log_missing_lines": missing_lines},
+                      "; ".join([*(f"missing file for {b}" for b in bad),
+                                 *(["no OBS log of loading the collection"] if not logs else []),
+                                 *(["OBS log reports missing media"] if missing_lines else [])]))
 
-        urls = _widget_urls(ctx)
+    @check(N.widgets_replaced)
+    def widgets_replaced(self, p: NoParams, curve: Curve) -> Result:
+        coll, urls = self.coll, _widget_urls(self.ctx)
         wok = {}
-        for name in gt["widgets"]:
+        for name in self.gt["widgets"]:
             src = coll.sources.get(name)
             wok[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
                              and not src.raw_settings.get("is_local_file", False))
-        checks.set("widgets_replaced", frac(sum(wok.values()), len(wok)), {"widgets": wok},
-                   "; ".join(f"{n} not a browser source with its URL" for n, v in wok.items() if not v))
+        return Result(curve.count(sum(wok.values()), len(wok)), {"widgets": wok},
+                      "; ".join(f"{n} not a browser source with its URL" for n, v in wok.items() if not v))
 
-        tol = checks.params("transforms_preserved")["tolerance_px"]
-        tok = {}
-        for it in gt["items"]:
-            sc = coll.scenes.get(it["scene"])
+    @check(N.transforms_preserved)
+    def transforms_preserved(self, p: TransformsPreserved, curve: Curve) -> Result:
+        tol, tok = p.tolerance_px, {}
+        for it in self.gt["items"]:
+            sc = self.coll.scenes.get(it["scene"])
             got = sc.item(it["source"]) if sc else None
-            key = f"{it['scene']}/{it['source']}"
-            tok[key] = bool(got) and abs(got.transform.pos_x - it["pos"][0]) <= tol \
+            tok[f"{it['scene']}/{it['source']}"] = bool(got) and abs(got.transform.pos_x - it["pos"][0]) <= tol \
                 and abs(got.transform.pos_y - it["pos"][1]) <= tol \
                 and abs(got.transform.scale_x - it["scale"][0]) <= 0.01 \
                 and abs(got.transform.scale_y - it["scale"][1]) <= 0.01
-        checks.set("transforms_preserved", frac(sum(tok.values()), len(tok)),
-                   {"moved": [k for k, v in tok.items() if not v]},
-                   "; ".join(f"{k} moved or missing" for k, v in tok.items() if not v))
+        return Result(curve.count(sum(tok.values()), len(tok)), {"moved": [k for k, v in tok.items() if not v]},
+                      "; ".join(f"{k} moved or missing" for k, v in tok.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w = inst.workdir
@@ -145,25 +162,25 @@ class StreamlabsMigration(TaskVerifier):
         solution(inst.oracle, good)
         c = copy.deepcopy(good)
         O.find_source(c, "Intro BG")["settings"]["file"] = "C:\\Users\\streamer\\Streamlabs\\intro.png"
-        solution(inst.mutant("intro_not_relinked", ["media_relinked"], "Intro BG still points at the old PC"), c,
+        solution(inst.mutant("intro_not_relinked", [N.media_relinked], "Intro BG still points at the old PC"), c,
                  CLEAN_LOG + "21:00:01.200: [image_source: 'Intro BG'] failed to load texture "
                  "'C:\\Users\\streamer\\Streamlabs\\intro.png'\n")
-        solution(inst.mutant("log_reports_missing", ["media_relinked"], "OBS log shows a missing file on load"),
+        solution(inst.mutant("log_reports_missing", [N.media_relinked], "OBS log shows a missing file on load"),
                  good, CLEAN_LOG + "21:00:01.300: MP: Failed to open media: '/home/streamer/old/music.mp3'\n")
         c = copy.deepcopy(good)
         s = O.find_source(c, "Alert Box")
         s.update(id="streamlabs_alertbox", versioned_id="streamlabs_alertbox", settings={})
-        solution(inst.mutant("widget_left", ["widgets_replaced"], "Alert Box left as a Streamlabs widget"), c)
+        solution(inst.mutant("widget_left", [N.widgets_replaced], "Alert Box left as a Streamlabs widget"), c)
         c = copy.deepcopy(good)
         O.find_source(c, "Chat Box")["settings"]["url"] = "https://streamlabs.com/widgets/chat-box/v1/OTHER"
-        solution(inst.mutant("wrong_widget_url", ["widgets_replaced"], "Chat Box pointed at another URL"), c)
+        solution(inst.mutant("wrong_widget_url", [N.widgets_replaced], "Chat Box pointed at another URL"), c)
         c = copy.deepcopy(good)
         O.find_item(c, "Main", "Logo")["pos"]["x"] += 5
-        solution(inst.mutant("logo_moved_5px", ["transforms_preserved"], "Logo nudged 5 px"), c)
+        solution(inst.mutant("logo_moved_5px", [N.transforms_preserved], "Logo nudged 5 px"), c)
         c = copy.deepcopy(good)
         c["sources"] = [s for s in c["sources"] if s["name"] != "Outro"]
         c["scene_order"] = [s for s in c["scene_order"] if s["name"] != "Outro"]
-        solution(inst.mutant("outro_scene_lost", ["import", "transforms_preserved"], "Outro scene not imported"), c)
+        solution(inst.mutant("outro_scene_lost", [N.import_, N.transforms_preserved], "Outro scene not imported"), c)
 
 
 WIDGETS = {"Alert Box": "https://streamlabs.com/alert-box/v3/SANDBOX01",
