@@ -26,6 +26,34 @@ class SizePx:
     size_px: tuple[int, int]
 
 
+@dataclass(frozen=True)
+class MinFramesPct:
+    """A share of sampled frames that must pass."""
+
+    min_frames_pct: float
+
+
+@dataclass(frozen=True)
+class MaxWer:
+    """Caption word error rate against the transcript."""
+
+    max_wer_pct: float
+
+
+# ---- T01 -------------------------------------------------------------------------------------
+
+@params_type(T[1], "format_duration")
+@dataclass(frozen=True)
+class FormatDuration:
+    size_px: tuple[int, int]
+    min_duration_s: float
+    max_duration_s: float
+
+
+params_type(T[1], "subject_in_frame")(MinFramesPct)
+params_type(T[1], "captions")(MaxWer)
+
+
 # ---- T02 -------------------------------------------------------------------------------------
 
 @params_type(T[2], "clips_in_order")

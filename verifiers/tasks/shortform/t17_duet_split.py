@@ -8,20 +8,29 @@ Sync is judged from the picture (which source moment each half shows), audio fro
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 from scipy import signal
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import SplitLayout, SyncFrames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
-from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
+TASK = "R06.04.01.04-T17"
+N = check_names(TASK)
 OUTPUT = "device/Photos/duet.mp4"
 FPS = 24.0
 SR_HZ = 48_000
@@ -30,63 +39,93 @@ BLACK_LEVEL = 12  # mean row value at or below this is a black bar
 MIN_AUDIO_CORR = 0.3
 
 
+@dataclass(frozen=True)
+class Halves:
+    """Per sampled output frame: whether the halves show teacher/student, black-row shares, and
+    each source's time offsets (source time - output time)."""
+
+    n: int
+    right: int
+    black_rows: list[float]
+    offsets: dict[str, list[float]]
+
+
+def read_halves(path: Path, matcher: ClipMatcher) -> Halves:
+    right, black_rows, offsets, n = 0, [], {"teacher": [], "student": []}, 0
+    for fr in iter_frames(path, every_s=0.5):
+        n += 1
+        hgt = fr.rgb.shape[0]
+        rows = fr.rgb.mean(axis=(1, 2))
+        black_rows.append(float(np.mean(rows <= BLACK_LEVEL)))
+        top, bottom = fr.rgb[: hgt // 2], fr.rgb[hgt // 2:]
+        lt, st, _, _ = matcher.identify(top)
+        lb, sb, _, _ = matcher.identify(bottom)
+        right += lt == "teacher" and lb == "student"
+        if lt in offsets:
+            offsets[lt].append(st - fr.t_s)
+        if lb in offsets:
+            offsets[lb].append(sb - fr.t_s)
+    return Halves(n, right, black_rows, offsets)
+
+
 @register
-class DuetSplit(TaskVerifier):
-    task_id = "R06.04.01.04-T17"
+class DuetSplit(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        claps = ctx.gt_json("claps.json")
-        srcs = {"teacher": ctx.input("fixtures/teacher.mp4"), "student": ctx.input("fixtures/student.mp4")}
-        matcher = ClipMatcher(srcs)
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        fps = facts["fps"] or FPS
-        p = checks.params("split_layout")
-        right, black_rows, offsets, n = 0, [], {"teacher": [], "student": []}, 0
-        for fr in iter_frames(path, every_s=0.5):
-            n += 1
-            hgt = fr.rgb.shape[0]
-            rows = fr.rgb.mean(axis=(1, 2))
-            black_rows.append(float(np.mean(rows <= BLACK_LEVEL)))
-            top, bottom = fr.rgb[: hgt // 2], fr.rgb[hgt // 2:]
-            lt, st, _, _ = matcher.identify(top)
-            lb, sb, _, _ = matcher.identify(bottom)
-            right += lt == "teacher" and lb == "student"
-            if lt in offsets:
-                offsets[lt].append(st - fr.t_s)
-            if lb in offsets:
-                offsets[lb].append(sb - fr.t_s)
-        black_pct = 100 * max(black_rows) if black_rows else 100.0
-        layout = right / n if n else 0.0
-        layout_ok = size_ok(facts, p["size_px"], scale) and black_pct <= p["max_black_rows_pct"]
-        checks.set("split_layout", layout if layout_ok else 0.0,
-                   {**facts, "halves_right": f"{right}/{n}", "black_rows_pct": black_pct},
-                   f"{right}/{n} frames teacher-top/student-bottom; black rows {black_pct:.1f}%")
+    @provides
+    def srcs(self) -> dict[str, Path]:
+        return {"teacher": self.ctx.input("fixtures/teacher.mp4"), "student": self.ctx.input("fixtures/student.mp4")}
 
-        tol_s = checks.params("sync_on_clap")["tolerance_frames"] / fps + 1e-6
-        if not offsets["teacher"] or not offsets["student"]:
-            checks.fail("sync_on_clap", "one of the two sources is not visible")
-            checks.fail("both_audio", "one of the two sources is not visible")
-            return
-        off_t, off_s = float(np.median(offsets["teacher"])), float(np.median(offsets["student"]))
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, OUTPUT)
+
+    @provides
+    def halves(self) -> Halves:
+        matcher = ClipMatcher(self.srcs)
+        return read_halves(self.export.path, matcher)
+
+    @provides
+    def offsets_s(self) -> tuple[float, float]:
+        """Median (teacher, student) offsets; both sources must be visible."""
+        off = self.halves.offsets
+        if not off["teacher"] or not off["student"]:
+            raise AgentOutputError("one of the two sources is not visible")
+        return float(np.median(off["teacher"])), float(np.median(off["student"]))
+
+    @check(N.split_layout)
+    def split_layout(self, p: SplitLayout, curve: Curve) -> Result:
+        hv, facts = self.halves, self.export.facts
+        black_pct = 100 * max(hv.black_rows) if hv.black_rows else 100.0
+        layout_ok = size_ok(facts, list(p.size_px), instance_scale(self.ctx)) and black_pct <= p.max_black_rows_pct
+        return Result(curve.count(hv.right, hv.n) if layout_ok else 0.0,
+                      {**facts, "halves_right": f"{hv.right}/{hv.n}", "black_rows_pct": black_pct},
+                      f"{hv.right}/{hv.n} frames teacher-top/student-bottom; black rows {black_pct:.1f}%")
+
+    @check(N.sync_on_clap)
+    def sync_on_clap(self, p: SyncFrames, curve: Curve) -> Result:
+        claps = self.ctx.gt_json("claps.json")
+        fps = self.export.facts["fps"] or FPS
+        tol_s = p.tolerance_frames / fps + 1e-6
+        off_t, off_s = self.offsets_s
         clap_out_t, clap_out_s = claps["teacher_clap_s"] - off_t, claps["student_clap_s"] - off_s
         err = abs(clap_out_t - clap_out_s)
-        checks.set("sync_on_clap", float(err <= tol_s),
-                   {"teacher_clap_out_s": clap_out_t, "student_clap_out_s": clap_out_s, "error_s": err},
-                   f"claps {err * fps:.1f} frames apart")
+        return Result(curve.passes(err <= tol_s),
+                      {"teacher_clap_out_s": clap_out_t, "student_clap_out_s": clap_out_s, "error_s": err},
+                      f"claps {err * fps:.1f} frames apart")
+
+    @check(N.both_audio)
+    def both_audio(self, p: NoParams, curve: Curve) -> Result:
+        off_t, off_s = self.offsets_s
         try:
-            out = load_audio(path, sample_rate_hz=SR_HZ).mono
-            t = load_audio(srcs["teacher"], sample_rate_hz=SR_HZ).mono
-            s = load_audio(srcs["student"], sample_rate_hz=SR_HZ).mono
+            out = load_audio(self.export.path, sample_rate_hz=SR_HZ).mono
+            t = load_audio(self.srcs["teacher"], sample_rate_hz=SR_HZ).mono
+            s = load_audio(self.srcs["student"], sample_rate_hz=SR_HZ).mono
         except MediaError as exc:
-            checks.fail("both_audio", f"no usable audio: {exc}")
-            return
+            return Result.fail(f"no usable audio: {exc}")
         ct, cs = best_corr(out, t, off_t, SR_HZ), best_corr(out, s, off_s, SR_HZ)
-        checks.set("both_audio", float(min(ct, cs) >= MIN_AUDIO_CORR), {"corr_teacher": ct, "corr_student": cs},
-                   f"correlation teacher {ct:.2f}, student {cs:.2f} (need ≥ {MIN_AUDIO_CORR})")
+        return Result(curve.passes(min(ct, cs) >= MIN_AUDIO_CORR), {"corr_teacher": ct, "corr_student": cs},
+                      f"correlation teacher {ct:.2f}, student {cs:.2f} (need ≥ {MIN_AUDIO_CORR})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 180, 160
@@ -136,8 +175,8 @@ class DuetSplit(TaskVerifier):
             write_video(folder / OUTPUT, frames, FPS, audio=a, sample_rate_hz=SR_HZ)
 
         solve(inst.oracle)
-        solve(inst.mutant("halves_swapped", ["split_layout"], "student on top"), swap=True)
-        solve(inst.mutant("letterboxed", ["split_layout"], "halves fit with black bars instead of filled"), bars=True)
-        solve(inst.mutant("student_4_frames_late", ["sync_on_clap"], "student's clap 4 frames after the teacher's"),
+        solve(inst.mutant("halves_swapped", [N.split_layout], "student on top"), swap=True)
+        solve(inst.mutant("letterboxed", [N.split_layout], "halves fit with black bars instead of filled"), bars=True)
+        solve(inst.mutant("student_4_frames_late", [N.sync_on_clap], "student's clap 4 frames after the teacher's"),
               extra_frames=-4)
-        solve(inst.mutant("student_muted", ["both_audio"], "student's audio track dropped"), student_audio=False)
+        solve(inst.mutant("student_muted", [N.both_audio], "student's audio track dropped"), student_audio=False)
