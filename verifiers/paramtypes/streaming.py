@@ -415,3 +415,28 @@ class Import:
 @dataclass(frozen=True)
 class TransformsPreserved:
     tolerance_px: float
+
+
+# ---- T16: stinger with track matte --------------------------------------------------------------
+T16 = "R06.12.01.01-T16"
+
+
+@params_type(T16, "stinger_config")
+@dataclass(frozen=True)
+class StingerConfig:
+    path: str
+    transition_point_ms: int
+
+
+@params_type(T16, "track_matte")
+@dataclass(frozen=True)
+class TrackMatte:
+    matte_path: str
+    layout: str
+
+
+@params_type(T16, "timing_in_recording")
+@dataclass(frozen=True)
+class StingerTiming:
+    switch_ms: float
+    tolerance_ms: float

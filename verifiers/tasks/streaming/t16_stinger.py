@@ -21,8 +21,12 @@ from typing import Any
 import numpy as np
 
 from verifiers.apps.obs.collection import Collection
-from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, NoLiveEvidence
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import StingerConfig, StingerTiming, TrackMatte
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
@@ -33,11 +37,12 @@ from verifiers.tasks.streaming.common import (
     event,
     obs_events,
     path_ends_with,
-    ramp,
     read_ini,
 )
 from verifiers.tasks.streaming.media import frames
 
+TASK = "R06.12.01.01-T16"
+N = check_names(TASK)
 REC = "recordings/stinger.mkv"
 STINGER_KIND = "obs_stinger_transition"
 HOME = "/home/streamer/work"
@@ -79,76 +84,84 @@ def switch_timing(path: Path, colours: dict[str, list[int]]) -> dict[str, Any]:
 
 
 @register
-class StingerTrackMatte(TaskVerifier):
-    task_id = "R06.12.01.01-T16"
+class StingerTrackMatte(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        coll = collection_with(ctx, scene="BRB")
-        st = stingers(coll)
-        p = checks.params("stinger_config")
-        ini = read_ini(ctx.workdir / OBS_DIR / "global.ini") or {}
-        studio = ini.get("BasicWindow", {}).get("PreviewProgramMode", "false").lower() == "true"
-        mine = next((t for t in st if path_ends_with(t.settings.get("path"), p["path"])), st[0] if st else None)
+    @provides
+    def coll(self) -> Collection:
+        return collection_with(self.ctx, scene="BRB")
+
+    @provides
+    def mine(self) -> Any:
+        """The task's Stinger (by its path, else the first); AgentOutputError when there is none."""
+        st = stingers(self.coll)
+        path = self.task.check(N.stinger_config).typed.path
+        mine = next((t for t in st if path_ends_with(t.settings.get("path"), path)), st[0] if st else None)
         if mine is None:
-            checks.fail("stinger_config", "no Stinger transition in the collection")
-            checks.fail("track_matte", "no Stinger transition in the collection")
-        else:
-            s = mine.settings
-            parts = {"path": path_ends_with(s.get("path"), p["path"]),
-                     "transition point 600 ms": s.get("tp_type", 0) == 0
-                     and s.get("transition_point") == p["transition_point_ms"],
-                     "audio monitoring off": s.get("audio_monitoring", 0) == 0,
-                     "studio mode": studio}
-            bad = [k for k, v in parts.items() if not v]
-            checks.set("stinger_config", sum(parts.values()) / len(parts),
-                       {"name": mine.name, "transition_point": s.get("transition_point"), "studio_mode": studio,
-                        "wrong": bad}, "; ".join(f"wrong: {b}" for b in bad))
-            pm = checks.params("track_matte")
-            mp = {"enabled": bool(s.get("track_matte_enabled")),
-                  "matte file": path_ends_with(s.get("track_matte_path"), pm["matte_path"]),
-                  "layout stacked/separate": s.get("track_matte_layout", 0) in (1, 2)}
-            bad = [k for k, v in mp.items() if not v]
-            checks.set("track_matte", sum(mp.values()) / len(mp),
-                       {"layout": s.get("track_matte_layout"), "wrong": bad}, "; ".join(f"wrong: {b}" for b in bad))
+            raise AgentOutputError("no Stinger transition in the collection")
+        return mine
 
-        names = {t.name for t in st}
-        brb = coll.scenes["BRB"]
+    @check(N.stinger_config)
+    def stinger_config(self, p: StingerConfig, curve: Curve) -> Result:
+        ini = read_ini(self.ctx.workdir / OBS_DIR / "global.ini") or {}
+        studio = ini.get("BasicWindow", {}).get("PreviewProgramMode", "false").lower() == "true"
+        mine = self.mine
+        s = mine.settings
+        parts = {"path": path_ends_with(s.get("path"), p.path),
+                 "transition point 600 ms": s.get("tp_type", 0) == 0 and s.get("transition_point") == p.transition_point_ms,
+                 "audio monitoring off": s.get("audio_monitoring", 0) == 0,
+                 "studio mode": studio}
+        bad = [k for k, v in parts.items() if not v]
+        return Result(curve.count(sum(parts.values()), len(parts)),
+                      {"name": mine.name, "transition_point": s.get("transition_point"), "studio_mode": studio,
+                       "wrong": bad}, "; ".join(f"wrong: {b}" for b in bad))
+
+    @check(N.track_matte)
+    def track_matte(self, p: TrackMatte, curve: Curve) -> Result:
+        s = self.mine.settings
+        mp = {"enabled": bool(s.get("track_matte_enabled")),
+              "matte file": path_ends_with(s.get("track_matte_path"), p.matte_path),
+              "layout stacked/separate": s.get("track_matte_layout", 0) in (1, 2)}
+        bad = [k for k, v in mp.items() if not v]
+        return Result(curve.count(sum(mp.values()), len(mp)), {"layout": s.get("track_matte_layout"), "wrong": bad},
+                      "; ".join(f"wrong: {b}" for b in bad))
+
+    @check(N.override_brb)
+    def override_brb(self, p: NoParams, curve: Curve) -> Result:
+        coll = self.coll
+        names = {t.name for t in stingers(coll)}
         others_override = [n for n, sc in coll.scenes.items() if n != "BRB" and sc.transition_override in names]
         default_kind = coll.transition(coll.current_transition).kind if coll.current_transition in (
             *coll.transitions, "Fade", "Cut") else None
-        files = {"BRB overrides with the Stinger": brb.transition_override in names,
+        files = {"BRB overrides with the Stinger": coll.scenes["BRB"].transition_override in names,
                  "no other scene uses the Stinger": not others_override,
                  "default transition Fade": default_kind == "fade_transition"}
-        try:
-            if not obs_events(ctx.events_of("obs"), "SceneTransitionStarted"):
-                raise NoLiveEvidence("no live evidence: the observer recorded no scene transition")
-        except NoLiveEvidence as exc:  # no recorded switches: only this check cannot be judged
-            checks.error("override_brb", str(exc))
-        else:
-            used = transitions_used(ctx.events or [])
-            live_ok = [(sc, tr) for sc, tr in used if (tr in names) == (sc == "BRB")]
-            to_brb = [u for u in used if u[0] == "BRB"]
-            others = [u for u in used if u[0] != "BRB"]
-            live = {"Live->BRB used the Stinger": bool(to_brb) and all(tr in names for _s, tr in to_brb),
-                    "second test switch used Fade": bool(others) and all(tr == "Fade" for _s, tr in others)}
-            allp = {**files, **live}
-            bad = [k for k, v in allp.items() if not v]
-            checks.set("override_brb", sum(allp.values()) / len(allp),
-                       {"switches": used, "consistent": len(live_ok), "wrong": bad}, "; ".join(bad))
+        if not obs_events(self.ctx.events_of("obs"), "SceneTransitionStarted"):
+            raise NoLiveEvidence("no live evidence: the observer recorded no scene transition")
+        used = transitions_used(self.ctx.events or [])
+        live_ok = [(sc, tr) for sc, tr in used if (tr in names) == (sc == "BRB")]
+        to_brb = [u for u in used if u[0] == "BRB"]
+        others = [u for u in used if u[0] != "BRB"]
+        live = {"Live->BRB used the Stinger": bool(to_brb) and all(tr in names for _s, tr in to_brb),
+                "second test switch used Fade": bool(others) and all(tr == "Fade" for _s, tr in others)}
+        allp = {**files, **live}
+        bad = [k for k, v in allp.items() if not v]
+        return Result(curve.count(sum(allp.values()), len(allp)),
+                      {"switches": used, "consistent": len(live_ok), "wrong": bad}, "; ".join(bad))
 
-        pt = checks.params("timing_in_recording")
+    @check(N.timing_in_recording)
+    def timing_in_recording(self, p: StingerTiming, curve: Curve) -> Result:
+        self.coll  # noqa: B018 - as before the split: no collection fails this check too
         try:
-            tm = switch_timing(ctx.artifact(REC), ctx.gt_json("stinger.json"))
-        except (AgentOutputError, MediaError) as exc:
-            checks.fail("timing_in_recording", str(exc))
-            return
+            tm = switch_timing(self.ctx.artifact(REC), self.ctx.gt_json("stinger.json"))
+        except MediaError as exc:
+            return Result.fail(str(exc))
         if tm["swipe_start_s"] is None or tm["switch_s"] is None:
-            checks.fail("timing_in_recording", "no swipe frames or no switch to BRB in the recording", tm)
-            return
+            return Result.fail("no swipe frames or no switch to BRB in the recording", tm)
         off_ms = (tm["switch_s"] - tm["swipe_start_s"]) * 1000
-        err = off_ms - pt["switch_ms"]
-        checks.set("timing_in_recording", ramp(err, pt["tolerance_ms"], 250), {**tm, "switch_after_ms": off_ms},
-                   "" if abs(err) <= pt["tolerance_ms"] else f"scene switched {off_ms:.0f} ms into the stinger")
+        err = off_ms - p.switch_ms
+        return Result(curve.score(err, p.tolerance_ms), {**tm, "switch_after_ms": off_ms},
+                      "" if abs(err) <= p.tolerance_ms else f"scene switched {off_ms:.0f} ms into the stinger")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         colours = {"live_rgb": [30, 60, 200], "brb_rgb": [200, 40, 30], "swipe_rgb": [20, 220, 40]}
@@ -174,27 +187,27 @@ class StingerTrackMatte(TaskVerifier):
         solution(inst.oracle, good)
         c = copy.deepcopy(good)
         c["transitions"][0]["settings"]["transition_point"] = 400
-        solution(inst.mutant("point_400ms", ["stinger_config", "timing_in_recording"],
+        solution(inst.mutant("point_400ms", [N.stinger_config, N.timing_in_recording],
                              "transition point 400 ms (scene switches 400 ms in)"), c, point_ms=400)
         c = copy.deepcopy(good)
         c["transitions"][0]["settings"]["track_matte_layout"] = 0
-        solution(inst.mutant("matte_side_by_side", ["track_matte"], "matte layout side-by-side"), c)
+        solution(inst.mutant("matte_side_by_side", [N.track_matte], "matte layout side-by-side"), c)
         c = copy.deepcopy(good)
         c["transitions"][0]["settings"]["audio_monitoring"] = 1
-        solution(inst.mutant("monitoring_on", ["stinger_config"], "stinger audio monitored"), c)
+        solution(inst.mutant("monitoring_on", [N.stinger_config], "stinger audio monitored"), c)
         c = copy.deepcopy(good)
         c["_studio"] = False
-        solution(inst.mutant("no_studio_mode", ["stinger_config"], "Studio Mode left off"), c)
+        solution(inst.mutant("no_studio_mode", [N.stinger_config], "Studio Mode left off"), c)
         c = copy.deepcopy(good)
         O.find_source(c, "Live")["private_settings"] = {"transition": "Stinger", "transition_duration": 300}
-        solution(inst.mutant("override_everywhere", ["override_brb"], "Live also switches in with the Stinger"),
+        solution(inst.mutant("override_everywhere", [N.override_brb], "Live also switches in with the Stinger"),
                  c, evs=live_events(second="Stinger"))
         c = copy.deepcopy(good)
         O.find_source(c, "BRB")["private_settings"] = {}
         c["current_transition"] = "Stinger"
-        solution(inst.mutant("stinger_as_default", ["override_brb"], "Stinger made the default transition"),
+        solution(inst.mutant("stinger_as_default", [N.override_brb], "Stinger made the default transition"),
                  c, evs=live_events(second="Stinger"))
-        solution(inst.mutant("recording_truncated", ["timing_in_recording"], "recording never finalised"), good)
+        solution(inst.mutant("recording_truncated", [N.timing_in_recording], "recording never finalised"), good)
         truncate(inst.root / "mutants" / "recording_truncated" / REC, 0.3)
 
 
