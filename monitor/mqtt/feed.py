@@ -21,7 +21,8 @@ outbox position skips that record); a record the broker cannot take is acknowled
 ends the connection and reconnects; and the retained status is re-published every `heartbeat_s`
 (half the MQTT keepalive, each publish given as long to be acknowledged), so an idle daemon notices a
 dead or frozen broker within one keepalive (5 s).
-Those incident events go to `tally/<node>/feed/<kind>` and, during a run, into its bus.
+Those incident events go to `tally/<node>/feed/<kind>` and, during a run, into its bus (a
+`reconnected` event only to the topic: the run's events already show an outage by their timing).
 """
 
 from __future__ import annotations
@@ -104,13 +105,13 @@ class MqttFeed:
         if run_id is None:
             self._bus = None
 
-    def _incident(self, kind: str, payload: dict[str, Any]) -> None:
+    def _incident(self, kind: str, payload: dict[str, Any], to_run: bool = True) -> None:
         """Say what went wrong: a log line, an event on `tally/<node>/feed/<kind>`, the run's bus."""
         log.warning("mqtt feed: %s %s", kind, payload)
         event = self._factory.make("mqtt", kind, payload)
         self.incidents = [*self.incidents[-99:], event]
         self.outbox.append(topics.feed_event(self.node, kind), event.to_json())
-        if self._bus is not None and self.run_id is not None:
+        if to_run and self._bus is not None and self.run_id is not None:
             self._bus.emit("mqtt", kind, payload)
         self._wake.set()
 
@@ -203,6 +204,9 @@ class MqttFeed:
                     self._client = client
                     self.connects += 1
                     backoff_s = 0.1
+                    if self.connects > 1:  # the broker's side of the story is in the outbox's order
+                        self._incident("reconnected", {"connects": self.connects,
+                                                       "after": (self.last_error or "")[:300]}, to_run=False)
                     await self._connected(client)
             except asyncio.CancelledError:
                 raise

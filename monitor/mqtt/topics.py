@@ -3,7 +3,7 @@
     tally/<node>/status                         retained; last will says "offline"
     tally/<node>/cmd                            control: start / done / abort (JSON)
     tally/<node>/control/error                  a rejected control message (an Event line)
-    tally/<node>/feed/<kind>                    the feed's own incidents: feed_error, outbox_skipped
+    tally/<node>/feed/<kind>                    the feed's own incidents: feed_error, outbox_skipped, reconnected
     tally/<node>/run/<run>/<source>/<kind>      every event of a run (the bundle's event line)
     tally/<node>/run/<run>/score                the final report.json of a run (retained)
 """

@@ -174,6 +174,7 @@ async def test_an_idle_daemon_reconnects_after_a_broker_restart(mosquitto, tmp_p
           f"reconnected {reconnect_s:.2f} s after the broker came back; next command answered in "
           f"{answer_s * 1000:.0f} ms; feed stop {stop_s:.2f} s")
     assert feed.connects > connects
+    assert any(e.kind == "reconnected" for e in feed.incidents), "the reconnect is logged as an event"
 
 
 @pytest.mark.broker
