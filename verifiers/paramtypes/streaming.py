@@ -440,3 +440,36 @@ class TrackMatte:
 class StingerTiming:
     switch_ms: float
     tolerance_ms: float
+
+
+# ---- T18: vMix dual stream ----------------------------------------------------------------------
+T18 = "R06.12.01.01-T18"
+
+
+@params_type(T18, "dual_streaming")
+@dataclass(frozen=True)
+class DualStreaming:
+    endpoints: tuple[str, ...]
+    size_px: tuple[int, int]
+    fps: float
+    bitrate_kbps: float
+
+
+@params_type(T18, "program_recording")
+@dataclass(frozen=True)
+class ProgramRecording:
+    cuts_s: tuple[float, ...]
+    tolerance_s: float
+
+
+@params_type(T18, "iso_files")
+@dataclass(frozen=True)
+class IsoFiles:
+    count: int
+    min_duration_s: float
+
+
+@params_type(T18, "settings")
+@dataclass(frozen=True)
+class VmixSettings:
+    run_s: float

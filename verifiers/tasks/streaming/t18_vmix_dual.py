@@ -15,15 +15,21 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
+from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import gop_bitrate_kbps
-from verifiers.tasks.streaming.common import event, frac, payload, ramp, t_ms
+from verifiers.tasks.streaming.common import event, payload, t_ms
 from verifiers.tasks.streaming.media import frames, probe
 
+TASK = "R06.12.01.01-T18"
+N = check_names(TASK)
+#: the bitrate tolerance of dual_streaming (the seed names none; issue 21)
+LEGACY_BITRATE_TOL_PCT = 10.0
 REC_DIR = "rec"
 VIDEO_EXT = (".mp4", ".mov", ".mkv", ".avi")
 FPS = 2
@@ -52,33 +58,35 @@ def classify(files: list[Path]) -> tuple[Path | None, dict[str, Path]]:
 
 
 @register
-class VmixDualStream(TaskVerifier):
-    task_id = "R06.12.01.01-T18"
+class VmixDualStream(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        d = ctx.workdir / REC_DIR
-        files = sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in VIDEO_EXT) if d.is_dir() else []
-        prog, isos = classify(files)
+    @provides
+    def files(self) -> tuple[Path | None, dict[str, Path]]:
+        """(Program MP4, {CAM1/CAM2: ISO file}) in rec/."""
+        d = self.ctx.workdir / REC_DIR
+        return classify(sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in VIDEO_EXT)
+                        if d.is_dir() else [])
 
-        pp = checks.params("program_recording")
+    @check(N.program_recording)
+    def program_recording(self, p: ProgramRecording, curve: Curve) -> Result:
+        prog = self.files[0]
         if prog is None:
-            checks.fail("program_recording", f"no Program MP4 in {REC_DIR}/")
-        else:
-            try:
-                found, _dur = cuts_s(prog)
-            except MediaError as exc:
-                checks.fail("program_recording", str(exc))
-            else:
-                hit = [any(abs(c - want) <= pp["tolerance_s"] for c in found) for want in pp["cuts_s"]]
-                extra = [c for c in found if all(abs(c - w) > pp["tolerance_s"] for w in pp["cuts_s"])]
-                s = frac(sum(hit), len(hit)) * (1.0 if not extra else 0.5)
-                checks.set("program_recording", s, {"cuts_s": found, "extra_cuts_s": extra},
-                           "" if s >= 1 else f"cuts at {[round(c, 1) for c in found]}")
+            return Result.fail(f"no Program MP4 in {REC_DIR}/")
+        try:
+            found, _dur = cuts_s(prog)
+        except MediaError as exc:
+            return Result.fail(str(exc))
+        hit = [any(abs(c - want) <= p.tolerance_s for c in found) for want in p.cuts_s]
+        extra = [c for c in found if all(abs(c - w) > p.tolerance_s for w in p.cuts_s)]
+        s = curve.count(sum(hit), len(hit)) * (1.0 if not extra else 0.5)
+        return Result(s, {"cuts_s": found, "extra_cuts_s": extra}, "" if s >= 1 else f"cuts at {[round(c, 1) for c in found]}")
 
-        pi = checks.params("iso_files")
+    @check(N.iso_files)
+    def iso_files(self, p: IsoFiles, curve: Curve) -> Result:
         iso_ok = {}
         for cam in ("CAM1", "CAM2"):
-            f = isos.get(cam)
+            f = self.files[1].get(cam)
             if f is None:
                 iso_ok[cam] = {"ok": False, "why": "missing"}
                 continue
@@ -88,57 +96,48 @@ class VmixDualStream(TaskVerifier):
             except MediaError as exc:
                 iso_ok[cam] = {"ok": False, "why": str(exc)}
                 continue
-            iso_ok[cam] = {"ok": not found and dur >= pi["min_duration_s"], "duration_s": dur, "cuts_s": found}
-        n_ok = sum(v["ok"] for v in iso_ok.values())
-        checks.set("iso_files", n_ok / pi["count"], iso_ok,
-                   "; ".join(f"{c}: {v.get('why') or ('cut inside' if v.get('cuts_s') else 'too short')}"
-                             for c, v in iso_ok.items() if not v["ok"]))
+            iso_ok[cam] = {"ok": not found and dur >= p.min_duration_s, "duration_s": dur, "cuts_s": found}
+        return Result(curve.count(sum(v["ok"] for v in iso_ok.values()), p.count), iso_ok,
+                      "; ".join(f"{c}: {v.get('why') or ('cut inside' if v.get('cuts_s') else 'too short')}"
+                                for c, v in iso_ok.items() if not v["ok"]))
 
-        pd = checks.params("dual_streaming")
-        try:
-            rtmp = ctx.events_of("rtmp")
-        except NoLiveEvidence as exc:
-            checks.error("dual_streaming", str(exc))
-        else:
-            parts: dict[str, float] = {}
-            for url in pd["endpoints"]:
-                app = url.rstrip("/").rsplit("/", 1)[-1]
-                mine = [payload(e) for e in rtmp if payload(e).get("app") == app]
-                snaps = [p.get("stats") or {} for p in mine if "stats" in p] + [p for p in mine if "video" in p]
-                if not snaps:
-                    parts[f"{app}: stream"] = 0.0
-                    continue
-                v = snaps[-1].get("video") or {}
-                kbps = gop_bitrate_kbps(v) or 0.0
-                parts[f"{app}: 1080p30"] = float([v.get("width"), v.get("height")] == pd["size_px"]
-                                                 and abs((v.get("fps") or 0) - pd["fps"]) <= 0.5)
-                parts[f"{app}: 6 Mbps"] = ramp(abs(kbps - pd["bitrate_kbps"]) / pd["bitrate_kbps"] * 100, 10, 30)
-            need = 2 * len(pd["endpoints"])
-            checks.set("dual_streaming", sum(parts.values()) / need, parts,
-                       "; ".join(f"not {k}" for k, s in parts.items() if s < 1))
+    @check(N.dual_streaming)
+    def dual_streaming(self, p: DualStreaming, curve: Curve) -> Result:
+        rtmp = self.ctx.events_of("rtmp")
+        parts: dict[str, float] = {}
+        for url in p.endpoints:
+            app = url.rstrip("/").rsplit("/", 1)[-1]
+            mine = [payload(e) for e in rtmp if payload(e).get("app") == app]
+            snaps = [e.get("stats") or {} for e in mine if "stats" in e] + [e for e in mine if "video" in e]
+            if not snaps:
+                parts[f"{app}: stream"] = 0.0
+                continue
+            v = snaps[-1].get("video") or {}
+            kbps = gop_bitrate_kbps(v) or 0.0
+            parts[f"{app}: 1080p30"] = float([v.get("width"), v.get("height")] == list(p.size_px)
+                                             and abs((v.get("fps") or 0) - p.fps) <= 0.5)
+            parts[f"{app}: 6 Mbps"] = curve.part("bitrate").score(abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100,
+                                                                  LEGACY_BITRATE_TOL_PCT)
+        return Result(curve.count(list(parts.values()), 2 * len(p.endpoints)), parts,
+                      "; ".join(f"not {k}" for k, s in parts.items() if s < 1))
 
-        ps = checks.params("settings")
-        try:
-            outs = [(t_ms(e), payload(e)) for e in ctx.events_of("vmix", "output")]
-        except NoLiveEvidence as exc:
-            checks.error("settings", str(exc))
-            return
+    @check(N.settings)
+    def settings(self, p: VmixSettings, curve: Curve) -> Result:
         on: dict[str, list[tuple[float, bool]]] = {}
-        for t, p in outs:
-            on.setdefault(str(p.get("name")), []).append((t, bool(p.get("active"))))
+        for t, e in [(t_ms(e), payload(e)) for e in self.ctx.events_of("vmix", "output")]:
+            on.setdefault(str(e.get("name")), []).append((t, bool(e.get("active"))))
 
         def span(name: str) -> float:
             """Seconds from the output's first start to its last stop (0 when it never ran)."""
             starts = [t for t, a in on.get(name, []) if a]
             stops = [t for t, a in on.get(name, []) if not a]
             return (max(stops) - min(starts)) / 1000 if starts and stops and max(stops) > min(starts) else 0.0
-        sparts = {"streaming": span("streaming") > 0, "recording": span("recording") > 0,
-                  "multiCorder": span("multiCorder") > 0,
-                  "45 s run": abs(span("recording") - ps["run_s"]) <= 3,
-                  "Program as MP4": prog is not None}
-        checks.set("settings", frac(sum(sparts.values()), len(sparts)),
-                   {"spans_s": {k: span(k) for k in ("streaming", "recording", "multiCorder")}, **sparts},
-                   "; ".join(f"not {k}" for k, v in sparts.items() if not v))
+        parts = {"streaming": span("streaming") > 0, "recording": span("recording") > 0,
+                 "multiCorder": span("multiCorder") > 0, "45 s run": abs(span("recording") - p.run_s) <= 3,
+                 "Program as MP4": self.files[0] is not None}
+        return Result(curve.count(sum(parts.values()), len(parts)),
+                      {"spans_s": {k: span(k) for k in ("streaming", "recording", "multiCorder")}, **parts},
+                      "; ".join(f"not {k}" for k, v in parts.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / REC_DIR).mkdir(parents=True)
@@ -185,15 +184,15 @@ class VmixDualStream(TaskVerifier):
             InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle)
-        solution(inst.mutant("iso_with_cut", ["iso_files"], "CAM1 ISO recorded the program: a cut inside"),
+        solution(inst.mutant("iso_with_cut", [N.iso_files], "CAM1 ISO recorded the program: a cut inside"),
                  iso_cut=True)
-        solution(inst.mutant("no_cam2_iso", ["iso_files"], "MultiCorder only on CAM1"), iso2=False)
-        solution(inst.mutant("cut_at_22s", ["program_recording"], "second cut at 22 s"), cuts=(15.0, 22.0))
-        solution(inst.mutant("extra_cut", ["program_recording"], "a stray cut at 38 s"), cuts=(15.0, 30.0, 38.0))
-        solution(inst.mutant("b_at_4500", ["dual_streaming"], "destination b at 4500 kbps"), b_kbps=4500.0)
-        solution(inst.mutant("only_a", ["dual_streaming"], "second destination never started"), only_a=True)
-        solution(inst.mutant("run_35s", ["settings"], "stopped after 35 s"), run_s=35.0)
-        solution(inst.mutant("no_run_recorded", ["dual_streaming", "settings"], "no ingest/observer: cannot judge"),
+        solution(inst.mutant("no_cam2_iso", [N.iso_files], "MultiCorder only on CAM1"), iso2=False)
+        solution(inst.mutant("cut_at_22s", [N.program_recording], "second cut at 22 s"), cuts=(15.0, 22.0))
+        solution(inst.mutant("extra_cut", [N.program_recording], "a stray cut at 38 s"), cuts=(15.0, 30.0, 38.0))
+        solution(inst.mutant("b_at_4500", [N.dual_streaming], "destination b at 4500 kbps"), b_kbps=4500.0)
+        solution(inst.mutant("only_a", [N.dual_streaming], "second destination never started"), only_a=True)
+        solution(inst.mutant("run_35s", [N.settings], "stopped after 35 s"), run_s=35.0)
+        solution(inst.mutant("no_run_recorded", [N.dual_streaming, N.settings], "no ingest/observer: cannot judge"),
                  run=False)
 
 
