@@ -210,3 +210,44 @@ async def test_a_frozen_broker_is_noticed_by_keepalive_and_heartbeat(mosquitto, 
     print(f"\nfrozen broker noticed after {noticed_s:.2f} s (keepalive {KEEPALIVE_S} s); "
           f"next command answered {answer_s * 1000:.0f} ms after reconnecting")
     assert any(e.kind == "feed_error" for e in feed.incidents) or feed.last_error
+
+
+@pytest.mark.broker
+async def test_a_run_with_a_fifo_output_is_scored_fail_while_the_daemon_answers(mosquitto, tmp_path):
+    """Agent-file attack through the daemon: the run's output is a FIFO (it used to hang scoring
+    forever). The run is scored as the agent's fail, and commands are answered meanwhile."""
+    import os
+
+    from verifiers.synth import overlay, synth_instance
+
+    task = "R06.07.01.03-T06"
+    inst = synth_instance(task, tmp_path / "inst")
+    work = tmp_path / "work"
+    overlay(inst / "workdir", inst / "oracle", work)
+    (work / "output" / "spotting_list.csv").unlink()
+    os.mkfifo(work / "output" / "spotting_list.csv")
+    daemon = Daemon(NODE, tmp_path / "runs", shared_ingest=False)
+    feed = MqttFeed(mosquitto.address, NODE, tmp_path / "state", on_command=daemon.on_command)
+    async with tapping(mosquitto.address, [f"tally/{NODE}/#"]) as tap:
+        await feed.start()
+        serving = asyncio.get_running_loop().create_task(daemon.serve(feed))
+        await asyncio.wait_for(feed.connected.wait(), 10)
+        await asyncio.sleep(0.3)
+        await _send(mosquitto.address, json.dumps({"cmd": "start", "task": task, "workdir": str(work),
+                                                   "gt": str(inst / "gt"), "run": "fifo"}).encode())
+        await _until(lambda: daemon.session is not None and daemon.session.started.is_set())
+        t0 = time.monotonic()
+        await _send(mosquitto.address, json.dumps({"cmd": "done", "run": "fifo"}).encode())
+        probe_s = await _probe(mosquitto.address, tap, "while-scoring")
+        await _until(lambda: not daemon.active, 120)
+        scored_s = time.monotonic() - t0
+        daemon.request_stop()
+        await serving
+        await feed.stop()
+    report = json.loads((tmp_path / "runs" / "fifo" / "report.json").read_text())
+    print(f"\nFIFO output: run ended and scored {scored_s:.2f} s after done; a command sent meanwhile "
+          f"was answered in {probe_s * 1000:.0f} ms")
+    assert all(c["status"] == "fail" for c in report["checks"]), report["checks"]
+    # scored from the bundle's snapshot, which stores regular files only (the FIFO is "missing");
+    # scored from the work dir, the pre-flight names it a FIFO (tests/hostile/test_agent_files.py)
+    assert "spotting_list.csv" in report["checks"][0]["message"]
