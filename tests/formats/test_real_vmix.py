@@ -128,6 +128,7 @@ KNOWN_SYNTH_DIFFERENCES = {
     "type": "synth writes type names (NDI, GT, Mix); vMix writes numbers (0 Video, 1 Image, ...)",
     "program": "synth writes <Active>/<Preview> elements; vMix writes <State Main= Preview=> attributes",
     "volume": "synth writes Volume (0-100); vMix writes VolumeF",
+    "layers": "synth writes multiview slots as <Overlay Index Key> children; vMix as Overlay0=\"<key>\" attributes",
 }
 
 
@@ -148,6 +149,11 @@ def test_synth_preset_vs_real() -> None:
         differences.add("program")
     if any("Volume" in i.attrib for i in synth_inputs) and all("VolumeF" in i.attrib for i in real_inputs):
         differences.add("volume")
+    master = [c for c in ET.fromstring(_real("vmix-preset/v9/sme_master_preset.vmix").data()) if c.tag == "Input"]
+    if any(i.find("Overlay") is not None for i in synth_inputs) and any(
+            k.startswith("Overlay") and k[7:].isdigit() for i in master for k in i.attrib) and not any(
+            i.find("Overlay") is not None for i in master):
+        differences.add("layers")
     assert differences == set(KNOWN_SYNTH_DIFFERENCES)
     # The attributes both share mean the same thing to the reader.
     for name in ("Key", "OriginalTitle", "Title", "Muted", "SelectedIndex"):
