@@ -34,7 +34,8 @@ UNIT_SUFFIXES = ("px", "ms", "s", "hz", "khz", "kbps", "bps", "mbps", "db", "luf
                  "ire", "ratio", "count", "x")
 #: ... unless they are one of these unitless names (a count or a plain number the seed states)
 UNITLESS = {"ratio", "claps", "frames", "fps", "channels", "audio_streams", "scene_count", "count", "k",
-            "min_iou", "max_spill", "max_green_pct", "font_size", "min_ssim"}  # font_size: Streamlabs text_size, unitless
+            "min_iou", "max_spill", "max_green_pct", "font_size", "min_ssim", "source_count",
+            "max_music_correlation"}  # font_size: Streamlabs text_size, unitless
 
 _UNIT_RE = re.compile("_(" + "|".join(UNIT_SUFFIXES) + ")$")
 

@@ -473,3 +473,21 @@ class IsoFiles:
 @dataclass(frozen=True)
 class VmixSettings:
     run_s: float
+
+
+# ---- T19: producer brief ------------------------------------------------------------------------
+T19 = "R06.12.01.01-T19"
+
+
+@params_type(T19, "scenes_layout")
+@dataclass(frozen=True)
+class ScenesLayout:
+    scene_count: int
+    source_count: int
+    tolerance_px: float
+
+
+@params_type(T19, "vod_track_countdown")
+@dataclass(frozen=True)
+class VodTrackCountdown:
+    max_music_correlation: float

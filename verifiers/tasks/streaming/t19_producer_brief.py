@@ -17,27 +17,32 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from verifiers.apps.obs.collection import Collection
 from verifiers.apps.obs.hotkeys import normalize
-from verifiers.base import AgentOutputError, Checks, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import best_lag, shifted
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import ScenesLayout, VodTrackCountdown
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.ingest import final_stats_payload as final_stats
-from verifiers.tasks.streaming._shared.ingest import gop_bitrate_kbps
+from verifiers.tasks.streaming._shared.ingest import final_stats
 from verifiers.tasks.streaming.common import (
     OBS_DIR,
     active_profile,
     event,
-    frac,
     load_named_collection,
     program_changes,
     scenario_actions,
 )
 from verifiers.tasks.streaming.media import decode_audio_tracks
 
+TASK = "R06.12.01.01-T19"
+N = check_names(TASK)
 RATE_HZ = 48_000
 VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")
 SCALE_TOL = 0.002  # 2 px on a 1000 px source: the brief's ±2 px applied to scale
@@ -51,17 +56,23 @@ def music_corr(track: np.ndarray, music: np.ndarray, rate: int) -> float:
 
 
 @register
-class ProducerBrief(TaskVerifier):
-    task_id = "R06.12.01.01-T19"
+class ProducerBrief(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        brief = ctx.gt_json("brief.json")
-        coll = load_named_collection(ctx, brief["collection"])
-        p = checks.params("scenes_layout")
-        tol = p["tolerance_px"]
+    @provides
+    def brief(self) -> dict[str, Any]:
+        return self.ctx.gt_json("brief.json")
+
+    @provides
+    def coll(self) -> Collection:
+        return load_named_collection(self.ctx, self.brief["collection"])
+
+    @check(N.scenes_layout)
+    def scenes_layout(self, p: ScenesLayout, curve: Curve) -> Result:
+        brief, coll, tol = self.brief, self.coll, p.tolerance_px
         scenes_ok = set(brief["scenes"]) <= set(coll.scenes) and len([s for s in coll.scenes.values()
-                                                                      if not s.is_group]) == p["scene_count"]
-        count_ok = len(coll.inputs) == p["source_count"]
+                                                                      if not s.is_group]) == p.scene_count
+        count_ok = len(coll.inputs) == p.source_count
         items, moved = 0, []
         for scene, its in brief["scenes"].items():
             for it in its:
@@ -76,74 +87,73 @@ class ProducerBrief(TaskVerifier):
         n_items = sum(len(v) for v in brief["scenes"].values())
         hk = {s: normalize(c) in (coll.scenes[s].select_hotkeys if s in coll.scenes else ())
               for s, c in brief["hotkeys"].items()}
-        s = 0.1 * scenes_ok + 0.1 * count_ok + 0.6 * frac(items, n_items) + 0.2 * frac(sum(hk.values()), len(hk))
-        checks.set("scenes_layout", s, {"scenes_ok": scenes_ok, "inputs": len(coll.inputs), "items_ok": items,
-                                        "items": n_items, "misplaced": moved, "hotkeys": hk},
-                   "; ".join([*(["scene list"] if not scenes_ok else []), *(["source count"] if not count_ok else []),
-                              *(f"misplaced {m}" for m in moved), *(f"hotkey {k}" for k, v in hk.items() if not v)]))
+        s = 0.1 * scenes_ok + 0.1 * count_ok + 0.6 * curve.count(items, n_items) + 0.2 * curve.count(sum(hk.values()), len(hk))
+        return Result(s, {"scenes_ok": scenes_ok, "inputs": len(coll.inputs), "items_ok": items,
+                          "items": n_items, "misplaced": moved, "hotkeys": hk},
+                      "; ".join([*(["scene list"] if not scenes_ok else []), *(["source count"] if not count_ok else []),
+                                 *(f"misplaced {m}" for m in moved), *(f"hotkey {k}" for k, v in hk.items() if not v)]))
 
-        chain_parts = {}
-        for src, chain in brief["filters"].items():
+    @check(N.audio_chains)
+    def audio_chains(self, p: NoParams, curve: Curve) -> Result:
+        coll, parts = self.coll, {}
+        for src, chain in self.brief["filters"].items():
             got = [f for f in coll.sources[src].filters if f.enabled] if src in coll.sources else []
-            chain_parts[f"{src} order"] = [f.kind for f in got] == [k for k, _ in chain]
+            parts[f"{src} order"] = [f.kind for f in got] == [k for k, _ in chain]
             for kind, params in chain:
                 f = next((g for g in got if g.kind == kind), None)
                 for key, val in params.items():
-                    chain_parts[f"{src} {kind}.{key}"] = f is not None and f.settings.get(key) == val
-        checks.set("audio_chains", frac(sum(chain_parts.values()), len(chain_parts)),
-                   {"wrong": [k for k, v in chain_parts.items() if not v]},
-                   "; ".join(f"wrong {k}" for k, v in chain_parts.items() if not v))
+                    parts[f"{src} {kind}.{key}"] = f is not None and f.settings.get(key) == val
+        return Result(curve.count(sum(parts.values()), len(parts)), {"wrong": [k for k, v in parts.items() if not v]},
+                      "; ".join(f"wrong {k}" for k, v in parts.items() if not v))
 
-        enc = brief["encoder"]
+    @check(N.outputs)
+    def outputs(self, p: NoParams, curve: Curve) -> Result:
+        """The stream at the ingest (typed evidence) against the brief's encoder, and the profile's server/key."""
+        self.coll  # noqa: B018 - as before the split: no collection fails this check too
+        enc = self.brief["encoder"]
         app = enc["server"].rstrip("/").rsplit("/", 1)[-1]
         try:
-            st = active_profile(ctx).service or {}
+            st = active_profile(self.ctx).service or {}
         except AgentOutputError:
             st = {}
-        try:
-            stats, _stopped = final_stats(ctx, app, enc["key"])
-        except NoLiveEvidence as exc:
-            checks.error("outputs", str(exc))
-        except AgentOutputError as exc:
-            checks.fail("outputs", str(exc))
-        else:
-            v = stats.get("video") or {}
-            kbps = gop_bitrate_kbps(v) or 0.0
-            ki = (v.get("keyframe_interval_s") or {}).get("mean")
-            op = {"server/key": str(st.get("server", "")).rstrip("/") == enc["server"] and st.get("key") == enc["key"],
-                  "size": [v.get("width"), v.get("height")] == enc["size_px"],
-                  "fps": abs((v.get("fps") or 0) - enc["fps"]) <= 0.5,
-                  "bitrate": abs(kbps - enc["bitrate_kbps"]) <= 0.1 * enc["bitrate_kbps"],
-                  "keyframe": ki is not None and abs(ki - enc["keyframe_interval_s"]) <= 0.1}
-            checks.set("outputs", frac(sum(op.values()), len(op)), {"bitrate_kbps": kbps, "keyframe_s": ki, **op},
-                       "; ".join(f"wrong {k}" for k, v in op.items() if not v))
+        v = final_stats(self.ctx, app, enc["key"])[0].video
+        kbps, ki = v.gop_bitrate_kbps or 0.0, v.keyframe_interval_s.mean
+        op = {"server/key": str(st.get("server", "")).rstrip("/") == enc["server"] and st.get("key") == enc["key"],
+              "size": [v.width, v.height] == enc["size_px"],
+              "fps": abs((v.fps or 0) - enc["fps"]) <= 0.5,
+              "bitrate": abs(kbps - enc["bitrate_kbps"]) <= 0.1 * enc["bitrate_kbps"],
+              "keyframe": ki is not None and abs(ki - enc["keyframe_interval_s"]) <= 0.1}
+        return Result(curve.count(sum(op.values()), len(op)), {"bitrate_kbps": kbps, "keyframe_s": ki, **op},
+                      "; ".join(f"wrong {k}" for k, v in op.items() if not v))
 
-        pv = checks.params("vod_track_countdown")
-        try:
-            acts = scenario_actions(ctx.events_of("scenario", "action"))
-        except NoLiveEvidence as exc:
-            checks.error("vod_track_countdown", str(exc))
-            return
+    @check(N.vod_track_countdown)
+    def vod_track_countdown(self, p: VodTrackCountdown, curve: Curve) -> Result:
+        self.coll  # noqa: B018 - as before the split
+        acts = scenario_actions(self.ctx.events_of("scenario", "action"))
         t0 = acts.get("countdown_start")
-        due = None if t0 is None else t0 + brief["countdown_s"] * 1000
-        sw = [t for t, n in program_changes(ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
-        d = ctx.workdir / "recordings"
-        recs = sorted(f for f in d.iterdir() if f.suffix.lower() in VIDEO_EXT) if d.is_dir() else []
-        corr: list[float] = []
-        if recs:
-            try:
-                tracks, rate = decode_audio_tracks(recs[-1])
-                music, _ = sf.read(str(ctx.gt_path("music_ref.wav")), dtype="float64")
-                corr = [music_corr(t.astype(np.float64), music, rate) for t in tracks[:2]]
-            except MediaError:
-                corr = []
-        vparts = {"track 1 has music": len(corr) > 0 and corr[0] >= 0.2,
-                  "track 2 has no music": len(corr) > 1 and corr[1] <= pv["max_music_correlation"],
-                  "countdown switches to Live at 0": bool(sw)}
+        due = None if t0 is None else t0 + self.brief["countdown_s"] * 1000
+        sw = [t for t, n in program_changes(self.ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
+        corr = self.music_correlations()
+        parts = {"track 1 has music": len(corr) > 0 and corr[0] >= 0.2,
+                 "track 2 has no music": len(corr) > 1 and corr[1] <= p.max_music_correlation,
+                 "countdown switches to Live at 0": bool(sw)}
         weights = {"track 1 has music": 0.25, "track 2 has no music": 0.25, "countdown switches to Live at 0": 0.5}
-        checks.set("vod_track_countdown", sum(weights[k] for k, v in vparts.items() if v),
-                   {"music_correlation": corr, "switch_ms_after_due": [t - due for t in sw] if due else None, **vparts},
-                   "; ".join(f"not {k}" for k, v in vparts.items() if not v))
+        return Result(sum(weights[k] for k, v in parts.items() if v),
+                      {"music_correlation": corr, "switch_ms_after_due": [t - due for t in sw] if due else None, **parts},
+                      "; ".join(f"not {k}" for k, v in parts.items() if not v))
+
+    def music_correlations(self) -> list[float]:
+        """Correlation of the last recording's first two tracks with the music (empty: none readable)."""
+        d = self.ctx.workdir / "recordings"
+        recs = sorted(f for f in d.iterdir() if f.suffix.lower() in VIDEO_EXT) if d.is_dir() else []
+        if not recs:
+            return []
+        try:
+            tracks, rate = decode_audio_tracks(recs[-1])
+            music, _ = sf.read(str(self.ctx.gt_path("music_ref.wav")), dtype="float64")
+            return [music_corr(t.astype(np.float64), music, rate) for t in tracks[:2]]
+        except MediaError:
+            return []
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         brief, coll = build()
@@ -189,21 +199,21 @@ class ProducerBrief(TaskVerifier):
         solution(inst.oracle, coll)
         c = copy.deepcopy(coll)
         O.find_item(c, "Live", "Cam")["pos"]["x"] += 4
-        solution(inst.mutant("cam_4px_off", ["scenes_layout"], "Cam 4 px off the brief"), c)
+        solution(inst.mutant("cam_4px_off", [N.scenes_layout], "Cam 4 px off the brief"), c)
         c = copy.deepcopy(coll)
         O.find_source(c, "BRB")["hotkeys"]["OBSBasic.SelectScene"] = [O.binding("5", ctrl=True, shift=True)]
-        solution(inst.mutant("hotkey_wrong_scene", ["scenes_layout"], "BRB bound to Ctrl+Shift+5"), c)
+        solution(inst.mutant("hotkey_wrong_scene", [N.scenes_layout], "BRB bound to Ctrl+Shift+5"), c)
         c = copy.deepcopy(coll)
         O.find_source(c, "Mic")["filters"][1]["settings"]["ratio"] = 4.0
-        solution(inst.mutant("mic_ratio_4", ["audio_chains"], "mic compressor 4:1, brief says 3:1"), c)
+        solution(inst.mutant("mic_ratio_4", [N.audio_chains], "mic compressor 4:1, brief says 3:1"), c)
         c = copy.deepcopy(coll)
         O.find_source(c, "Music")["filters"][0]["settings"].pop("sidechain_source")
-        solution(inst.mutant("no_sidechain", ["audio_chains"], "music compressor without sidechain"), c)
-        solution(inst.mutant("bitrate_10mbps", ["outputs"], "10 Mbps instead of 6"), coll, kbps=10000.0)
-        solution(inst.mutant("music_on_vod", ["vod_track_countdown"], "music routed to track 2"), coll, vod_music=True)
-        solution(inst.mutant("countdown_stuck", ["vod_track_countdown"], "countdown ends, no switch"), coll,
+        solution(inst.mutant("no_sidechain", [N.audio_chains], "music compressor without sidechain"), c)
+        solution(inst.mutant("bitrate_10mbps", [N.outputs], "10 Mbps instead of 6"), coll, kbps=10000.0)
+        solution(inst.mutant("music_on_vod", [N.vod_track_countdown], "music routed to track 2"), coll, vod_music=True)
+        solution(inst.mutant("countdown_stuck", [N.vod_track_countdown], "countdown ends, no switch"), coll,
                  countdown=False)
-        solution(inst.mutant("no_run_recorded", ["outputs", "vod_track_countdown"], "no dry run: cannot judge"), coll,
+        solution(inst.mutant("no_run_recorded", [N.outputs, N.vod_track_countdown], "no dry run: cannot judge"), coll,
                  run=False)
 
 
