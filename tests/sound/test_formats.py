@@ -12,7 +12,7 @@ import soundfile as sf
 from verifiers.measure.audio_io import load_audio
 from verifiers.scoring import score_task
 from verifiers.synth import overlay, synth_instance
-from verifiers.tasks.sound.common import write_wav
+from verifiers.tasks.sound._shared.render_files import write_wav
 
 pytestmark = pytest.mark.slow  # six scorings of synthetic instances: ~1 min on a loaded 2-core machine
 

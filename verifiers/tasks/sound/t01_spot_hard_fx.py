@@ -15,8 +15,8 @@ import numpy as np
 from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.sound.eventsync import score_event_sync
-from verifiers.tasks.sound.hallway import LIBRARY, write_scene, write_solutions
+from verifiers.tasks.sound._shared.event_sync import score_event_sync
+from verifiers.tasks.sound._shared.hallway_scene import LIBRARY, write_scene, write_solutions
 
 OUTPUT = "output/hallway_fx.wav"
 

@@ -23,7 +23,7 @@ from verifiers.apps.reaper import Envelope, EnvPoint, Item, RPPError, Track, rea
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
 OUTPUT = "output/passby.wav"
 PROJECT = "fixtures/road_passby.RPP"

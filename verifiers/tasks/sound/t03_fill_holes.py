@@ -26,8 +26,14 @@ from verifiers.measure.spectral import third_octave_levels_db
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, truncate_file, write_wav
-from verifiers.tasks.sound.fades import fit_ramp, window_gains
+from verifiers.tasks.sound._shared.fades import fit_ramp, window_gains
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    format_note,
+    load_output,
+    truncate_file,
+    write_wav,
+)
 
 OUTPUT = "output/office_bg.wav"
 TRACK = "fixtures/media/office_fx_track.wav"

@@ -18,8 +18,7 @@ from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
-from verifiers.tasks.sound.placed import (
+from verifiers.tasks.sound._shared.placed_events import (
     analyse,
     category_of,
     cv_pct,
@@ -27,6 +26,7 @@ from verifiers.tasks.sound.placed import (
     required_count,
     threshold_score,
 )
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 OUTPUT = "output/footsteps.wav"
 LIBRARY = "fixtures/foley"

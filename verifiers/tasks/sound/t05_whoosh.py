@@ -18,11 +18,12 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.measure.levels import sliding_rms
 from verifiers.measure.spectral import interchannel_correlation, spectral_centroid_hz
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
 OUTPUT = "output/whoosh_transition.wav"
 SOURCES = "fixtures/whoosh_sources"
@@ -36,15 +37,6 @@ def _rho(a: np.ndarray, b: np.ndarray) -> float:
         return 0.0
     r = spearmanr(a, b).statistic
     return float(r) if np.isfinite(r) else 0.0
-
-
-def rms_curve(mono: np.ndarray, rate_hz: int, win_s: float = RMS_WIN_S) -> tuple[np.ndarray, np.ndarray]:
-    n = max(1, round(win_s * rate_hz))
-    hop = max(1, n // 4)
-    starts = np.arange(0, max(1, len(mono) - n + 1), hop)
-    c = np.concatenate([[0.0], np.cumsum(mono * mono)])
-    p = (c[starts + n] - c[starts]) / n
-    return (starts + n / 2) / rate_hz, np.sqrt(p)
 
 
 def whoosh_design(rng: np.random.Generator, *, dur_s: float = 1.2, start_hz: float = 800.0, end_hz: float = 4000.0,
@@ -95,7 +87,7 @@ class RisingWhoosh(TaskVerifier):
                    f"{audio.duration_s:.3f} s (want {want_s:g} ± {tol_s:g})"
                    + ("" if fmt_ok else f"; format {format_note(audio)} breaks the spec ({want_rate} Hz / {want_bits}-bit)"))
 
-        tr, rms = rms_curve(mono, sr)
+        tr, rms = sliding_rms(mono, sr, RMS_WIN_S)
         loud = 20 * np.log10(np.maximum(rms, 1e-12))
         sound = loud >= loud.max() + SOUND_RE_MAX_DB
         t_on, t_off = float(tr[sound][0]), float(tr[sound][-1])

@@ -25,9 +25,9 @@ from verifiers.measure.loudness import measure_loudness
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, load_output, truncate_file, write_wav
-from verifiers.tasks.sound.eventsync import load_library
-from verifiers.tasks.sound.fades import aligned_source, fit_ramp, window_gains
+from verifiers.tasks.sound._shared.event_sync import load_library
+from verifiers.tasks.sound._shared.fades import aligned_source, fit_ramp, window_gains
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
 
 OUTPUT = "output/montage_amb.wav"
 AMB = "fixtures/amb"

@@ -28,9 +28,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
-from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
-from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ, load_library
-from verifiers.tasks.sound.placed import analyse, cv_pct
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_library
+from verifiers.tasks.sound._shared.placed_events import analyse, cv_pct
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 OUTPUT = "output/gunshots.wav"
 LAYERS = "fixtures/gun_layers"

@@ -17,8 +17,8 @@ from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
-from verifiers.tasks.sound.placed import analyse, category_of, require_field
+from verifiers.tasks.sound._shared.placed_events import analyse, category_of, require_field
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 OUTPUT = "output/ui_sounds.wav"
 LIBRARY = "fixtures/ui_sfx"

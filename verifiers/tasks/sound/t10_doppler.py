@@ -22,13 +22,14 @@ from verifiers.apps.reaper import Item, Track, write_rpp
 from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
+from verifiers.measure.levels import frame_rms
 from verifiers.measure.spectral import spectral_centroid_hz
 from verifiers.measure.yin import yin
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.doppler import distance_m, emission_times, read_loop, varying_lowpass
-from verifiers.tasks.sound.common import RATE_HZ, load_output, truncate_file, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
 
 OUTPUT = "output/doppler_passby.wav"
 LOOP = "fixtures/engine_loop.wav"
@@ -48,14 +49,6 @@ def f0_per_frame(mono: np.ndarray, fps: float) -> np.ndarray:
         if sel.sum():
             out[f] = float(np.median(tr.f0_hz[sel]))
     return out
-
-
-def frame_rms(mono: np.ndarray, fps: float) -> np.ndarray:
-    step = RATE_HZ / fps
-    n = int(len(mono) // step)
-    idx = (np.arange(n + 1) * step).astype(int)
-    c = np.concatenate([[0.0], np.cumsum(mono * mono)])
-    return np.sqrt((c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1))
 
 
 @register
@@ -109,7 +102,7 @@ class DopplerPassby(TaskVerifier):
             else:
                 checks.fail("pass_timing", "pitch never falls through its midpoint (no Doppler sweep)")
 
-        rms = median_filter(frame_rms(mono, fps), size=5, mode="nearest")
+        rms = median_filter(frame_rms(mono, RATE_HZ, fps), size=5, mode="nearest")
         peak = int(np.argmax(rms))
         tl = float(checks.params("level_envelope").get("tolerance_frames", 3))
         checks.set("level_envelope", 1.0 if abs(peak - closest) <= tl else 0.0,

@@ -19,15 +19,15 @@ from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, load_output, truncate_file, write_wav
-from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ, load_event_gt, load_library
-from verifiers.tasks.sound.placed import (
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_event_gt, load_library
+from verifiers.tasks.sound._shared.placed_events import (
     category_of,
     frame_levels_db,
     locate_events,
     required_count,
     threshold_score,
 )
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
 
 OUTPUT = "output/fight_fx.wav"
 LIBRARY = "fixtures/fight_lib"

@@ -20,9 +20,9 @@ from verifiers.measure.yin import yin
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
-from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ
-from verifiers.tasks.sound.placed import analyse, category_of, required_count, threshold_score
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
+from verifiers.tasks.sound._shared.placed_events import analyse, category_of, required_count, threshold_score
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 OUTPUT = "output/cartoon_fx.wav"
 LIBRARY = "fixtures/toon_sfx"

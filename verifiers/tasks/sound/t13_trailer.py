@@ -21,13 +21,14 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.measure.levels import frame_rms
 from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.spectral import long_term_centroid_hz
 from verifiers.measure.truepeak import true_peak_dbtp
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import (
+from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     load_output,
     rubric_check,
@@ -35,7 +36,6 @@ from verifiers.tasks.sound.common import (
     truncate_file,
     write_wav,
 )
-from verifiers.tasks.sound.t10_doppler import frame_rms
 
 OUTPUT = "output/trailer_sfx.wav"
 SESSION = "output/session"
@@ -81,7 +81,7 @@ class TrailerDesign(TaskVerifier):
 
         rp = checks.params("risers")
         rtol, rise_s = float(rp.get("tolerance_frames", 2)), float(rp.get("min_rise_s", 2))
-        env = 20 * np.log10(np.maximum(frame_rms(mono, fps), 1e-10))
+        env = 20 * np.log10(np.maximum(frame_rms(mono, RATE_HZ, fps), 1e-10))
         per, total = [], 0.0
         for i in targets:
             if not 0 <= i < len(cuts):

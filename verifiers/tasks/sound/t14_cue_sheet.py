@@ -2,7 +2,7 @@
 
 Work dir: fixtures/sfx_lib/*.wav (library), notes/events_frames.csv (label, frame).
 Output: output/hallway_fx_cli.wav. GT: gt/events.json (which library file belongs to each event).
-The scene, library and mutants are T01's (verifiers.tasks.sound.hallway): this is its control pair.
+The scene, library and mutants are T01's (verifiers.tasks.sound._shared.hallway_scene): this is its control pair.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 from verifiers.base import Checks, ScoreContext, TaskVerifier
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.sound.eventsync import score_event_sync
-from verifiers.tasks.sound.hallway import LIBRARY, write_scene, write_solutions
+from verifiers.tasks.sound._shared.event_sync import score_event_sync
+from verifiers.tasks.sound._shared.hallway_scene import LIBRARY, write_scene, write_solutions
 
 OUTPUT = "output/hallway_fx_cli.wav"
 

@@ -28,7 +28,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
-from verifiers.tasks.sound.common import RATE_HZ, load_output, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, write_wav
 
 OUTPUT = "output/church_foley.wav"
 DRY = "fixtures/media/foley_dry.wav"

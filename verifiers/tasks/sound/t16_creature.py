@@ -12,7 +12,7 @@ correlated (NCC) against every source resampled by each ratio of a semitone grid
 5 ms of the same place in the source; a source counts when both NCCs are >= 0.4; >= 2 sources per vocal. A
 time-preserving pitch/formant shifter changes the waveform and is not recognised: a known limit.
 spec_ranges: median YIN f0 of each file inside its GT range (half) and attack the loudest file by
-RMS (half). design_rubric: human judgment only (see common.rubric_check).
+RMS (half). design_rubric: human judgment only (see _shared/render_files.rubric_check).
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ from verifiers.measure.yin import yin
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, load_output, rubric_check, rubric_event, write_wav
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    load_output,
+    rubric_check,
+    rubric_event,
+    write_wav,
+)
 
 OUTPUT = "output/creature_vox.wav"
 FILES = "output/creature_vox"

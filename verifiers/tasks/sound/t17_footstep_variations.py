@@ -29,7 +29,7 @@ from verifiers.measure.loudness import k_weighting_sos, measure_loudness
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, write_wav
 
 OUT_DIR = "output/steps"
 NAMES = [f"fs_concrete_{k:02d}.wav" for k in range(1, 9)]

@@ -28,7 +28,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.spatial import ORDER, place_51
-from verifiers.tasks.sound.common import RATE_HZ, format_note, load_output, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
 OUTPUT = "output/forest_51.wav"
 MEDIA = "fixtures/forest_media"

@@ -29,7 +29,8 @@ from verifiers.measure.truepeak import true_peak_dbtp
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import (
+from verifiers.tasks.sound._shared.placed_events import threshold_score
+from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     load_output,
     rubric_check,
@@ -37,7 +38,6 @@ from verifiers.tasks.sound.common import (
     truncate_file,
     write_wav,
 )
-from verifiers.tasks.sound.placed import threshold_score
 
 OUTPUT = "output/robot_fx.wav"
 STEMS = "output/stems"

@@ -19,27 +19,19 @@ import numpy as np
 from verifiers.apps.edl import EDLEvent, write_edl
 from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
 from verifiers.measure.identify import match_at
+from verifiers.measure.levels import frame_rms_dbfs
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
-from verifiers.tasks.sound.eventsync import ANALYSIS_RATE_HZ
-from verifiers.tasks.sound.placed import analyse, required_count, threshold_score
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
+from verifiers.tasks.sound._shared.placed_events import analyse, required_count, threshold_score
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 OUTPUT = "output/reel4_fx_v2.wav"
 MEDIA = "fixtures/reel4_media"
 FPS = 24
 HOUR = 86400  # 01:00:00:00 at 24 fps
 GAP_DROP_DB = 20.0
-
-
-def frame_rms_db(mix: np.ndarray, fps: float) -> np.ndarray:
-    step = ANALYSIS_RATE_HZ / fps
-    n = int(len(mix) // step)
-    idx = (np.arange(n + 1) * step).astype(int)
-    c = np.concatenate([[0.0], np.cumsum(mix * mix)])
-    p = (c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1)
-    return 10 * np.log10(np.maximum(p, 1e-20))
 
 
 @register
@@ -82,7 +74,7 @@ class Reconform(TaskVerifier):
 
         bp = checks.params("bg_continuity")
         max_gap = int(bp.get("max_gap_frames", 2))
-        lv = frame_rms_db(a.mix, a.fps)
+        lv = frame_rms_dbfs(a.mix, ANALYSIS_RATE_HZ, a.fps)
         floor = float(np.median(lv)) - GAP_DROP_DB
         per_cut = []
         for c in cuts:

@@ -12,7 +12,7 @@ import numpy as np
 
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound.common import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 LIBRARY = "fixtures/sfx_lib"
 FPS = 24

@@ -1,6 +1,6 @@
 """Per-event analysis of a render against a GT event list, for the event-placement tasks.
 
-eventsync.score_event_sync fills the fixed sync / correct-sound / spec trio of T01 and T14; tasks
+event_sync.score_event_sync fills the fixed sync / correct-sound / spec trio of T01 and T14; tasks
 with other checks (surface switch, categories, variation, level consistency, removed events) need
 the per-event table itself. This builds it once with eventsync's pairing and identification, and
 keeps each GT event's extra fields (surface, category, ...) next to what was found.
@@ -17,14 +17,14 @@ from verifiers.base import GTError, ScoreContext
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.identify import Match
 from verifiers.measure.onsets import Onset, detect_onsets
-from verifiers.tasks.sound.common import load_output
-from verifiers.tasks.sound.eventsync import (
+from verifiers.tasks.sound._shared.event_sync import (
     ANALYSIS_RATE_HZ,
     EventGT,
     load_event_gt,
     load_library,
     pair_events,
 )
+from verifiers.tasks.sound._shared.render_files import load_output
 
 
 @dataclass
