@@ -491,3 +491,21 @@ class ScenesLayout:
 @dataclass(frozen=True)
 class VodTrackCountdown:
     max_music_correlation: float
+
+
+# ---- T20: privacy switch ------------------------------------------------------------------------
+T20 = "R06.12.01.01-T20"
+
+
+@params_type(T20, "switch_on_match")
+@dataclass(frozen=True)
+class SwitchOnMatch:
+    max_latency_ms: float
+    title_terms: tuple[str, ...]
+
+
+@params_type(T20, "return_previous")
+@dataclass(frozen=True)
+class ReturnPrevious:
+    return_delay_s: float
+    tolerance_s: float

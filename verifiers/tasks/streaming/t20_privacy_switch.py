@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verifiers.apps.obs.collection import Macro
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.apps.obs.collection import Collection, Macro
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.streaming import ReturnPrevious, SwitchOnMatch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
@@ -25,15 +29,17 @@ from verifiers.tasks.streaming.common import (
     OBS_DIR,
     collection_with,
     event,
-    frac,
     initial_program_scene,
     mute_changes,
     program_changes,
-    ramp,
     scenario_actions,
     scene_at,
 )
 
+TASK = "R06.12.01.01-T20"
+N = check_names(TASK)
+#: mic_mute: full marks while the mute agrees with the scene 98 % of the time (not a seed number; issue 21)
+LEGACY_MUTE_TOL = 0.02
 PRIVACY = "Privacy"
 MIC = "Mic"
 MATCH_STEPS = ("vault", "bank")
@@ -53,67 +59,93 @@ def macro_config_ok(macros: list[Macro], terms: list[str]) -> dict[str, bool]:
             "mute Mic": any("audio" in a and f'"{MIC}"' in a for a in acts) or (f'"{MIC}"' in text and "mute" in text)}
 
 
-@register
-class PrivacySwitch(TaskVerifier):
-    task_id = "R06.12.01.01-T20"
+@dataclass(frozen=True)
+class Run:
+    """What the run recorded: scenario step times, program changes, the initial scene, the watch window."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        coll = collection_with(ctx, scene=PRIVACY)
-        p = checks.params("switch_on_match")
-        cfg = macro_config_ok(coll.macros(), p["title_terms"])
-        acts = scenario_actions(ctx.events_of("scenario", "action"))
-        events = ctx.events or []
+    acts: dict[str, float]
+    changes: list[tuple[float, str]]
+    initial: str | None
+    t0_ms: float
+    t1_ms: float
+
+
+@register
+class PrivacySwitch(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def coll(self) -> Collection:
+        return collection_with(self.ctx, scene=PRIVACY)
+
+    @provides
+    def run(self) -> Run:
+        coll = self.coll
+        acts = scenario_actions(self.ctx.events_of("scenario", "action"))
+        events = self.ctx.events or []
         changes = program_changes(events)
         initial = initial_program_scene(events) or coll.current_program_scene
+        t0, t1 = acts.get(WATCH_FROM, 0.0), acts.get(WATCH_TO, max([tc for tc, _ in changes], default=0.0))
+        return Run(acts, changes, initial, t0, t1)
+
+    @check(N.switch_on_match)
+    def switch_on_match(self, p: SwitchOnMatch, curve: Curve) -> Result:
+        run = self.run
+        cfg = macro_config_ok(self.coll.macros(), list(p.title_terms))
         lat = {}
         for step in MATCH_STEPS:
-            t = acts.get(step)
-            hit = next((tc for tc, n in changes if t is not None and t <= tc <= t + 2000 and n == PRIVACY), None)
+            t = run.acts.get(step)
+            hit = next((tc for tc, n in run.changes if t is not None and t <= tc <= t + 2000 and n == PRIVACY), None)
             lat[step] = None if hit is None else hit - t
-        on_time = {f"Privacy within {p['max_latency_ms']} ms of {s}": v is not None and v <= p["max_latency_ms"]
+        on_time = {f"Privacy within {p.max_latency_ms:g} ms of {s}": v is not None and v <= p.max_latency_ms
                    for s, v in lat.items()}
         parts = {**{f"config: {k}": v for k, v in cfg.items() if k != "mute Mic"}, **on_time}
-        checks.set("switch_on_match", frac(sum(parts.values()), len(parts)), {"latency_ms": lat, **parts},
-                   "; ".join(f"not {k}" for k, v in parts.items() if not v))
+        return Result(curve.count(sum(parts.values()), len(parts)), {"latency_ms": lat, **parts},
+                      "; ".join(f"not {k}" for k, v in parts.items() if not v))
 
-        t0, t1 = acts.get(WATCH_FROM, 0.0), acts.get(WATCH_TO, max([tc for tc, _ in changes], default=0.0))
-        allowed = [(acts[s], acts[s] + 1000) for s in MATCH_STEPS if s in acts]
-        false = [tc for tc, n in changes if n == PRIVACY and t0 <= tc <= t1
+    @check(N.no_false_trigger)
+    def no_false_trigger(self, p: NoParams, curve: Curve) -> Result:
+        run = self.run
+        allowed = [(run.acts[s], run.acts[s] + 1000) for s in MATCH_STEPS if s in run.acts]
+        false = [tc for tc, n in run.changes if n == PRIVACY and run.t0_ms <= tc <= run.t1_ms
                  and not any(a <= tc <= b for a, b in allowed)]
-        checks.set("no_false_trigger", 0.0 if false else 1.0, {"false_switch_ms": false},
-                   f"{len(false)} switch(es) to Privacy without a sensitive window" if false else "")
+        return Result(curve.passes(not false), {"false_switch_ms": false},
+                      f"{len(false)} switch(es) to Privacy without a sensitive window" if false else "")
 
-        pr = checks.params("return_previous")
-        rets = {}
+    @check(N.return_previous)
+    def return_previous(self, p: ReturnPrevious, curve: Curve) -> Result:
+        run, rets = self.run, {}
         for step, leave in LEAVE_STEPS.items():
-            t_on = acts.get(step)
-            t_leave = acts.get(leave)
-            before = scene_at(changes, (t_on or 0) - 1, initial)
-            back = next(((tc, n) for tc, n in changes if t_leave is not None and tc > t_leave and n != PRIVACY), None)
+            t_on, t_leave = run.acts.get(step), run.acts.get(leave)
+            before = scene_at(run.changes, (t_on or 0) - 1, run.initial)
+            back = next(((tc, n) for tc, n in run.changes if t_leave is not None and tc > t_leave and n != PRIVACY), None)
             if back is None or t_leave is None:
                 rets[step] = {"ok": 0.0, "why": "never left Privacy"}
                 continue
             delay_s = (back[0] - t_leave) / 1000
             same = back[1] == before
-            rets[step] = {"ok": ramp(delay_s - pr["return_delay_s"], pr["tolerance_s"], 2.0) if same else 0.0,
+            rets[step] = {"ok": curve.part("delay").score(delay_s - p.return_delay_s, p.tolerance_s) if same else 0.0,
                           "delay_s": delay_s, "to": back[1], "previous": before}
         msgs = [f"after {s}: " + (r["why"] if "why" in r else f"returned to {r['to']} after {r['delay_s']:.1f} s")
                 for s, r in rets.items() if r["ok"] < 1]
-        checks.set("return_previous", sum(r["ok"] for r in rets.values()) / len(rets), rets, "; ".join(msgs))
+        return Result(curve.count([r["ok"] for r in rets.values()]), rets, "; ".join(msgs))
 
-        mutes = mute_changes(events, MIC)
+    @check(N.mic_mute)
+    def mic_mute(self, p: NoParams, curve: Curve) -> Result:
+        run, coll = self.run, self.coll
+        mutes = mute_changes(self.ctx.events or [], MIC)
         mic0 = bool(coll.sources[MIC].muted) if MIC in coll.sources else False
-        edges = sorted([tc for tc, _ in changes] + [tc for tc, _ in mutes])
+        edges = sorted([tc for tc, _ in run.changes] + [tc for tc, _ in mutes])
         agree = total = 0
-        for t in np.arange(t0, t1, 50.0):
+        for t in np.arange(run.t0_ms, run.t1_ms, 50.0):
             if any(abs(t - e) <= 300 for e in edges):
                 continue
             muted = next((m for tc, m in reversed(mutes) if tc <= t), mic0)
             total += 1
-            agree += muted == (scene_at(changes, t, initial) == PRIVACY)
+            agree += muted == (scene_at(run.changes, t, run.initial) == PRIVACY)
         share = agree / total if total else 0.0
-        checks.set("mic_mute", ramp(1 - share, 0.02, 0.3), {"agreement": share, "samples": total},
-                   "" if share >= 0.98 else "Mic mute does not follow the Privacy scene")
+        return Result(curve.score(1 - share, LEGACY_MUTE_TOL), {"agreement": share, "samples": total},
+                      "" if share >= 0.98 else "Mic mute does not follow the Privacy scene")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / "fixtures").mkdir(parents=True)
@@ -130,18 +162,18 @@ class PrivacySwitch(TaskVerifier):
                 InstanceWriter.write_events(folder, live_events(**kw))
 
         solution(inst.oracle, good)
-        solution(inst.mutant("privacy_at_700ms", ["switch_on_match"], "macro interval 700 ms: Privacy too late"),
+        solution(inst.mutant("privacy_at_700ms", [N.switch_on_match], "macro interval 700 ms: Privacy too late"),
                  good, latency_ms=700)
-        solution(inst.mutant("false_trigger_notes", ["no_false_trigger"], "title match too broad: Notes triggers"),
+        solution(inst.mutant("false_trigger_notes", [N.no_false_trigger], "title match too broad: Notes triggers"),
                  good, false_trigger=True)
-        solution(inst.mutant("return_after_4s", ["return_previous"], "return delay set to 4 s"), good, return_s=4.0)
-        solution(inst.mutant("returns_to_starting", ["return_previous"], "returns to a fixed scene, not the previous"),
+        solution(inst.mutant("return_after_4s", [N.return_previous], "return delay set to 4 s"), good, return_s=4.0)
+        solution(inst.mutant("returns_to_starting", [N.return_previous], "returns to a fixed scene, not the previous"),
                  good, return_to="Starting Soon")
-        solution(inst.mutant("mic_not_muted", ["mic_mute"], "no mute action"), good, mute=False)
+        solution(inst.mutant("mic_not_muted", [N.mic_mute], "no mute action"), good, mute=False)
         c = copy.deepcopy(good)
         c["modules"]["advanced-scene-switcher"]["macros"] = []
-        solution(inst.mutant("no_macro_config", ["switch_on_match"], "switching done outside the plugin"), c)
-        solution(inst.mutant("no_run_recorded", ["switch_on_match", "no_false_trigger", "return_previous", "mic_mute"],
+        solution(inst.mutant("no_macro_config", [N.switch_on_match], "switching done outside the plugin"), c)
+        solution(inst.mutant("no_run_recorded", [N.switch_on_match, N.no_false_trigger, N.return_previous, N.mic_mute],
                              "no scenario run: cannot judge"), good, run=False)
 
 
