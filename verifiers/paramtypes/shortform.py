@@ -65,6 +65,35 @@ class SlotCount:
 params_type(T[2], "export_spec")(ShortSide)
 
 
+# ---- T04 -------------------------------------------------------------------------------------
+
+@params_type(T[4], "photos_in_order")
+@dataclass(frozen=True)
+class PhotosInOrder:
+    photo_count: int
+
+
+@params_type(T[4], "changes_on_beats")
+@dataclass(frozen=True)
+class ChangesOnBeats:
+    tolerance_frames: int
+    beats_per_photo_count: int
+
+
+@params_type(T[4], "zoom")
+@dataclass(frozen=True)
+class Zoom:
+    min_scale_gain_pct: float
+    max_scale_gain_pct: float
+
+
+@params_type(T[4], "audio_format")
+@dataclass(frozen=True)
+class AudioFormat:
+    audio_s: float
+    size_px: tuple[int, int]
+
+
 # ---- T05 -------------------------------------------------------------------------------------
 
 @params_type(T[5], "key_quality")
@@ -141,3 +170,37 @@ class SplitLayout:
 
 
 params_type(T[17], "sync_on_clap")(SyncFrames)
+
+
+# ---- T09 -------------------------------------------------------------------------------------
+
+@params_type(T[9], "length_clips")
+@dataclass(frozen=True)
+class LengthClips:
+    duration_s: float
+    segment_count: int
+
+
+params_type(T[9], "cuts_on_beats")(SyncFrames)
+
+
+@params_type(T[9], "text_timing")
+@dataclass(frozen=True)
+class TextTiming:
+    text: str
+    start_s: float
+    end_s: float
+
+
+# ---- T12 -------------------------------------------------------------------------------------
+
+@params_type(T[12], "media_slots")
+@dataclass(frozen=True)
+class MediaSlots:
+    slot_count: int
+
+
+@params_type(T[12], "text_fields")
+@dataclass(frozen=True)
+class TextFields:
+    field_count: int

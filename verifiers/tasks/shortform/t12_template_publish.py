@@ -13,13 +13,19 @@ GT: gt/slots.json = {"slots": [{"start_s", "end_s"}]} (where the preview shows e
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import MediaSlots, TextFields
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
@@ -27,6 +33,8 @@ from verifiers.tasks.shortform._shared.audio_match import best_corr
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import probe_artifact
 
+TASK = "R06.04.01.04-T12"
+N = check_names(TASK)
 LISTING = "state/capcut_templates.json"
 FPS = 24.0
 SR_HZ = 48_000
@@ -46,76 +54,116 @@ def _listing(ctx: ScoreContext, name: str) -> dict | str:
     return found[0] if found else {}
 
 
-@register
-class TemplatePublish(TaskVerifier):
-    task_id = "R06.04.01.04-T12"
+@dataclass(frozen=True)
+class Preview:
+    """What the preview export shows (judgeable without the listing)."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        name = self.task.params.get("template", "Promo5")
+    ok: bool  # every slot shows its sample clip and the sample text is read
+    music_ok: bool  # its music is the base edit's
+    evidence: dict
+    ocr_error: str | None = None
+
+
+def judge_preview(path: Path, slots: list[dict], texts: list[str], matcher: ClipMatcher, base: Path) -> Preview:
+    labelled = matcher.label_video(path, keep=True)
+    shown = []
+    for k, s in enumerate(slots, start=1):
+        mid = [x for x in labelled if s["start_s"] <= x.t_s < s["end_s"]]
+        labs = [x.label for x in mid]
+        shown.append(labs.count(f"slot{k}") >= 0.8 * len(labs) if labs else False)
+    try:
+        read = normalise(" ".join(frame_text(x.rgb) for x in labelled[:: round(FPS)]))
+    except OCRUnavailable as exc:
+        return Preview(False, False, {}, str(exc))
+    text_ok = all(normalise(t) in read for t in texts)
+    pm = load_audio(path, sample_rate_hz=SR_HZ).mono
+    bm = load_audio(base, sample_rate_hz=SR_HZ).mono
+    corr = best_corr(pm, bm, 0.0, SR_HZ)
+    return Preview(all(shown) and text_ok, corr >= MIN_MUSIC_CORR,
+                   {"slots_shown": shown, "text_read": text_ok, "music_corr": corr})
+
+
+@register
+class TemplatePublish(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def name(self) -> str:
+        return self.task.params.get("template", "Promo5")
+
+    @provides
+    def entry(self) -> dict | str:
+        """The template's listing entry ({} when absent), or why it cannot be judged."""
+        return _listing(self.ctx, self.name)
+
+    @provides
+    def preview(self) -> Preview:
+        ctx = self.ctx
         slots = ctx.gt_json("slots.json")["slots"]
         media = ctx.input("input/sample_media")
         texts = [t.strip() for t in (media / "sample_text.txt").read_text(encoding="utf-8").splitlines() if t.strip()]
         matcher = ClipMatcher({p.stem: p for p in sorted(media.glob("slot*.mp4"))})
         base = ctx.input("fixtures/promo_base/base.mp4")
-        entry = _listing(ctx, name)
-
-        # preview facts (judgeable without the listing)
-        preview_ok, music_ok, ev = False, False, {}
         out = sorted((ctx.workdir / "out").glob("*.mp4")) if (ctx.workdir / "out").is_dir() else []
-        if out:
-            try:
-                path, _pr = probe_artifact(ctx, str(out[0].relative_to(ctx.workdir)))
-                labelled = matcher.label_video(path, keep=True)
-                shown = []
-                for k, s in enumerate(slots, start=1):
-                    mid = [x for x in labelled if s["start_s"] <= x.t_s < s["end_s"]]
-                    labs = [x.label for x in mid]
-                    shown.append(labs.count(f"slot{k}") >= 0.8 * len(labs) if labs else False)
-                read = normalise(" ".join(frame_text(x.rgb) for x in labelled[:: round(FPS)]))
-                text_ok = all(normalise(t) in read for t in texts)
-                preview_ok = all(shown) and text_ok
-                pm = load_audio(path, sample_rate_hz=SR_HZ).mono
-                bm = load_audio(base, sample_rate_hz=SR_HZ).mono
-                corr = best_corr(pm, bm, 0.0, SR_HZ)
-                music_ok = corr >= MIN_MUSIC_CORR
-                ev = {"slots_shown": shown, "text_read": text_ok, "music_corr": corr}
-            except (AgentOutputError, MediaError) as exc:
-                ev = {"preview": str(exc)}
-            except OCRUnavailable as exc:
-                checks.error("private_preview", str(exc))
-        else:
-            ev = {"preview": "no .mp4 preview in out/"}
+        if not out:
+            return Preview(False, False, {"preview": "no .mp4 preview in out/"})
+        try:
+            path, _pr = probe_artifact(ctx, str(out[0].relative_to(ctx.workdir)))
+            return judge_preview(path, slots, texts, matcher, base)
+        except (AgentOutputError, MediaError) as exc:
+            return Preview(False, False, {"preview": str(exc)})
 
+    def _listed(self, preview_fails: str | None = None) -> dict | Result:
+        """The entry, or the result when there is none: a preview that already fails decides the
+        check (`preview_fails` says how), otherwise it cannot be judged."""
+        entry, ev = self.entry, self.preview.evidence
         if isinstance(entry, str):
-            for c in ("media_slots", "text_fields", "locked_music_transitions", "private_preview"):
-                if c in checks.results:
-                    continue
-                # a preview that already fails decides the check; otherwise it cannot be judged
-                if c == "locked_music_transitions" and not music_ok:
-                    checks.fail(c, "preview music differs from the base (and " + entry + ")", ev)
-                elif c == "private_preview" and not preview_ok:
-                    checks.fail(c, "preview does not show the sample media and text (and " + entry + ")", ev)
-                else:
-                    checks.error(c, entry, ev)
-            return
+            if preview_fails is not None:
+                return Result.fail(f"{preview_fails} (and {entry})", ev)
+            return Result.cannot_judge(entry, ev)
         if not entry:
-            checks.fail_rest(f"no template named {name!r} in the account's list")
-            return
+            return Result.fail(f"no template named {self.name!r} in the account's list")
+        return entry
+
+    @check(N.media_slots)
+    def media_slots(self, p: MediaSlots, curve: Curve) -> Result:
+        entry = self._listed()
+        if isinstance(entry, Result):
+            return entry
         slots_n = sum(bool(s.get("replaceable")) for s in entry.get("media_slots", []))
-        want = checks.params("media_slots")["slots"]
-        checks.set("media_slots", float(slots_n == want), {"replaceable_slots": slots_n},
-                   f"{slots_n} replaceable media slots (want {want})")
+        return Result(curve.passes(slots_n == p.slot_count), {"replaceable_slots": slots_n},
+                      f"{slots_n} replaceable media slots (want {p.slot_count})")
+
+    @check(N.text_fields)
+    def text_fields(self, p: TextFields, curve: Curve) -> Result:
+        entry = self._listed()
+        if isinstance(entry, Result):
+            return entry
         fields = sum(bool(f.get("editable")) for f in entry.get("text_fields", []))
-        wantf = checks.params("text_fields")["fields"]
-        checks.set("text_fields", float(fields == wantf), {"editable_fields": fields},
-                   f"{fields} editable text fields (want {wantf})")
+        return Result(curve.passes(fields == p.field_count), {"editable_fields": fields},
+                      f"{fields} editable text fields (want {p.field_count})")
+
+    @check(N.locked_music_transitions)
+    def locked_music_transitions(self, p: NoParams, curve: Curve) -> Result:
+        pv = self.preview
+        entry = self._listed(None if pv.music_ok else "preview music differs from the base")
+        if isinstance(entry, Result):
+            return entry
         locked = bool(entry.get("music_locked")) and bool(entry.get("transitions_locked"))
-        checks.set("locked_music_transitions", float(locked and music_ok), {**ev, "locked": locked},
-                   f"music/transitions locked: {locked}; preview music matches base: {music_ok}")
-        if "private_preview" not in checks.results:
-            private = entry.get("visibility") == "private"
-            checks.set("private_preview", float(private and preview_ok), {**ev, "visibility": entry.get("visibility")},
-                       f"visibility {entry.get('visibility')}; preview shows sample media and text: {preview_ok}")
+        return Result(curve.passes(locked and pv.music_ok), {**pv.evidence, "locked": locked},
+                      f"music/transitions locked: {locked}; preview music matches base: {pv.music_ok}")
+
+    @check(N.private_preview)
+    def private_preview(self, p: NoParams, curve: Curve) -> Result:
+        pv = self.preview
+        if pv.ocr_error is not None:
+            return Result.cannot_judge(pv.ocr_error)
+        entry = self._listed(None if pv.ok else "preview does not show the sample media and text")
+        if isinstance(entry, Result):
+            return entry
+        private = entry.get("visibility") == "private"
+        return Result(curve.passes(private and pv.ok), {**pv.evidence, "visibility": entry.get("visibility")},
+                      f"visibility {entry.get('visibility')}; preview shows sample media and text: {pv.ok}")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -151,10 +199,10 @@ class TemplatePublish(TaskVerifier):
             inst.write_json(folder / LISTING, listing(**kw))
 
         solve(inst.oracle)
-        solve(inst.mutant("four_slots", ["media_slots"], "one slot left fixed"), slots=4)
-        solve(inst.mutant("music_unlocked", ["locked_music_transitions"], "music left editable"), music_locked=False)
-        solve(inst.mutant("music_replaced", ["locked_music_transitions"], "preview carries other music"),
+        solve(inst.mutant("four_slots", [N.media_slots], "one slot left fixed"), slots=4)
+        solve(inst.mutant("music_unlocked", [N.locked_music_transitions], "music left editable"), music_locked=False)
+        solve(inst.mutant("music_replaced", [N.locked_music_transitions], "preview carries other music"),
               audio_ok=False)
-        solve(inst.mutant("published_public", ["private_preview"], "template published publicly"), visibility="public")
-        solve(inst.mutant("slots_swapped", ["private_preview"], "preview shows slots 2 and 3 swapped"),
+        solve(inst.mutant("published_public", [N.private_preview], "template published publicly"), visibility="public")
+        solve(inst.mutant("slots_swapped", [N.private_preview], "preview shows slots 2 and 3 swapped"),
               order=(1, 3, 2, 4, 5))
