@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from verifiers.curves import CurveError, parse_curve
-from verifiers.tasks.streaming.common import ramp
+
+
+def ramp(err: float, tol: float, zero_at: float) -> float:
+    """The ramp the streaming scorers used inline before curves were data (verbatim)."""
+    err = abs(err)
+    if err <= tol:
+        return 1.0
+    if err >= zero_at:
+        return 0.0
+    return 1.0 - (err - tol) / (zero_at - tol)
 
 
 def test_threshold_is_a_pass_line() -> None:

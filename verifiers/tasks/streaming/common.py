@@ -8,7 +8,6 @@ ScoreContext.events_of, so a run without it makes the checks `error`, never `fai
 
 from __future__ import annotations
 
-import math
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -108,24 +107,6 @@ def path_ends_with(saved: Any, rel: str) -> bool:
     parts = (PureWindowsPath(saved).parts if "\\" in saved else PurePosixPath(saved).parts)
     want = PurePosixPath(rel).parts
     return len(parts) >= len(want) and tuple(p.lower() for p in parts[-len(want):]) == tuple(w.lower() for w in want)
-
-
-# ---- scoring helpers -------------------------------------------------------------------------
-
-def frac(ok: int, total: int) -> float:
-    return ok / total if total else 0.0
-
-
-def ramp(err: float, tol: float, zero_at: float) -> float:
-    """1 within tol, linear to 0 at zero_at (err in the same unit)."""
-    err = abs(err)
-    if not math.isfinite(err):
-        return 0.0
-    if err <= tol:
-        return 1.0
-    if err >= zero_at:
-        return 0.0
-    return 1.0 - (err - tol) / (zero_at - tol)
 
 
 # ---- live events -----------------------------------------------------------------------------
