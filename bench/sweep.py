@@ -99,7 +99,9 @@ def one_run(jsonl: Path, workers: int | None, ray: str | None) -> dict:
         ex = r["exec"]
         key = (ex.get("host") or "", ex.get("pid") or 0)
         per_worker_rss[key] = max(per_worker_rss.get(key, 0), ex.get("max_rss_bytes") or 0)
-    return {"wall_s": wall, "items": len(rows), "failed": summary.failed,
+    ends = sorted(r["exec"]["end_wall_time"] for r in rows)
+    steady = (len(ends) - 1) / (ends[-1] - ends[0]) if len(ends) > 1 and ends[-1] > ends[0] else None
+    return {"wall_s": wall, "items": len(rows), "failed": summary.failed, "steady_items_s": steady,
             "worker_s": [r["exec"]["worker_s"] for r in rows], "cpu_s": [r["exec"].get("cpu_s") or 0.0 for r in rows],
             "rss": list(per_worker_rss.values()),
             "tasks": sorted({r["task"] for r in rows}), "families": sorted({r["family"] for r in rows if r["family"]})}
@@ -143,13 +145,14 @@ def main() -> None:
         print(f"Ray local start-up (once, not in the runs): {ray_init_s:.1f} s")
     med = {name: statistics.median(r["wall_s"] for r in rs) for name, rs in results.items()}
     n = first["items"]
-    print(f"{'config':8s} {'median wall s':>14s} {'items/s':>9s} {'vs pool-2':>10s} {'worker s/item':>14s} "
-          f"{'CPU s/item':>11s} {'max RSS/worker MB':>18s}")
+    steady = {name: statistics.median(r["steady_items_s"] for r in rs) for name, rs in results.items()}
+    print(f"{'config':8s} {'median wall s':>14s} {'items/s':>9s} {'steady items/s':>15s} {'vs pool-2':>10s} "
+          f"{'worker s/item':>14s} {'CPU s/item':>11s} {'max RSS/worker MB':>18s}")
     for name, rs in results.items():
         ws = [w for r in rs for w in r["worker_s"]]
         cpu = [w for r in rs for w in r["cpu_s"]]
         rss = [x for r in rs for x in r["rss"]]
-        print(f"{name:8s} {med[name]:14.1f} {n / med[name]:9.2f} {med[name] / med['pool-2']:10.3f} "
+        print(f"{name:8s} {med[name]:14.1f} {n / med[name]:9.2f} {steady[name]:15.2f} {med[name] / med['pool-2']:10.3f} "
               f"{statistics.mean(ws):14.3f} {statistics.mean(cpu):11.3f} {statistics.median(rss) / 2**20:18.0f}")
     # the cost of an item on an idle core is its CPU time (wall time here includes other jobs' load)
     per_item_s = statistics.mean(w for r in results["pool-1"] for w in r["cpu_s"]) or \
@@ -157,7 +160,11 @@ def main() -> None:
     print(f"\nper-item scoring cost (pool-1, CPU time per item, mean): {per_item_s:.3f} s")
     if "ray-2" in med:
         over = (med["ray-2"] - med["pool-2"]) / n
-        print(f"Ray overhead per item vs pool-2: {over * 1000:+.1f} ms wall ({(med['ray-2'] / med['pool-2'] - 1) * 100:+.1f} %)")
+        print(f"Ray overhead per item vs pool-2, whole run (pool start-up included): {over * 1000:+.1f} ms wall "
+              f"({(med['ray-2'] / med['pool-2'] - 1) * 100:+.1f} %)")
+        s_over = 1 / steady["ray-2"] - 1 / steady["pool-2"]
+        print(f"Ray overhead per item vs pool-2, steady state (first to last row): {s_over * 1000:+.1f} ms "
+              f"({(steady['pool-2'] / steady['ray-2'] - 1) * 100:+.1f} %)")
     print(f"\n{SCORINGS} scorings (80 tasks x 100 agents x 3 repeats) at {per_item_s:.3f} s each, 2 cores a node:")
     for nodes in (1, 10, 100):
         hours = SCORINGS * per_item_s / (2 * nodes) / 3600

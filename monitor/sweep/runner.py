@@ -59,7 +59,7 @@ def pool_rows(todo: list[tuple[Item, dict[str, str]]], workers: int, gt_root: st
               window: int = 256) -> Iterator[dict[str, Any]]:
     """Rows as they finish, from `workers` processes (forkserver: the scorers are imported once)."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["monitor.sweep.worker"])
+    ctx.set_forkserver_preload(["monitor.sweep.preload"])
     pending: dict[Future, tuple[Item, dict[str, str]]] = {}
     queue = iter(todo)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=warm) as pool:

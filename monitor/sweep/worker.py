@@ -135,6 +135,7 @@ def score_item(item_d: dict[str, Any], key: dict[str, str], gt_root: str | None 
                    implemented=None, unjudged_weight=None, checks={}, scored_from=None, report_sha256=None)
     row["exec"] = {"backend": backend, "host": socket.gethostname(), "pid": os.getpid(), "node_id": None,
                    "worker_s": round(time.perf_counter() - t0, 4), "cpu_s": round(time.process_time() - cpu0, 4),
+                   "end_wall_time": time.time(),
                    "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     row["report"] = report
     return row
