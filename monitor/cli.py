@@ -21,10 +21,12 @@ COMMANDS = ("tasks", "score", "synth", "selftest", "analyze", "run", "serve", "r
             "obs", "vmix_emulator", "scenario", "dash", "sweep")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """All subcommands, or only `only` (the command being run: importing every command module costs
+    ~1 s of aiohttp/numpy/PyAV imports, and `tally tasks` must start in 0.5 s)."""
     parser = argparse.ArgumentParser(prog="tally", description="Watch media apps at work and score the result.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         modname = f"monitor.commands.{name}"
         if importlib.util.find_spec(modname) is None:
             continue
@@ -33,8 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_in = sys.argv[1:] if argv is None else argv
+    parser = build_parser(args_in[0] if args_in and args_in[0] in COMMANDS else None)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

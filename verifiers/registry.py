@@ -16,8 +16,10 @@ import pkgutil
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from verifiers.base import TaskVerifier
+if TYPE_CHECKING:  # not at run time: verifiers.base pulls numpy, and `tally tasks` needs none of it
+    from verifiers.base import TaskVerifier
 
 _REGISTRY: dict[str, type[TaskVerifier]] = {}
 
