@@ -172,6 +172,32 @@ class SplitLayout:
 params_type(T[17], "sync_on_clap")(SyncFrames)
 
 
+# ---- T07 -------------------------------------------------------------------------------------
+
+@params_type(T[7], "three_zooms")
+@dataclass(frozen=True)
+class ThreeZooms:
+    zoom_count: int
+    min_peak_pct: float
+    max_peak_pct: float
+    rest_scale_pct: float
+    rest_tolerance_pct: float
+
+
+@params_type(T[7], "ramp_lengths")
+@dataclass(frozen=True)
+class RampLengths:
+    min_ramp_frames: int
+    max_ramp_frames: int
+
+
+@params_type(T[7], "keyword_pops")
+@dataclass(frozen=True)
+class KeywordPops:
+    keyword_count: int
+    tolerance_frames: int
+
+
 # ---- T09 -------------------------------------------------------------------------------------
 
 @params_type(T[9], "length_clips")
@@ -192,6 +218,39 @@ class TextTiming:
     end_s: float
 
 
+# ---- T11 -------------------------------------------------------------------------------------
+
+@params_type(T[11], "peak_slowmo")
+@dataclass(frozen=True)
+class PeakSlowmo:
+    peak_frames: tuple[int, int]  # source frame indices of the peak window
+    speed_x: float
+    tolerance_x: float
+
+
+@params_type(T[11], "fast_sections")
+@dataclass(frozen=True)
+class SpeedTolerance:
+    speed_x: float
+    tolerance_x: float
+
+
+@params_type(T[11], "smooth_curve")
+@dataclass(frozen=True)
+class SmoothCurve:
+    max_speed_jump_x: float  # between neighbouring output frames
+
+
+@params_type(T[11], "framing_duration")
+@dataclass(frozen=True)
+class FramingDuration:
+    min_duration_s: float
+    max_duration_s: float
+    size_px: tuple[int, int]
+    center_band_pct: float
+    min_frames_pct: float
+
+
 # ---- T12 -------------------------------------------------------------------------------------
 
 @params_type(T[12], "media_slots")
@@ -204,3 +263,64 @@ class MediaSlots:
 @dataclass(frozen=True)
 class TextFields:
     field_count: int
+
+
+# ---- T19 -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Hook:
+    """hook_<k>: the hook's length (the first hook_s seconds of out/ad_hook<k>.mp4)."""
+
+    hook_s: float
+
+
+for _k in range(1, 6):
+    params_type(T[19], f"hook_{_k}")(Hook)
+
+
+@params_type(T[19], "body_identical")
+@dataclass(frozen=True)
+class BodyIdentical:
+    body_s: float
+
+
+@params_type(T[19], "export_spec_naming")
+@dataclass(frozen=True)
+class ExportSpecNaming:
+    file_count: int
+    duration_s: float
+    fps: float
+    size_px: tuple[int, int]
+
+
+# ---- T20 -------------------------------------------------------------------------------------
+
+@params_type(T[20], "format_subtitles")
+@dataclass(frozen=True)
+class FormatSubtitles:
+    size_px: tuple[int, int]
+    fps: float
+    duration_s: float
+    max_cer_pct: float
+
+
+@params_type(T[20], "price_sticker")
+@dataclass(frozen=True)
+class PriceSticker:
+    text: str
+    tolerance_frames: int
+
+
+@params_type(T[20], "callout_arrows")
+@dataclass(frozen=True)
+class CalloutArrows:
+    arrow_count: int
+    max_tip_error_px: float
+
+
+@params_type(T[20], "loudness")
+@dataclass(frozen=True)
+class Loudness20:
+    target_lufs: float
+    tolerance_lu: float
+    max_true_peak_dbtp: float

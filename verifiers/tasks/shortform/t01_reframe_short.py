@@ -13,18 +13,27 @@ that yields both the source moment and the strip's x position. Captions are read
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normalise, resplit
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import FormatDuration, MaxWer, MinFramesPct
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
-from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
+TASK = "R06.04.01.04-T01"
+N = check_names(TASK)
 OUTPUT = "out/cooking_short.mp4"
 FPS = 24.0
 SCALE = 1 / 6
@@ -92,73 +101,103 @@ class StripLocator:
         return self.times[i], x * k, fine_t.shape[1] * k, i
 
 
+@dataclass(frozen=True)
+class Samples:
+    """Every SAMPLE_S of the export: on the right select, hands inside the strip; frames for OCR."""
+
+    n: int
+    on_select: int
+    inside: int
+    ocr_frames: list[np.ndarray]
+
+
+def sample_export(path: Path, locator: StripLocator, src_w: int, selects: list[tuple[float, float]],
+                  boxes: list) -> Samples:
+    starts = np.cumsum([0.0] + [b - a for a, b in selects])
+    seg_ok, inside, n = 0, 0, 0
+    ocr_frames = []
+    next_ocr = 0.0
+    for fr in iter_frames(path, every_s=SAMPLE_S):
+        n += 1
+        t_src, x, w, idx = locator.locate(fr.rgb, src_w)
+        k = int(np.searchsorted(starts, fr.t_s, side="right") - 1)
+        near_cut = np.min(np.abs(starts - fr.t_s)) < 1.5 / FPS and fr.t_s > 0.1
+        if near_cut:  # a sample on a select boundary may show either side
+            n -= 1
+        elif 0 <= k < len(selects):
+            expect = selects[k][0] + fr.t_s - starts[k]
+            seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
+        bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
+        inside += (bx >= x - 2 and bx + bw <= x + w + 2)
+        if fr.t_s >= next_ocr - 1e-6:
+            ocr_frames.append(fr.rgb)
+            next_ocr = fr.t_s + OCR_EVERY_S
+    return Samples(n, seg_ok, inside, ocr_frames)
+
+
+def caption_lines(frames: list[np.ndarray]) -> list[str]:
+    """OCR text of each frame, consecutive repeats dropped."""
+    lines: list[str] = []
+    for rgb in frames:
+        txt = frame_text(rgb).strip()
+        if txt and (not lines or normalise(lines[-1]) != normalise(txt)):
+            lines.append(txt)
+    return lines
+
+
 @register
-class ReframeShort(TaskVerifier):
-    task_id = "R06.04.01.04-T01"
+class ReframeShort(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        src = ctx.input("fixtures/cooking_16x9.mp4")
-        selects = read_selects(ctx.input("input/selects.txt").read_text(encoding="utf-8"))
-        transcript = ctx.input("input/transcript.txt").read_text(encoding="utf-8")
-        subject = ctx.gt_json("subject.json")
-        boxes = subject["boxes"]
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, OUTPUT)
+
+    @provides
+    def samples(self) -> Samples:
+        src = self.ctx.input("fixtures/cooking_16x9.mp4")
+        selects = read_selects(self.ctx.input("input/selects.txt").read_text(encoding="utf-8"))
+        boxes = self.ctx.gt_json("subject.json")["boxes"]
         locator = StripLocator(src)
-        first = next(iter_frames(src, max_frames=1)).rgb
-        src_w = first.shape[1]
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        fp = checks.params("format_duration")
-        dur_ok = fp["min_duration_s"] <= facts["duration_s"] <= fp["max_duration_s"]
-        checks.set("format_duration", float(dur_ok and size_ok(facts, fp["size_px"], scale)), facts,
-                   f"{facts['width_px']}x{facts['height_px']}, {facts['duration_s']:.2f} s")
-
-        starts = np.cumsum([0.0] + [b - a for a, b in selects])
-        seg_ok, inside, n = 0, 0, 0
-        ocr_frames = []
-        next_ocr = 0.0
+        src_w = next(iter_frames(src, max_frames=1)).rgb.shape[1]
         try:
-            for fr in iter_frames(path, every_s=SAMPLE_S):
-                n += 1
-                t_src, x, w, idx = locator.locate(fr.rgb, src_w)
-                k = int(np.searchsorted(starts, fr.t_s, side="right") - 1)
-                near_cut = np.min(np.abs(starts - fr.t_s)) < 1.5 / FPS and fr.t_s > 0.1
-                if near_cut:  # a sample on a select boundary may show either side
-                    n -= 1
-                elif 0 <= k < len(selects):
-                    expect = selects[k][0] + fr.t_s - starts[k]
-                    seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
-                bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
-                inside += (bx >= x - 2 and bx + bw <= x + w + 2)
-                if fr.t_s >= next_ocr - 1e-6:
-                    ocr_frames.append(fr.rgb)
-                    next_ocr = fr.t_s + OCR_EVERY_S
+            return sample_export(self.export.path, locator, src_w, selects, boxes)
         except MediaError as exc:
-            checks.fail_rest(str(exc))
-            return
-        checks.set("correct_segments", seg_ok / n if n else 0.0, {"samples": n, "on_select": seg_ok},
-                   f"{seg_ok}/{n} samples show the select that belongs there")
-        need = checks.params("subject_in_frame")["min_frames_pct"]
-        pct = 100 * inside / n if n else 0.0
-        checks.set("subject_in_frame", float(pct >= need), {"inside_pct": pct},
-                   f"hands inside the frame in {pct:.1f}% of samples (need {need}%)")
+            raise AgentOutputError(str(exc)) from None
+
+    @check(N.format_duration)
+    def format_duration(self, p: FormatDuration, curve: Curve) -> Result:
+        facts = self.export.facts
+        dur_ok = p.min_duration_s <= facts["duration_s"] <= p.max_duration_s
+        return Result(curve.passes(dur_ok and size_ok(facts, list(p.size_px), instance_scale(self.ctx))), facts,
+                      f"{facts['width_px']}x{facts['height_px']}, {facts['duration_s']:.2f} s")
+
+    @check(N.correct_segments)
+    def correct_segments(self, p: NoParams, curve: Curve) -> Result:
+        sm = self.samples
+        return Result(curve.count(sm.on_select, sm.n), {"samples": sm.n, "on_select": sm.on_select},
+                      f"{sm.on_select}/{sm.n} samples show the select that belongs there")
+
+    @check(N.subject_in_frame)
+    def subject_in_frame(self, p: MinFramesPct, curve: Curve) -> Result:
+        sm = self.samples
+        pct = 100 * sm.inside / sm.n if sm.n else 0.0
+        return Result(curve.passes(pct >= p.min_frames_pct), {"inside_pct": pct},
+                      f"hands inside the frame in {pct:.1f}% of samples (need {p.min_frames_pct}%)")
+
+    @check(N.captions)
+    def captions(self, p: MaxWer, curve: Curve) -> Result:
+        transcript = self.ctx.input("input/transcript.txt").read_text(encoding="utf-8")
+        frames = self.samples.ocr_frames
         try:
-            lines = []
-            for rgb in ocr_frames:
-                txt = frame_text(rgb).strip()
-                if txt and (not lines or normalise(lines[-1]) != normalise(txt)):
-                    lines.append(txt)
+            lines = caption_lines(frames)
         except OCRUnavailable as exc:
-            checks.error("captions", str(exc))
-            return
+            return Result.cannot_judge(str(exc))
         ref = [normalise(wd) for wd in transcript.split() if normalise(wd)]
         hyp = resplit([normalise(wd) for wd in " ".join(lines).split() if normalise(wd)], set(ref))
         wer = 100 * error_rate(hyp, ref)
-        mx = checks.params("captions")["max_wer_pct"]
-        checks.set("captions", float(wer <= mx), {"wer_pct": wer, "ocr_lines": lines},
-                   f"caption WER {wer:.1f}% (max {mx}%)")
+        return Result(curve.passes(wer <= p.max_wer_pct), {"wer_pct": wer, "ocr_lines": lines},
+                      f"caption WER {wer:.1f}% (max {p.max_wer_pct}%)")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -210,12 +249,12 @@ class ReframeShort(TaskVerifier):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("landscape_export", ["format_duration"], "exported 16:9 instead of 9:16") / OUTPUT,
+        write_video(inst.mutant("landscape_export", [N.format_duration], "exported 16:9 instead of 9:16") / OUTPUT,
                     render(size=(320, 180)), FPS)
         wrong = [selects[0], (5.0, 15.0), selects[2]]
-        write_video(inst.mutant("wrong_select", ["correct_segments"], "second segment cut from 5-15 s") / OUTPUT,
+        write_video(inst.mutant("wrong_select", [N.correct_segments], "second segment cut from 5-15 s") / OUTPUT,
                     render(sel=wrong), FPS)
-        write_video(inst.mutant("static_centre_crop", ["subject_in_frame"], "centre crop, hands leave the frame")
+        write_video(inst.mutant("static_centre_crop", [N.subject_in_frame], "centre crop, hands leave the frame")
                     / OUTPUT, render(follow=False), FPS)
-        write_video(inst.mutant("caption_missing", ["captions"], "the fourth caption never appears") / OUTPUT,
+        write_video(inst.mutant("caption_missing", [N.captions], "the fourth caption never appears") / OUTPUT,
                     render(drop_caption=3), FPS)
