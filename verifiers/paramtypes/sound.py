@@ -4,3 +4,34 @@ One frozen dataclass per converted check that has params, registered with @param
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifiers.params import params_type
+
+T01, T14 = "R06.07.01.03-T01", "R06.07.01.03-T14"
+
+
+# ---- T01 / T14: hallway effects placed to frames (shared measurement: tasks/sound/_shared/event_sync) ----
+
+@params_type(T01, "sync")
+@params_type(T14, "sync")
+@dataclass(frozen=True)
+class EventSyncParams:
+    tolerance_frames: float = 1.0
+    pair_window_s: float = 0.5  # an onset further than this from a GT event is not paired with it
+    fps: float | None = None  # the seed's frame rate (the GT file's fps is the one used)
+    events_count: int | None = None  # the seed's event count (the GT file's events are the ones used)
+
+
+@params_type(T01, "correct_sound")
+@params_type(T14, "correct_sound")
+@dataclass(frozen=True)
+class CorrectSound:
+    min_ncc_ratio: float = 0.6  # normalised cross-correlation for "this library sample is here"
+
+
+@params_type(T14, "render_spec")
+@dataclass(frozen=True)
+class RenderRate:
+    sample_rate_hz: int

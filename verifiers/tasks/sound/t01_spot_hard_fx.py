@@ -4,7 +4,7 @@ Work dir: fixtures/hallway_scene.ptx (closed format; a placeholder here), fixtur
 notes/events.txt (descriptions only, no frames). Output: output/hallway_fx.wav.
 GT: gt/events.json {fps, sample_rate_hz, events[frame, sample, label]} — the hidden contact frames.
 
-T14 is the control pair: same library, same checks, so the scoring is eventsync's, unchanged. The
+T14 is the control pair: same library, same checks, the same measurement (_shared/event_sync). The
 .ptx session edit list and the timing-pattern review are unavailable (see the catalog's `emulated`).
 """
 
@@ -12,21 +12,42 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import CorrectSound, EventSyncParams
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.sound._shared.event_sync import score_event_sync
+from verifiers.tasks.sound._shared import event_sync as E
 from verifiers.tasks.sound._shared.hallway_scene import LIBRARY, write_scene, write_solutions
 
+TASK = "R06.07.01.03-T01"
+N = check_names(TASK)
 OUTPUT = "output/hallway_fx.wav"
 
 
 @register
-class SpotHardEffects(TaskVerifier):
-    task_id = "R06.07.01.03-T01"
+class SpotHardEffects(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        score_event_sync(ctx, checks, OUTPUT, LIBRARY)
+    @provides
+    def placed(self) -> E.EventSync:
+        sp: EventSyncParams = self.task.check(N.sync).typed
+        cp: CorrectSound = self.task.check(N.correct_sound).typed
+        return E.measure_event_sync(self.ctx, OUTPUT, LIBRARY, tol_frames=sp.tolerance_frames,
+                                    min_ncc=cp.min_ncc_ratio, pair_window_s=sp.pair_window_s)
+
+    @check(N.sync)
+    def sync(self, p: EventSyncParams, curve: Curve) -> Result:
+        return Result(*E.sync_result(self.placed, curve))
+
+    @check(N.correct_sound)
+    def correct_sound(self, p: CorrectSound, curve: Curve) -> Result:
+        return Result(*E.sound_result(self.placed, curve))
+
+    @check(N.render_spec)
+    def render_spec(self, p: NoParams, curve: Curve) -> Result:
+        return Result(*E.spec_result(self.placed, None, curve))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         scene = write_scene(inst, rng)
@@ -36,4 +57,4 @@ class SpotHardEffects(TaskVerifier):
         (notes / "events.txt").write_text("".join(f"- {e['label']}\n" for e in scene.events))
         (inst.workdir / "fixtures" / "hallway_scene.ptx").write_bytes(b"PTX placeholder: closed Pro Tools session\n")
         write_solutions(inst, scene, OUTPUT, late_index=0, late_frames=2, wrong_index=6,
-                        wrong_sample="glass_clink.wav", extra_sample="body_fall.wav")
+                        wrong_sample="glass_clink.wav", extra_sample="body_fall.wav", n=N)

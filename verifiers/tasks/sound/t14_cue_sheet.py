@@ -12,21 +12,41 @@ import io
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.paramtypes.sound import CorrectSound, EventSyncParams, RenderRate
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.sound._shared.event_sync import score_event_sync
+from verifiers.tasks.sound._shared import event_sync as E
 from verifiers.tasks.sound._shared.hallway_scene import LIBRARY, write_scene, write_solutions
 
+TASK = "R06.07.01.03-T14"
+N = check_names(TASK)
 OUTPUT = "output/hallway_fx_cli.wav"
 
 
 @register
-class CueSheetPlacement(TaskVerifier):
-    task_id = "R06.07.01.03-T14"
+class CueSheetPlacement(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        score_event_sync(ctx, checks, OUTPUT, LIBRARY)
+    @provides
+    def placed(self) -> E.EventSync:
+        sp: EventSyncParams = self.task.check(N.sync).typed
+        cp: CorrectSound = self.task.check(N.correct_sound).typed
+        return E.measure_event_sync(self.ctx, OUTPUT, LIBRARY, tol_frames=sp.tolerance_frames,
+                                    min_ncc=cp.min_ncc_ratio, pair_window_s=sp.pair_window_s)
+
+    @check(N.sync)
+    def sync(self, p: EventSyncParams, curve: Curve) -> Result:
+        return Result(*E.sync_result(self.placed, curve))
+
+    @check(N.correct_sound)
+    def correct_sound(self, p: CorrectSound, curve: Curve) -> Result:
+        return Result(*E.sound_result(self.placed, curve))
+
+    @check(N.render_spec)
+    def render_spec(self, p: RenderRate, curve: Curve) -> Result:
+        return Result(*E.spec_result(self.placed, p.sample_rate_hz, curve))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         scene = write_scene(inst, rng)
@@ -37,4 +57,4 @@ class CueSheetPlacement(TaskVerifier):
         (inst.workdir / "notes").mkdir(parents=True, exist_ok=True)
         (inst.workdir / "notes" / "events_frames.csv").write_text(buf.getvalue())
         write_solutions(inst, scene, OUTPUT, late_index=3, late_frames=3, wrong_index=0,
-                        wrong_sample="body_fall.wav", extra_sample="glass_clink.wav")
+                        wrong_sample="body_fall.wav", extra_sample="glass_clink.wav", n=N)

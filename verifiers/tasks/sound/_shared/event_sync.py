@@ -1,4 +1,4 @@
-"""Shared scoring for "place these effects at these frames" tasks (T01, T14 and kin).
+"""Shared measurement for "place these effects at these frames" tasks (T01, T14 and kin).
 
 GT (gt/events.json): {"fps": 24, "sample_rate_hz": 48000,
                       "events": [{"frame": 37, "sample": "door_slam.wav", "label": "door slam"}, ...]}
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import Match, match_at
@@ -136,21 +137,34 @@ def pair_events(gt: EventGT, onsets: list[Onset], mix: np.ndarray, library: dict
     return paired, extras
 
 
-def score_event_sync(ctx: ScoreContext, checks: Any, output_rel: str, library_rel: str,
-                     sync: str = "sync", sound: str = "correct_sound", spec: str | None = "render_spec") -> None:
-    """Fill the sync / correct-sound / render-spec checks of an event-placement task."""
+@dataclass
+class EventSync:
+    """One render judged against the GT events: per-event rows, counts and the extras (T01, T14)."""
+
+    gt: EventGT
+    render: Audio
+    per_event: list[dict[str, Any]]
+    in_sync: int
+    correct: int
+    extras: list[tuple[Onset, Match]]
+    tol_frames: float
+    min_ncc: float
+
+    @property
+    def n(self) -> int:
+        return len(self.per_event)
+
+
+def measure_event_sync(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames: float,
+                       min_ncc: float, pair_window_s: float) -> EventSync:
+    """Detect onsets in the render, pair them with the GT events and identify each against the library."""
     gt = load_event_gt(ctx)
     library = load_library(ctx.input(library_rel))
     render = load_render(ctx, output_rel)
     mix = render.mono if render.sample_rate_hz == ANALYSIS_RATE_HZ else load_audio(
         ctx.artifact(output_rel), sample_rate_hz=ANALYSIS_RATE_HZ).mono
-    sp, cp = checks.params(sync), checks.params(sound)
-    tol_frames = float(sp.get("tolerance_frames", 1))
-    min_ncc = float(cp.get("min_ncc", 0.6))
-    pair_window_s = float(sp.get("pair_window_s", 0.5))
     onsets = detect_onsets(mix, ANALYSIS_RATE_HZ)
     paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc)
-
     per_event = []
     in_sync = correct = 0
     for p in paired:
@@ -167,22 +181,32 @@ def score_event_sync(ctx: ScoreContext, checks: Any, output_rel: str, library_re
             "ncc": None if p.best is None else round(p.best.ncc, 3),
             "in_sync": bool(ok_sync), "correct_sound": bool(ok_sound),
         })
-    n = len(paired)
-    checks.set(sync, in_sync / n, {"events": per_event, "tolerance_frames": tol_frames, "fps": gt.fps},
-               f"{in_sync}/{n} events within ±{tol_frames:g} frame(s)")
-    checks.set(sound, correct / n, {"events": [{k: e[k] for k in ("label", "gt_sample", "found_sample", "ncc")}
-                                               for e in per_event], "min_ncc": min_ncc},
-               f"{correct}/{n} events carry the right library sample")
-    if spec is None:
-        return
-    pp = checks.params(spec)
-    want_rate = int(pp.get("sample_rate_hz", gt.sample_rate_hz))
-    penalty = float(pp.get("extra_event_penalty", 0.5))
+    return EventSync(gt, render, per_event, in_sync, correct, extras, tol_frames, min_ncc)
+
+
+def sync_result(m: EventSync, curve: Curve) -> tuple[float, dict[str, Any], str]:
+    """Events with an onset (carrying a library sound) within the frame tolerance."""
+    return (curve.count(m.in_sync, m.n), {"events": m.per_event, "tolerance_frames": m.tol_frames, "fps": m.gt.fps},
+            f"{m.in_sync}/{m.n} events within ±{m.tol_frames:g} frame(s)")
+
+
+def sound_result(m: EventSync, curve: Curve) -> tuple[float, dict[str, Any], str]:
+    """Events whose identified library sample is the GT one."""
+    ev = [{k: e[k] for k in ("label", "gt_sample", "found_sample", "ncc")} for e in m.per_event]
+    return (curve.count(m.correct, m.n), {"events": ev, "min_ncc": m.min_ncc},
+            f"{m.correct}/{m.n} events carry the right library sample")
+
+
+def spec_result(m: EventSync, want_rate_hz: int | None, curve: Curve) -> tuple[float, dict[str, Any], str]:
+    """Half for the sample rate (the GT's when the task names none), half for no extra events
+    (`curve` parts: `rate` threshold, `extras` penalty_per_extra)."""
+    render, extras = m.render, m.extras
+    want_rate = m.gt.sample_rate_hz if want_rate_hz is None else want_rate_hz
     rate_ok = render.sample_rate_hz == want_rate
-    extras_score = max(0.0, 1.0 - penalty * len(extras))
-    checks.set(spec, 0.5 * rate_ok + 0.5 * extras_score, {
+    score = 0.5 * curve.part("rate").passes(rate_ok) + 0.5 * curve.part("extras").penalty(1.0, len(extras))
+    return score, {
         "sample_rate_hz": render.sample_rate_hz, "want_sample_rate_hz": want_rate,
         "channels": render.info.channels, "bit_depth": render.info.bit_depth,
-        "extra_events": [{"onset_s": round(o.time_s, 4), "sample": m.name, "ncc": round(m.ncc, 3)} for o, m in extras],
-    }, ("rate ok" if rate_ok else f"render is {render.sample_rate_hz} Hz, task asks {want_rate} Hz")
-        + f"; {len(extras)} extra event(s)")
+        "extra_events": [{"onset_s": round(o.time_s, 4), "sample": m_.name, "ncc": round(m_.ncc, 3)} for o, m_ in extras],
+    }, ("rate ok" if rate_ok else f"render is {render.sample_rate_hz} Hz, task asks {want_rate} Hz") \
+        + f"; {len(extras)} extra event(s)"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verifiers.checks import CheckNames
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
@@ -62,8 +63,9 @@ def write_scene(inst: InstanceWriter, rng: np.random.Generator) -> HallwayScene:
 
 
 def write_solutions(inst: InstanceWriter, scene: HallwayScene, output: str, late_index: int, late_frames: int,
-                    wrong_index: int, wrong_sample: str, extra_sample: str) -> None:
-    """Oracle and the five mutants every event-placement task of this scene gets."""
+                    wrong_index: int, wrong_sample: str, extra_sample: str, n: CheckNames) -> None:
+    """Oracle and the five mutants every event-placement task of this scene gets (`n`: the task's
+    check names, sync / correct_sound / render_spec)."""
     events = scene.events
 
     def put(folder: Path, evts: list[dict], rate: int = RATE_HZ) -> Path:
@@ -72,13 +74,13 @@ def write_solutions(inst: InstanceWriter, scene: HallwayScene, output: str, late
     put(inst.oracle, events)
     late = [dict(e) for e in events]
     late[late_index]["frame"] += late_frames
-    put(inst.mutant(f"late_{late_frames}_frames", ["sync"],
+    put(inst.mutant(f"late_{late_frames}_frames", [n.sync],
                     f"{events[late_index]['label']} lands {late_frames} frames late"), late)
     wrong = [dict(e) for e in events]
     wrong[wrong_index]["sample"] = wrong_sample
-    put(inst.mutant("wrong_sample", ["correct_sound"], f"{events[wrong_index]['label']} uses {wrong_sample}"), wrong)
+    put(inst.mutant("wrong_sample", [n.correct_sound], f"{events[wrong_index]['label']} uses {wrong_sample}"), wrong)
     extra = [*events, {"frame": events[-1]["frame"] + 21, "sample": extra_sample, "label": "extra"}]
-    put(inst.mutant("extra_event", ["render_spec"], "a tenth effect nobody asked for"), extra)
-    put(inst.mutant("rate_44k1", ["render_spec"], "rendered at 44.1 kHz"), events, rate=44_100)
-    truncate_file(put(inst.mutant("truncated_wav", ["sync", "correct_sound", "render_spec"],
+    put(inst.mutant("extra_event", [n.render_spec], "a tenth effect nobody asked for"), extra)
+    put(inst.mutant("rate_44k1", [n.render_spec], "rendered at 44.1 kHz"), events, rate=44_100)
+    truncate_file(put(inst.mutant("truncated_wav", [n.sync, n.correct_sound, n.render_spec],
                                   "render cut off mid-file (header claims more data)"), events))

@@ -1,6 +1,6 @@
 """Per-event analysis of a render against a GT event list, for the event-placement tasks.
 
-event_sync.score_event_sync fills the fixed sync / correct-sound / spec trio of T01 and T14; tasks
+event_sync.measure_event_sync judges the fixed sync / correct-sound / spec trio of T01 and T14; tasks
 with other checks (surface switch, categories, variation, level consistency, removed events) need
 the per-event table itself. This builds it once with eventsync's pairing and identification, and
 keeps each GT event's extra fields (surface, category, ...) next to what was found.
