@@ -27,6 +27,13 @@ class SizePx:
 
 
 @dataclass(frozen=True)
+class SyncFrames:
+    """A timing tolerance in frames (of the export)."""
+
+    tolerance_frames: float
+
+
+@dataclass(frozen=True)
 class MinFramesPct:
     """A share of sampled frames that must pass."""
 
@@ -119,6 +126,29 @@ class Placement:
 params_type(T[5], "export_spec")(SizePx)
 
 
+# ---- T13 -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MaxCer:
+    """OCR character error rate against the reference text."""
+
+    max_cer_pct: float
+
+
+params_type(T[13], "english_unchanged")(MaxCer)
+params_type(T[13], "spanish")(MaxCer)
+
+
+@params_type(T[13], "japanese")
+@dataclass(frozen=True)
+class Japanese:
+    max_cer_pct: float
+    safe_area_pct: float
+
+
+params_type(T[13], "timing_identical")(SyncFrames)
+
+
 # ---- T14 -------------------------------------------------------------------------------------
 
 @params_type(T[14], "label_present")
@@ -147,10 +177,7 @@ class PipGeometry:
     margin_tolerance_px: float
 
 
-@params_type(T[16], "sync")
-@dataclass(frozen=True)
-class SyncFrames:
-    tolerance_frames: float
+params_type(T[16], "sync")(SyncFrames)
 
 
 @params_type(T[16], "ducking")

@@ -10,17 +10,24 @@ GT: gt/render.json = instance scale (synthetic only).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import LengthClips, SyncFrames, TextTiming
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments, sources_in
-from verifiers.tasks.shortform._shared.export import open_output
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
+from verifiers.tasks.shortform._shared.export import Export, open_export
 
+TASK = "R06.04.01.04-T09"
+N = check_names(TASK)
 OUTPUT = "device/Photos/hike_reel.mp4"
 FEED = "state/activity_feed.json"
 FPS = 24.0
@@ -33,68 +40,86 @@ def read_beats(text: str) -> np.ndarray:
         raise GTError(f"input/beats.txt: not a list of seconds ({exc})") from None
 
 
+def read_feed_posts(path: Path) -> list | str:
+    """The activity feed's posts, or why it cannot be judged (the harness exports it, never the agent)."""
+    if not path.exists():
+        return f"{FEED} not available: the harness did not export the activity feed"
+    try:
+        posts = json.loads(path.read_text(encoding="utf-8")).get("posts")
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
+        return f"{FEED} unreadable: {exc}"
+    if not isinstance(posts, list):
+        return f"{FEED} has no 'posts' list"
+    return posts
+
+
 @register
-class EditsReel(TaskVerifier):
-    task_id = "R06.04.01.04-T09"
+class EditsReel(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        beats = read_beats(ctx.input("input/beats.txt").read_text(encoding="utf-8"))
-        matcher = ClipMatcher(sources_in(ctx.input("device/Photos/Hike")))
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        fps = facts["fps"] or FPS
-        frame_s = 1.0 / fps
-        labelled, segs = segments(matcher, path, fps)
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, OUTPUT)
 
-        p = checks.params("length_clips")
-        album = sorted(set(matcher.labels), key=lambda s: (len(s), s))
-        order_ok = [s.label for s in segs] == album[: p["segments"]]
-        dur_ok = abs(facts["duration_s"] - p["duration_s"]) <= 2 * frame_s
-        checks.set("length_clips", 0.5 * order_ok + 0.5 * dur_ok,
-                   {"segments": [s.label for s in segs], "duration_s": facts["duration_s"]},
-                   f"segments {[s.label for s in segs]}, {facts['duration_s']:.2f} s")
+    @provides
+    def matcher(self) -> ClipMatcher:
+        return ClipMatcher(sources_in(self.ctx.input("device/Photos/Hike")))
 
-        tol_s = checks.params("cuts_on_beats")["tolerance_frames"] * frame_s + 1e-6
+    @provides
+    def edit(self) -> tuple[list[Labelled], list[Run]]:
+        """Every output frame labelled, and the edit's segments."""
+        return segments(self.matcher, self.export.path, self.fps)
+
+    @property
+    def fps(self) -> float:
+        return self.export.facts["fps"] or FPS
+
+    @check(N.length_clips)
+    def length_clips(self, p: LengthClips, curve: Curve) -> Result:
+        facts, segs = self.export.facts, self.edit[1]
+        album = sorted(set(self.matcher.labels), key=lambda s: (len(s), s))
+        order_ok = [s.label for s in segs] == album[: p.segment_count]
+        dur_ok = abs(facts["duration_s"] - p.duration_s) <= 2 * (1.0 / self.fps)
+        return Result(curve.count([order_ok, dur_ok]),
+                      {"segments": [s.label for s in segs], "duration_s": facts["duration_s"]},
+                      f"segments {[s.label for s in segs]}, {facts['duration_s']:.2f} s")
+
+    @check(N.cuts_on_beats)
+    def cuts_on_beats(self, p: SyncFrames, curve: Curve) -> Result:
+        beats = read_beats(self.ctx.input("input/beats.txt").read_text(encoding="utf-8"))
+        segs = self.edit[1]
+        tol_s = p.tolerance_frames * (1.0 / self.fps) + 1e-6
         cuts = [s.start_s for s in segs[1:]]
         errs = [float(np.min(np.abs(beats - c))) for c in cuts]
         on = sum(e <= tol_s for e in errs)
-        checks.set("cuts_on_beats", on / len(cuts) if cuts else 0.0,
-                   {"cuts_s": cuts, "nearest_beat_error_s": errs},
-                   f"{on}/{len(cuts)} cuts within {tol_s * fps:.0f} frames of a beat")
+        return Result(curve.count(on, len(cuts)), {"cuts_s": cuts, "nearest_beat_error_s": errs},
+                      f"{on}/{len(cuts)} cuts within {tol_s * self.fps:.0f} frames of a beat")
 
-        tp = checks.params("text_timing")
-        probes = [0.5, tp["start_s"] + 0.25, (tp["start_s"] + tp["end_s"]) / 2, tp["end_s"] - 0.25,
-                  tp["end_s"] + 0.5, facts["duration_s"] / 2 + 3]
-        want = normalise(tp["text"])
+    @check(N.text_timing)
+    def text_timing(self, p: TextTiming, curve: Curve) -> Result:
+        labelled = self.edit[0]
+        probes = [0.5, p.start_s + 0.25, (p.start_s + p.end_s) / 2, p.end_s - 0.25,
+                  p.end_s + 0.5, self.export.facts["duration_s"] / 2 + 3]
+        want = normalise(p.text)
+        seen = {}
         try:
-            seen = {}
             for t in probes:
                 fr = min(labelled, key=lambda x, t=t: abs(x.t_s - t))
                 seen[round(t, 2)] = want in normalise(frame_text(fr.rgb))
         except OCRUnavailable as exc:
-            checks.error("text_timing", str(exc))
-        else:
-            expect = {round(t, 2): tp["start_s"] <= t < tp["end_s"] for t in probes}
-            right = sum(seen[t] == expect[t] for t in expect)
-            checks.set("text_timing", float(right == len(expect)), {"visible": seen, "expected": expect},
-                       f"{right}/{len(expect)} probes as expected")
+            return Result.cannot_judge(str(exc))
+        expect = {round(t, 2): p.start_s <= t < p.end_s for t in probes}
+        right = sum(seen[t] == expect[t] for t in expect)
+        return Result(curve.passes(right == len(expect)), {"visible": seen, "expected": expect},
+                      f"{right}/{len(expect)} probes as expected")
 
-        feed_path = ctx.workdir / FEED
-        if not feed_path.exists():
-            checks.error("saved_not_posted", f"{FEED} not available: the harness did not export the activity feed")
-            return
-        try:
-            posts = json.loads(feed_path.read_text(encoding="utf-8")).get("posts")
-        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
-            checks.error("saved_not_posted", f"{FEED} unreadable: {exc}")
-            return
-        if not isinstance(posts, list):
-            checks.error("saved_not_posted", f"{FEED} has no 'posts' list")
-            return
-        checks.set("saved_not_posted", float(not posts), {"posts": len(posts)},
-                   "" if not posts else f"{len(posts)} post(s) made")
+    @check(N.saved_not_posted)
+    def saved_not_posted(self, p: NoParams, curve: Curve) -> Result:
+        self.export  # noqa: B018 - "saved": without the saved reel this fails with the reel's reason
+        posts = read_feed_posts(self.ctx.workdir / FEED)
+        if isinstance(posts, str):
+            return Result.cannot_judge(posts)
+        return Result(curve.passes(not posts), {"posts": len(posts)}, "" if not posts else f"{len(posts)} post(s) made")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 180, 320
@@ -134,9 +159,9 @@ class EditsReel(TaskVerifier):
             inst.write_json(folder / FEED, {"posts": list(feed)})
 
         solve(inst.oracle)
-        solve(inst.mutant("cut_off_beat", ["cuts_on_beats"], "second cut lands 3 frames after its beat"),
+        solve(inst.mutant("cut_off_beat", [N.cuts_on_beats], "second cut lands 3 frames after its beat"),
               cut_shift_frames=3)
-        solve(inst.mutant("album_order", ["length_clips"], "clips 4 and 5 swapped"), order=(1, 2, 3, 5, 4))
-        solve(inst.mutant("text_too_long", ["text_timing"], "'Summit day' stays until 5 s"), text_span=(1.0, 5.0))
-        solve(inst.mutant("posted", ["saved_not_posted"], "reel also posted to the feed"),
+        solve(inst.mutant("album_order", [N.length_clips], "clips 4 and 5 swapped"), order=(1, 2, 3, 5, 4))
+        solve(inst.mutant("text_too_long", [N.text_timing], "'Summit day' stays until 5 s"), text_span=(1.0, 5.0))
+        solve(inst.mutant("posted", [N.saved_not_posted], "reel also posted to the feed"),
               feed=[{"id": "p1", "kind": "reel"}])
