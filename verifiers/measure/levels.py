@@ -37,3 +37,12 @@ def sliding_rms(mono: np.ndarray, rate_hz: int, win_s: float) -> tuple[np.ndarra
     c = np.concatenate([[0.0], np.cumsum(mono * mono)])
     p = (c[starts + n] - c[starts]) / n
     return (starts + n / 2) / rate_hz, np.sqrt(p)
+
+
+def channel_frame_power(samples: np.ndarray, rate_hz: float, fps: float) -> np.ndarray:
+    """(frames, channels) mean square per video frame of a (samples, channels) array."""
+    step = rate_hz / fps
+    n = int(samples.shape[0] // step)
+    idx = (np.arange(n + 1) * step).astype(int)
+    c = np.vstack([np.zeros((1, samples.shape[1])), np.cumsum(samples * samples, axis=0)])
+    return (c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1)[:, None]

@@ -35,3 +35,26 @@ class CorrectSound:
 @dataclass(frozen=True)
 class RenderRate:
     sample_rate_hz: int
+
+
+# ---- T02: pass-by pan -------------------------------------------------------------------------------
+
+T02 = "R06.07.01.03-T02"
+
+
+@params_type(T02, "crossover_timing")
+@dataclass(frozen=True)
+class CrossoverTiming:
+    tolerance_frames: float = 5.0
+
+
+@params_type(T02, "trajectory")
+@dataclass(frozen=True)
+class Trajectory:
+    min_correlation_ratio: float = 0.85  # Pearson r of the pan estimate against the screen track
+
+
+@params_type(T02, "extremes")
+@dataclass(frozen=True)
+class Extremes:
+    min_ratio_db: float = 12.0

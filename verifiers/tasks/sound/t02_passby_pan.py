@@ -10,34 +10,33 @@ Measurement, per video frame: m = (E_R - E_L) / (E_R + E_L); for an equal-power 
 m = sin(p·π/2), so p̂ = (2/π)·asin(m) is the pan position (-1 left … +1 right) whatever law the
 DAW uses, to first order. crossover_timing: where p̂ crosses 0 (nearest the GT centre frame), full
 credit within 5 frames, none at 15. trajectory: Pearson r of p̂ against 2x-1 on screen (>= 0.85).
+The curves and thresholds are the catalog's.
 extremes: L/R energy ratio >= 12 dB over the first and last 10% of the on-screen span (half each).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from verifiers.apps.reaper import Envelope, EnvPoint, Item, RPPError, Track, read_rpp, track_named, write_rpp
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.levels import channel_frame_power
+from verifiers.paramtypes.sound import CrossoverTiming, Extremes, Trajectory
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
+TASK = "R06.07.01.03-T02"
+N = check_names(TASK)
 OUTPUT = "output/passby.wav"
 PROJECT = "fixtures/road_passby.RPP"
 FPS = 24
 AUDIBLE_RE_MAX_DB = -40.0
-
-
-def channel_frame_energy(samples: np.ndarray, rate_hz: int, fps: float) -> np.ndarray:
-    """(frames, channels) mean power per video frame."""
-    step = rate_hz / fps
-    n = int(samples.shape[0] // step)
-    idx = (np.arange(n + 1) * step).astype(int)
-    c = np.vstack([np.zeros((1, samples.shape[1])), np.cumsum(samples * samples, axis=0)])
-    return (c[idx[1:]] - c[idx[:-1]]) / np.maximum(np.diff(idx), 1)[:, None]
 
 
 def pan_estimate(energy: np.ndarray) -> np.ndarray:
@@ -46,55 +45,93 @@ def pan_estimate(energy: np.ndarray) -> np.ndarray:
     return 2 / math.pi * np.arcsin(np.clip(m, -1, 1))
 
 
+@dataclass(frozen=True)
+class PassbyGT:
+    fps: float
+    center_frame: float
+    x_track: np.ndarray  # (frames, 2): [frame, x]
+
+
+@dataclass(frozen=True)
+class PanTrack:
+    """The render's per-frame pan estimate, restricted to the frames the car is on screen and audible."""
+
+    energy: np.ndarray  # (frames, 2) mean power per channel
+    pan: np.ndarray  # -1 left .. +1 right per frame
+    audible: np.ndarray  # bool per frame
+    f_on: np.ndarray  # on-screen audible frames
+    x_on: np.ndarray  # their screen x (0 left .. 1 right)
+
+
+def load_passby_gt(ctx: ScoreContext) -> PassbyGT:
+    gt = ctx.gt_json("passby.json")
+    try:
+        fps = float(gt["fps"])
+        center = float(gt["center_frame"])
+        track = np.asarray(gt["x_track"], dtype=float)
+        if track.ndim != 2 or track.shape[1] != 2 or len(track) < 10:
+            raise ValueError("x_track must be >= 10 [frame, x] pairs")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth passby.json malformed: {exc}") from None
+    return PassbyGT(fps, center, track)
+
+
+def pan_track(ctx: ScoreContext, gt: PassbyGT) -> PanTrack:
+    audio, samples = load_output(ctx, OUTPUT, None)
+    if audio.channels != 2:
+        raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: the task asks for a stereo render")
+    energy = channel_frame_power(samples, audio.sample_rate_hz, gt.fps)
+    total = energy.sum(axis=1)
+    audible = 10 * np.log10(np.maximum(total, 1e-20)) >= 10 * np.log10(max(total.max(), 1e-20)) + AUDIBLE_RE_MAX_DB
+    p = pan_estimate(energy)
+    frames = gt.x_track[:, 0].astype(int)
+    on = [(f, x) for f, x in zip(frames, gt.x_track[:, 1], strict=True) if 0 <= f < len(p) and audible[f]]
+    if len(on) < 10:
+        raise AgentOutputError("the car is not audible while it is on screen")
+    return PanTrack(energy, p, audible, np.array([f for f, _x in on]), np.array([x for _f, x in on]))
+
+
 @register
-class PassbyPan(TaskVerifier):
-    task_id = "R06.07.01.03-T02"
+class PassbyPan(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("passby.json")
-        try:
-            fps = float(gt["fps"])
-            center = float(gt["center_frame"])
-            track = np.asarray(gt["x_track"], dtype=float)
-            if track.ndim != 2 or track.shape[1] != 2 or len(track) < 10:
-                raise ValueError("x_track must be >= 10 [frame, x] pairs")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth passby.json malformed: {exc}") from None
-        audio, samples = load_output(ctx, OUTPUT, None)
-        if audio.channels != 2:
-            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: the task asks for a stereo render")
-        energy = channel_frame_energy(samples, audio.sample_rate_hz, fps)
-        total = energy.sum(axis=1)
-        audible = 10 * np.log10(np.maximum(total, 1e-20)) >= 10 * np.log10(max(total.max(), 1e-20)) + AUDIBLE_RE_MAX_DB
-        p = pan_estimate(energy)
-        frames = track[:, 0].astype(int)
-        on = [(f, x) for f, x in zip(frames, track[:, 1], strict=True) if 0 <= f < len(p) and audible[f]]
-        rpp = self._project_evidence(ctx)
-        if len(on) < 10:
-            checks.fail_rest("the car is not audible while it is on screen", None)
-            return
-        f_on = np.array([f for f, _x in on])
-        x_on = np.array([x for _f, x in on])
+    @provides
+    def gt(self) -> PassbyGT:
+        return load_passby_gt(self.ctx)
 
-        tol = float(checks.params("crossover_timing").get("tolerance_frames", 5))
-        crossings = [f + p[f] / (p[f] - p[f + 1]) for f in range(len(p) - 1)
-                     if audible[f] and audible[f + 1] and p[f] < 0 <= p[f + 1]]
-        if crossings:
-            cross = min(crossings, key=lambda c: abs(c - center))
-            err = cross - center
-            checks.set("crossover_timing", 1.0 if abs(err) <= tol else max(0.0, 1 - (abs(err) - tol) / (2 * tol)),
-                       {"crossover_frame": round(cross, 2), "gt_center_frame": center, "error_frames": round(err, 2),
-                        "project": rpp}, f"equal-energy crossover {err:+.1f} frames from the GT centre frame")
-        else:
-            checks.fail("crossover_timing", "the image never crosses from left to right", {"project": rpp})
+    @provides
+    def track(self) -> PanTrack:
+        return pan_track(self.ctx, self.gt)
 
-        r = float(np.corrcoef(p[f_on], 2 * x_on - 1)[0, 1]) if np.std(p[f_on]) > 1e-9 else 0.0
-        need = float(checks.params("trajectory").get("min_correlation", 0.85))
-        checks.set("trajectory", 1.0 if r >= need else max(0.0, r / need), {"pearson_r": round(r, 3),
-                                                                            "frames": len(f_on)},
-                   f"pan trajectory r = {r:.2f} against the screen track (need {need:g})")
+    @provides
+    def rpp(self) -> dict:
+        return self._project_evidence(self.ctx)
 
-        need_db = float(checks.params("extremes").get("min_ratio_db", 12))
+    @check(N.crossover_timing)
+    def crossover_timing(self, p: CrossoverTiming, curve: Curve) -> Result:
+        pan, audible, center = self.track.pan, self.track.audible, self.gt.center_frame
+        rpp = self.rpp
+        crossings = [f + pan[f] / (pan[f] - pan[f + 1]) for f in range(len(pan) - 1)
+                     if audible[f] and audible[f + 1] and pan[f] < 0 <= pan[f + 1]]
+        if not crossings:
+            return Result.fail("the image never crosses from left to right", {"project": rpp})
+        cross = min(crossings, key=lambda c: abs(c - center))
+        err = cross - center
+        return Result(curve.score(err, p.tolerance_frames),
+                      {"crossover_frame": round(cross, 2), "gt_center_frame": center, "error_frames": round(err, 2),
+                       "project": rpp}, f"equal-energy crossover {err:+.1f} frames from the GT centre frame")
+
+    @check(N.trajectory)
+    def trajectory(self, p: Trajectory, curve: Curve) -> Result:
+        pan, f_on, x_on = self.track.pan, self.track.f_on, self.track.x_on
+        r = float(np.corrcoef(pan[f_on], 2 * x_on - 1)[0, 1]) if np.std(pan[f_on]) > 1e-9 else 0.0
+        need = p.min_correlation_ratio
+        return Result(curve.score(max(0.0, need - r)), {"pearson_r": round(r, 3), "frames": len(f_on)},
+                      f"pan trajectory r = {r:.2f} against the screen track (need {need:g})")
+
+    @check(N.extremes)
+    def extremes(self, p: Extremes, curve: Curve) -> Result:
+        energy, f_on = self.track.energy, self.track.f_on
         k = max(1, len(f_on) // 10)
 
         def ratio_db(sel: np.ndarray) -> float:
@@ -102,9 +139,9 @@ class PassbyPan(TaskVerifier):
             return float(10 * np.log10(max(e[:, 0].sum(), 1e-20) / max(e[:, 1].sum(), 1e-20)))
 
         entry, exit_ = ratio_db(f_on[:k]), -ratio_db(f_on[-k:])
-        score = 0.5 * (entry >= need_db) + 0.5 * (exit_ >= need_db)
-        checks.set("extremes", score, {"entry_l_over_r_db": round(entry, 1), "exit_r_over_l_db": round(exit_, 1)},
-                   f"entry L/R {entry:.1f} dB, exit R/L {exit_:.1f} dB (need {need_db:g})")
+        return Result(curve.count([entry >= p.min_ratio_db, exit_ >= p.min_ratio_db]),
+                      {"entry_l_over_r_db": round(entry, 1), "exit_r_over_l_db": round(exit_, 1)},
+                      f"entry L/R {entry:.1f} dB, exit R/L {exit_:.1f} dB (need {p.min_ratio_db:g})")
 
     @staticmethod
     def _project_evidence(ctx: ScoreContext) -> dict:
@@ -153,11 +190,11 @@ class PassbyPan(TaskVerifier):
             write_rpp(folder / PROJECT, [Track("CAR", items=car_item, envelopes={"PANENV2": Envelope("PANENV2", pts)})])
 
         render(inst.oracle)
-        render(inst.mutant("crossing_10_frames_late", ["crossover_timing", "extremes"],
+        render(inst.mutant("crossing_10_frames_late", [N.crossover_timing, N.extremes],
                            "pan follows the car 10 frames late: crosses late, not full right at exit"),
                shift=10)
-        render(inst.mutant("half_width_pan", ["extremes"], "pan only goes to 50% L/R"), width=0.5)
-        render(inst.mutant("pan_rushes_then_stalls", ["trajectory"], "pan runs ahead of the car then waits"),
+        render(inst.mutant("half_width_pan", [N.extremes], "pan only goes to 50% L/R"), width=0.5)
+        render(inst.mutant("pan_rushes_then_stalls", [N.trajectory], "pan runs ahead of the car then waits"),
                wobble=1.6)
-        mono = inst.mutant("mono_render", ["crossover_timing", "trajectory", "extremes"], "rendered mono")
+        mono = inst.mutant("mono_render", list(N), "rendered mono")
         write_wav(mono / OUTPUT, car)
