@@ -225,6 +225,33 @@ class KeywordPops:
     tolerance_frames: int
 
 
+# ---- T08 -------------------------------------------------------------------------------------
+
+@params_type(T[8], "silences_removed")
+@dataclass(frozen=True)
+class SilencesRemoved:
+    max_pause_s: float
+
+
+@params_type(T[8], "no_words_lost")
+@dataclass(frozen=True)
+class NoWordsLost:
+    min_word_recall_ratio: float  # words found in the export / GT words
+
+
+@dataclass(frozen=True)
+class Broll:
+    """broll_<k>: the k-th keyword's B-roll, from its onset for duration_s, full frame."""
+
+    tolerance_frames: float
+    duration_s: float
+    duration_tolerance_s: float
+
+
+for _k in range(1, 5):
+    params_type(T[8], f"broll_{_k}")(Broll)
+
+
 # ---- T09 -------------------------------------------------------------------------------------
 
 @params_type(T[9], "length_clips")

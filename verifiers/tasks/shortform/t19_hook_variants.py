@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import hamming, phash
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.paramtypes.shortform import BodyIdentical, ExportSpecNaming, Hook
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact, size_ok, video_facts
 
+TASK = "R06.04.01.04-T19"
+N = check_names(TASK)
 FPS = 30.0
 SCALE = 1 / 6  # 180x320 miniature of 1080x1920
 MAX_HASH_BITS = 6  # perceptual-hash distance still called "the same frame" after re-encoding
@@ -40,66 +47,121 @@ def _sampled(path, every_s: float) -> list:
     return list(iter_frames(path, every_s=every_s, width=180))
 
 
-@register
-class HookVariants(TaskVerifier):
-    task_id = "R06.04.01.04-T19"
+@dataclass(frozen=True)
+class Variant:
+    """One out/ad_hook<k>.mp4: unusable (error), or its facts, spec, body match and hook frames."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        hooks = read_hooks(ctx.input("input/hooks.csv").read_text(encoding="utf-8"))
-        folder = ctx.input("fixtures/ad_body")
-        sources = {p.stem: p for p in sorted(folder.glob("*.mp4"))}
+    rel: str
+    error: str | None = None
+    evidence: dict = field(default_factory=dict)
+    spec_ok: bool = False
+    body_ok: bool = False
+    head: list = field(default_factory=list)  # frames of the first hook_s seconds
+    clip_ok: bool = False
+
+
+def judge_variant(path: Path, pr, rel: str, spec: ExportSpecNaming, hook_s: float, body_s: float,
+                  body_ref: list, matcher: ClipMatcher, want_clip: str | None, scale: float) -> Variant:
+    frames = _sampled(path, SAMPLE_S)
+    facts = video_facts(pr)
+    ok_spec = (size_ok(facts, list(spec.size_px), scale) and abs(facts["fps"] - spec.fps) < 0.01
+               and abs(facts["duration_s"] - spec.duration_s) <= 1.5 / spec.fps)
+    # body: frames after the hook equal the body fixture frame at t - hook_s
+    body = [f for f in frames if f.t_s >= hook_s + 0.1]
+    same = 0
+    for f in body:
+        ref = min(body_ref, key=lambda r, t=f.t_s - hook_s: abs(r[0] - t))
+        same += hamming(phash(f.rgb), ref[1]) <= MAX_HASH_BITS
+    body_match = len(body) > 0 and same >= 0.95 * len(body) and facts["duration_s"] >= hook_s + body_s - 0.5
+    # hook: the listed clip in the first hook_s seconds
+    head = [f for f in frames if f.t_s < hook_s - 0.1]
+    shown = [matcher.identify(f.rgb)[0] for f in head]
+    clip_ok = bool(shown) and shown.count(want_clip) >= 0.8 * len(shown)
+    ev = {**facts, "hook_clips": shown, "body_same_frames": f"{same}/{len(body)}"}
+    return Variant(rel, None, ev, bool(ok_spec), bool(body_match), head, clip_ok)
+
+
+@register
+class HookVariants(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def hooks(self) -> dict[int, dict[str, str]]:
+        return read_hooks(self.ctx.input("input/hooks.csv").read_text(encoding="utf-8"))
+
+    @provides
+    def variants(self) -> dict[int, Variant]:
+        ctx = self.ctx
+        hooks = self.hooks
+        sources = {p.stem: p for p in sorted(ctx.input("fixtures/ad_body").glob("*.mp4"))}
         if "body" not in sources:
             raise GTError("fixtures/ad_body/body.mp4 missing")
         matcher = ClipMatcher(sources)
         scale = instance_scale(ctx)
-        spec = checks.params("export_spec_naming")
-        hook_s = checks.params("hook_1")["hook_s"]
+        spec = self.task.check(N.export_spec_naming).typed
+        hook_s = self.task.check(N.hook_1).typed.hook_s
+        body_s = self.task.check(N.body_identical).typed.body_s
         body_ref = [(f.t_s, phash(f.rgb)) for f in _sampled(sources["body"], SAMPLE_S)]
-
-        spec_ok, body_ok, files = 0, 0, {}
-        for k in range(1, spec["files"] + 1):
-            name = f"hook_{k}"
+        out = {}
+        for k in range(1, spec.file_count + 1):
             rel = f"out/ad_hook{k}.mp4"
             try:
                 path, pr = probe_artifact(ctx, rel)
-                frames = _sampled(path, SAMPLE_S)
+                out[k] = judge_variant(path, pr, rel, spec, hook_s, body_s, body_ref, matcher,
+                                       hooks.get(k, {}).get("clip"), scale)
             except (AgentOutputError, MediaError) as exc:  # this file is unusable
-                checks.fail(name, str(exc))
-                files[rel] = {"error": str(exc)}
-                continue
-            facts = video_facts(pr)
-            ok_spec = (size_ok(facts, spec["size_px"], scale) and abs(facts["fps"] - spec["fps"]) < 0.01
-                       and abs(facts["duration_s"] - spec["duration_s"]) <= 1.5 / spec["fps"])
-            spec_ok += ok_spec
-            # body: frames after the hook equal the body fixture frame at t - hook_s
-            body = [f for f in frames if f.t_s >= hook_s + 0.1]
-            same = 0
-            for f in body:
-                ref = min(body_ref, key=lambda r, t=f.t_s - hook_s: abs(r[0] - t))
-                same += hamming(phash(f.rgb), ref[1]) <= MAX_HASH_BITS
-            body_match = len(body) > 0 and same >= 0.95 * len(body) and \
-                facts["duration_s"] >= hook_s + checks.params("body_identical")["body_s"] - 0.5
-            body_ok += body_match
-            # hook: the listed clip and the listed text in the first hook_s seconds
-            head = [f for f in frames if f.t_s < hook_s - 0.1]
-            shown = [matcher.identify(f.rgb)[0] for f in head]
-            want = hooks.get(k, {})
-            clip_ok = bool(shown) and shown.count(want.get("clip")) >= 0.8 * len(shown)
-            files[rel] = {**facts, "hook_clips": shown, "body_same_frames": f"{same}/{len(body)}"}
-            if not clip_ok:
-                checks.fail(name, f"hook shows {shown}, want {want.get('clip')}", files[rel])
-                continue
-            try:
-                texts = [normalise(frame_text(head[len(head) // 2].rgb))]
-            except OCRUnavailable as exc:
-                checks.error(name, str(exc), files[rel])
-                continue
-            text_ok = any(normalise(want["text"]) in t for t in texts)
-            checks.set(name, float(text_ok), {**files[rel], "ocr": texts},
-                       "" if text_ok else f"hook text {want['text']!r} not read")
-        checks.set("body_identical", body_ok / spec["files"], {"files": files}, f"{body_ok}/{spec['files']} bodies match")
-        checks.set("export_spec_naming", spec_ok / spec["files"], {"files": files},
-                   f"{spec_ok}/{spec['files']} files named and exported to spec")
+                out[k] = Variant(rel, str(exc), {"error": str(exc)})
+        return out
+
+    def _hook(self, k: int, curve: Curve) -> Result:
+        v = self.variants[k]
+        if v.error is not None:
+            return Result.fail(v.error)
+        want = self.hooks.get(k, {})
+        if not v.clip_ok:
+            return Result.fail(f"hook shows {v.evidence['hook_clips']}, want {want.get('clip')}", v.evidence)
+        try:
+            texts = [normalise(frame_text(v.head[len(v.head) // 2].rgb))]
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc), v.evidence)
+        text_ok = any(normalise(want["text"]) in t for t in texts)
+        return Result(curve.passes(text_ok), {**v.evidence, "ocr": texts},
+                      "" if text_ok else f"hook text {want['text']!r} not read")
+
+    @check(N.hook_1)
+    def hook_1(self, p: Hook, curve: Curve) -> Result:
+        return self._hook(1, curve)
+
+    @check(N.hook_2)
+    def hook_2(self, p: Hook, curve: Curve) -> Result:
+        return self._hook(2, curve)
+
+    @check(N.hook_3)
+    def hook_3(self, p: Hook, curve: Curve) -> Result:
+        return self._hook(3, curve)
+
+    @check(N.hook_4)
+    def hook_4(self, p: Hook, curve: Curve) -> Result:
+        return self._hook(4, curve)
+
+    @check(N.hook_5)
+    def hook_5(self, p: Hook, curve: Curve) -> Result:
+        return self._hook(5, curve)
+
+    def _files(self) -> dict[str, dict]:
+        return {v.rel: v.evidence for v in self.variants.values()}
+
+    @check(N.body_identical)
+    def body_identical(self, p: BodyIdentical, curve: Curve) -> Result:
+        n = len(self.variants)
+        ok = sum(v.body_ok for v in self.variants.values())
+        return Result(curve.count(ok, n), {"files": self._files()}, f"{ok}/{n} bodies match")
+
+    @check(N.export_spec_naming)
+    def export_spec_naming(self, p: ExportSpecNaming, curve: Curve) -> Result:
+        ok = sum(v.spec_ok for v in self.variants.values())
+        return Result(curve.count(ok, p.file_count), {"files": self._files()},
+                      f"{ok}/{p.file_count} files named and exported to spec")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 180, 320
@@ -133,11 +195,11 @@ class HookVariants(TaskVerifier):
 
         write_all(inst.oracle)
         other = rows[3]["clip"]
-        write_all(inst.mutant("hook3_wrong_clip", ["hook_3"], "hook 3 uses hook 4's clip"),
+        write_all(inst.mutant("hook3_wrong_clip", [N.hook_3], "hook 3 uses hook 4's clip"),
                   lambda k, r: ({**r, "clip": other} if k == 3 else r, {}))
-        write_all(inst.mutant("hook2_typo", ["hook_2"], "hook 2 text misspelt"),
+        write_all(inst.mutant("hook2_typo", [N.hook_2], "hook 2 text misspelt"),
                   lambda k, r: ({**r, "text": "WAIT FRO IT"} if k == 2 else r, {}))
-        write_all(inst.mutant("body5_shifted", ["body_identical"], "file 5's body starts 1 s late"),
+        write_all(inst.mutant("body5_shifted", [N.body_identical], "file 5's body starts 1 s late"),
                   lambda k, r: (r, {"body_shift": int(FPS)} if k == 5 else {}))
-        write_all(inst.mutant("file4_square", ["export_spec_naming"], "file 4 exported 1:1"),
+        write_all(inst.mutant("file4_square", [N.export_spec_naming], "file 4 exported 1:1"),
                   lambda k, r: (r, {"size": (180, 180)} if k == 4 else {}))
