@@ -132,6 +132,26 @@ class ChunkReader:
             raise
         return out
 
+    def _big_continuations(self, buf: bytearray, mv: memoryview, start: int, n: int, st: _StreamState,
+                           header: int) -> int:
+        """Large chunks (the usual 4096): append whole continuation chunks of `st`'s message with
+        no header bookkeeping (nothing in the chunk stream's state changes mid-message), up to
+        but not including the message's last chunk."""
+        size = self.chunk_size
+        stride = size + 1
+        partial = st.buf
+        assert partial is not None
+        pos = start
+        remaining = st.remaining
+        while remaining > size and n - pos >= stride and buf[pos] == header:
+            partial += mv[pos + 1:pos + stride]
+            pos += stride
+            remaining -= size
+        if pos != start:
+            self._held += st.remaining - remaining
+            st.remaining = remaining
+        return pos
+
     def _fast_continuation(self, buf: bytearray, start: int, n: int, st: _StreamState) -> int:
         """Consume a run of whole 1-byte-header type-3 continuation chunks of `st`'s message at
         `start` in bulk; return the new position (`start` when there is no run worth it).
@@ -182,10 +202,13 @@ class ChunkReader:
             b0 = buf[pos]
             fmt = b0 >> 6
             csid = b0 & 0x3F
-            if fmt == 3 and csid > 1 and self.chunk_size <= _FAST_CHUNK_SIZE:
+            if fmt == 3 and csid > 1:
                 fst = streams.get(csid)
                 if fst is not None and fst.buf is not None and not fst.ext:
-                    pos = self._fast_continuation(buf, start, n, fst)
+                    if self.chunk_size <= _FAST_CHUNK_SIZE:
+                        pos = self._fast_continuation(buf, start, n, fst)
+                    else:
+                        pos = self._big_continuations(buf, mv, start, n, fst, b0)
                     if pos != start:
                         continue
             pos += 1
