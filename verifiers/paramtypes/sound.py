@@ -58,3 +58,29 @@ class Trajectory:
 @dataclass(frozen=True)
 class Extremes:
     min_ratio_db: float = 12.0
+
+
+# ---- T03: fill holes ----------------------------------------------------------------------------------
+
+T03 = "R06.07.01.03-T03"
+
+
+@params_type(T03, "holes_filled")
+@dataclass(frozen=True)
+class HolesFilled:
+    max_digital_silence_sample_count: int = 100  # a run of this many all-zero samples is a hole left open
+    holes_count: int | None = None  # the seed's count (the GT's holes are the ones used)
+
+
+@params_type(T03, "spectral_match")
+@dataclass(frozen=True)
+class SpectralMatch:
+    max_band_delta_db: float = 2.0
+
+
+@params_type(T03, "crossfades_rest_intact")
+@dataclass(frozen=True)
+class CrossfadesRestIntact:
+    min_crossfade_frames: float = 8.0
+    max_crossfade_frames: float = 12.0
+    max_null_dbfs: float = -60.0

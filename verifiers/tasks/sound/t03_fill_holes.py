@@ -7,7 +7,7 @@ Output: output/office_bg.wav. GT: gt/holes.json {fps, holes: [[start_s, end_s], 
 holes_filled: no run of >= 100 samples of digital silence (all channels exactly 0, on the file's own
 samples, verifiers.measure.events) inside any hole (share of holes). spectral_match: 1/3-octave levels (200 Hz–8 kHz, verifiers.measure.spectral) of
 each filled region against the track's ambience in the 1 s either side; mean |Δ| per band <= 2 dB
-(share of holes). crossfades_rest_intact: half for the 8 edges whose fill fade (see fades.py: the
+(share of holes). crossfades_rest_intact: half for the 8 edges whose fill fade (see _shared/fades.py: the
 fill is located in amb_office.wav by NCC, its per-window gain fitted with a ramp) lasts 8–12
 frames; half for the null test, render minus the original track outside the holes and a 1 s margin
 around them, peak <= -60 dBFS.
@@ -15,14 +15,19 @@ around them, peak <= -60 dBFS.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
-from verifiers.measure.audio_io import load_audio
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.events import silence_runs
 from verifiers.measure.identify import match_at
 from verifiers.measure.spectral import third_octave_levels_db
+from verifiers.paramtypes.sound import CrossfadesRestIntact, HolesFilled, SpectralMatch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
@@ -35,6 +40,8 @@ from verifiers.tasks.sound._shared.render_files import (
     write_wav,
 )
 
+TASK = "R06.07.01.03-T03"
+N = check_names(TASK)
 OUTPUT = "output/office_bg.wav"
 TRACK = "fixtures/media/office_fx_track.wav"
 AMB = "fixtures/amb_office.wav"
@@ -44,110 +51,153 @@ EDGE_SPAN_S = 0.7
 NULL_MARGIN_S = 1.0
 
 
-@register
-class FillHoles(TaskVerifier):
-    task_id = "R06.07.01.03-T03"
+@dataclass(frozen=True)
+class HoleRender:
+    """The render next to the original track, trimmed to the same length (samples at RATE_HZ)."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("holes.json")
-        try:
-            fps = float(gt["fps"])
-            holes = [(float(a), float(b)) for a, b in gt["holes"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth holes.json malformed: {exc}") from None
-        try:
-            orig = load_audio(ctx.input(TRACK), sample_rate_hz=RATE_HZ).samples
-            amb = load_audio(ctx.input(AMB), sample_rate_hz=RATE_HZ).mono
-        except MediaError as exc:
-            raise GTError(f"task input unreadable: {exc}") from None
-        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        if x.shape[1] != orig.shape[1]:
-            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}; the track is {orig.shape[1]} channel(s)")
-        n = min(len(x), len(orig))
-        if len(x) < len(orig) - RATE_HZ / fps:
-            raise AgentOutputError(f"{OUTPUT} is {len(x) / RATE_HZ:.2f} s, the track {len(orig) / RATE_HZ:.2f} s")
-        x, orig = x[:n], orig[:n]
-        mono, omono = x.mean(axis=1), orig.mean(axis=1)
+    fps: float
+    holes: list[tuple[float, float]]
+    audio: Audio  # the file as written (digital silence is judged on its own samples)
+    x: np.ndarray
+    orig: np.ndarray
+    amb: np.ndarray  # fixtures/amb_office.wav, mono
 
-        min_run = int(checks.params("holes_filled").get("max_digital_silence_samples", 100))
-        native = audio.sample_rate_hz  # digital silence is judged on the file's own samples
-        runs = silence_runs(audio.samples, native, min_s=min_run / native)
-        per_hole = []
-        for a, b in holes:
-            inside = [r for r in runs if r.start_s < b and r.end_s > a]
-            per_hole.append({"hole_s": [a, b], "silent_runs": len(inside),
-                             "longest_ms": round(max([r.duration_s for r in inside], default=0) * 1000, 1)})
-        filled = sum(h["silent_runs"] == 0 for h in per_hole)
-        checks.set("holes_filled", filled / len(holes), {"holes": per_hole, "min_run_samples": min_run},
-                   f"{filled}/{len(holes)} holes free of digital silence")
+    @property
+    def mono(self) -> np.ndarray:
+        return self.x.mean(axis=1)
 
-        max_db = float(checks.params("spectral_match").get("max_band_delta_db", 2))
-        spec = []
-        for a, b in holes:
-            lo, hi = round(a * RATE_HZ), round(b * RATE_HZ)
-            around = np.concatenate([omono[max(0, lo - RATE_HZ): lo], omono[hi: hi + RATE_HZ]])
-            fill = mono[lo:hi]
-            if np.all(fill == 0) or len(around) < 4096:
-                spec.append({"hole_s": [a, b], "mean_abs_delta_db": None, "ok": False})
+    @property
+    def omono(self) -> np.ndarray:
+        return self.orig.mean(axis=1)
+
+
+def load_hole_render(ctx: ScoreContext) -> HoleRender:
+    gt = ctx.gt_json("holes.json")
+    try:
+        fps = float(gt["fps"])
+        holes = [(float(a), float(b)) for a, b in gt["holes"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth holes.json malformed: {exc}") from None
+    try:
+        orig = load_audio(ctx.input(TRACK), sample_rate_hz=RATE_HZ).samples
+        amb = load_audio(ctx.input(AMB), sample_rate_hz=RATE_HZ).mono
+    except MediaError as exc:
+        raise GTError(f"task input unreadable: {exc}") from None
+    audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+    if x.shape[1] != orig.shape[1]:
+        raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}; the track is {orig.shape[1]} channel(s)")
+    n = min(len(x), len(orig))
+    if len(x) < len(orig) - RATE_HZ / fps:
+        raise AgentOutputError(f"{OUTPUT} is {len(x) / RATE_HZ:.2f} s, the track {len(orig) / RATE_HZ:.2f} s")
+    return HoleRender(fps, holes, audio, x[:n], orig[:n], amb)
+
+
+def band_delta(r: HoleRender, a: float, b: float, max_db: float) -> dict:
+    """Mean |delta| of the fill's 1/3-octave levels against the track's ambience 1 s either side."""
+    mono, omono = r.mono, r.omono
+    lo, hi = round(a * RATE_HZ), round(b * RATE_HZ)
+    around = np.concatenate([omono[max(0, lo - RATE_HZ): lo], omono[hi: hi + RATE_HZ]])
+    fill = mono[lo:hi]
+    if np.all(fill == 0) or len(around) < 4096:
+        return {"hole_s": [a, b], "mean_abs_delta_db": None, "ok": False}
+    _c, lf = third_octave_levels_db(fill, RATE_HZ, low_hz=BAND_RANGE_HZ[0], high_hz=BAND_RANGE_HZ[1], nperseg=4096)
+    _c, la = third_octave_levels_db(around, RATE_HZ, low_hz=BAND_RANGE_HZ[0], high_hz=BAND_RANGE_HZ[1], nperseg=4096)
+    delta = np.abs(lf - la)
+    m = float(np.mean(delta[np.isfinite(delta)])) if np.isfinite(delta).any() else float("inf")
+    return {"hole_s": [a, b], "mean_abs_delta_db": round(m, 2), "max_abs_delta_db": round(float(np.max(delta)), 2),
+            "ok": m <= max_db}
+
+
+def edge_fades(r: HoleRender, lo_f: float, hi_f: float) -> list[dict]:
+    """The fill's fade length at each hole edge (fitted ramp of its per-window gain), ok within lo_f..hi_f frames."""
+    mono, omono, n = r.mono, r.omono, len(r.x)
+    edges = []
+    for a, b in r.holes:
+        fill = aligned_fill(mono, r.amb, a, b)
+        for edge, rising in ((a, True), (b, False)):
+            if fill is None:
+                edges.append({"edge_s": edge, "fade_frames": None, "ok": False})
                 continue
-            _c, lf = third_octave_levels_db(fill, RATE_HZ, low_hz=BAND_RANGE_HZ[0], high_hz=BAND_RANGE_HZ[1],
-                                            nperseg=4096)
-            _c, la = third_octave_levels_db(around, RATE_HZ, low_hz=BAND_RANGE_HZ[0], high_hz=BAND_RANGE_HZ[1],
-                                            nperseg=4096)
-            delta = np.abs(lf - la)
-            m = float(np.mean(delta[np.isfinite(delta)])) if np.isfinite(delta).any() else float("inf")
-            spec.append({"hole_s": [a, b], "mean_abs_delta_db": round(m, 2), "max_abs_delta_db": round(float(np.max(delta)), 2),
-                         "ok": m <= max_db})
-        ok_s = sum(s["ok"] for s in spec)
-        checks.set("spectral_match", ok_s / len(holes), {"holes": spec, "max_band_delta_db": max_db},
-                   f"{ok_s}/{len(holes)} fills match the surrounding ambience within {max_db:g} dB per band")
+            s0, s1 = round((edge - EDGE_SPAN_S) * RATE_HZ), round((edge + EDGE_SPAN_S) * RATE_HZ)
+            s0, s1 = max(0, s0), min(n, s1)
+            t, _g, h = window_gains(mono[s0:s1], omono[s0:s1], fill[s0:s1], RATE_HZ)
+            inner = (t + s0 / RATE_HZ > a + 0.15) & (t + s0 / RATE_HZ < b - 0.15)
+            h_ref = float(np.median(h[inner])) if inner.any() else float(np.max(h))
+            fade = fit_ramp(t, h / h_ref if h_ref > 0 else h, rising=rising, max_len_s=1.0)
+            frames = fade.length_s * r.fps
+            edges.append({"edge_s": edge, "fade_frames": round(frames, 2), "shape": fade.shape,
+                          "ok": lo_f <= frames <= hi_f})
+    return edges
 
-        cp = checks.params("crossfades_rest_intact")
-        lo_f, hi_f = float(cp.get("min_crossfade_frames", 8)), float(cp.get("max_crossfade_frames", 12))
-        edges = []
-        for a, b in holes:
-            fill = self._aligned_fill(mono, amb, a, b)
-            for edge, rising in ((a, True), (b, False)):
-                if fill is None:
-                    edges.append({"edge_s": edge, "fade_frames": None, "ok": False})
-                    continue
-                s0, s1 = round((edge - EDGE_SPAN_S) * RATE_HZ), round((edge + EDGE_SPAN_S) * RATE_HZ)
-                s0, s1 = max(0, s0), min(n, s1)
-                t, _g, h = window_gains(mono[s0:s1], omono[s0:s1], fill[s0:s1], RATE_HZ)
-                inner = (t + s0 / RATE_HZ > a + 0.15) & (t + s0 / RATE_HZ < b - 0.15)
-                h_ref = float(np.median(h[inner])) if inner.any() else float(np.max(h))
-                fade = fit_ramp(t, h / h_ref if h_ref > 0 else h, rising=rising, max_len_s=1.0)
-                frames = fade.length_s * fps
-                edges.append({"edge_s": edge, "fade_frames": round(frames, 2), "shape": fade.shape,
-                              "ok": lo_f <= frames <= hi_f})
+
+def null_peak_dbfs(r: HoleRender) -> float:
+    """Peak of render minus original outside the holes and a NULL_MARGIN_S margin around them."""
+    keep = np.ones(len(r.x), dtype=bool)
+    for a, b in r.holes:
+        keep[max(0, round((a - NULL_MARGIN_S) * RATE_HZ)): round((b + NULL_MARGIN_S) * RATE_HZ)] = False
+    resid = (r.x - r.orig)[keep]
+    return 20 * np.log10(max(float(np.max(np.abs(resid))) if resid.size else 0.0, 1e-12))
+
+
+def aligned_fill(mono: np.ndarray, amb: np.ndarray, a: float, b: float) -> np.ndarray | None:
+    """The ambience as placed in this hole: locate the hole's middle 0.3 s in amb_office by NCC."""
+    mid = (a + b) / 2
+    seg = mono[round((mid - 0.15) * RATE_HZ): round((mid + 0.15) * RATE_HZ)]
+    if len(seg) < 1000 or not np.any(seg):
+        return None
+    half = len(amb) / RATE_HZ / 2
+    m = match_at(amb, RATE_HZ, {"fill": seg}, half, search_s=half + 0.5, length_s=0.3)[0]
+    if m.ncc < 0.6:
+        return None
+    shift = round((mid - 0.15) * RATE_HZ) - round(m.offset_s * RATE_HZ)  # render index = amb index + shift
+    out = np.zeros(len(mono))
+    lo, hi = max(0, shift), min(len(mono), len(amb) + shift)
+    out[lo:hi] = amb[lo - shift: hi - shift]
+    return out
+
+
+@register
+class FillHoles(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def render(self) -> HoleRender:
+        return load_hole_render(self.ctx)
+
+    @check(N.holes_filled)
+    def holes_filled(self, p: HolesFilled, curve: Curve) -> Result:
+        r = self.render
+        min_run = p.max_digital_silence_sample_count
+        native = r.audio.sample_rate_hz  # digital silence is judged on the file's own samples
+        runs = silence_runs(r.audio.samples, native, min_s=min_run / native)
+        per_hole = []
+        for a, b in r.holes:
+            inside = [x for x in runs if x.start_s < b and x.end_s > a]
+            per_hole.append({"hole_s": [a, b], "silent_runs": len(inside),
+                             "longest_ms": round(max([x.duration_s for x in inside], default=0) * 1000, 1)})
+        filled = sum(h["silent_runs"] == 0 for h in per_hole)
+        return Result(curve.count(filled, len(r.holes)), {"holes": per_hole, "min_run_samples": min_run},
+                      f"{filled}/{len(r.holes)} holes free of digital silence")
+
+    @check(N.spectral_match)
+    def spectral_match(self, p: SpectralMatch, curve: Curve) -> Result:
+        r, max_db = self.render, p.max_band_delta_db
+        spec = [band_delta(r, a, b, max_db) for a, b in r.holes]
+        ok_s = sum(x["ok"] for x in spec)
+        return Result(curve.count(ok_s, len(r.holes)), {"holes": spec, "max_band_delta_db": max_db},
+                      f"{ok_s}/{len(r.holes)} fills match the surrounding ambience within {max_db:g} dB per band")
+
+    @check(N.crossfades_rest_intact)
+    def crossfades_rest_intact(self, p: CrossfadesRestIntact, curve: Curve) -> Result:
+        lo_f, hi_f = p.min_crossfade_frames, p.max_crossfade_frames
+        edges = edge_fades(self.render, lo_f, hi_f)
         ok_e = sum(e["ok"] for e in edges)
-        keep = np.ones(n, dtype=bool)
-        for a, b in holes:
-            keep[max(0, round((a - NULL_MARGIN_S) * RATE_HZ)): round((b + NULL_MARGIN_S) * RATE_HZ)] = False
-        resid = (x - orig)[keep]
-        null_db = 20 * np.log10(max(float(np.max(np.abs(resid))) if resid.size else 0.0, 1e-12))
-        null_ok = null_db <= float(cp.get("max_null_dbfs", -60))
-        checks.set("crossfades_rest_intact", 0.5 * ok_e / len(edges) + 0.5 * null_ok,
-                   {"edges": edges, "null_peak_dbfs": round(null_db, 1)},
-                   f"{ok_e}/{len(edges)} edges crossfaded {lo_f:g}-{hi_f:g} frames; rest of track null "
-                   f"{null_db:.1f} dBFS")
-
-    @staticmethod
-    def _aligned_fill(mono: np.ndarray, amb: np.ndarray, a: float, b: float) -> np.ndarray | None:
-        """The ambience as placed in this hole: locate the hole's middle 0.3 s in amb_office by NCC."""
-        mid = (a + b) / 2
-        seg = mono[round((mid - 0.15) * RATE_HZ): round((mid + 0.15) * RATE_HZ)]
-        if len(seg) < 1000 or not np.any(seg):
-            return None
-        half = len(amb) / RATE_HZ / 2
-        m = match_at(amb, RATE_HZ, {"fill": seg}, half, search_s=half + 0.5, length_s=0.3)[0]
-        if m.ncc < 0.6:
-            return None
-        shift = round((mid - 0.15) * RATE_HZ) - round(m.offset_s * RATE_HZ)  # render index = amb index + shift
-        out = np.zeros(len(mono))
-        lo, hi = max(0, shift), min(len(mono), len(amb) + shift)
-        out[lo:hi] = amb[lo - shift: hi - shift]
-        return out
+        null_db = null_peak_dbfs(self.render)
+        score = 0.5 * curve.part("edges").count(ok_e, len(edges)) + 0.5 * curve.part("null_test").passes(
+            null_db <= p.max_null_dbfs)
+        return Result(score, {"edges": edges, "null_peak_dbfs": round(null_db, 1)},
+                      f"{ok_e}/{len(edges)} edges crossfaded {lo_f:g}-{hi_f:g} frames; rest of track null "
+                      f"{null_db:.1f} dBFS")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         dur_s = 12.0
@@ -187,16 +237,15 @@ class FillHoles(TaskVerifier):
             return out
 
         write_wav(inst.oracle / OUTPUT, render())
-        write_wav(inst.mutant("hole_left_silent", ["holes_filled", "spectral_match", "crossfades_rest_intact"],
+        write_wav(inst.mutant("hole_left_silent", list(N),
                               "the third hole left as digital silence") / OUTPUT, render(skip=2))
-        write_wav(inst.mutant("fill_6db_low", ["spectral_match"], "fills 6 dB under the surrounding ambience")
+        write_wav(inst.mutant("fill_6db_low", [N.spectral_match], "fills 6 dB under the surrounding ambience")
                   / OUTPUT, render(fill_gain=0.5))
-        write_wav(inst.mutant("butt_splices", ["crossfades_rest_intact"], "fills cut in without crossfades")
+        write_wav(inst.mutant("butt_splices", [N.crossfades_rest_intact], "fills cut in without crossfades")
                   / OUTPUT, render(xfade_frames=0))
-        write_wav(inst.mutant("crossfades_30_frames", ["crossfades_rest_intact"], "30-frame crossfades") / OUTPUT,
+        write_wav(inst.mutant("crossfades_30_frames", [N.crossfades_rest_intact], "30-frame crossfades") / OUTPUT,
                   render(xfade_frames=30))
-        write_wav(inst.mutant("track_renormalised", ["crossfades_rest_intact"], "whole track 1 dB louder") / OUTPUT,
+        write_wav(inst.mutant("track_renormalised", [N.crossfades_rest_intact], "whole track 1 dB louder") / OUTPUT,
                   render(track_gain=10 ** (1 / 20)))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["holes_filled", "spectral_match",
-                                                             "crossfades_rest_intact"], "render cut off") / OUTPUT,
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "render cut off") / OUTPUT,
                                 render()))
