@@ -89,6 +89,23 @@ def obs_health(log_dir: Path) -> AppHealth:
     return obs_health_from_log(logs[-1].read_text(encoding="utf-8", errors="replace"))
 
 
+def obs_stop_health(code: int | None, method: str = "") -> AppHealth:
+    """How OBS closed: anything but exit 0 means it did not finish its shutdown (it saves the
+    collection and profile there) in the launcher's grace time, so what it saved is not evidence."""
+    if code == 0:
+        return AppHealth("OBS", (), {"exit": 0})
+    return AppHealth("OBS", (f"OBS did not close cleanly (exit {code}, stopped by {method or 'unknown'})",),
+                     {"exit": code})
+
+
+def combined(*parts: AppHealth) -> AppHealth:
+    """One app's health from several readings (log, shutdown): every problem, every fact."""
+    facts: dict[str, Any] = {}
+    for part in parts:
+        facts.update(part.facts)
+    return AppHealth(parts[0].app, tuple(p for part in parts for p in part.problems), facts)
+
+
 def ffmpeg_health(progress_text: str) -> AppHealth:
     """Health of a real-time ffmpeg (`-re ... -progress FILE`): the lowest reported speed."""
     speeds = [float(s) for s in re.findall(r"^speed=\s*([\d.]+)x", progress_text, re.M)]

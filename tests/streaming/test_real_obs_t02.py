@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from monitor.obs import ObsInstance
-from tests.app_health import AppHealth, obs_health, retry_if_app_lagged
+from tests.app_health import AppHealth, combined, obs_health, obs_stop_health, retry_if_app_lagged
 from tests.streaming.real_obs import record, save_obs_config
 from verifiers.scoring import score_task
 from verifiers.synth import overlay, synth_instance
@@ -70,9 +70,9 @@ def record_in_obs(gt: Path, real: Path) -> tuple[Path, AppHealth]:
             mkv = record(c, RECORD_S)
         finally:
             c.disconnect()
-        assert o.stop() == 0
+        closed = obs_stop_health(o.stop(), o.last_stop_method)
         save_obs_config(o, real)
-        health = obs_health(o.config_dir / "logs")
+        health = combined(obs_health(o.config_dir / "logs"), closed)
     assert mkv.parent == rec_dir and mkv.suffix == ".mkv", mkv
     # OBS 29 remuxes only from its GUI (File > Remux Recordings); this is the same stream copy
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(mkv), "-map", "0", "-c", "copy",
