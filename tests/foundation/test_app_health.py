@@ -1,0 +1,59 @@
+"""The real-app health gate (tests/app_health.py) on OBS log lines and ffmpeg progress as they print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app_health import (
+    AppHealth,
+    combined,
+    ffmpeg_health,
+    obs_health_from_log,
+    obs_stop_health,
+    retry_if_app_lagged,
+)
+
+# lines as OBS 29 wrote them on this machine (loaded: a 1080p60 canvas under llvmpipe)
+LAGGING_LOG = """22:46:37.860: Output 'adv_file_output': stopping
+22:46:37.860: Output 'adv_file_output': Total frames output: 219
+22:46:37.860: Output 'adv_file_output': Total drawn frames: 19 (285 attempted)
+22:46:37.860: Output 'adv_file_output': Number of lagged frames due to rendering lag/stalls: 266 (93.3%)
+"""
+HEALTHY_LOG = """12:00:01.000: Output 'adv_file_output': Total frames output: 600
+12:00:01.000: Output 'adv_file_output': Number of lagged frames due to rendering lag/stalls: 3 (0.5%)
+12:00:01.000: Video stopped, number of skipped frames due to encoding lag: 0/600 (0.0%)
+12:00:00.500: adding 21 milliseconds of audio buffering, total audio buffering is now 42 milliseconds (source: Mic)
+"""
+
+
+def test_obs_log_lag_encoder_skips_and_audio_buffering() -> None:
+    assert obs_health_from_log(HEALTHY_LOG).kept_up
+    lag = obs_health_from_log(LAGGING_LOG)
+    assert not lag.kept_up and "266 frames" in lag.problems[0] and lag.facts["render_lag_pct"] == {
+        "adv_file_output": 93.3}
+    skipped = obs_health_from_log("Video stopped, number of skipped frames due to encoding lag: 5/41975 (0.1%)")
+    assert not skipped.kept_up and "5/41975" in skipped.problems[0]
+    late = obs_health_from_log("adding 300 milliseconds of audio buffering, total audio buffering is now 320 "
+                               "milliseconds (source: Mic)")
+    assert not late.kept_up and late.facts["audio_buffering_ms"] == 320
+    assert not obs_health_from_log("Max audio buffering reached!").kept_up
+
+
+def test_obs_stop_code_and_ffmpeg_speed() -> None:
+    assert obs_stop_health(0).kept_up and not obs_stop_health(-9, "sigkill").kept_up
+    both = combined(obs_health_from_log(HEALTHY_LOG), obs_stop_health(-9, "sigkill"))
+    assert both.problems == ("OBS did not close cleanly (exit -9, stopped by sigkill)",)
+    assert ffmpeg_health("speed=0.5x\nspeed=1.00x\nspeed=1.01x\n").kept_up  # start-up report ignored
+    slow = ffmpeg_health("speed=1.0x\nspeed=0.71x\nspeed=0.99x\n")
+    assert not slow.kept_up and slow.facts["speed_min"] == 0.71
+
+
+def test_retry_only_when_the_app_lagged() -> None:
+    lagged, fine = AppHealth("OBS", ("lagged",)), AppHealth("OBS")
+    results = iter([(50, lagged), (100, fine)])
+    assert retry_if_app_lagged(lambda: next(results), lambda r: r >= 99) == 100  # retried once
+    results = iter([(50, fine), (100, fine)])
+    assert retry_if_app_lagged(lambda: next(results), lambda r: r >= 99) == 50  # app fine: scorer's fault
+    results = iter([(50, lagged), (40, lagged)])
+    with pytest.raises(pytest.skip.Exception, match="could not keep up"):
+        retry_if_app_lagged(lambda: next(results), lambda r: r >= 99)
