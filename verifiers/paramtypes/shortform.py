@@ -319,6 +319,34 @@ class TextFields:
     field_count: int
 
 
+# ---- T18 -------------------------------------------------------------------------------------
+
+@params_type(T[18], "duration_transitions")
+@dataclass(frozen=True)
+class DurationTransitions:
+    min_duration_s: float
+    max_duration_s: float
+    boundary_tolerance_s: float
+
+
+@params_type(T[18], "scene_visuals")
+@dataclass(frozen=True)
+class SceneVisuals:
+    scene_count: int
+
+
+params_type(T[18], "captions")(MaxWer)
+
+
+@params_type(T[18], "audio_cta")
+@dataclass(frozen=True)
+class AudioCta:
+    music_lufs: float
+    tolerance_lu: float
+    min_duck_db: float
+    cta_window_s: float
+
+
 # ---- T19 -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

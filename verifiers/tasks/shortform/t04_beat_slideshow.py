@@ -10,17 +10,22 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
+from verifiers.paramtypes.shortform import AudioFormat, ChangesOnBeats, PhotosInOrder, Zoom
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
-from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments
-from verifiers.tasks.shortform._shared.export import instance_scale, open_output, size_ok
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 from verifiers.tasks.shortform._shared.zoom import zoom_of, zoomed
 
+TASK = "R06.04.01.04-T04"
+N = check_names(TASK)
 OUTPUT = "out/trip_slideshow.mp4"
 FPS = 24.0
 SR_HZ = 48_000
@@ -28,73 +33,91 @@ SCALE = 1 / 6
 MIN_SONG_CORR = 0.8
 
 
-@register
-class BeatSlideshow(TaskVerifier):
-    task_id = "R06.04.01.04-T04"
+def zoom_gains_pct(labelled: list[Labelled], segs: list[Run], photos: dict[str, np.ndarray]) -> list[float]:
+    """Per segment of 3+ frames: how much more its last frame is zoomed into its photo than its first."""
+    gains = []
+    for s in segs:
+        if s.label is None:
+            continue
+        inside = [x for x in labelled if s.start_s <= x.t_s < s.end_s]
+        if len(inside) < 3:
+            continue
+        photo = cv2.resize(photos[s.label], (inside[0].rgb.shape[1], inside[0].rgb.shape[0]),
+                           interpolation=cv2.INTER_AREA)
+        gains.append(100 * (zoom_of(inside[-1].rgb, photo) / zoom_of(inside[0].rgb, photo) - 1))
+    return gains
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        beats = np.asarray(ctx.gt_json("beats.json")["beats_s"], dtype=float)
-        folder = ctx.input("fixtures/trip_photos")
+
+@register
+class BeatSlideshow(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def photos(self) -> dict[str, np.ndarray]:
         photos = {}
-        for pth in sorted(folder.glob("*.jpg")):
+        for pth in sorted(self.ctx.input("fixtures/trip_photos").glob("*.jpg")):
             img = cv2.imread(str(pth))
             if img is None:
                 raise GTError(f"photo {pth.name} unreadable")
             photos[pth.stem] = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
-        matcher = ClipMatcher({}, images=photos)
-        song = ctx.input("fixtures/song.mp3")
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        fps = facts["fps"] or FPS
-        frame_s = 1.0 / fps
-        labelled, segs = segments(matcher, path, fps)
-        names = sorted(photos)
-        n_photos = checks.params("photos_in_order")["photos"]
-        shown = [s.label for s in segs]
-        in_place = sum(a == b for a, b in zip(shown, names, strict=False))
-        checks.set("photos_in_order", in_place / n_photos if len(segs) == n_photos else 0.5 * in_place / n_photos,
-                   {"segments": shown}, f"{in_place}/{n_photos} photos in folder order, {len(segs)} segments")
+        return photos
 
-        bp = checks.params("changes_on_beats")
-        tol_s = bp["tolerance_frames"] * frame_s + 1e-6
-        want = beats[:: bp["beats_per_photo"]][1:n_photos]
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, OUTPUT)
+
+    @provides
+    def edit(self) -> tuple[list[Labelled], list[Run]]:
+        """Every output frame labelled with its photo, and the slideshow's segments."""
+        matcher = ClipMatcher({}, images=self.photos)
+        return segments(matcher, self.export.path, self.export.facts["fps"] or FPS)
+
+    @property
+    def n_photos(self) -> int:
+        return self.task.check(N.photos_in_order).typed.photo_count
+
+    @check(N.photos_in_order)
+    def photos_in_order(self, p: PhotosInOrder, curve: Curve) -> Result:
+        segs, n = self.edit[1], p.photo_count
+        shown = [s.label for s in segs]
+        in_place = sum(a == b for a, b in zip(shown, sorted(self.photos), strict=False))
+        score = curve.count(in_place, n) if len(segs) == n else 0.5 * curve.count(in_place, n)
+        return Result(score, {"segments": shown}, f"{in_place}/{n} photos in folder order, {len(segs)} segments")
+
+    @check(N.changes_on_beats)
+    def changes_on_beats(self, p: ChangesOnBeats, curve: Curve) -> Result:
+        beats = np.asarray(self.ctx.gt_json("beats.json")["beats_s"], dtype=float)
+        segs = self.edit[1]
+        tol_s = p.tolerance_frames * (1.0 / (self.export.facts["fps"] or FPS)) + 1e-6
+        want = beats[:: p.beats_per_photo_count][1:self.n_photos]
         changes = [s.start_s for s in segs[1:]]
         errs = [float(abs(c - w)) for c, w in zip(changes, want, strict=False)]
         on = sum(e <= tol_s for e in errs)
-        checks.set("changes_on_beats", on / len(want) if len(want) else 0.0,
-                   {"changes_s": changes, "beats_s": want, "errors_s": errs},
-                   f"{on}/{len(want)} changes within {bp['tolerance_frames']} frame(s) of their beat")
+        return Result(curve.count(on, len(want)), {"changes_s": changes, "beats_s": want, "errors_s": errs},
+                      f"{on}/{len(want)} changes within {p.tolerance_frames} frame(s) of their beat")
 
-        zp = checks.params("zoom")
-        gains = []
-        for s in segs:
-            if s.label is None:
-                continue
-            inside = [x for x in labelled if s.start_s <= x.t_s < s.end_s]
-            if len(inside) < 3:
-                continue
-            photo = cv2.resize(photos[s.label], (inside[0].rgb.shape[1], inside[0].rgb.shape[0]),
-                               interpolation=cv2.INTER_AREA)
-            gains.append(100 * (zoom_of(inside[-1].rgb, photo) / zoom_of(inside[0].rgb, photo) - 1))
-        ok_z = sum(zp["min_scale_gain_pct"] <= g <= zp["max_scale_gain_pct"] for g in gains)
-        checks.set("zoom", ok_z / n_photos, {"scale_gain_pct": gains},
-                   f"{ok_z}/{n_photos} photos zoom in by {zp['min_scale_gain_pct']}–{zp['max_scale_gain_pct']} %")
+    @check(N.zoom)
+    def zoom(self, p: Zoom, curve: Curve) -> Result:
+        gains = zoom_gains_pct(*self.edit, self.photos)
+        ok_z = sum(p.min_scale_gain_pct <= g <= p.max_scale_gain_pct for g in gains)
+        return Result(curve.count(ok_z, self.n_photos), {"scale_gain_pct": gains},
+                      f"{ok_z}/{self.n_photos} photos zoom in by {p.min_scale_gain_pct}–{p.max_scale_gain_pct} %")
 
-        ap = checks.params("audio_format")
+    @check(N.audio_format)
+    def audio_format(self, p: AudioFormat, curve: Curve) -> Result:
+        song = self.ctx.input("fixtures/song.mp3")
+        facts = self.export.facts
         try:
-            out = load_audio(path, sample_rate_hz=SR_HZ).mono
-            ref = load_audio(song, sample_rate_hz=SR_HZ).mono[: int(ap["audio_s"] * SR_HZ)]
+            out = load_audio(self.export.path, sample_rate_hz=SR_HZ).mono
+            ref = load_audio(song, sample_rate_hz=SR_HZ).mono[: int(p.audio_s * SR_HZ)]
         except MediaError as exc:
-            checks.fail("audio_format", f"no usable audio: {exc}")
-            return
+            return Result.fail(f"no usable audio: {exc}")
         corr = best_corr(out, ref, 0.0, SR_HZ)
         audio_s = len(out) / SR_HZ
-        ok = corr >= MIN_SONG_CORR and abs(audio_s - ap["audio_s"]) <= 0.1 and size_ok(facts, ap["size_px"], scale)
-        checks.set("audio_format", float(ok), {**facts, "song_corr": corr, "audio_s": audio_s},
-                   f"song correlation {corr:.2f}, audio {audio_s:.2f} s, {facts['width_px']}x{facts['height_px']}")
+        ok = corr >= MIN_SONG_CORR and abs(audio_s - p.audio_s) <= 0.1 and \
+            size_ok(facts, list(p.size_px), instance_scale(self.ctx))
+        return Result(curve.passes(ok), {**facts, "song_corr": corr, "audio_s": audio_s},
+                      f"song correlation {corr:.2f}, audio {audio_s:.2f} s, {facts['width_px']}x{facts['height_px']}")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 180, 320
@@ -133,11 +156,11 @@ class BeatSlideshow(TaskVerifier):
         solve(inst.oracle)
         order = list(photos)
         order[2], order[3] = order[3], order[2]
-        solve(inst.mutant("photos_swapped", ["photos_in_order"], "photos 03 and 04 swapped"), order=order)
-        solve(inst.mutant("change_3_frames_late", ["changes_on_beats"], "change into photo 6 lands 3 frames late"),
+        solve(inst.mutant("photos_swapped", [N.photos_in_order], "photos 03 and 04 swapped"), order=order)
+        solve(inst.mutant("change_3_frames_late", [N.changes_on_beats], "change into photo 6 lands 3 frames late"),
               late=4)
-        solve(inst.mutant("no_zoom", ["zoom"], "photos held still"), gain=0.0)
-        solve(inst.mutant("song_from_5s", ["audio_format"], "song starts at its 5 s mark"), audio_from_s=5.0)
+        solve(inst.mutant("no_zoom", [N.zoom], "photos held still"), gain=0.0)
+        solve(inst.mutant("song_from_5s", [N.audio_format], "song starts at its 5 s mark"), audio_from_s=5.0)
 
 
 def _write_mp3(path, mono: np.ndarray) -> None:
