@@ -12,20 +12,26 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.paramtypes.shortform import KeywordPops, RampLengths, ThreeZooms
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform._shared.export import open_output_frames
+from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
 from verifiers.tasks.shortform._shared.zoom import zoom_of, zoomed
 
+TASK = "R06.04.01.04-T07"
+N = check_names(TASK)
 OUTPUT = "out/talk_punch.mp4"
 MEDIA = "fixtures/talk.draft/talk.mp4"
 FPS = 24.0
@@ -45,81 +51,113 @@ def _small(rgb: np.ndarray) -> np.ndarray:
     return cv2.resize(rgb, (WORK_W_PX, h), interpolation=cv2.INTER_AREA)
 
 
-@register
-class PunchZooms(TaskVerifier):
-    task_id = "R06.04.01.04-T07"
+def zoom_events(zoomed_frames: np.ndarray) -> list[tuple[int, int]]:
+    """(first, last) frame index of each run of zoomed frames."""
+    events = []
+    i = 0
+    while i < len(zoomed_frames):
+        if zoomed_frames[i]:
+            j = i
+            while j + 1 < len(zoomed_frames) and zoomed_frames[j + 1]:
+                j += 1
+            events.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    return events
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        emphasis = read_emphasis(ctx.input("input/emphasis.csv").read_text(encoding="utf-8"))
-        onsets = ctx.gt_json("words.json")["onsets_s"]
+
+@dataclass(frozen=True)
+class Zooms:
+    """The export's zoom events near the emphasis points: peaks, ramp lengths, the scale at rest."""
+
+    scales: np.ndarray  # per output frame, % of the talk frame
+    events: list[tuple[int, int]]
+    per: list[dict]
+    hits: int  # events at an emphasis point with the peak in range
+    ramps: list[int]  # frames from rest to (within 1 % of) the peak
+
+
+def judge_zooms(scales: np.ndarray, emphasis: list[tuple[str, float]], fps: float, zp: ThreeZooms) -> Zooms:
+    events = zoom_events(scales > ZOOMED_PCT)
+    hits, ramps, per = 0, [], []
+    for _kw, t in emphasis:
+        ev = next(((a, b) for a, b in events if a / fps - 0.5 <= t <= b / fps + 0.5), None)
+        if ev is None:
+            per.append({"time_s": t, "zoom": None})
+            continue
+        a, b = ev
+        peak = float(scales[a:b + 1].max())
+        top = np.nonzero(scales[a:b + 1] >= peak - 1.0)[0]
+        ramps.append(int(top[0]) + 1)
+        hits += zp.min_peak_pct <= peak <= zp.max_peak_pct
+        per.append({"time_s": t, "peak_pct": peak, "frames": [a, b]})
+    return Zooms(scales, events, per, hits, ramps)
+
+
+@register
+class PunchZooms(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def emphasis(self) -> list[tuple[str, float]]:
+        return read_emphasis(self.ctx.input("input/emphasis.csv").read_text(encoding="utf-8"))
+
+    @provides
+    def export(self) -> tuple[Export, list]:
+        """The export and every decoded frame as (t_s, rgb)."""
+        ex = open_export(self.ctx, OUTPUT)
+        return ex, decode_all(ex.path)
+
+    @property
+    def fps(self) -> float:
+        return self.export[0].facts["fps"] or FPS
+
+    @provides
+    def zooms(self) -> Zooms:
         try:
-            talk = [_small(f.rgb) for f in iter_frames(ctx.input(MEDIA))]
+            talk = [_small(f.rgb) for f in iter_frames(self.ctx.input(MEDIA))]
         except MediaError as exc:
             raise GTError(f"{MEDIA}: {exc}") from None
-        opened = open_output_frames(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        _path, facts, frames = opened
-        fps = facts["fps"] or FPS
+        fps = self.fps
         scales = np.array([100 * zoom_of(_small(rgb), talk[min(round(t * fps), len(talk) - 1)])
-                           for t, rgb in frames])
-        zp = checks.params("three_zooms")
-        zoomed = scales > ZOOMED_PCT
-        events = []
-        i = 0
-        while i < len(zoomed):
-            if zoomed[i]:
-                j = i
-                while j + 1 < len(zoomed) and zoomed[j + 1]:
-                    j += 1
-                events.append((i, j))
-                i = j + 1
-            else:
-                i += 1
-        hits, ramps = 0, []
-        per = []
-        for _kw, t in emphasis:
-            ev = next(((a, b) for a, b in events if a / fps - 0.5 <= t <= b / fps + 0.5), None)
-            if ev is None:
-                per.append({"time_s": t, "zoom": None})
-                continue
-            a, b = ev
-            peak = float(scales[a:b + 1].max())
-            top = np.nonzero(scales[a:b + 1] >= peak - 1.0)[0]
-            ramps.append(int(top[0]) + 1)  # frames from rest to (within 1 % of) the peak
-            ok = zp["min_peak_pct"] <= peak <= zp["max_peak_pct"]
-            hits += ok
-            per.append({"time_s": t, "peak_pct": peak, "frames": [a, b]})
-        rest = ~np.convolve(zoomed, np.ones(3), mode="same").astype(bool)
-        rest_ok = bool(np.all(np.abs(scales[rest] - zp["rest_scale_pct"]) <= zp["rest_tolerance_pct"]))
-        n_ok = hits == zp["zooms"] and len(events) == zp["zooms"] and rest_ok
-        checks.set("three_zooms", float(n_ok), {"events": per, "found": len(events), "rest_ok": rest_ok},
-                   f"{hits}/{zp['zooms']} zooms peak in range; {len(events)} zoom events; rest at 100%: {rest_ok}")
-        rp = checks.params("ramp_lengths")
-        ramp_ok = bool(ramps) and len(ramps) == zp["zooms"] and all(
-            rp["min_ramp_frames"] <= r <= rp["max_ramp_frames"] for r in ramps)
-        checks.set("ramp_lengths", float(ramp_ok), {"ramp_frames": ramps}, f"ramps {ramps} frames")
+                           for t, rgb in self.export[1]])
+        return judge_zooms(scales, self.emphasis, fps, self.task.check(N.three_zooms).typed)
 
-        kp = checks.params("keyword_pops")
-        tol = kp["tolerance_frames"]
-        good = 0
-        seen = {}
+    @check(N.three_zooms)
+    def three_zooms(self, p: ThreeZooms, curve: Curve) -> Result:
+        z = self.zooms
+        rest = ~np.convolve(z.scales > ZOOMED_PCT, np.ones(3), mode="same").astype(bool)
+        rest_ok = bool(np.all(np.abs(z.scales[rest] - p.rest_scale_pct) <= p.rest_tolerance_pct))
+        n_ok = z.hits == p.zoom_count and len(z.events) == p.zoom_count and rest_ok
+        return Result(curve.passes(n_ok), {"events": z.per, "found": len(z.events), "rest_ok": rest_ok},
+                      f"{z.hits}/{p.zoom_count} zooms peak in range; {len(z.events)} zoom events; rest at 100%: {rest_ok}")
+
+    @check(N.ramp_lengths)
+    def ramp_lengths(self, p: RampLengths, curve: Curve) -> Result:
+        ramps = self.zooms.ramps
+        ramp_ok = bool(ramps) and len(ramps) == self.task.check(N.three_zooms).typed.zoom_count and all(
+            p.min_ramp_frames <= r <= p.max_ramp_frames for r in ramps)
+        return Result(curve.passes(ramp_ok), {"ramp_frames": ramps}, f"ramps {ramps} frames")
+
+    @check(N.keyword_pops)
+    def keyword_pops(self, p: KeywordPops, curve: Curve) -> Result:
+        onsets = self.ctx.gt_json("words.json")["onsets_s"]
+        frames, fps, tol = self.export[1], self.fps, p.tolerance_frames
+        good, seen = 0, {}
         try:
-            for kw, _t in emphasis:
+            for kw, _t in self.emphasis:
                 on = round(float(onsets[kw]) * fps)
-                before = frames[max(0, on - tol - 1)][1]
-                after = frames[min(len(frames) - 1, on + tol)][1]
-                b_has = normalise(kw) in normalise(frame_text(before))
-                a_has = normalise(kw) in normalise(frame_text(after))
+                b_has = normalise(kw) in normalise(frame_text(frames[max(0, on - tol - 1)][1]))
+                a_has = normalise(kw) in normalise(frame_text(frames[min(len(frames) - 1, on + tol)][1]))
                 seen[kw] = {"before": b_has, "after": a_has}
                 good += a_has and not b_has
         except OCRUnavailable as exc:
-            checks.error("keyword_pops", str(exc))
-            return
+            return Result.cannot_judge(str(exc))
         except KeyError as exc:
             raise GTError(f"gt/words.json has no onset for {exc}") from None
-        checks.set("keyword_pops", good / kp["keywords"], {"ocr": seen},
-                   f"{good}/{kp['keywords']} keywords pop within {tol} frames of their onset")
+        return Result(curve.count(good, p.keyword_count), {"ocr": seen},
+                      f"{good}/{p.keyword_count} keywords pop within {tol} frames of their onset")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -154,8 +192,8 @@ class PunchZooms(TaskVerifier):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("weak_zoom", ["three_zooms"], "zooms peak at 108%") / OUTPUT, render(peak=1.08), FPS)
-        write_video(inst.mutant("snap_zoom", ["ramp_lengths"], "zooms snap in over 2 frames") / OUTPUT,
+        write_video(inst.mutant("weak_zoom", [N.three_zooms], "zooms peak at 108%") / OUTPUT, render(peak=1.08), FPS)
+        write_video(inst.mutant("snap_zoom", [N.ramp_lengths], "zooms snap in over 2 frames") / OUTPUT,
                     render(ramp=2), FPS)
-        write_video(inst.mutant("pops_late", ["keyword_pops"], "text pops 6 frames after the words") / OUTPUT,
+        write_video(inst.mutant("pops_late", [N.keyword_pops], "text pops 6 frames after the words") / OUTPUT,
                     render(pop_delay=6), FPS)
