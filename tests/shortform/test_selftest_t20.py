@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from verifiers.base import Checks, GTError, ScoreContext
+from verifiers.base import GTError, ScoreContext
 from verifiers.catalog import load_catalog
 from verifiers.measure.frames import iter_frames
 from verifiers.scoring import score_task
@@ -17,7 +17,7 @@ from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t20_douyin import at_loudness, draw_arrow, draw_sticker, kettle_shot, voice_and_music
 from verifiers.tasks.shortform._shared.export import instance_duration_s
 from verifiers.tasks.shortform._shared.srt import parse_srt
-from verifiers.tasks.shortform.t20_douyin_product import OUTPUT, DouyinProduct, find_arrows, sticker_reads
+from verifiers.tasks.shortform.t20_douyin_product import OUTPUT, find_arrows, judge_loudness, sticker_reads
 
 TASK = "R06.04.01.04-T20"
 
@@ -109,9 +109,8 @@ def test_loudness_half_credit_when_only_the_true_peak_is_over(tmp_path):
     scores = {}
     for name, audio in {"ok": mix, "hot": hot}.items():
         path = write_video(tmp_path / f"{name}.mp4", frames, 1.0, audio=audio, sample_rate_hz=sr)
-        checks = Checks(load_catalog().get(TASK))
-        DouyinProduct._loudness(checks, path)
-        scores[name] = checks.results["loudness"]
+        spec = load_catalog().get(TASK).check("loudness")
+        scores[name] = judge_loudness(path, spec.typed, spec.curve)
     assert scores["ok"].score == 1.0, scores["ok"].message
     assert scores["hot"].score == 0.5 and scores["hot"].evidence["true_peak_dbtp"] > -1
     assert abs(scores["hot"].evidence["integrated_lufs"] + 14) <= 1

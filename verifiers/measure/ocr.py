@@ -20,6 +20,9 @@ located copy is never under half size.
 from __future__ import annotations
 
 import functools
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,6 +154,46 @@ def read_text(rgb: np.ndarray, *, min_confidence: float = 0.5,
         boxes.append(TextBox(str(text), float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()),
                              float(q[:, 1].max()), float(conf)))
     return sorted(boxes, key=lambda b: (round(b.y0 / 8), b.x0))
+
+
+CACHE_MAX_FRAMES = 256
+"""Frames whose OCR the process remembers (least recently used dropped first): a few MB of boxes."""
+
+_cache: OrderedDict[bytes, tuple[TextBox, ...]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _content_key(rgb: np.ndarray, min_confidence: float, det_max_short_px: int | None) -> bytes:
+    arr = np.ascontiguousarray(rgb)
+    head = f"{arr.shape}|{arr.dtype}|{min_confidence}|{det_max_short_px}".encode("ascii")
+    return hashlib.blake2b(arr.tobytes(), digest_size=16).digest() + head
+
+
+def read_text_cached(rgb: np.ndarray, *, min_confidence: float = 0.5,
+                     det_max_short_px: int | None = DET_MAX_SHORT_SIDE_PX) -> list[TextBox]:
+    """`read_text`, remembered by the frame's content (digest of its pixels, shape and the reader's
+    options), bounded to CACHE_MAX_FRAMES. OCR is the slow part of a text check (~0.2-1 s a frame);
+    scoring several solutions of one instance (the self-test: oracle, nothing, mutants) meets the
+    same decoded frames again. One cache per process, shared by every scorer (thread-safe)."""
+    key = _content_key(rgb, min_confidence, det_max_short_px)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return list(hit)
+    boxes = tuple(read_text(rgb, min_confidence=min_confidence, det_max_short_px=det_max_short_px))
+    with _cache_lock:
+        _cache[key] = boxes
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_MAX_FRAMES:
+            _cache.popitem(last=False)
+    return list(boxes)
+
+
+def clear_text_cache() -> None:
+    """Forget every remembered reading (tests; a process that changes OCR engines)."""
+    with _cache_lock:
+        _cache.clear()
 
 
 def frame_text(rgb: np.ndarray) -> str:

@@ -31,18 +31,28 @@ How each check looks:
 from __future__ import annotations
 
 import functools
-import hashlib
 import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames, read_frame_at
 from verifiers.measure.loudness import loudness_of_file
-from verifiers.measure.ocr import OCRUnavailable, TextBox, edit_distance, normalise, read_text
+from verifiers.measure.ocr import (
+    OCRUnavailable,
+    TextBox,
+    edit_distance,
+    normalise,
+    read_text_cached,
+)
 from verifiers.measure.streams import probe
+from verifiers.paramtypes.shortform import CalloutArrows, FormatSubtitles, Loudness20, PriceSticker
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
@@ -60,12 +70,14 @@ from verifiers.tasks.shortform._shared.clips import ClipMatcher, sources_in
 from verifiers.tasks.shortform._shared.export import (
     instance_duration_s,
     instance_scale,
-    open_output,
+    open_export,
     scaled,
     size_ok,
 )
 from verifiers.tasks.shortform._shared.srt import parse_srt
 
+TASK = "R06.04.01.04-T20"
+N = check_names(TASK)
 OUTPUT = "out/kettle_douyin.mp4"
 FPS = 60.0
 SR_HZ = 48_000
@@ -144,21 +156,6 @@ def find_arrows(out_rgb: np.ndarray, src_rgb: np.ndarray, scale: float) -> list[
     return found
 
 
-_OCR_SEEN: dict[bytes, list[TextBox]] = {}  # frame digest -> boxes, for this process
-_OCR_SEEN_MAX = 256
-
-
-def _read_text_once(rgb: np.ndarray) -> list[TextBox]:
-    """OCR of a frame, remembered by the frame's digest: OCR is the slow part (~0.2-1 s a frame),
-    and scoring several solutions of one instance (selftest) meets the same decoded frames again."""
-    key = hashlib.blake2b(np.ascontiguousarray(rgb).tobytes(), digest_size=16).digest() + bytes(str(rgb.shape), "ascii")
-    if key not in _OCR_SEEN:
-        if len(_OCR_SEEN) >= _OCR_SEEN_MAX:
-            _OCR_SEEN.pop(next(iter(_OCR_SEEN)))
-        _OCR_SEEN[key] = read_text(rgb)
-    return _OCR_SEEN[key]
-
-
 class OCRFrames:
     """Frames of the export read by OCR, each once."""
 
@@ -169,149 +166,200 @@ class OCRFrames:
     def at(self, t_s: float) -> tuple[np.ndarray, list[TextBox]]:
         if t_s not in self.read:
             rgb = read_frame_at(self.path, t_s).rgb
-            self.read[t_s] = (rgb, _read_text_once(rgb))
+            self.read[t_s] = (rgb, read_text_cached(rgb))
         return self.read[t_s]
 
 
-@register
-class DouyinProduct(TaskVerifier):
-    task_id = "R06.04.01.04-T20"
+@dataclass(frozen=True)
+class Export20:
+    """The export, its facts (with the video stream's own length, video_s) and its OCR reader."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        cues = parse_srt(ctx.input("input/vo_zh.srt").read_text(encoding="utf-8"), "input/vo_zh.srt")
-        sources = sources_in(ctx.input("fixtures/kettle_clips"))
-        price = ctx.gt_json("price_word.json")
-        features = ctx.gt_json("features.json").get("features") or []
-        if len(features) != checks.params("callout_arrows")["arrows"]:
-            raise GTError(f"gt/features.json: {len(features)} features, the catalog asks for "
-                          f"{checks.params('callout_arrows')['arrows']}")
+    path: Path
+    facts: dict
+    reader: OCRFrames
+
+
+def read_subtitles(cues: list, reader: OCRFrames, video_s: float) -> tuple[float, list[dict]]:
+    """CER (%) of the OCR of each cue's midpoint frame against the cue text, and per-cue readings."""
+    per, dist, total = [], 0, 0
+    for c in cues:
+        t = (c.start_s + c.end_s) / 2
+        if t >= video_s:
+            got, d = "", len(normalise(c.text))
+        else:
+            rgb, boxes = reader.at(t)
+            got, d = best_reading(boxes, c.text, rgb.shape[0])
+        dist += d
+        total += len(normalise(c.text))
+        per.append({"t_s": round(t, 3), "want": c.text, "read": got, "errors": d})
+    return 100 * dist / max(1, total), per
+
+
+def find_sticker(reader: OCRFrames, text: str, onset_gt: float, video_s: float) -> tuple[float, np.ndarray, TextBox] | list:
+    """The first frame (already read ones first, then probes after the price word) whose OCR reads
+    the sticker: (t_s, rgb, box), or the probe times when none does."""
+    seen = sorted(t for t in reader.read if onset_gt <= t <= onset_gt + max(STICKER_LOOK_AFTER_S))
+    probes = seen + [onset_gt + d for d in STICKER_LOOK_AFTER_S if onset_gt + d < video_s - 1e-3]
+    for t in probes:
+        rgb, boxes = reader.at(t)
+        box = next((b for b in boxes if sticker_reads(b.text, text)), None)
+        if box is not None:
+            return t, rgb, box
+    return probes
+
+
+def sticker_onset(path: Path, rgb: np.ndarray, box: TextBox, onset_gt: float, t_hit: float) -> tuple[float | None, list]:
+    """First frame of the unbroken run (scanned from STICKER_SCAN_BEFORE_S before the word up to the
+    hit) whose sticker region matches the hit's; and the region [x0, y0, x1, y1]."""
+    pad = 3
+    x0, y0 = max(0, int(box.x0) - pad), max(0, int(box.y0) - pad)
+    x1, y1 = min(rgb.shape[1], int(box.x1) + pad), min(rgb.shape[0], int(box.y1) + pad)
+    tmpl = rgb[y0:y1, x0:x1].astype(np.float32)
+    tz = (tmpl - tmpl.mean()).ravel()
+    onset = None
+    for fr in iter_frames(path):
+        if fr.t_s < onset_gt - STICKER_SCAN_BEFORE_S - 1e-6:
+            continue
+        if fr.t_s > t_hit + 1e-6:
+            break
+        crop = fr.rgb[y0:y1, x0:x1].astype(np.float32)
+        cz = (crop - crop.mean()).ravel()
+        ncc = float(cz @ tz / (np.linalg.norm(cz) * np.linalg.norm(tz) + 1e-9))
+        same = ncc >= STICKER_NCC and float(np.abs(crop - tmpl).mean()) <= STICKER_MAX_DIFF
+        if same and onset is None:
+            onset = fr.t_s
+        elif not same:
+            onset = None
+    return onset, [x0, y0, x1, y1]
+
+
+def arrow_errors(path: Path, sources: dict, features: list[dict], scale: float) -> tuple[dict, dict]:
+    """Per feature: the nearest arrow tip's distance to its point in each sampled frame of its shot
+    that has arrows, and how many sampled frames show the shot."""
+    matcher = ClipMatcher(sources)
+    errors: dict[str, list[float]] = {f["name"]: [] for f in features}
+    shown = {f["name"]: 0 for f in features}
+    by_clip = {f["clip"]: f for f in features}
+    for fr in iter_frames(path, every_s=ARROW_SAMPLE_S):
+        label, src_t, _, _ = matcher.identify(fr.rgb)
+        feat = by_clip.get(label)
+        if feat is None:
+            continue
+        shown[feat["name"]] += 1
+        src = read_frame_at(sources[label], src_t).rgb
+        if src.shape != fr.rgb.shape:
+            src = cv2.resize(src, (fr.rgb.shape[1], fr.rgb.shape[0]), interpolation=cv2.INTER_AREA)
+        tips = [a["tip_px"] for a in find_arrows(fr.rgb, src, scale)]
+        if tips:
+            fx, fy = feat["point_px"]
+            errors[feat["name"]].append(min(float(np.hypot(x - fx, y - fy)) for x, y in tips))
+    return errors, shown
+
+
+def _media_guard(fn):
+    """A check whose export turns out undecodable fails; one whose OCR engine is missing errors."""
+    @functools.wraps(fn)
+    def run(self, p, curve):
+        try:
+            return fn(self, p, curve)
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc))
+        except MediaError as exc:
+            return Result.fail(str(exc))
+    return run
+
+
+def judge_loudness(path: Path, p: Loudness20, curve: Curve) -> Result:
+    """Half for integrated loudness at target ± tolerance, half for the true peak under its max."""
+    try:
+        res = loudness_of_file(path)
+    except MediaError as exc:
+        return Result.fail(f"no usable audio: {exc}")
+    lufs, tp = res.integrated_lufs, res.true_peak_dbtp
+    lufs_ok = bool(np.isfinite(lufs) and abs(lufs - p.target_lufs) <= p.tolerance_lu)
+    tp_ok = bool(tp <= p.max_true_peak_dbtp)
+    return Result(curve.count([lufs_ok, tp_ok]), res.summary(),
+                  f"integrated {lufs:.1f} LUFS (want {p.target_lufs:g} ± {p.tolerance_lu:g}), "
+                  f"true peak {tp:.1f} dBTP (max {p.max_true_peak_dbtp:g})")
+
+
+@register
+class DouyinProduct(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def export(self) -> Export20:
+        ex = open_export(self.ctx, OUTPUT)
+        facts = dict(ex.facts)
+        # the video stream's own length: AAC padding makes the container a little longer
+        facts["video_s"] = round(probe(ex.path).first("video").duration_s, 3)
+        return Export20(ex.path, facts, OCRFrames(ex.path))
+
+    @provides
+    def subtitles(self) -> tuple[float, list[dict]]:
+        cues = parse_srt(self.ctx.input("input/vo_zh.srt").read_text(encoding="utf-8"), "input/vo_zh.srt")
+        return read_subtitles(cues, self.export.reader, self.export.facts["video_s"])
+
+    @provides
+    def features(self) -> tuple[dict, list[dict]]:
+        sources = sources_in(self.ctx.input("fixtures/kettle_clips"))
+        features = self.ctx.gt_json("features.json").get("features") or []
+        want = self.task.check(N.callout_arrows).typed.arrow_count
+        if len(features) != want:
+            raise GTError(f"gt/features.json: {len(features)} features, the catalog asks for {want}")
         for f in features:
             if f.get("clip") not in sources:
                 raise GTError(f"gt/features.json: feature {f.get('name')!r} names unknown clip {f.get('clip')!r}")
-        scale = instance_scale(ctx)
-        fp = checks.params("format_subtitles")
-        want_s = instance_duration_s(ctx, fp["duration_s"])
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        # the video stream's own length: AAC padding makes the container a little longer
-        facts["video_s"] = round(probe(path).first("video").duration_s, 3)
-        w, h = (scaled(v, scale) for v in fp["size_px"])
-        fmt = {"size": size_ok(facts, fp["size_px"], scale),
-               "fps": abs(facts["fps"] - fp["fps"]) < 0.01,
-               "duration": abs(facts["video_s"] - want_s) <= 1.5 / fp["fps"]}
-        reader = OCRFrames(path)
-        try:
-            self._subtitles(checks, cues, reader, facts, fmt, want_s, (w, h))
-            self._sticker(checks, path, price, reader, fp["fps"], facts["video_s"])
-        except OCRUnavailable as exc:
-            checks.error_rest(str(exc), ["format_subtitles", "price_sticker"])
-        except MediaError as exc:
-            checks.fail_rest(str(exc), ["format_subtitles", "price_sticker"])
-        try:
-            self._arrows(checks, path, sources, features, scale)
-        except MediaError as exc:
-            checks.fail("callout_arrows", str(exc))
-        self._loudness(checks, path)
+        return sources, features
 
-    @staticmethod
-    def _subtitles(checks: Checks, cues, reader: OCRFrames, facts: dict, fmt: dict, want_s: float, size) -> None:
-        per, dist, total = [], 0, 0
-        for c in cues:
-            t = (c.start_s + c.end_s) / 2
-            if t >= facts["video_s"]:
-                got, d = "", len(normalise(c.text))
-            else:
-                rgb, boxes = reader.at(t)
-                got, d = best_reading(boxes, c.text, rgb.shape[0])
-            dist += d
-            total += len(normalise(c.text))
-            per.append({"t_s": round(t, 3), "want": c.text, "read": got, "errors": d})
-        cer_pct = 100 * dist / max(1, total)
-        max_cer = checks.params("format_subtitles")["max_cer_pct"]
-        fmt_score = sum(fmt.values()) / len(fmt)
-        ok_sub = cer_pct <= max_cer
+    @check(N.format_subtitles)
+    @_media_guard
+    def format_subtitles(self, p: FormatSubtitles, curve: Curve) -> Result:
+        scale = instance_scale(self.ctx)
+        want_s = instance_duration_s(self.ctx, p.duration_s)
+        facts = self.export.facts
+        fmt = {"size": size_ok(facts, list(p.size_px), scale), "fps": abs(facts["fps"] - p.fps) < 0.01,
+               "duration": abs(facts["video_s"] - want_s) <= 1.5 / p.fps}
+        cer_pct, per = self.subtitles
+        ok_sub = cer_pct <= p.max_cer_pct
         bad = [k for k, v in fmt.items() if not v]
-        checks.set("format_subtitles", 0.4 * fmt_score + 0.6 * ok_sub,
-                   {**facts, "want_size_px": list(size), "want_duration_s": want_s, "format": fmt,
-                    "cer_pct": cer_pct, "cues": per},
-                   f"format {'ok' if not bad else 'wrong: ' + ', '.join(bad)}; subtitle CER {cer_pct:.1f}% "
-                   f"(max {max_cer}%)")
+        score = 0.4 * curve.part("format").count(fmt.values()) + 0.6 * curve.part("subtitles").passes(ok_sub)
+        return Result(score, {**facts, "want_size_px": [scaled(v, scale) for v in p.size_px], "want_duration_s": want_s,
+                              "format": fmt, "cer_pct": cer_pct, "cues": per},
+                      f"format {'ok' if not bad else 'wrong: ' + ', '.join(bad)}; subtitle CER {cer_pct:.1f}% "
+                      f"(max {p.max_cer_pct}%)")
 
-    @staticmethod
-    def _sticker(checks: Checks, path, price: dict, reader: OCRFrames, spec_fps: float,
-                 video_s: float) -> None:
-        p = checks.params("price_sticker")
-        onset_gt = float(price["onset_s"])
-        # frames already read for subtitles first, then fixed probes after the price word
-        seen = sorted(t for t in reader.read if onset_gt <= t <= onset_gt + max(STICKER_LOOK_AFTER_S))
-        probes = seen + [onset_gt + d for d in STICKER_LOOK_AFTER_S if onset_gt + d < video_s - 1e-3]
-        hit = None
-        for t in probes:
-            rgb, boxes = reader.at(t)
-            box = next((b for b in boxes if sticker_reads(b.text, p["text"])), None)
-            if box is not None:
-                hit = (t, rgb, box)
-                break
-        if hit is None:
-            checks.fail("price_sticker", f"'{p['text']}' not read within 1.5 s after the price word "
-                        f"({onset_gt:.2f} s)", {"probes_s": probes})
-            return
+    @check(N.price_sticker)
+    @_media_guard
+    def price_sticker(self, p: PriceSticker, curve: Curve) -> Result:
+        self.subtitles  # noqa: B018 - the subtitle frames are read first: the sticker is looked for there
+        onset_gt = float(self.ctx.gt_json("price_word.json")["onset_s"])
+        ex = self.export
+        spec_fps = self.task.check(N.format_subtitles).typed.fps
+        hit = find_sticker(ex.reader, p.text, onset_gt, ex.facts["video_s"])
+        if isinstance(hit, list):
+            return Result.fail(f"'{p.text}' not read within 1.5 s after the price word ({onset_gt:.2f} s)",
+                               {"probes_s": hit})
         t_hit, rgb, box = hit
-        pad = 3
-        x0, y0 = max(0, int(box.x0) - pad), max(0, int(box.y0) - pad)
-        x1, y1 = min(rgb.shape[1], int(box.x1) + pad), min(rgb.shape[0], int(box.y1) + pad)
-        tmpl = rgb[y0:y1, x0:x1].astype(np.float32)
-        tz = (tmpl - tmpl.mean()).ravel()
-        onset, matched = None, []
-        for fr in iter_frames(path):
-            if fr.t_s < onset_gt - STICKER_SCAN_BEFORE_S - 1e-6:
-                continue
-            if fr.t_s > t_hit + 1e-6:
-                break
-            crop = fr.rgb[y0:y1, x0:x1].astype(np.float32)
-            cz = (crop - crop.mean()).ravel()
-            ncc = float(cz @ tz / (np.linalg.norm(cz) * np.linalg.norm(tz) + 1e-9))
-            same = ncc >= STICKER_NCC and float(np.abs(crop - tmpl).mean()) <= STICKER_MAX_DIFF
-            if same and onset is None:
-                onset = fr.t_s
-            elif not same:
-                onset = None
-            matched.append(same)
+        onset, region = sticker_onset(ex.path, rgb, box, onset_gt, t_hit)
         if onset is None:
-            checks.fail("price_sticker", "sticker read but its onset not found", {"read_at_s": t_hit})
-            return
+            return Result.fail("sticker read but its onset not found", {"read_at_s": t_hit})
         err_frames = (onset - onset_gt) * spec_fps
-        ok = abs(err_frames) <= p["tolerance_frames"] + 1e-6
-        checks.set("price_sticker", float(ok),
-                   {"onset_s": onset, "price_word_s": onset_gt, "error_frames": err_frames, "read_at_s": t_hit,
-                    "box_px": [x0, y0, x1, y1]},
-                   f"sticker appears {err_frames:+.1f} frames from the price word (±{p['tolerance_frames']})")
+        ok = abs(err_frames) <= p.tolerance_frames + 1e-6
+        return Result(curve.passes(ok), {"onset_s": onset, "price_word_s": onset_gt, "error_frames": err_frames,
+                                         "read_at_s": t_hit, "box_px": region},
+                      f"sticker appears {err_frames:+.1f} frames from the price word (±{p.tolerance_frames})")
 
-    @staticmethod
-    def _arrows(checks: Checks, path, sources: dict, features: list[dict], scale: float) -> None:
-        p = checks.params("callout_arrows")
-        tol_px = p["max_tip_error_px"] * scale
-        matcher = ClipMatcher(sources)
-        errors: dict[str, list[float]] = {f["name"]: [] for f in features}
-        shown = {f["name"]: 0 for f in features}
-        by_clip = {f["clip"]: f for f in features}
-        for fr in iter_frames(path, every_s=ARROW_SAMPLE_S):
-            label, src_t, _, _ = matcher.identify(fr.rgb)
-            feat = by_clip.get(label)
-            if feat is None:
-                continue
-            shown[feat["name"]] += 1
-            src = read_frame_at(sources[label], src_t).rgb
-            if src.shape != fr.rgb.shape:
-                src = cv2.resize(src, (fr.rgb.shape[1], fr.rgb.shape[0]), interpolation=cv2.INTER_AREA)
-            tips = [a["tip_px"] for a in find_arrows(fr.rgb, src, scale)]
-            if tips:
-                fx, fy = feat["point_px"]
-                errors[feat["name"]].append(min(float(np.hypot(x - fx, y - fy)) for x, y in tips))
-        per = {}
-        good = 0
+    @check(N.callout_arrows)
+    def callout_arrows(self, p: CalloutArrows, curve: Curve) -> Result:
+        sources, features = self.features
+        scale = instance_scale(self.ctx)
+        tol_px = p.max_tip_error_px * scale
+        try:
+            errors, shown = arrow_errors(self.export.path, sources, features, scale)
+        except MediaError as exc:
+            return Result.fail(str(exc))
+        per, good = {}, 0
         for f in features:
             e = errors[f["name"]]
             med = float(np.median(e)) if e else None
@@ -319,23 +367,12 @@ class DouyinProduct(TaskVerifier):
             good += ok
             per[f["name"]] = {"frames_of_shot": shown[f["name"]], "frames_with_arrow": len(e),
                               "median_tip_error_px": med, "ok": ok}
-        checks.set("callout_arrows", good / len(features), {"features": per, "max_tip_error_px": tol_px},
-                   f"{good}/{len(features)} arrows point within {tol_px:.0f} px of their feature")
+        return Result(curve.count(good, len(features)), {"features": per, "max_tip_error_px": tol_px},
+                      f"{good}/{len(features)} arrows point within {tol_px:.0f} px of their feature")
 
-    @staticmethod
-    def _loudness(checks: Checks, path) -> None:
-        p = checks.params("loudness")
-        try:
-            res = loudness_of_file(path)
-        except MediaError as exc:
-            checks.fail("loudness", f"no usable audio: {exc}")
-            return
-        lufs, tp = res.integrated_lufs, res.true_peak_dbtp
-        lufs_ok = bool(np.isfinite(lufs) and abs(lufs - p["target_lufs"]) <= p["tolerance_lu"])
-        tp_ok = bool(tp <= p["max_true_peak_dbtp"])
-        checks.set("loudness", 0.5 * lufs_ok + 0.5 * tp_ok, res.summary(),
-                   f"integrated {lufs:.1f} LUFS (want {p['target_lufs']} ± {p['tolerance_lu']}), "
-                   f"true peak {tp:.1f} dBTP (max {p['max_true_peak_dbtp']})")
+    @check(N.loudness)
+    def loudness(self, p: Loudness20, curve: Curve) -> Result:
+        return judge_loudness(self.export.path, p, curve)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 270, 480
@@ -397,16 +434,16 @@ class DouyinProduct(TaskVerifier):
 
         assert n == len(render())
         solve()
-        solve("exported_30fps", ["format_subtitles"], "exported at 30 fps", fps=30.0)
-        solve("subtitle_typo", ["format_subtitles"], "cue 3 burned with three wrong characters", typo=True)
-        solve("sticker_10_frames_late", ["price_sticker"], "price sticker appears 10 frames after the price word",
+        solve("exported_30fps", [N.format_subtitles], "exported at 30 fps", fps=30.0)
+        solve("subtitle_typo", [N.format_subtitles], "cue 3 burned with three wrong characters", typo=True)
+        solve("sticker_10_frames_late", [N.price_sticker], "price sticker appears 10 frames after the price word",
               sticker_frame=round(price_s * FPS) + 10)
-        solve("arrow_80px_off", ["callout_arrows"], "the handle arrow points 80 px (full scale) below the handle",
+        solve("arrow_80px_off", [N.callout_arrows], "the handle arrow points 80 px (full scale) below the handle",
               shift={"clip2": round(80 * SCALE)})
-        solve("mix_at_minus_10", ["loudness"], "mix left at −10 LUFS integrated", audio=at_loudness(mix, -10.0))
+        solve("mix_at_minus_10", [N.loudness], "mix left at −10 LUFS integrated", audio=at_loudness(mix, -10.0))
         hot = at_loudness(mix, -14.0)
         t = np.arange(int(0.003 * SR_HZ)) / SR_HZ
         for at_s in (1.0, 3.0, 5.0):  # three 3-ms 2-kHz blips at −0.2 dBFS: loudness unchanged, peaks over
             i = int(at_s * SR_HZ)
             hot[i:i + len(t)] = 0.977 * np.sin(2 * np.pi * 2000 * t)
-        solve("true_peak_over", ["loudness"], "unlimited blips reach −0.2 dBTP", audio=hot)
+        solve("true_peak_over", [N.loudness], "unlimited blips reach −0.2 dBTP", audio=hot)
