@@ -84,3 +84,89 @@ class CrossfadesRestIntact:
     min_crossfade_frames: float = 8.0
     max_crossfade_frames: float = 12.0
     max_null_dbfs: float = -60.0
+
+
+# ---- placement tasks with "K of N events in sync" (T04, T11, T12, T13, T19, T20: _shared/placed_events) ----
+
+T04 = "R06.07.01.03-T04"
+
+
+@params_type(T04, "sync")
+@dataclass(frozen=True)
+class PlacedSync:
+    """The seed's K lives in the check's k_of_n curve (k); `events_count` is the N it is out of."""
+
+    tolerance_frames: float = 1.0
+    events_count: int | None = None
+    min_in_sync_pct: float | None = None
+    fps: float | None = None  # the seed's frame rate (the GT's is used)
+
+
+@params_type(T04, "surface_switch")
+@dataclass(frozen=True)
+class SurfaceSwitch:
+    max_errors_count: int = 0
+
+
+@params_type(T04, "level_consistency")
+@dataclass(frozen=True)
+class LevelConsistency:
+    max_peak_cv_pct: float = 25.0
+
+
+# ---- T05: rising whoosh ----------------------------------------------------------------------------
+
+T05 = "R06.07.01.03-T05"
+
+
+@params_type(T05, "duration")
+@dataclass(frozen=True)
+class WhooshDuration:
+    duration_s: float = 1.2
+    tolerance_s: float = 0.02
+    sample_rate_hz: int = 48_000
+    bit_depth_count: int = 24  # bits per sample (PCM)
+
+
+@params_type(T05, "centroid_rise")
+@dataclass(frozen=True)
+class CentroidRise:
+    start_min_hz: float = 600.0
+    start_max_hz: float = 1100.0
+    end_window_ms: float = 150.0
+    end_min_hz: float = 3000.0
+    end_max_hz: float = 5000.0
+    min_spearman_ratio: float = 0.9
+
+
+@params_type(T05, "peak_timing")
+@dataclass(frozen=True)
+class PeakTiming:
+    min_peak_s: float = 1.05
+    max_peak_s: float = 1.15
+
+
+@params_type(T05, "hard_end")
+@dataclass(frozen=True)
+class HardEnd:
+    tail_ms: float = 5.0
+    max_tail_dbfs: float = -60.0
+
+
+# ---- T06: spotting list ------------------------------------------------------------------------------
+
+T06 = "R06.07.01.03-T06"
+
+
+@params_type(T06, "event_f1")
+@dataclass(frozen=True)
+class EventF1:
+    tolerance_frames: float = 2.0
+    min_f1_ratio: float = 0.8
+    fps: float | None = None  # the seed's frame rate (the GT's is used)
+
+
+@params_type(T06, "categories")
+@dataclass(frozen=True)
+class CategoryAccuracy:
+    min_accuracy_pct: float = 85.0

@@ -126,7 +126,8 @@ class PassbyPan(CheckedTask):
         pan, f_on, x_on = self.track.pan, self.track.f_on, self.track.x_on
         r = float(np.corrcoef(pan[f_on], 2 * x_on - 1)[0, 1]) if np.std(pan[f_on]) > 1e-9 else 0.0
         need = p.min_correlation_ratio
-        return Result(curve.score(max(0.0, need - r)), {"pearson_r": round(r, 3), "frames": len(f_on)},
+        # max(nan, 0.0) stays nan (scored 0), as r / need did
+        return Result(curve.score(max(need - r, 0.0)), {"pearson_r": round(r, 3), "frames": len(f_on)},
                       f"pan trajectory r = {r:.2f} against the screen track (need {need:g})")
 
     @check(N.extremes)

@@ -14,20 +14,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import LevelConsistency, PlacedSync, SurfaceSwitch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.placed_events import (
+    Analysis,
     analyse,
     category_of,
     cv_pct,
+    k_of_n_for,
     require_field,
-    required_count,
-    threshold_score,
+    required_of,
 )
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T04"
+N = check_names(TASK)
 OUTPUT = "output/footsteps.wav"
 LIBRARY = "fixtures/foley"
 FPS = 24
@@ -35,42 +41,57 @@ SURFACES = ["gravel", "wood"]
 
 
 @register
-class SurfaceFootsteps(TaskVerifier):
-    task_id = "R06.07.01.03-T04"
+class SurfaceFootsteps(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        sp = checks.params("sync")
-        a = analyse(ctx, OUTPUT, LIBRARY, tol_frames=float(sp.get("tolerance_frames", 1)))
+    @provides
+    def placed(self) -> Analysis:
+        sp: PlacedSync = self.task.check(N.sync).typed
+        return analyse(self.ctx, OUTPUT, LIBRARY, tol_frames=sp.tolerance_frames)
+
+    @check(N.sync)
+    def sync(self, p: PlacedSync, curve: Curve) -> Result:
+        a = self.placed
+        n = len(a.rows)
+        need = required_of(n, k=curve.k, of_count=p.events_count, min_pct=p.min_in_sync_pct)
+        ok = a.in_sync_count()
+        return Result(k_of_n_for(curve, need).count(ok, n), {"steps": [r.evidence() for r in a.rows], "required": need},
+                      f"{ok}/{n} heel strikes within ±{p.tolerance_frames:g} frame (need {need})")
+
+    @check(N.surface_switch)
+    def surface_switch(self, p: SurfaceSwitch, curve: Curve) -> Result:
+        a = self.placed
         change = int(require_field(a.raw_gt, "change_frame"))
         n = len(a.rows)
-        need = required_count(sp, n)
-        ok = a.in_sync_count()
-        checks.set("sync", threshold_score(ok, need), {"steps": [r.evidence() for r in a.rows], "required": need},
-                   f"{ok}/{n} heel strikes within ±{sp.get('tolerance_frames', 1)} frame (need {need})")
-
         errors = []
         for r in a.rows:
             want = "gravel" if r.gt["frame"] < change else "wood"
             got = category_of(r.found, SURFACES)
             if got != want:
                 errors.append({"i": r.index, "gt_frame": r.gt["frame"], "want": want, "got": got})
-        max_err = int(checks.params("surface_switch").get("max_errors", 0))
-        checks.set("surface_switch", 1.0 if len(errors) <= max_err else 1.0 - len(errors) / n,
-                   {"change_frame": change, "errors": errors},
-                   f"{len(errors)} step(s) on the wrong surface (allowed {max_err})")
+        max_err = p.max_errors_count
+        return Result(1.0 if len(errors) <= max_err else curve.count(n - len(errors), n),
+                      {"change_frame": change, "errors": errors},
+                      f"{len(errors)} step(s) on the wrong surface (allowed {max_err})")
 
-        found = [r.found for r in a.rows]
+    @check(N.no_repeats)
+    def no_repeats(self, p: NoParams, curve: Curve) -> Result:
+        found = [r.found for r in self.placed.rows]
+        n = len(found)
         repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
-        checks.set("no_repeats", 1.0 - len(repeats) / max(n - 1, 1), {"repeat_at": repeats, "files": found},
-                   f"{len(repeats)} step(s) reuse the previous step's file")
+        pairs = max(n - 1, 1)
+        return Result(curve.count(pairs - len(repeats), pairs), {"repeat_at": repeats, "files": found},
+                      f"{len(repeats)} step(s) reuse the previous step's file")
 
-        peaks = [r.peak for r in a.rows if r.peak is not None]
+    @check(N.level_consistency)
+    def level_consistency(self, p: LevelConsistency, curve: Curve) -> Result:
+        peaks = [r.peak for r in self.placed.rows if r.peak is not None]
         cv = cv_pct(peaks)
-        max_cv = float(checks.params("level_consistency").get("max_peak_cv_pct", 25))
-        score = 0.0 if len(peaks) < 2 else (1.0 if cv <= max_cv else max(0.0, 1.0 - (cv - max_cv) / max_cv))
-        checks.set("level_consistency", score, {"peak_cv_pct": round(cv, 1), "max_peak_cv_pct": max_cv,
-                                                "steps_measured": len(peaks)},
-                   f"step peak CV {cv:.1f}% (max {max_cv:g}%)" if len(peaks) >= 2 else "fewer than 2 steps found")
+        max_cv = p.max_peak_cv_pct
+        ev = {"peak_cv_pct": round(cv, 1), "max_peak_cv_pct": max_cv, "steps_measured": len(peaks)}
+        if len(peaks) < 2:
+            return Result.fail("fewer than 2 steps found", ev)
+        return Result(curve.score(cv, max_cv), ev, f"step peak CV {cv:.1f}% (max {max_cv:g}%)")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         library = {f"{s}_{k}.wav": sfx.footstep(rng, s) for s in SURFACES for k in range(1, 5)}
@@ -100,25 +121,24 @@ class SurfaceFootsteps(TaskVerifier):
         late = [dict(e) for e in events]
         for i in (1, 4, 8):
             late[i]["frame"] += 2
-        write_wav(inst.mutant("three_steps_2_frames_late", ["sync"], "3 of 12 steps 2 frames late") / OUTPUT,
+        write_wav(inst.mutant("three_steps_2_frames_late", [N.sync], "3 of 12 steps 2 frames late") / OUTPUT,
                   render(late))
         # The switch comes one step late: the first wood step is cut from gravel.
         late_switch = [dict(e) for e in events]
         gravel_prev = late_switch[5]["sample"]
         late_switch[6]["sample"] = next(n for n in library if n.startswith("gravel") and n != gravel_prev
                                         and n != late_switch[7]["sample"])
-        write_wav(inst.mutant("switch_one_step_late", ["surface_switch"], "first wood step still on gravel")
+        write_wav(inst.mutant("switch_one_step_late", [N.surface_switch], "first wood step still on gravel")
                   / OUTPUT, render(late_switch))
         rep = [dict(e) for e in events]
         rep[9]["sample"] = rep[8]["sample"]
         if rep[10]["sample"] == rep[9]["sample"]:
             rep[10]["sample"] = next(n for n in library if n.startswith("wood") and n != rep[9]["sample"]
                                      and n != rep[11]["sample"])
-        write_wav(inst.mutant("repeated_sample", ["no_repeats"], "step 10 reuses step 9's file") / OUTPUT,
+        write_wav(inst.mutant("repeated_sample", [N.no_repeats], "step 10 reuses step 9's file") / OUTPUT,
                   render(rep))
         gains = [1.0 if k % 2 == 0 else 0.35 for k in range(n_steps)]
-        write_wav(inst.mutant("uneven_levels", ["level_consistency"], "every other step 9 dB down") / OUTPUT,
+        write_wav(inst.mutant("uneven_levels", [N.level_consistency], "every other step 9 dB down") / OUTPUT,
                   render(events, gains))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "surface_switch", "no_repeats",
-                                                             "level_consistency"], "bounce cut off") / OUTPUT,
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "bounce cut off") / OUTPUT,
                                 render(events)))

@@ -14,17 +14,26 @@ more than 40 dB under the loudest are not part of "the sound".
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.stats import spearmanr
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio
 from verifiers.measure.levels import sliding_rms
 from verifiers.measure.spectral import interchannel_correlation, spectral_centroid_hz
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import CentroidRise, HardEnd, PeakTiming, WhooshDuration
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
+TASK = "R06.07.01.03-T05"
+N = check_names(TASK)
 OUTPUT = "output/whoosh_transition.wav"
 SOURCES = "fixtures/whoosh_sources"
 SOUND_RE_MAX_DB = -40.0
@@ -67,68 +76,107 @@ def whoosh_design(rng: np.random.Generator, *, dur_s: float = 1.2, start_hz: flo
     return 0.7 * x / np.max(np.abs(x))
 
 
+@dataclass(frozen=True)
+class Whoosh:
+    """The render with its RMS curve (RMS_WIN_S windows) and which windows sound (>= peak - 40 dB)."""
+
+    audio: Audio
+    x: np.ndarray  # (samples, 2) at the file's rate
+    tr: np.ndarray  # RMS window centres, s
+    rms: np.ndarray
+    loud: np.ndarray  # dBFS per window
+
+    @property
+    def sr(self) -> int:
+        return self.audio.sample_rate_hz
+
+    @property
+    def mono(self) -> np.ndarray:
+        return self.x.mean(axis=1)
+
+    def sounding_db(self) -> float:
+        return float(self.loud.max() + SOUND_RE_MAX_DB)
+
+
+def load_whoosh(ctx: ScoreContext) -> Whoosh:
+    audio, x = load_output(ctx, OUTPUT, None)
+    if audio.channels != 2:
+        raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: a stereo whoosh is needed (width grows)")
+    tr, rms = sliding_rms(x.mean(axis=1), audio.sample_rate_hz, RMS_WIN_S)
+    return Whoosh(audio, x, tr, rms, 20 * np.log10(np.maximum(rms, 1e-12)))
+
+
+def centroid_ends(w: Whoosh, win_s: float) -> tuple[float, float, float]:
+    """(median centroid over the first win_s of sound, over its last win_s, Spearman rho of centroid vs time)."""
+    sound = w.loud >= w.sounding_db()
+    t_on, t_off = float(w.tr[sound][0]), float(w.tr[sound][-1])
+    tc, cen = spectral_centroid_hz(w.mono, w.sr)
+    frame_db = np.interp(tc, w.tr, w.loud)
+    ok = np.isfinite(cen) & (frame_db >= w.sounding_db())
+    tc, cen = tc[ok], cen[ok]
+    start_c = float(np.median(cen[tc <= t_on + win_s])) if np.any(tc <= t_on + win_s) else float("nan")
+    end_c = float(np.median(cen[tc >= t_off - win_s])) if np.any(tc >= t_off - win_s) else float("nan")
+    return start_c, end_c, _rho(tc, cen)
+
+
 @register
-class RisingWhoosh(TaskVerifier):
-    task_id = "R06.07.01.03-T05"
+class RisingWhoosh(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        audio, x = load_output(ctx, OUTPUT, None)
-        sr = audio.sample_rate_hz
-        if audio.channels != 2:
-            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: a stereo whoosh is needed (width grows)")
-        mono = x.mean(axis=1)
-        dp = checks.params("duration")
-        want_s, tol_s = float(dp.get("duration_s", 1.2)), float(dp.get("tolerance_s", 0.02))
-        want_rate, want_bits = int(dp.get("sample_rate_hz", 48_000)), int(dp.get("bit_depth", 24))
+    @provides
+    def whoosh(self) -> Whoosh:
+        return load_whoosh(self.ctx)
+
+    @check(N.duration)
+    def duration(self, p: WhooshDuration, curve: Curve) -> Result:
+        audio = self.whoosh.audio
+        want_s, tol_s = p.duration_s, p.tolerance_s
+        want_rate, want_bits = p.sample_rate_hz, p.bit_depth_count
         dur_ok = abs(audio.duration_s - want_s) <= tol_s + 1e-9
-        fmt_ok = sr == want_rate and audio.info.bit_depth == want_bits and not audio.info.float_samples
-        checks.set("duration", (1.0 if fmt_ok else 0.5) if dur_ok else 0.0,
-                   {"duration_s": round(audio.duration_s, 4), "format": format_note(audio), "format_ok": fmt_ok},
-                   f"{audio.duration_s:.3f} s (want {want_s:g} ± {tol_s:g})"
-                   + ("" if fmt_ok else f"; format {format_note(audio)} breaks the spec ({want_rate} Hz / {want_bits}-bit)"))
+        fmt_ok = audio.sample_rate_hz == want_rate and audio.info.bit_depth == want_bits and not audio.info.float_samples
+        score = curve.passes(dur_ok) * (0.5 + 0.5 * curve.part("format").passes(fmt_ok))
+        return Result(score, {"duration_s": round(audio.duration_s, 4), "format": format_note(audio),
+                              "format_ok": fmt_ok},
+                      f"{audio.duration_s:.3f} s (want {want_s:g} ± {tol_s:g})"
+                      + ("" if fmt_ok else f"; format {format_note(audio)} breaks the spec ({want_rate} Hz / {want_bits}-bit)"))
 
-        tr, rms = sliding_rms(mono, sr, RMS_WIN_S)
-        loud = 20 * np.log10(np.maximum(rms, 1e-12))
-        sound = loud >= loud.max() + SOUND_RE_MAX_DB
-        t_on, t_off = float(tr[sound][0]), float(tr[sound][-1])
-        cp = checks.params("centroid_rise")
-        tc, cen = spectral_centroid_hz(mono, sr)
-        frame_db = np.interp(tc, tr, loud)
-        ok = np.isfinite(cen) & (frame_db >= loud.max() + SOUND_RE_MAX_DB)
-        tc, cen = tc[ok], cen[ok]
-        win = float(cp.get("end_window_ms", 150)) / 1000
-        start_c = float(np.median(cen[tc <= t_on + win])) if np.any(tc <= t_on + win) else float("nan")
-        end_c = float(np.median(cen[tc >= t_off - win])) if np.any(tc >= t_off - win) else float("nan")
-        rho_c = _rho(tc, cen)
-        parts = [float(cp.get("start_min_hz", 600)) <= start_c <= float(cp.get("start_max_hz", 1100)),
-                 float(cp.get("end_min_hz", 3000)) <= end_c <= float(cp.get("end_max_hz", 5000)),
-                 rho_c >= float(cp.get("min_spearman", 0.9))]
-        checks.set("centroid_rise", sum(parts) / 3, {"start_centroid_hz": round(start_c, 1),
-                                                    "end_centroid_hz": round(end_c, 1), "spearman": round(rho_c, 3)},
-                   f"centroid {start_c:.0f} Hz -> {end_c:.0f} Hz, rho {rho_c:.2f}")
+    @check(N.centroid_rise)
+    def centroid_rise(self, p: CentroidRise, curve: Curve) -> Result:
+        start_c, end_c, rho_c = centroid_ends(self.whoosh, p.end_window_ms / 1000)
+        parts = [p.start_min_hz <= start_c <= p.start_max_hz, p.end_min_hz <= end_c <= p.end_max_hz,
+                 rho_c >= p.min_spearman_ratio]
+        return Result(curve.count(parts), {"start_centroid_hz": round(start_c, 1), "end_centroid_hz": round(end_c, 1),
+                                           "spearman": round(rho_c, 3)},
+                      f"centroid {start_c:.0f} Hz -> {end_c:.0f} Hz, rho {rho_c:.2f}")
 
-        pp = checks.params("peak_timing")
-        t_peak = float(tr[int(np.argmax(rms))])
-        lo, hi = float(pp.get("min_peak_s", 1.05)), float(pp.get("max_peak_s", 1.15))
-        checks.set("peak_timing", 1.0 if lo <= t_peak <= hi else 0.0, {"rms_peak_s": round(t_peak, 3)},
-                   f"RMS peak at {t_peak:.3f} s (want {lo:g}-{hi:g})")
+    @check(N.peak_timing)
+    def peak_timing(self, p: PeakTiming, curve: Curve) -> Result:
+        t_peak = float(self.whoosh.tr[int(np.argmax(self.whoosh.rms))])
+        lo, hi = p.min_peak_s, p.max_peak_s
+        return Result(curve.passes(lo <= t_peak <= hi), {"rms_peak_s": round(t_peak, 3)},
+                      f"RMS peak at {t_peak:.3f} s (want {lo:g}-{hi:g})")
 
-        tw, icc = interchannel_correlation(x, sr, window_s=0.1)
+    @check(N.width)
+    def width(self, p: NoParams, curve: Curve) -> Result:
+        w = self.whoosh
+        tw, icc = interchannel_correlation(w.x, w.sr, window_s=0.1)
         tw = tw + 0.05
-        w_db = np.interp(tw, tr, loud)
-        ok = np.isfinite(icc) & (w_db >= loud.max() + SOUND_RE_MAX_DB)
+        w_db = np.interp(tw, w.tr, w.loud)
+        ok = np.isfinite(icc) & (w_db >= w.sounding_db())
         rho_w = _rho(tw[ok], icc[ok])
-        checks.set("width", 1.0 if rho_w <= MIN_WIDTH_RHO else max(0.0, -rho_w / -MIN_WIDTH_RHO),
-                   {"icc_spearman": round(rho_w, 3), "icc_first_last": [round(float(icc[ok][0]), 3),
-                                                                      round(float(icc[ok][-1]), 3)] if ok.any() else []},
-                   f"inter-channel correlation trend rho {rho_w:.2f} (want <= {MIN_WIDTH_RHO:g})")
+        return Result(curve.score(max(rho_w - MIN_WIDTH_RHO, 0.0)),
+                      {"icc_spearman": round(rho_w, 3), "icc_first_last": [round(float(icc[ok][0]), 3),
+                                                                         round(float(icc[ok][-1]), 3)] if ok.any() else []},
+                      f"inter-channel correlation trend rho {rho_w:.2f} (want <= {MIN_WIDTH_RHO:g})")
 
-        hp = checks.params("hard_end")
-        tail = x[-max(1, round(float(hp.get("tail_ms", 5)) / 1000 * sr)):]
+    @check(N.hard_end)
+    def hard_end(self, p: HardEnd, curve: Curve) -> Result:
+        x, sr = self.whoosh.x, self.whoosh.sr
+        tail = x[-max(1, round(p.tail_ms / 1000 * sr)):]
         tail_db = 20 * np.log10(max(float(np.max(np.abs(tail))), 1e-12))
-        lim = float(hp.get("max_tail_dbfs", -60))
-        checks.set("hard_end", 1.0 if tail_db <= lim else 0.0, {"tail_peak_dbfs": round(tail_db, 1)},
-                   f"last {hp.get('tail_ms', 5)} ms peak {tail_db:.1f} dBFS (want <= {lim:g})")
+        lim = p.max_tail_dbfs
+        return Result(curve.passes(tail_db <= lim), {"tail_peak_dbfs": round(tail_db, 1)},
+                      f"last {p.tail_ms:g} ms peak {tail_db:.1f} dBFS (want <= {lim:g})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         n = int(1.5 * RATE_HZ)
@@ -145,13 +193,13 @@ class RisingWhoosh(TaskVerifier):
             return whoosh_design(np.random.default_rng(seed), **kw)
 
         write_wav(inst.oracle / OUTPUT, design())
-        write_wav(inst.mutant("rate_44k1_16bit", ["duration"], "rendered 44.1 kHz / 16-bit") / OUTPUT, design(),
+        write_wav(inst.mutant("rate_44k1_16bit", [N.duration], "rendered 44.1 kHz / 16-bit") / OUTPUT, design(),
                   rate=44_100, subtype="PCM_16")
-        write_wav(inst.mutant("centroid_flat", ["centroid_rise"], "the band never rises: centroid ~2 kHz") / OUTPUT,
+        write_wav(inst.mutant("centroid_flat", [N.centroid_rise], "the band never rises: centroid ~2 kHz") / OUTPUT,
                   design(start_hz=2000, end_hz=2000))
-        write_wav(inst.mutant("peak_early", ["peak_timing"], "level peaks at 0.8 s") / OUTPUT,
+        write_wav(inst.mutant("peak_early", [N.peak_timing], "level peaks at 0.8 s") / OUTPUT,
                   design(peak_s=0.8, stop_s=1.19))
-        write_wav(inst.mutant("no_width", ["width"], "both channels identical all the way") / OUTPUT,
+        write_wav(inst.mutant("no_width", [N.width], "both channels identical all the way") / OUTPUT,
                   design(width=False))
-        write_wav(inst.mutant("soft_end", ["hard_end"], "decays into the end instead of a hard cut") / OUTPUT,
+        write_wav(inst.mutant("soft_end", [N.hard_end], "decays into the end instead of a hard cut") / OUTPUT,
                   design(soft_end=True))

@@ -8,12 +8,14 @@ keeps each GT event's extra fields (surface, category, ...) next to what was fou
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from verifiers.base import GTError, ScoreContext
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.identify import Match
 from verifiers.measure.onsets import Onset, detect_onsets
@@ -102,6 +104,22 @@ def required_count(params: dict[str, Any], n_gt: int, key: str = "min_events_in_
     if "min_in_sync_pct" in params:
         return int(np.ceil(float(params["min_in_sync_pct"]) / 100.0 * n_gt - 1e-9))
     return n_gt
+
+
+def required_of(n_gt: int, *, k: int | None = None, of_count: int | None = None, min_pct: float | None = None) -> int:
+    """Typed `required_count`: the seed's K of N (K the curve's k, N `of_count`) or its `min_pct`,
+    scaled to this instance's `n_gt` events and rounded up; all of them when neither is given."""
+    if min_pct is not None:
+        return int(np.ceil(float(min_pct) / 100.0 * n_gt - 1e-9))
+    if k is not None and of_count:
+        return int(np.ceil(float(k) / float(of_count) * n_gt - 1e-9))
+    return n_gt
+
+
+def k_of_n_for(curve: Curve, need: int) -> Curve:
+    """The catalog's k_of_n curve with k scaled to this instance (`required_of`): the catalog's k is
+    the seed's K for its N events, a synth instance may have fewer."""
+    return dataclasses.replace(curve, k=need)
 
 
 def threshold_score(count: int, required: int) -> float:
