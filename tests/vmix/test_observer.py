@@ -99,6 +99,7 @@ async def run_t18(time_scale: float) -> dict[str, list[float]]:
     return lat
 
 
+@pytest.mark.realtime  # measures latency against a schedule: runs in make test's serial phase
 async def test_t18_cuts_reported_by_tcp_within_50ms_and_http_within_one_poll():
     """T18 at 1/10 scale: cuts at 1.5 s and 3.0 s instead of 15 s and 30 s (same code path, faster test)."""
     lat = await run_t18(time_scale=0.1)
@@ -110,6 +111,7 @@ async def test_t18_cuts_reported_by_tcp_within_50ms_and_http_within_one_poll():
 
 
 @pytest.mark.slow
+@pytest.mark.realtime
 async def test_t18_real_timeline_15s_and_30s():
     lat = await run_t18(time_scale=1.0)
     print(f"\nT18 (real 15/30 s) program-change latency ms: tcp={lat['tcp']} http={lat['http']}")
