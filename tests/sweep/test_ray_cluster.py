@@ -30,7 +30,7 @@ RAY = str(Path(sys.executable).with_name("ray"))
 
 
 def _start(args: list[str], log: Path) -> subprocess.Popen:
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0",
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
            "PYTHONPATH": str(Path(monitor.__file__).parent.parent)}  # workers import this tally
     with open(log, "w") as fh:
         return subprocess.Popen([RAY, "start", *args, "--num-cpus=1", "--node-ip-address=127.0.0.1",
@@ -64,7 +64,10 @@ def _wait_nodes(address: str, n: int, procs: list[subprocess.Popen], logs: list[
 
 
 @pytest.mark.slow
-def test_ray_sweep_across_two_nodes_equals_the_pool(items_and_reference, tmp_path):
+def test_ray_sweep_across_two_nodes_equals_the_pool(items_and_reference, tmp_path, monkeypatch):
+    # one auth mode for the nodes and the driver: a token file left by an earlier local ray.init
+    # (~/.ray/auth_token) must not turn auth on for one side only; the cluster is loopback-only
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     jsonl, ref = items_and_reference
     port = free_port()
     address = f"127.0.0.1:{port}"
