@@ -20,16 +20,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
-from verifiers.base import AgentOutputError, Checks, GTError, NoLiveEvidence, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError, NoLiveEvidence, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import CategoryAccuracy, EventF1
 from verifiers.provenance import AUDIT_WRITE_KINDS, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 
+TASK = "R06.07.01.03-T06"
+N = check_names(TASK)
 OUTPUT = "output/spotting_list.csv"
 MARKERS = "state/resolve_markers.json"
 FPS = 25
@@ -67,90 +74,134 @@ def _rows(text: str) -> list[dict[str, str]]:
     return out
 
 
-@register
-class SpottingList(TaskVerifier):
-    task_id = "R06.07.01.03-T06"
+@dataclass(frozen=True)
+class SpottingGT:
+    fps: float
+    start: int  # the timeline's first frame (GT start_tc)
+    events: list[tuple[int, str]]  # (frame, category)
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("events.json")
+
+@dataclass(frozen=True)
+class SpottingCSV:
+    rows: list[dict[str, str]]
+    rel: dict[int, int]  # row index -> frame relative to the timeline start (valid timecodes only)
+    invalid: list[dict]
+    offset: int
+
+
+def load_spotting_gt(ctx: ScoreContext) -> SpottingGT:
+    gt = ctx.gt_json("events.json")
+    try:
+        fps = float(gt["fps"])
+        start = tc_to_frames(str(gt.get("start_tc", "00:00:00:00")), fps)
+        gt_ev = [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]]
+    except (KeyError, TypeError, ValueError, EDLError) as exc:
+        raise GTError(f"ground truth events.json malformed: {exc}") from None
+    return SpottingGT(fps, start, gt_ev)
+
+
+def load_spotting_csv(ctx: ScoreContext, gt: SpottingGT) -> SpottingCSV:
+    try:
+        text = ctx.artifact(OUTPUT).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise AgentOutputError(f"{OUTPUT} is not UTF-8 text") from None
+    rows = _rows(text)
+    if not rows:
+        raise AgentOutputError(f"{OUTPUT} holds no rows")
+    frames: list[int | None] = []
+    invalid = []
+    for k, r in enumerate(rows):
         try:
-            fps = float(gt["fps"])
-            start = tc_to_frames(str(gt.get("start_tc", "00:00:00:00")), fps)
-            gt_ev = [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]]
-        except (KeyError, TypeError, ValueError, EDLError) as exc:
-            raise GTError(f"ground truth events.json malformed: {exc}") from None
-        try:
-            text = ctx.artifact(OUTPUT).read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError:
-            raise AgentOutputError(f"{OUTPUT} is not UTF-8 text") from None
-        rows = _rows(text)
-        if not rows:
-            raise AgentOutputError(f"{OUTPUT} holds no rows")
-        frames: list[int | None] = []
-        invalid = []
-        for k, r in enumerate(rows):
-            try:
-                frames.append(tc_to_frames(r["timecode"], fps))
-            except EDLError as exc:
-                frames.append(None)
-                invalid.append({"row": k + 1, "timecode": r["timecode"], "why": str(exc)})
-        valid = [f for f in frames if f is not None]
-        offset = start if valid and min(valid) >= start else 0
-        rel = {k: f - offset for k, f in enumerate(frames) if f is not None}
-        tol = float(checks.params("event_f1").get("tolerance_frames", 2))
+            frames.append(tc_to_frames(r["timecode"], gt.fps))
+        except EDLError as exc:
+            frames.append(None)
+            invalid.append({"row": k + 1, "timecode": r["timecode"], "why": str(exc)})
+    valid = [f for f in frames if f is not None]
+    offset = gt.start if valid and min(valid) >= gt.start else 0
+    return SpottingCSV(rows, {k: f - offset for k, f in enumerate(frames) if f is not None}, invalid, offset)
+
+
+def outside_db_writers(ctx: ScoreContext) -> list[dict]:
+    """Audit writes to the project DB by anything but Resolve (NoLiveEvidence without an audit)."""
+    writes = [e.get("payload") or {} for e in ctx.events_of("audit") if e.get("kind") in AUDIT_WRITE_KINDS]
+    return [w for w in writes if any(m in str(w.get("path", "")).lower() for m in PROJECT_DB_MARKS)
+            and writer_name(w) not in RESOLVE_WRITERS]
+
+
+@register
+class SpottingList(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def gt(self) -> SpottingGT:
+        return load_spotting_gt(self.ctx)
+
+    @provides
+    def csv(self) -> SpottingCSV:
+        return load_spotting_csv(self.ctx, self.gt)
+
+    @provides
+    def pairs(self) -> list[tuple[int, int]]:
+        """(GT index, row index) matched within the event_f1 tolerance."""
+        tol = self.task.check(N.event_f1).typed.tolerance_frames
+        rel = self.csv.rel
         keys = list(rel)
-        pairs = [(i, keys[j]) for i, j in hungarian([f for f, _c in gt_ev], [rel[k] for k in keys], tol)]
-        tp = len(pairs)
+        return [(i, keys[j]) for i, j in hungarian([f for f, _c in self.gt.events], [rel[k] for k in keys], tol)]
+
+    @check(N.event_f1)
+    def event_f1(self, p: EventF1, curve: Curve) -> Result:
+        rows, gt_ev = self.csv.rows, self.gt.events
+        tp = len(self.pairs)
         precision = tp / len(rows)
         recall = tp / len(gt_ev)
         f1 = 0.0 if tp == 0 else 2 * precision * recall / (precision + recall)
-        min_f1 = float(checks.params("event_f1").get("min_f1", 0.8))
-        checks.set("event_f1", 1.0 if f1 >= min_f1 else f1 / min_f1,
-                   {"tp": tp, "rows": len(rows), "gt_events": len(gt_ev), "precision": round(precision, 3),
-                    "recall": round(recall, 3), "f1": round(f1, 3), "invalid_timecodes": invalid,
-                    "timecode_offset_frames": offset},
-                   f"F1 {f1:.2f} ({tp} matched of {len(gt_ev)} GT events, {len(rows)} rows; "
-                   f"{len(invalid)} invalid timecode(s) at {fps:g} fps)")
+        return Result(curve.score(max(p.min_f1_ratio - f1, 0.0)),
+                      {"tp": tp, "rows": len(rows), "gt_events": len(gt_ev), "precision": round(precision, 3),
+                       "recall": round(recall, 3), "f1": round(f1, 3), "invalid_timecodes": self.csv.invalid,
+                       "timecode_offset_frames": self.csv.offset},
+                      f"F1 {f1:.2f} ({tp} matched of {len(gt_ev)} GT events, {len(rows)} rows; "
+                      f"{len(self.csv.invalid)} invalid timecode(s) at {self.gt.fps:g} fps)")
 
+    @check(N.categories)
+    def categories(self, p: CategoryAccuracy, curve: Curve) -> Result:
+        rows, gt_ev, pairs = self.csv.rows, self.gt.events, self.pairs
         wrong = [{"gt_frame": gt_ev[i][0], "want": gt_ev[i][1], "got": rows[k]["category"]}
                  for i, k in pairs if rows[k]["category"].strip().lower() != gt_ev[i][1]]
+        tp = len(pairs)
         acc = (tp - len(wrong)) / tp if tp else 0.0
-        need = float(checks.params("categories").get("min_accuracy_pct", 85)) / 100
-        checks.set("categories", 1.0 if acc >= need - 1e-9 else acc / need, {"accuracy": round(acc, 3), "wrong": wrong},
-                   f"category accuracy {acc:.0%} on {tp} matched events (need {need:.0%})")
+        need = p.min_accuracy_pct / 100
+        return Result(curve.score(max(p.min_accuracy_pct - acc * 100, 0.0), 1e-7),
+                      {"accuracy": round(acc, 3), "wrong": wrong},
+                      f"category accuracy {acc:.0%} on {tp} matched events (need {need:.0%})")
 
+    @check(N.descriptions)
+    def descriptions(self, p: NoParams, curve: Curve) -> Result:
+        rows = self.csv.rows
         described = sum(bool(r["description"]) for r in rows)
-        checks.set("descriptions", described / len(rows), {"rows": len(rows), "with_description": described},
-                   f"{described}/{len(rows)} rows have a description")
+        return Result(curve.count(described, len(rows)), {"rows": len(rows), "with_description": described},
+                      f"{described}/{len(rows)} rows have a description")
 
-        self._markers(ctx, checks, gt_ev, start, tol)
-
-    def _markers(self, ctx: ScoreContext, checks: Checks, gt_ev: list[tuple[int, str]], start: int,
-                 tol: float) -> None:
+    @check(N.markers_in_project)
+    def markers_in_project(self, p: NoParams, curve: Curve) -> Result:
+        gt_ev, start = self.gt.events, self.gt.start
+        self.csv  # noqa: B018  judged with a readable spotting list only, as before the conversion
         try:
-            audit = ctx.events_of("audit")
+            outsiders = outside_db_writers(self.ctx)
         except NoLiveEvidence:
-            checks.error("markers_in_project", "no audit evidence: cannot tell who wrote the project DB")
-            return
-        writes = [e.get("payload") or {} for e in audit if e.get("kind") in AUDIT_WRITE_KINDS]
-        outsiders = [w for w in writes if any(m in str(w.get("path", "")).lower() for m in PROJECT_DB_MARKS)
-                     and writer_name(w) not in RESOLVE_WRITERS]
-        path = ctx.workdir / MARKERS
+            return Result.cannot_judge("no audit evidence: cannot tell who wrote the project DB")
+        path = self.ctx.workdir / MARKERS
         if not path.exists():
-            checks.fail("markers_in_project", "no markers in the project DB (state export missing): CSV alone fails")
-            return
+            return Result.fail("no markers in the project DB (state export missing): CSV alone fails")
         try:
             markers = [int(m["frame"]) for m in json.loads(path.read_text(encoding="utf-8"))]
         except (ValueError, TypeError, KeyError) as exc:
-            checks.fail("markers_in_project", f"project marker export unreadable: {exc}")
-            return
+            return Result.fail(f"project marker export unreadable: {exc}")
         rel = [m - start if m >= start else m for m in markers]
-        found = len(hungarian([f for f, _c in gt_ev], rel, tol))
-        share = found / len(gt_ev)
-        checks.set("markers_in_project", 0.0 if outsiders else share,
-                   {"markers": len(markers), "gt_events_with_marker": found, "outside_writers": outsiders},
-                   ("project DB written outside Resolve; " if outsiders else "")
-                   + f"{found}/{len(gt_ev)} GT events have a marker in the project")
+        found = len(hungarian([f for f, _c in gt_ev], rel, self.task.check(N.event_f1).typed.tolerance_frames))
+        return Result(0.0 if outsiders else curve.count(found, len(gt_ev)),
+                      {"markers": len(markers), "gt_events_with_marker": found, "outside_writers": outsiders},
+                      ("project DB written outside Resolve; " if outsiders else "")
+                      + f"{found}/{len(gt_ev)} GT events have a marker in the project")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         descriptions = {"impact": ["pan set on hob", "knife hits board", "cupboard door shuts"],
@@ -200,22 +251,22 @@ class SpottingList(TaskVerifier):
 
         solution(inst.oracle, events)
         missing = [e for k, e in enumerate(events) if k not in (1, 4, 6, 9, 11)]
-        solution(inst.mutant("five_events_missed", ["event_f1", "markers_in_project"],
+        solution(inst.mutant("five_events_missed", [N.event_f1, N.markers_in_project],
                               "5 of 12 events not spotted (no marker, no row)"), missing)
         cats = [dict(e) for e in events]
         for k in (0, 5, 10):
             cats[k]["category"] = "movement" if cats[k]["category"] != "movement" else "impact"
-        solution(inst.mutant("wrong_categories", ["categories"], "3 of 12 events in the wrong category"), cats)
+        solution(inst.mutant("wrong_categories", [N.categories], "3 of 12 events in the wrong category"), cats)
         nodesc = [dict(e) for e in events]
         for k in (2, 3, 7):
             nodesc[k]["label"] = ""
-        solution(inst.mutant("missing_descriptions", ["descriptions"], "3 rows without description"), nodesc,
+        solution(inst.mutant("missing_descriptions", [N.descriptions], "3 rows without description"), nodesc,
                  markers=events)
-        solution(inst.mutant("timecodes_30fps", ["event_f1"], "timecodes written at 30 fps"), events, fps_out=30,
+        solution(inst.mutant("timecodes_30fps", [N.event_f1], "timecodes written at 30 fps"), events, fps_out=30,
                  markers=events)
-        solution(inst.mutant("csv_only", ["markers_in_project"], "CSV typed by hand, no markers in the project"),
+        solution(inst.mutant("csv_only", [N.markers_in_project], "CSV typed by hand, no markers in the project"),
                  events, markers=[])
-        solution(inst.mutant("db_written_by_script", ["markers_in_project"], "project DB edited by python3"), events,
+        solution(inst.mutant("db_written_by_script", [N.markers_in_project], "project DB edited by python3"), events,
                  writer="python3")
-        solution(inst.mutant("no_audit_evidence", ["markers_in_project"], "run without audit records: cannot judge"),
+        solution(inst.mutant("no_audit_evidence", [N.markers_in_project], "run without audit records: cannot judge"),
                  events, run=False)
