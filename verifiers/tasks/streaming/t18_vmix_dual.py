@@ -17,12 +17,21 @@ import numpy as np
 
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import (
+    AudioStats,
+    RtmpListening,
+    RtmpPublish,
+    RtmpUnpublish,
+    StreamSnapshot,
+    Summary,
+    VideoStats,
+)
 from verifiers.measure.errors import MediaError
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.ingest import gop_bitrate_kbps
+from verifiers.tasks.streaming._shared.ingest import snapshots_of
 from verifiers.tasks.streaming.common import event, payload, t_ms
 from verifiers.tasks.streaming.media import frames, probe
 
@@ -107,15 +116,13 @@ class VmixDualStream(CheckedTask):
         parts: dict[str, float] = {}
         for url in p.endpoints:
             app = url.rstrip("/").rsplit("/", 1)[-1]
-            mine = [payload(e) for e in rtmp if payload(e).get("app") == app]
-            snaps = [e.get("stats") or {} for e in mine if "stats" in e] + [e for e in mine if "video" in e]
+            snaps = snapshots_of(rtmp, app)
             if not snaps:
                 parts[f"{app}: stream"] = 0.0
                 continue
-            v = snaps[-1].get("video") or {}
-            kbps = gop_bitrate_kbps(v) or 0.0
-            parts[f"{app}: 1080p30"] = float([v.get("width"), v.get("height")] == list(p.size_px)
-                                             and abs((v.get("fps") or 0) - p.fps) <= 0.5)
+            v = snaps[-1].video
+            kbps = v.gop_bitrate_kbps or 0.0
+            parts[f"{app}: 1080p30"] = float([v.width, v.height] == list(p.size_px) and abs((v.fps or 0) - p.fps) <= 0.5)
             parts[f"{app}: 6 Mbps"] = curve.part("bitrate").score(abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100,
                                                                   LEGACY_BITRATE_TOL_PCT)
         return Result(curve.count(list(parts.values()), 2 * len(p.endpoints)), parts,
@@ -169,15 +176,14 @@ class VmixDualStream(CheckedTask):
                 video(folder / REC_DIR / "CAM2 20261130 211500.mp4", ("iso2",), lambda: cams["CAM2"])
             if not run:
                 return
-            evs = [event("rtmp", "listening", -1000, {"host": "127.0.0.1", "port": 1935})]
+            evs = [RtmpListening("127.0.0.1", 1935).event(-1000)]
             for app, kbps in (("a", 6000.0), ("b", b_kbps)):
                 if only_a and app == "b":
                     continue
-                snap = {"duration_s": run_s, "video": {"codec": "h264", "width": 1920, "height": 1080, "fps": 30.0,
-                                                       "bitrate_gop_bps": {"mean": kbps * 1000}},
-                        "audio": {"codec": "aac", "sample_rate_hz": 48000}}
-                evs += [event("rtmp", "publish", 0, {"app": app, "key": "vmix"}),
-                        event("rtmp", "unpublish", run_s * 1000, {"app": app, "key": "vmix", "stats": snap})]
+                snap = StreamSnapshot(duration_s=run_s, video=VideoStats(
+                    codec="h264", width=1920, height=1080, fps=30.0, bitrate_gop_bps=Summary(mean=kbps * 1000)),
+                    audio=AudioStats(codec="aac", sample_rate_hz=48000))
+                evs += [RtmpPublish(app, "vmix").event(0), RtmpUnpublish(app, "vmix", snap).event(run_s * 1000)]
             for name in ("streaming", "recording", "multiCorder"):
                 evs += [event("vmix", "output", 0, {"name": name, "active": True, "via": "tcp"}),
                         event("vmix", "output", run_s * 1000, {"name": name, "active": False, "via": "tcp"})]

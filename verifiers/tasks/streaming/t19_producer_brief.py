@@ -22,6 +22,7 @@ from verifiers.apps.obs.hotkeys import normalize
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import RtmpListening, RtmpPublish, RtmpUnpublish, StreamSnapshot, Summary, VideoStats
 from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import best_lag, shifted
 from verifiers.params import NoParams
@@ -184,12 +185,12 @@ class ProducerBrief(CheckedTask):
                 path.write_bytes(cache[key])
             if not run:
                 return
-            snap = {"duration_s": 120.0, "video": {"codec": "h264", "width": 1920, "height": 1080, "fps": 30.0,
-                                                   "bitrate_gop_bps": {"mean": kbps * 1000},
-                                                   "keyframe_interval_s": {"mean": 2.0}}}
-            evs = [event("rtmp", "listening", -1000, {"port": 1935}),
-                   event("rtmp", "publish", 0, {"app": "show", "key": enc["key"]}),
-                   event("rtmp", "unpublish", 120_000, {"app": "show", "key": enc["key"], "stats": snap}),
+            snap = StreamSnapshot(duration_s=120.0, video=VideoStats(
+                codec="h264", width=1920, height=1080, fps=30.0, bitrate_gop_bps=Summary(mean=kbps * 1000),
+                keyframe_interval_s=Summary(mean=2.0)))
+            evs = [RtmpListening("127.0.0.1", 1935).event(-1000),
+                   RtmpPublish("show", enc["key"]).event(0),
+                   RtmpUnpublish("show", enc["key"], snap).event(120_000),
                    event("scenario", "action", 1000, {"step": "countdown_start", "status": "ok"})]
             if countdown:
                 evs.append(event("obs", "CurrentProgramSceneChanged", 1000 + brief["countdown_s"] * 1000 + 150,

@@ -30,14 +30,11 @@ def final_stats(ctx: ScoreContext, app: str, key: str) -> tuple[StreamSnapshot, 
     return stats[-1], False
 
 
-def final_stats_payload(ctx: ScoreContext, app: str, key: str) -> tuple[dict[str, Any], bool]:
-    """final_stats as the payload dict (for scorers not converted to typed evidence yet)."""
-    snap, stopped = final_stats(ctx, app, key)
-    return snap.to_payload(), stopped
-
-
-def gop_bitrate_kbps(v: dict[str, Any]) -> float | None:
-    """Bitrate over whole GOPs of a video stats payload dict, else the overall bitrate (kbps)."""
-    g = (v.get("bitrate_gop_bps") or {}).get("mean")
-    b = g if g is not None else v.get("bitrate_overall_bps")
-    return None if b is None else b / 1000
+def snapshots_of(events: list[dict[str, Any]], app: str) -> list[StreamSnapshot]:
+    """Every snapshot of app's streams: the final ones (unpublish) first, then the live ones (stats)."""
+    mine = [e for e in events if payload(e).get("app") == app]
+    try:
+        return [RtmpUnpublish.from_event(e).stats for e in mine if RtmpUnpublish.matches(e)] + \
+            [RtmpStats.from_event(e).snapshot for e in mine if RtmpStats.matches(e)]
+    except EvidenceError as exc:
+        raise NoLiveEvidence(f"malformed ingest event: {exc}") from None
