@@ -170,3 +170,80 @@ class EventF1:
 @dataclass(frozen=True)
 class CategoryAccuracy:
     min_accuracy_pct: float = 85.0
+
+
+# ---- T07: ambience beds ------------------------------------------------------------------------------
+
+T07 = "R06.07.01.03-T07"
+
+
+@params_type(T07, "correct_beds")
+@dataclass(frozen=True)
+class CorrectBeds:
+    scenes_count: int | None = None  # the seed's count (the GT's scenes are the ones used)
+
+
+@params_type(T07, "transitions")
+@dataclass(frozen=True)
+class BedTransitions:
+    tolerance_frames: float = 1.0
+    min_fade_frames: float = 1.0
+    max_fade_frames: float = 3.0
+
+
+@params_type(T07, "prelap")
+@dataclass(frozen=True)
+class Prelap:
+    prelap_s: float | None = None  # the seed's lead (the GT's lead_s is used)
+    tolerance_frames: float = 2.0
+
+
+@params_type(T07, "levels")
+@dataclass(frozen=True)
+class BedLevels:
+    tolerance_lu: float = 3.0
+
+
+# ---- T08: layered gunshots ---------------------------------------------------------------------------
+
+T08 = "R06.07.01.03-T08"
+
+
+@params_type(T08, "sync")
+@dataclass(frozen=True)
+class ShotSync:
+    tolerance_frames: float = 1.0
+    shots_count: int | None = None  # the seed's count (the GT's shots are the ones used)
+
+
+@params_type(T08, "layering")
+@dataclass(frozen=True)
+class Layering:
+    layers_count: int = 3  # transient, body, tail
+
+
+@params_type(T08, "acoustics")
+@dataclass(frozen=True)
+class Acoustics:
+    rt60_tolerance_pct: float = 15.0
+    slapback_ms: float = 186.0  # a building at 32 m: 2 x 32 m / 343 m/s
+    slapback_tolerance_ms: float = 10.0
+
+
+@params_type(T08, "level_consistency")
+@dataclass(frozen=True)
+class ShotLevels:
+    max_peak_cv_pct: float = 15.0
+
+
+# ---- T09: UI sounds -----------------------------------------------------------------------------------
+
+T09 = "R06.07.01.03-T09"
+
+
+@params_type(T09, "sync")
+@dataclass(frozen=True)
+class UISync:
+    tolerance_frames: float = 1.0
+    fps: float | None = None  # the seed's frame rate (the GT's is used)
+    events_count: int | None = None  # the seed's count (the GT's events are the ones used)

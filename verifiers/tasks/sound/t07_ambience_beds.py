@@ -17,11 +17,17 @@ the notes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from verifiers.apps.reaper import Item, Track, write_rpp
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio
 from verifiers.measure.loudness import measure_loudness
+from verifiers.paramtypes.sound import BedLevels, BedTransitions, CorrectBeds, Prelap
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
@@ -29,6 +35,8 @@ from verifiers.tasks.sound._shared.event_sync import load_library
 from verifiers.tasks.sound._shared.fades import aligned_source, fit_ramp, window_gains
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T07"
+N = check_names(TASK)
 OUTPUT = "output/montage_amb.wav"
 AMB = "fixtures/amb"
 FPS = 24
@@ -36,92 +44,152 @@ EDGE_S = 0.6
 LEVEL_MARGIN_S = 0.4
 
 
-@register
-class AmbienceBeds(TaskVerifier):
-    task_id = "R06.07.01.03-T07"
+@dataclass(frozen=True)
+class MontageGT:
+    fps: float
+    scenes: list[tuple[str, int, int, float]]  # (bed file, start frame, end frame, level LUFS)
+    pre_scene: int  # the scene whose bed pre-laps into it
+    lead_s: float
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("montage.json")
-        try:
-            fps = float(gt["fps"])
-            scenes = [(str(s["bed"]), int(s["start_frame"]), int(s["end_frame"]), float(s["level_lufs"]))
-                      for s in gt["scenes"]]
-            pre_scene, lead_s = int(gt["prelap"]["scene"]), float(gt["prelap"]["lead_s"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth montage.json malformed: {exc}") from None
-        beds = load_library(ctx.input(AMB))
-        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        mono = x.mean(axis=1)
 
-        found = []
-        for bed, a, b, _lv in scenes:
-            mid = (a + b) / 2 / fps
-            # the expected bed first: a confident match ends the search (scanning noise-like beds that
-            # are not there is the slow part)
-            best = (None, None, 0.0)
-            for name in sorted(beds, key=lambda nm: nm != bed):
-                cand = (name, *aligned_source(mono, beds[name], mid, RATE_HZ, min_ncc=0.0))
-                if cand[2] > best[2]:
-                    best = cand
-                if best[2] >= 0.6:
-                    break
-            found.append({"want": bed, "got": best[0] if best[2] >= 0.6 else None, "ncc": round(best[2], 3),
-                          "signal": best[1] if best[2] >= 0.6 else None})
-        ok = sum(f["got"] == f["want"] for f in found)
-        checks.set("correct_beds", ok / len(scenes), {"scenes": [{k: v for k, v in f.items() if k != "signal"}
-                                                                 for f in found]},
-                   f"{ok}/{len(scenes)} scenes carry their bed")
+@dataclass(frozen=True)
+class BedRender:
+    audio: Audio
+    x: np.ndarray  # at RATE_HZ
+    found: list[dict]  # per scene: want, got, ncc, signal (the bed as placed on the render's time line)
 
-        tp = checks.params("transitions")
-        tol = float(tp.get("tolerance_frames", 1))
-        lo_f, hi_f = float(tp.get("min_fade_frames", 1)), float(tp.get("max_fade_frames", 3))
-        sides, pre = [], None
-        for k in range(1, len(scenes)):
-            cut_s = scenes[k][1] / fps
-            out_sig, in_sig = found[k - 1]["signal"], found[k]["signal"]
-            lead = lead_s if k == pre_scene else 0.0
-            s0 = max(0, round((cut_s - EDGE_S - lead) * RATE_HZ))
-            s1 = min(len(mono), round((cut_s + EDGE_S) * RATE_HZ))
-            if out_sig is None or in_sig is None:
-                sides.append({"cut_frame": scenes[k][1], "side": "both", "ok": False, "why": "bed not found"})
-                if k == pre_scene:
-                    pre = {"ok": False, "why": "bed not found"}
+    @property
+    def mono(self) -> np.ndarray:
+        return self.x.mean(axis=1)
+
+
+def load_montage_gt(ctx: ScoreContext) -> MontageGT:
+    gt = ctx.gt_json("montage.json")
+    try:
+        fps = float(gt["fps"])
+        scenes = [(str(s["bed"]), int(s["start_frame"]), int(s["end_frame"]), float(s["level_lufs"]))
+                  for s in gt["scenes"]]
+        pre_scene, lead_s = int(gt[N.prelap]["scene"]), float(gt[N.prelap]["lead_s"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth montage.json malformed: {exc}") from None
+    return MontageGT(fps, scenes, pre_scene, lead_s)
+
+
+def find_beds(ctx: ScoreContext, gt: MontageGT) -> BedRender:
+    """Which library bed sits in the middle of each scene (NCC >= 0.6), placed on the render's time line."""
+    beds = load_library(ctx.input(AMB))
+    audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+    mono = x.mean(axis=1)
+    found = []
+    for bed, a, b, _lv in gt.scenes:
+        mid = (a + b) / 2 / gt.fps
+        # the expected bed first: a confident match ends the search (scanning noise-like beds that
+        # are not there is the slow part)
+        best = (None, None, 0.0)
+        for name in sorted(beds, key=lambda nm: nm != bed):
+            cand = (name, *aligned_source(mono, beds[name], mid, RATE_HZ, min_ncc=0.0))
+            if cand[2] > best[2]:
+                best = cand
+            if best[2] >= 0.6:
+                break
+        found.append({"want": bed, "got": best[0] if best[2] >= 0.6 else None, "ncc": round(best[2], 3),
+                      "signal": best[1] if best[2] >= 0.6 else None})
+    return BedRender(audio, x, found)
+
+
+def cut_fades(gt: MontageGT, r: BedRender, tp: BedTransitions, ptol: float) -> tuple[list[dict], dict | None]:
+    """(out/in fade of every cut, the pre-lap scene's fade-in) fitted from the per-window bed gains."""
+    fps, scenes, mono = gt.fps, gt.scenes, r.mono
+    sides, pre = [], None
+    for k in range(1, len(scenes)):
+        cut_s = scenes[k][1] / fps
+        out_sig, in_sig = r.found[k - 1]["signal"], r.found[k]["signal"]
+        lead = gt.lead_s if k == gt.pre_scene else 0.0
+        if out_sig is None or in_sig is None:
+            sides.append({"cut_frame": scenes[k][1], "side": "both", "ok": False, "why": "bed not found"})
+            if k == gt.pre_scene:
+                pre = {"ok": False, "why": "bed not found"}
+            continue
+        for side, fade, want_s in cut_ramps(mono, out_sig, in_sig, cut_s, lead):
+            centre_err = (fade.start_s + fade.length_s / 2 - want_s) * fps
+            length_f = fade.length_s * fps
+            if side == "in" and k == gt.pre_scene:
+                pre = {"cut_frame": scenes[k][1], "lead_s": gt.lead_s, "centre_error_frames": round(centre_err, 2),
+                       "ok": abs(centre_err) <= ptol}
                 continue
-            t, g, h = window_gains(mono[s0:s1], out_sig[s0:s1], in_sig[s0:s1], RATE_HZ)
-            t = t + s0 / RATE_HZ
-            g_ref = float(np.median(g[t < cut_s - lead - 0.2])) if np.any(t < cut_s - lead - 0.2) else 1.0
-            h_ref = float(np.median(h[t > cut_s + 0.2])) if np.any(t > cut_s + 0.2) else 1.0
-            fo = fit_ramp(t, g / (g_ref or 1.0), rising=False, max_len_s=0.5 + lead)
-            fi = fit_ramp(t, h / (h_ref or 1.0), rising=True, max_len_s=0.5)
-            for side, fade, want_s in (("out", fo, cut_s), ("in", fi, cut_s - lead)):
-                centre_err = (fade.start_s + fade.length_s / 2 - want_s) * fps
-                length_f = fade.length_s * fps
-                if side == "in" and k == pre_scene:
-                    ptol = float(checks.params("prelap").get("tolerance_frames", 2))
-                    pre = {"cut_frame": scenes[k][1], "lead_s": lead_s, "centre_error_frames": round(centre_err, 2),
-                           "ok": abs(centre_err) <= ptol}
-                    continue
-                good = abs(centre_err) <= tol + 1e-9 and lo_f - 1e-9 <= length_f <= hi_f + 1e-9
-                sides.append({"cut_frame": scenes[k][1], "side": side, "centre_error_frames": round(centre_err, 2),
-                              "fade_frames": round(length_f, 2), "ok": good})
+            good = abs(centre_err) <= tp.tolerance_frames + 1e-9 \
+                and tp.min_fade_frames - 1e-9 <= length_f <= tp.max_fade_frames + 1e-9
+            sides.append({"cut_frame": scenes[k][1], "side": side, "centre_error_frames": round(centre_err, 2),
+                          "fade_frames": round(length_f, 2), "ok": good})
+    return sides, pre
+
+
+def cut_ramps(mono: np.ndarray, out_sig: np.ndarray, in_sig: np.ndarray, cut_s: float, lead: float) -> list:
+    """(side, fitted ramp, where its centre should be) for the outgoing and incoming bed at one cut."""
+    s0 = max(0, round((cut_s - EDGE_S - lead) * RATE_HZ))
+    s1 = min(len(mono), round((cut_s + EDGE_S) * RATE_HZ))
+    t, g, h = window_gains(mono[s0:s1], out_sig[s0:s1], in_sig[s0:s1], RATE_HZ)
+    t = t + s0 / RATE_HZ
+    g_ref = float(np.median(g[t < cut_s - lead - 0.2])) if np.any(t < cut_s - lead - 0.2) else 1.0
+    h_ref = float(np.median(h[t > cut_s + 0.2])) if np.any(t > cut_s + 0.2) else 1.0
+    fo = fit_ramp(t, g / (g_ref or 1.0), rising=False, max_len_s=0.5 + lead)
+    fi = fit_ramp(t, h / (h_ref or 1.0), rising=True, max_len_s=0.5)
+    return [("out", fo, cut_s), ("in", fi, cut_s - lead)]
+
+
+@register
+class AmbienceBeds(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def gt(self) -> MontageGT:
+        return load_montage_gt(self.ctx)
+
+    @provides
+    def render(self) -> BedRender:
+        return find_beds(self.ctx, self.gt)
+
+    @provides
+    def fades(self) -> tuple[list[dict], dict | None]:
+        return cut_fades(self.gt, self.render, self.task.check(N.transitions).typed,
+                         self.task.check(N.prelap).typed.tolerance_frames)
+
+    @check(N.correct_beds)
+    def correct_beds(self, p: CorrectBeds, curve: Curve) -> Result:
+        found, n = self.render.found, len(self.gt.scenes)
+        ok = sum(f["got"] == f["want"] for f in found)
+        return Result(curve.count(ok, n), {"scenes": [{k: v for k, v in f.items() if k != "signal"} for f in found]},
+                      f"{ok}/{n} scenes carry their bed")
+
+    @check(N.transitions)
+    def transitions(self, p: BedTransitions, curve: Curve) -> Result:
+        sides, _pre = self.fades
         ok_t = sum(s["ok"] for s in sides)
-        checks.set("transitions", ok_t / max(len(sides), 1), {"sides": sides},
-                   f"{ok_t}/{len(sides)} bed edges on the cut (±{tol:g} frame) with {lo_f:g}-{hi_f:g}-frame fades")
+        return Result(curve.count(ok_t, max(len(sides), 1)), {"sides": sides},
+                      f"{ok_t}/{len(sides)} bed edges on the cut (±{p.tolerance_frames:g} frame) with "
+                      f"{p.min_fade_frames:g}-{p.max_fade_frames:g}-frame fades")
+
+    @check(N.prelap)
+    def prelap(self, p: Prelap, curve: Curve) -> Result:
+        _sides, pre = self.fades
         if pre is None:
             raise GTError("prelap scene index outside the scene list")
-        checks.set("prelap", 1.0 if pre["ok"] else 0.0, pre,
-                   f"pre-lap fade-in centred {pre.get('centre_error_frames')} frames from {lead_s:g} s before the cut")
+        return Result(curve.passes(pre["ok"]), pre, f"pre-lap fade-in centred {pre.get('centre_error_frames')} "
+                                                    f"frames from {self.gt.lead_s:g} s before the cut")
 
-        lt = float(checks.params("levels").get("tolerance_lu", 3))
+    @check(N.levels)
+    def levels(self, p: BedLevels, curve: Curve) -> Result:
+        fps, x, lt = self.gt.fps, self.render.x, p.tolerance_lu
+        names = self.render.audio.info.channel_names or None
         lv = []
-        for bed, a, b, want in scenes:
+        for bed, a, b, want in self.gt.scenes:
             seg = x[round((a / fps + LEVEL_MARGIN_S) * RATE_HZ): round((b / fps - LEVEL_MARGIN_S) * RATE_HZ)]
-            lufs = measure_loudness(seg, RATE_HZ, channel_names=audio.info.channel_names or None).integrated_lufs \
+            lufs = measure_loudness(seg, RATE_HZ, channel_names=names).integrated_lufs \
                 if len(seg) > 0.5 * RATE_HZ else float("-inf")
             lv.append({"bed": bed, "lufs": round(lufs, 2) if np.isfinite(lufs) else None, "want_lufs": want,
                        "ok": bool(np.isfinite(lufs) and abs(lufs - want) <= lt)})
         ok_l = sum(v["ok"] for v in lv)
-        checks.set("levels", ok_l / len(scenes), {"scenes": lv}, f"{ok_l}/{len(scenes)} beds within {lt:g} LU")
+        return Result(curve.count(ok_l, len(lv)), {"scenes": lv}, f"{ok_l}/{len(lv)} beds within {lt:g} LU")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         spec = {"city.wav": (80, 6000, -2), "park.wav": (300, 9000, -5), "cafe.wav": (150, 5000, -1),
@@ -179,14 +247,14 @@ class AmbienceBeds(TaskVerifier):
             return out
 
         write_wav(inst.oracle / OUTPUT, render())
-        write_wav(inst.mutant("rain_in_park", ["correct_beds"], "scene 2 carries the rain bed") / OUTPUT,
+        write_wav(inst.mutant("rain_in_park", [N.correct_beds], "scene 2 carries the rain bed") / OUTPUT,
                   render(swap={1: "rain.wav"}))
-        write_wav(inst.mutant("cut_3_frames_late", ["transitions"], "the subway cut lands 3 frames late") / OUTPUT,
+        write_wav(inst.mutant("cut_3_frames_late", [N.transitions], "the subway cut lands 3 frames late") / OUTPUT,
                   render(late={3: 3}))
-        write_wav(inst.mutant("long_fades", ["transitions"], "12-frame fades at every cut") / OUTPUT,
+        write_wav(inst.mutant("long_fades", [N.transitions], "12-frame fades at every cut") / OUTPUT,
                   render(fade_frames=12))
-        write_wav(inst.mutant("no_prelap", ["prelap"], "cafe bed starts on its cut") / OUTPUT, render(prelap=False))
-        write_wav(inst.mutant("subway_6db_hot", ["levels"], "subway bed 6 dB over the notes") / OUTPUT,
+        write_wav(inst.mutant("no_prelap", [N.prelap], "cafe bed starts on its cut") / OUTPUT, render(prelap=False))
+        write_wav(inst.mutant("subway_6db_hot", [N.levels], "subway bed 6 dB over the notes") / OUTPUT,
                   render(level_off={3: 6.0}))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["correct_beds", "transitions", "prelap", "levels"],
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "render cut off") / OUTPUT, render()))
