@@ -108,6 +108,10 @@ def seeds() -> dict[str, bytes]:
     build("publish-128", 128, [*_publish_prefix(w), _metadata(), *_media(20)])
     build("chunk-size-2", 2, [setcs(2), *_publish_prefix(w), *_media(6)])
     build("chunk-size-1", 1, [setcs(1), *_publish_prefix(w), *_media(3)])
+    # Chunk size above the bulk-slicing limit with messages of several chunks (the tight loop).
+    build("chunk-size-300", 300, [setcs(300), *_publish_prefix(w),
+                                  *[RawMessage(6, m.VIDEO, 1, 33 * i, b"\x27\x01\x00\x00\x00" + bytes(range(256)) * 8)
+                                    for i in range(4)]])
     build("extended-ts", 128, [*_publish_prefix(w), *_media(8, base_ts=0xFFFFF0)])
     build("extended-ts-omitted", 128, [*_publish_prefix(w), *_media(8, base_ts=0x1FFFFF0)], ext=False)
     build("aggregate", 4096, [setcs(4096), *_publish_prefix(w), _aggregate(100), _aggregate(0xFFFFFF)])

@@ -22,7 +22,8 @@ def test_committed_corpus_matches_the_seed_builder() -> None:
 
 async def test_valid_seeds_publish_and_measure() -> None:
     """Unmutated, the publish seeds get through to a stream with media (so mutations start deep)."""
-    for name in ("publish-4096", "publish-128", "chunk-size-2", "chunk-size-1", "extended-ts", "aggregate"):
+    for name in ("publish-4096", "publish-128", "chunk-size-2", "chunk-size-1", "chunk-size-300", "extended-ts",
+                 "aggregate"):
         stats = FuzzStats()
         run_one(seeds()[name], random.Random(0), stats)
         assert stats.publishes == 1 and not stats.crashes and stats.protocol_errors == 0, name
