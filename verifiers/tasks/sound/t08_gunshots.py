@@ -18,20 +18,27 @@ in the 50 ms after each onset <= 15 %.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.signal import fftconvolve
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.identify import match_at
 from verifiers.measure.room import schroeder_curve_db
+from verifiers.paramtypes.sound import Acoustics, Layering, ShotLevels, ShotSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_library
-from verifiers.tasks.sound._shared.placed_events import analyse, cv_pct
+from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, cv_pct
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T08"
+N = check_names(TASK)
 OUTPUT = "output/gunshots.wav"
 LAYERS = "fixtures/gun_layers"
 IR = "fixtures/irs/warehouse.wav"
@@ -66,100 +73,127 @@ def layer_shares(seg: np.ndarray, layers: dict[str, np.ndarray], offsets: dict[s
             for i, name in enumerate(layers)}
 
 
-@register
-class LayeredGunshots(TaskVerifier):
-    task_id = "R06.07.01.03-T08"
+@dataclass(frozen=True)
+class ShotGT:
+    warehouse_rt60_s: float
+    spaces: list[str]  # interior | exterior, per shot
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        sp = checks.params("sync")
-        tol = float(sp.get("tolerance_frames", 1))
-        a = analyse(ctx, OUTPUT, LAYERS, tol_frames=tol, min_ncc=0.3)
-        raw = a.raw_gt
-        try:
-            want_rt = float(raw["warehouse_rt60_s"])
-            spaces = [str(e["space"]) for e in raw["events"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth events.json lacks warehouse_rt60_s/space: {exc}") from None
-        lib = load_library(ctx.input(LAYERS))
-        try:
-            ir = load_library(ctx.input(IR).parent)[ctx.input(IR).name]
-        except KeyError:
-            raise GTError(f"{IR} missing") from None
-        for k in ("transient.wav", "body.wav", "tail.wav"):
-            if k not in lib:
-                raise GTError(f"layer {k} missing from {LAYERS}")
-        n = len(a.rows)
-        # onset nearest each flash (any onset: the layers are judged separately)
+
+def load_shot_gt(raw: dict) -> ShotGT:
+    try:
+        return ShotGT(float(raw["warehouse_rt60_s"]), [str(e["space"]) for e in raw["events"]])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth events.json lacks warehouse_rt60_s/space: {exc}") from None
+
+
+def load_layers(ctx: ScoreContext) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """(the gun layer library, the warehouse IR): task inputs, so missing ones are GT problems."""
+    lib = load_library(ctx.input(LAYERS))
+    try:
+        ir = load_library(ctx.input(IR).parent)[ctx.input(IR).name]
+    except KeyError:
+        raise GTError(f"{IR} missing") from None
+    for k in ("transient.wav", "body.wav", "tail.wav"):
+        if k not in lib:
+            raise GTError(f"layer {k} missing from {LAYERS}")
+    return lib, ir
+
+
+def shot_layers(a: Analysis, t: float, lib: dict[str, np.ndarray], wet_tail: np.ndarray) -> dict:
+    """Energy share of transient, body and tail (dry or through the IR) in the SEG_S after a shot at t."""
+    seg_n = round(SEG_S * ANALYSIS_RATE_HZ)
+    o = max(0, round((t - 0.03) * ANALYSIS_RATE_HZ))
+    seg = a.mix[o: o + seg_n]
+    cands = {"transient": lib["transient.wav"], "body": lib["body.wav"], "tail": lib["tail.wav"], "tail_in_ir": wet_tail}
+    offs = {}
+    for name, x in cands.items():
+        m = match_at(a.mix, ANALYSIS_RATE_HZ, {name: x}, t, search_s=0.02, length_s=0.1)[0]
+        offs[name] = round(m.offset_s * ANALYSIS_RATE_HZ) - o
+    sh = layer_shares(seg, cands, offs)
+    have = {"transient": sh["transient"] >= LAYER_MIN_DB, "body": sh["body"] >= LAYER_MIN_DB,
+            "tail": max(sh["tail"], sh["tail_in_ir"]) >= LAYER_MIN_DB}
+    return {"share_db": {k: round(v, 1) if np.isfinite(v) else None for k, v in sh.items()}, "have": have}
+
+
+def shot_space(a: Analysis, near: list[float | None], i: int, space: str, want_rt: float, p: Acoustics) -> dict:
+    """Interior: the late RT60 of the shot's tail against the warehouse's; exterior: the slapback delay."""
+    t = near[i]
+    if t is None:
+        return {"i": i, "space": space, "found": False, "ok": False}
+    o = round(t * ANALYSIS_RATE_HZ)
+    nxt = min([x for x in near if x is not None and x > t + 0.2], default=len(a.mix) / ANALYSIS_RATE_HZ)
+    seg = a.mix[o: round(nxt * ANALYSIS_RATE_HZ)]
+    if space == "interior":
+        rt = late_rt60_s(seg) if len(seg) > ANALYSIS_RATE_HZ * 0.2 else None
+        good = rt is not None and abs(rt / want_rt - 1) <= p.rt60_tolerance_pct / 100
+        return {"i": i, "space": space, "rt60_s": None if rt is None else round(rt, 3), "ok": good}
+    head = a.mix[o: o + round(0.06 * ANALYSIS_RATE_HZ)]
+    m = match_at(a.mix, ANALYSIS_RATE_HZ, {"head": head}, t + 0.2, search_s=0.1, length_s=0.06)[0]
+    delay = (m.offset_s - t) * 1000
+    good = m.ncc >= 0.5 and abs(delay - p.slapback_ms) <= p.slapback_tolerance_ms
+    return {"i": i, "space": space, "slapback_ms": round(delay, 1), "ncc": round(m.ncc, 3), "ok": good}
+
+
+@register
+class LayeredGunshots(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def placed(self) -> Analysis:
+        return analyse(self.ctx, OUTPUT, LAYERS, tol_frames=self.task.check(N.sync).typed.tolerance_frames, min_ncc=0.3)
+
+    @provides
+    def near(self) -> list[float | None]:
+        """The onset nearest each flash within 0.5 s (any onset: the layers are judged separately)."""
+        a = self.placed
         onsets = [o.time_s for o in a.onsets]
         near = []
         for r in a.rows:
             t = min(onsets, key=lambda o: abs(o - r.gt_time_s)) if onsets else None
             near.append(t if t is not None and abs(t - r.gt_time_s) <= 0.5 else None)
-        errs = [None if t is None else (t - r.gt_time_s) * a.fps for t, r in zip(near, a.rows, strict=True)]
+        return near
+
+    @check(N.sync)
+    def sync(self, p: ShotSync, curve: Curve) -> Result:
+        a, tol = self.placed, p.tolerance_frames
+        errs = [None if t is None else (t - r.gt_time_s) * a.fps for t, r in zip(self.near, a.rows, strict=True)]
         ok = sum(e is not None and abs(e) <= tol + 1e-9 for e in errs)
-        checks.set("sync", ok / n, {"error_frames": [None if e is None else round(e, 2) for e in errs]},
-                   f"{ok}/{n} shots within ±{tol:g} frame of the muzzle flash")
+        return Result(curve.count(ok, len(a.rows)), {"error_frames": [None if e is None else round(e, 2) for e in errs]},
+                      f"{ok}/{len(a.rows)} shots within ±{tol:g} frame of the muzzle flash")
 
+    @check(N.layering)
+    def layering(self, p: Layering, curve: Curve) -> Result:
+        lib, ir = load_layers(self.ctx)
         wet_tail = fftconvolve(lib["tail.wav"], ir)
-        layered, per = 0, []
-        seg_n = round(SEG_S * ANALYSIS_RATE_HZ)
-        for t in near:
-            if t is None:
-                per.append({"layers": None})
-                continue
-            o = max(0, round((t - 0.03) * ANALYSIS_RATE_HZ))
-            seg = a.mix[o: o + seg_n]
-            cands = {"transient": lib["transient.wav"], "body": lib["body.wav"], "tail": lib["tail.wav"],
-                     "tail_in_ir": wet_tail}
-            offs = {}
-            for name, x in cands.items():
-                m = match_at(a.mix, ANALYSIS_RATE_HZ, {name: x}, t, search_s=0.02, length_s=0.1)[0]
-                offs[name] = round(m.offset_s * ANALYSIS_RATE_HZ) - o
-            sh = layer_shares(seg, cands, offs)
-            have = {"transient": sh["transient"] >= LAYER_MIN_DB, "body": sh["body"] >= LAYER_MIN_DB,
-                    "tail": max(sh["tail"], sh["tail_in_ir"]) >= LAYER_MIN_DB}
-            layered += all(have.values())
-            per.append({"share_db": {k: round(v, 1) if np.isfinite(v) else None for k, v in sh.items()}, "have": have})
-        checks.set("layering", layered / n, {"shots": per, "min_share_db": LAYER_MIN_DB},
-                   f"{layered}/{n} shots carry transient, body and tail")
+        per = [{"layers": None} if t is None else shot_layers(self.placed, t, lib, wet_tail) for t in self.near]
+        layered = sum(all(x["have"].values()) for x in per if "have" in x)
+        n = len(self.placed.rows)
+        return Result(curve.count(layered, n), {"shots": per, "min_share_db": LAYER_MIN_DB},
+                      f"{layered}/{n} shots carry transient, body and tail")
 
-        ap = checks.params("acoustics")
-        rt_tol = float(ap.get("rt60_tolerance_pct", 15)) / 100
-        want_sb, sb_tol = float(ap.get("slapback_ms", 186)), float(ap.get("slapback_tolerance_ms", 10))
-        inner, outer, ev = [], [], []
-        for i, (t, space) in enumerate(zip(near, spaces, strict=True)):
-            if t is None:
-                (inner if space == "interior" else outer).append(False)
-                ev.append({"i": i, "space": space, "found": False})
-                continue
-            o = round(t * ANALYSIS_RATE_HZ)
-            nxt = min([x for x in near if x is not None and x > t + 0.2], default=len(a.mix) / ANALYSIS_RATE_HZ)
-            seg = a.mix[o: round(nxt * ANALYSIS_RATE_HZ)]
-            if space == "interior":
-                rt = late_rt60_s(seg) if len(seg) > ANALYSIS_RATE_HZ * 0.2 else None
-                good = rt is not None and abs(rt / want_rt - 1) <= rt_tol
-                inner.append(good)
-                ev.append({"i": i, "space": space, "rt60_s": None if rt is None else round(rt, 3), "ok": good})
-            else:
-                head = a.mix[o: o + round(0.06 * ANALYSIS_RATE_HZ)]
-                m = match_at(a.mix, ANALYSIS_RATE_HZ, {"head": head}, t + 0.2, search_s=0.1, length_s=0.06)[0]
-                delay = (m.offset_s - t) * 1000
-                good = m.ncc >= 0.5 and abs(delay - want_sb) <= sb_tol
-                outer.append(good)
-                ev.append({"i": i, "space": space, "slapback_ms": round(delay, 1), "ncc": round(m.ncc, 3), "ok": good})
-        parts = [sum(v) / len(v) for v in (inner, outer) if v]
-        checks.set("acoustics", float(np.mean(parts)) if parts else 0.0,
-                   {"shots": ev, "warehouse_rt60_s": want_rt, "slapback_ms": want_sb},
-                   f"interior {sum(inner)}/{len(inner)} RT60 within {100 * rt_tol:.0f}%, exterior {sum(outer)}/"
-                   f"{len(outer)} slapback {want_sb:g} ± {sb_tol:g} ms")
+    @check(N.acoustics)
+    def acoustics(self, p: Acoustics, curve: Curve) -> Result:
+        gt = load_shot_gt(self.placed.raw_gt)
+        ev = [shot_space(self.placed, self.near, i, space, gt.warehouse_rt60_s, p) for i, space in enumerate(gt.spaces)]
+        inner = [e["ok"] for e in ev if e["space"] == "interior"]
+        outer = [e["ok"] for e in ev if e["space"] != "interior"]
+        for e in ev:
+            if e.get("found") is False:
+                del e["ok"]
+        shares = [curve.part(nm).count(sum(v), len(v)) for nm, v in (("interior", inner), ("exterior", outer)) if v]
+        return Result(curve.count(shares), {"shots": ev, "warehouse_rt60_s": gt.warehouse_rt60_s, "slapback_ms": p.slapback_ms},
+                      f"interior {sum(inner)}/{len(inner)} RT60 within {p.rt60_tolerance_pct:.0f}%, exterior "
+                      f"{sum(outer)}/{len(outer)} slapback {p.slapback_ms:g} ± {p.slapback_tolerance_ms:g} ms")
 
-        peaks = [float(np.max(np.abs(a.mix[round(t * ANALYSIS_RATE_HZ): round((t + 0.05) * ANALYSIS_RATE_HZ)])))
-                 for t in near if t is not None]
-        cv = cv_pct(peaks)
-        lim = float(checks.params("level_consistency").get("max_peak_cv_pct", 15))
-        score = 0.0 if len(peaks) < 2 else (1.0 if cv <= lim else max(0.0, 1 - (cv - lim) / lim))
-        checks.set("level_consistency", score, {"peak_cv_pct": round(cv, 1), "peaks": [round(p, 3) for p in peaks]},
-                   f"shot peak CV {cv:.1f}% (max {lim:g}%)")
+    @check(N.level_consistency)
+    def level_consistency(self, p: ShotLevels, curve: Curve) -> Result:
+        mix = self.placed.mix
+        peaks = [float(np.max(np.abs(mix[round(t * ANALYSIS_RATE_HZ): round((t + 0.05) * ANALYSIS_RATE_HZ)])))
+                 for t in self.near if t is not None]
+        cv, lim = cv_pct(peaks), p.max_peak_cv_pct
+        return Result(0.0 if len(peaks) < 2 else curve.score(cv, lim),
+                      {"peak_cv_pct": round(cv, 1), "peaks": [round(x, 3) for x in peaks]},
+                      f"shot peak CV {cv:.1f}% (max {lim:g}%)")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         sr = RATE_HZ
@@ -222,16 +256,16 @@ class LayeredGunshots(TaskVerifier):
             return out * (0.9 / np.max(np.abs(out)))
 
         write_wav(inst.oracle / OUTPUT, render())
-        write_wav(inst.mutant("shot_2_frames_late", ["sync"], "shot 3 lands 2 frames after the flash") / OUTPUT,
+        write_wav(inst.mutant("shot_2_frames_late", [N.sync], "shot 3 lands 2 frames after the flash") / OUTPUT,
                   render(late={2: 2}))
-        write_wav(inst.mutant("no_body_layer", ["layering"], "two shots without the body layer") / OUTPUT,
+        write_wav(inst.mutant("no_body_layer", [N.layering], "two shots without the body layer") / OUTPUT,
                   render(no_body={1, 4}))
-        write_wav(inst.mutant("small_room_ir", ["acoustics", "layering"],
+        write_wav(inst.mutant("small_room_ir", [N.acoustics, N.layering],
                               "interior tails through a small-room IR (then not recognisable as the tail layer)") / OUTPUT,
                   render(room="small"))
-        write_wav(inst.mutant("slapback_120ms", ["acoustics"], "exterior slapback for a building at 20 m") / OUTPUT,
+        write_wav(inst.mutant("slapback_120ms", [N.acoustics], "exterior slapback for a building at 20 m") / OUTPUT,
                   render(slap=120.0))
-        write_wav(inst.mutant("one_shot_6db_down", ["level_consistency"], "shot 4 6 dB quieter") / OUTPUT,
+        write_wav(inst.mutant("one_shot_6db_down", [N.level_consistency], "shot 4 6 dB quieter") / OUTPUT,
                   render(gains={3: 0.5}))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "layering", "acoustics", "level_consistency"],
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "bounce cut off") / OUTPUT, render()))

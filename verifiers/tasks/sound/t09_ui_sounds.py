@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import UISync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.placed_events import analyse, category_of, require_field
+from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, category_of, require_field
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T09"
+N = check_names(TASK)
 OUTPUT = "output/ui_sounds.wav"
 LIBRARY = "fixtures/ui_sfx"
 FPS = 30
@@ -27,31 +32,42 @@ TYPES = ["tap", "toggle_on", "toggle_off", "swipe"]
 
 
 @register
-class UISounds(TaskVerifier):
-    task_id = "R06.07.01.03-T09"
+class UISounds(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        tol = float(checks.params("sync").get("tolerance_frames", 1))
-        a = analyse(ctx, OUTPUT, LIBRARY, tol_frames=tol)
-        video_frames = int(require_field(a.raw_gt, "video_frames"))
+    @provides
+    def placed(self) -> Analysis:
+        return analyse(self.ctx, OUTPUT, LIBRARY, tol_frames=self.task.check(N.sync).typed.tolerance_frames)
+
+    @check(N.sync)
+    def sync(self, p: UISync, curve: Curve) -> Result:
+        a = self.placed
+        n, ok = len(a.rows), a.in_sync_count()
+        return Result(curve.count(ok, n), {"events": [r.evidence() for r in a.rows]},
+                      f"{ok}/{n} UI sounds within ±{p.tolerance_frames:g} frame")
+
+    @check(N.correct_sound)
+    def correct_sound(self, p: NoParams, curve: Curve) -> Result:
+        a = self.placed
         n = len(a.rows)
-        ok = a.in_sync_count()
-        checks.set("sync", ok / n, {"events": [r.evidence() for r in a.rows]},
-                   f"{ok}/{n} UI sounds within ±{tol:g} frame")
         wrong = []
         for r in a.rows:
             want = r.gt.get("type") or category_of(r.gt["sample"], TYPES)
             got = category_of(r.found, TYPES)
             if got != want:
                 wrong.append({"i": r.index, "want": want, "got": got})
-        checks.set("correct_sound", 1.0 - len(wrong) / n, {"wrong": wrong},
-                   f"{n - len(wrong)}/{n} events carry the right sound type")
-        video_s = video_frames / a.fps
+        return Result(curve.count(n - len(wrong), n), {"wrong": wrong},
+                      f"{n - len(wrong)}/{n} events carry the right sound type")
+
+    @check(N.render_spec)
+    def render_spec(self, p: NoParams, curve: Curve) -> Result:
+        a = self.placed
+        video_s = int(require_field(a.raw_gt, "video_frames")) / a.fps
         length_ok = abs(a.audio.duration_s - video_s) <= 1.0 / a.fps + 1e-9
         extras = [{"onset_s": round(o.time_s, 3), "sample": m.name} for o, m in a.extras]
-        checks.set("render_spec", 0.5 * length_ok + 0.5 * max(0.0, 1.0 - 0.5 * len(extras)),
-                   {"render_s": round(a.audio.duration_s, 4), "video_s": round(video_s, 4), "extras": extras},
-                   f"render {a.audio.duration_s:.3f} s vs video {video_s:.3f} s; {len(extras)} extra sound(s)")
+        score = 0.5 * curve.part("length").passes(length_ok) + 0.5 * curve.part("extras").penalty(1.0, len(extras))
+        return Result(score, {"render_s": round(a.audio.duration_s, 4), "video_s": round(video_s, 4), "extras": extras},
+                      f"render {a.audio.duration_s:.3f} s vs video {video_s:.3f} s; {len(extras)} extra sound(s)")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         library = {
@@ -84,19 +100,19 @@ class UISounds(TaskVerifier):
         write_wav(inst.oracle / OUTPUT, render(events))
         late = [dict(e) for e in events]
         late[2]["frame"] += 2
-        write_wav(inst.mutant("swipe_2_frames_late", ["sync"], "a swipe 2 frames late") / OUTPUT, render(late))
+        write_wav(inst.mutant("swipe_2_frames_late", [N.sync], "a swipe 2 frames late") / OUTPUT, render(late))
         wrong = [dict(e) for e in events]
         wrong[1]["sample"] = "toggle_off.wav"
-        write_wav(inst.mutant("toggle_off_for_on", ["correct_sound"], "toggle_off used where it switches on")
+        write_wav(inst.mutant("toggle_off_for_on", [N.correct_sound], "toggle_off used where it switches on")
                   / OUTPUT, render(wrong))
         extra = [*events, {"frame": frames[-1] + 14, "sample": "tap.wav"}]
-        write_wav(inst.mutant("extra_tap", ["render_spec"], "a tap with no UI event") / OUTPUT, render(extra))
-        write_wav(inst.mutant("render_too_long", ["render_spec"], "render runs 1 s past the video") / OUTPUT,
+        write_wav(inst.mutant("extra_tap", [N.render_spec], "a tap with no UI event") / OUTPUT, render(extra))
+        write_wav(inst.mutant("render_too_long", [N.render_spec], "render runs 1 s past the video") / OUTPUT,
                   render(events, video_frames + FPS))
-        outside = inst.mutant("rendered_by_ffmpeg", ["sync", "correct_sound", "render_spec"],
+        outside = inst.mutant("rendered_by_ffmpeg", list(N),
                               "the render was written by ffmpeg, not the DAW (audit)")
         write_wav(outside / OUTPUT, render(events))
         inst.write_events(outside, [{"source": "audit", "kind": "write",
                                      "payload": {"path": OUTPUT, "process": "ffmpeg", "exe": "/usr/bin/ffmpeg"}}])
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["sync", "correct_sound", "render_spec"],
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "render cut off") / OUTPUT, render(events), subtype="FLOAT"))
