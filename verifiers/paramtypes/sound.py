@@ -247,3 +247,62 @@ class UISync:
     tolerance_frames: float = 1.0
     fps: float | None = None  # the seed's frame rate (the GT's is used)
     events_count: int | None = None  # the seed's count (the GT's events are the ones used)
+
+
+# ---- T10: Doppler pass-by -----------------------------------------------------------------------------
+
+T10 = "R06.07.01.03-T10"
+
+
+@params_type(T10, "doppler_pitch")
+@dataclass(frozen=True)
+class DopplerPitch:
+    speed_m_s: float | None = None  # the seed's speed the two shifts follow from (the GT's speed is used elsewhere)
+    approach_pct: float = 7.9
+    recede_pct: float = -6.8
+    tolerance_pct: float = 1.5
+
+
+@params_type(T10, "pass_timing")
+@params_type(T10, "level_envelope")
+@dataclass(frozen=True)
+class FrameTolerance:
+    tolerance_frames: float = 3.0
+
+
+@params_type(T10, "air_absorption")
+@dataclass(frozen=True)
+class AirAbsorption:
+    min_correlation_ratio: float = 0.7
+
+
+# ---- T11: fight contacts ------------------------------------------------------------------------------
+
+T11 = "R06.07.01.03-T11"
+params_type(T11, "contact_sync")(PlacedSync)
+
+
+@params_type(T11, "whoosh_layering")
+@dataclass(frozen=True)
+class WhooshLayering:
+    ramp_frames: int = 6
+
+
+@params_type(T11, "categories")
+@dataclass(frozen=True)
+class MinAccuracy:
+    """The share of events that must be right; the check's k_of_n curve carries the seed's K."""
+
+    min_accuracy_pct: float = 85.0
+
+
+# ---- T12: cartoon -------------------------------------------------------------------------------------
+
+T12 = "R06.07.01.03-T12"
+params_type(T12, "action_sync")(PlacedSync)
+
+
+@params_type(T12, "pitch_follows_fall")
+@dataclass(frozen=True)
+class PitchFollowsFall:
+    min_correlation_ratio: float = 0.8

@@ -15,22 +15,29 @@ frames. air_absorption: Pearson r of the per-frame power centroid (verifiers.mea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.ndimage import median_filter
 
 from verifiers.apps.reaper import Item, Track, write_rpp
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.levels import frame_rms
 from verifiers.measure.spectral import spectral_centroid_hz
 from verifiers.measure.yin import yin
+from verifiers.paramtypes.sound import AirAbsorption, DopplerPitch, FrameTolerance
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.doppler import distance_m, emission_times, read_loop, varying_lowpass
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T10"
+N = check_names(TASK)
 OUTPUT = "output/doppler_passby.wav"
 LOOP = "fixtures/engine_loop.wav"
 FPS = 24
@@ -51,72 +58,118 @@ def f0_per_frame(mono: np.ndarray, fps: float) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class PassbyGT:
+    fps: float
+    closest_frame: float
+    speed_m_s: float
+    distance_m: float
+
+
+@dataclass(frozen=True)
+class PitchSweep:
+    f0: np.ndarray  # median f0 per video frame (nan unpitched)
+    f_src: float  # the engine loop's fundamental
+    up_pct: float  # shift over the first EDGE_SHARE of the pitched span
+    dn_pct: float  # ... and over the last
+
+
+def load_passby_gt(ctx: ScoreContext) -> PassbyGT:
+    gt = ctx.gt_json("passby.json")
+    try:
+        return PassbyGT(float(gt["fps"]), float(gt["closest_frame"]), float(gt["speed_m_s"]), float(gt["distance_m"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth passby.json malformed: {exc}") from None
+
+
+def loop_f0_hz(ctx: ScoreContext) -> float:
+    try:
+        loop = load_audio(ctx.input(LOOP), sample_rate_hz=RATE_HZ).mono
+    except MediaError as exc:
+        raise GTError(f"engine loop unreadable: {exc}") from None
+    src = yin(loop, RATE_HZ, fmin_hz=F0_RANGE_HZ[0], fmax_hz=F0_RANGE_HZ[1])
+    if src.voiced().sum() < 10:
+        raise GTError("engine loop has no measurable fundamental")
+    return float(np.median(src.f0_hz[src.voiced()]))
+
+
+def pitch_sweep(mono: np.ndarray, fps: float, f_src: float) -> PitchSweep:
+    f0 = f0_per_frame(mono, fps)
+    pitched = np.nonzero(np.isfinite(f0))[0]
+    if len(pitched) < 10:
+        raise AgentOutputError("no engine pitch found in the render")
+    span = pitched[-1] - pitched[0]
+    first = pitched[pitched <= pitched[0] + EDGE_SHARE * span]
+    last = pitched[pitched >= pitched[-1] - EDGE_SHARE * span]
+    up = (float(np.median(f0[first])) / f_src - 1) * 100
+    dn = (float(np.median(f0[last])) / f_src - 1) * 100
+    return PitchSweep(f0, f_src, up, dn)
+
+
 @register
-class DopplerPassby(TaskVerifier):
-    task_id = "R06.07.01.03-T10"
+class DopplerPassby(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("passby.json")
-        try:
-            fps, closest = float(gt["fps"]), float(gt["closest_frame"])
-            speed, dist = float(gt["speed_m_s"]), float(gt["distance_m"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth passby.json malformed: {exc}") from None
-        try:
-            loop = load_audio(ctx.input(LOOP), sample_rate_hz=RATE_HZ).mono
-        except MediaError as exc:
-            raise GTError(f"engine loop unreadable: {exc}") from None
-        src = yin(loop, RATE_HZ, fmin_hz=F0_RANGE_HZ[0], fmax_hz=F0_RANGE_HZ[1])
-        if src.voiced().sum() < 10:
-            raise GTError("engine loop has no measurable fundamental")
-        f_src = float(np.median(src.f0_hz[src.voiced()]))
-        _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        mono = x.mean(axis=1)
-        f0 = f0_per_frame(mono, fps)
-        pitched = np.nonzero(np.isfinite(f0))[0]
-        pp = checks.params("doppler_pitch")
-        want_up, want_dn = float(pp.get("approach_pct", 7.9)), float(pp.get("recede_pct", -6.8))
-        tol = float(pp.get("tolerance_pct", 1.5))
-        if len(pitched) < 10:
-            checks.fail("doppler_pitch", "no engine pitch found in the render")
-            checks.fail("pass_timing", "no engine pitch found in the render")
-        else:
-            span = pitched[-1] - pitched[0]
-            first = pitched[pitched <= pitched[0] + EDGE_SHARE * span]
-            last = pitched[pitched >= pitched[-1] - EDGE_SHARE * span]
-            up = (float(np.median(f0[first])) / f_src - 1) * 100
-            dn = (float(np.median(f0[last])) / f_src - 1) * 100
-            score = 0.5 * (abs(up - want_up) <= tol) + 0.5 * (abs(dn - want_dn) <= tol)
-            checks.set("doppler_pitch", score, {"source_f0_hz": round(f_src, 2), "approach_pct": round(up, 2),
-                                                "recede_pct": round(dn, 2), "want": [want_up, want_dn]},
-                       f"approach {up:+.1f}%, recede {dn:+.1f}% (want {want_up:+g}% / {want_dn:+g}% ± {tol:g})")
-            mid = f_src * (1 + (up + dn) / 200)
-            cross = [f + (f0[f] - mid) / (f0[f] - f0[f + 1]) for f in range(len(f0) - 1)
-                     if np.isfinite(f0[f]) and np.isfinite(f0[f + 1]) and f0[f] >= mid > f0[f + 1]]
-            tt = float(checks.params("pass_timing").get("tolerance_frames", 3))
-            if cross and abs(up - dn) > 1.0:
-                c = min(cross, key=lambda v: abs(v - closest))
-                checks.set("pass_timing", 1.0 if abs(c - closest) <= tt else 0.0,
-                           {"pitch_midpoint_frame": round(c, 2), "closest_frame": closest},
-                           f"pitch midpoint {c - closest:+.1f} frames from closest approach")
-            else:
-                checks.fail("pass_timing", "pitch never falls through its midpoint (no Doppler sweep)")
+    @provides
+    def gt(self) -> PassbyGT:
+        return load_passby_gt(self.ctx)
 
-        rms = median_filter(frame_rms(mono, RATE_HZ, fps), size=5, mode="nearest")
-        peak = int(np.argmax(rms))
-        tl = float(checks.params("level_envelope").get("tolerance_frames", 3))
-        checks.set("level_envelope", 1.0 if abs(peak - closest) <= tl else 0.0,
-                   {"level_peak_frame": peak, "closest_frame": closest},
-                   f"level peak {peak - closest:+.0f} frames from closest approach")
+    @provides
+    def mono(self) -> np.ndarray:
+        _audio, x = load_output(self.ctx, OUTPUT, RATE_HZ)
+        return x.mean(axis=1)
 
-        tc, cen = spectral_centroid_hz(mono, RATE_HZ, frame_s=1 / fps, hop_s=1 / fps)
-        loud = np.interp(tc, (np.arange(len(rms)) + 0.5) / fps, 20 * np.log10(np.maximum(rms, 1e-12)))
+    @provides
+    def f_src(self) -> float:
+        return loop_f0_hz(self.ctx)
+
+    @provides
+    def sweep(self) -> PitchSweep:
+        return pitch_sweep(self.mono, self.gt.fps, self.f_src)
+
+    @provides
+    def rms(self) -> np.ndarray:
+        return median_filter(frame_rms(self.mono, RATE_HZ, self.gt.fps), size=5, mode="nearest")
+
+    @check(N.doppler_pitch)
+    def doppler_pitch(self, p: DopplerPitch, curve: Curve) -> Result:
+        up, dn, want_up, want_dn, tol = self.sweep.up_pct, self.sweep.dn_pct, p.approach_pct, p.recede_pct, p.tolerance_pct
+        return Result(curve.count([abs(up - want_up) <= tol, abs(dn - want_dn) <= tol]),
+                      {"source_f0_hz": round(self.f_src, 2), "approach_pct": round(up, 2), "recede_pct": round(dn, 2),
+                       "want": [want_up, want_dn]},
+                      f"approach {up:+.1f}%, recede {dn:+.1f}% (want {want_up:+g}% / {want_dn:+g}% ± {tol:g})")
+
+    @check(N.pass_timing)
+    def pass_timing(self, p: FrameTolerance, curve: Curve) -> Result:
+        f0, sw, closest = self.sweep.f0, self.sweep, self.gt.closest_frame
+        mid = sw.f_src * (1 + (sw.up_pct + sw.dn_pct) / 200)
+        cross = [f + (f0[f] - mid) / (f0[f] - f0[f + 1]) for f in range(len(f0) - 1)
+                 if np.isfinite(f0[f]) and np.isfinite(f0[f + 1]) and f0[f] >= mid > f0[f + 1]]
+        if not cross or abs(sw.up_pct - sw.dn_pct) <= 1.0:
+            return Result.fail("pitch never falls through its midpoint (no Doppler sweep)")
+        c = min(cross, key=lambda v: abs(v - closest))
+        return Result(curve.score(c - closest, p.tolerance_frames),
+                      {"pitch_midpoint_frame": round(c, 2), "closest_frame": closest},
+                      f"pitch midpoint {c - closest:+.1f} frames from closest approach")
+
+    @check(N.level_envelope)
+    def level_envelope(self, p: FrameTolerance, curve: Curve) -> Result:
+        peak, closest = int(np.argmax(self.rms)), self.gt.closest_frame
+        return Result(curve.score(peak - closest, p.tolerance_frames), {"level_peak_frame": peak, "closest_frame": closest},
+                      f"level peak {peak - closest:+.0f} frames from closest approach")
+
+    @check(N.air_absorption)
+    def air_absorption(self, p: AirAbsorption, curve: Curve) -> Result:
+        gt, mono, rms = self.gt, self.mono, self.rms
+        tc, cen = spectral_centroid_hz(mono, RATE_HZ, frame_s=1 / gt.fps, hop_s=1 / gt.fps)
+        loud = np.interp(tc, (np.arange(len(rms)) + 0.5) / gt.fps, 20 * np.log10(np.maximum(rms, 1e-12)))
         ok = np.isfinite(cen) & (loud >= loud.max() - 40)
-        r_m = distance_m(tc[ok], closest / fps, speed, dist)
+        r_m = distance_m(tc[ok], gt.closest_frame / gt.fps, gt.speed_m_s, gt.distance_m)
         r = float(np.corrcoef(cen[ok], -np.log10(r_m))[0, 1]) if ok.sum() > 5 and np.std(cen[ok]) > 0 else 0.0
-        need = float(checks.params("air_absorption").get("min_correlation", 0.7))
-        checks.set("air_absorption", 1.0 if r >= need else max(0.0, r / need), {"pearson_r": round(r, 3)},
-                   f"centroid vs closeness r = {r:.2f} (need {need:g})")
+        need = p.min_correlation_ratio
+        # max(nan, 0.0) stays nan (scored 0), as r / need did
+        return Result(curve.score(max(need - r, 0.0)), {"pearson_r": round(r, 3)},
+                      f"centroid vs closeness r = {r:.2f} (need {need:g})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         f_src = float(rng.uniform(90, 120))
@@ -157,15 +210,14 @@ class DopplerPassby(TaskVerifier):
             return np.stack([y, y], axis=1)
 
         write_wav(inst.oracle / OUTPUT, render())
-        write_wav(inst.mutant("doppler_for_15ms", ["doppler_pitch"], "pitch automated for 15 m/s") / OUTPUT,
+        write_wav(inst.mutant("doppler_for_15ms", [N.doppler_pitch], "pitch automated for 15 m/s") / OUTPUT,
                   render(pitch_speed=15.0))
-        write_wav(inst.mutant("no_doppler", ["doppler_pitch", "pass_timing"], "level and filter only, no pitch")
+        write_wav(inst.mutant("no_doppler", [N.doppler_pitch, N.pass_timing], "level and filter only, no pitch")
                   / OUTPUT, render(pitch_speed=0.0))
-        write_wav(inst.mutant("pitch_8_frames_late", ["pass_timing"], "pitch drop 8 frames after the pass")
+        write_wav(inst.mutant("pitch_8_frames_late", [N.pass_timing], "pitch drop 8 frames after the pass")
                   / OUTPUT, render(pitch_shift_s=8 / FPS))
-        write_wav(inst.mutant("level_peak_8_frames_early", ["level_envelope"], "level swell peaks 8 frames early")
+        write_wav(inst.mutant("level_peak_8_frames_early", [N.level_envelope], "level swell peaks 8 frames early")
                   / OUTPUT, render(level_shift_s=-8 / FPS))
-        write_wav(inst.mutant("no_air_absorption", ["air_absorption"], "no distance low-pass") / OUTPUT,
+        write_wav(inst.mutant("no_air_absorption", [N.air_absorption], "no distance low-pass") / OUTPUT,
                   render(lowpass=False))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["doppler_pitch", "pass_timing", "level_envelope",
-                                                             "air_absorption"], "render cut off") / OUTPUT, render()))
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "render cut off") / OUTPUT, render()))
