@@ -13,22 +13,31 @@ before each located impact hold a rising, audible ramp), categories (accuracy >=
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import MinAccuracy, PlacedSync, WhooshLayering
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_event_gt, load_library
 from verifiers.tasks.sound._shared.placed_events import (
+    Located,
     category_of,
     frame_levels_db,
+    k_of_n_for,
     locate_events,
-    required_count,
-    threshold_score,
+    required_of,
 )
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T11"
+N = check_names(TASK)
 OUTPUT = "output/fight_fx.wav"
 LIBRARY = "fixtures/fight_lib"
 FPS = 24
@@ -45,49 +54,72 @@ def _is_ramp(levels: list[float]) -> bool:
     return levels[-1] - levels[0] >= RAMP_RISE_DB and slope > 0
 
 
-@register
-class FightContacts(TaskVerifier):
-    task_id = "R06.07.01.03-T11"
+@dataclass(frozen=True)
+class Contacts:
+    fps: float
+    mix: np.ndarray  # mono at ANALYSIS_RATE_HZ
+    loc: list[Located]  # each GT contact's impact as located by NCC
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = load_event_gt(ctx)
-        raw = ctx.gt_json("events.json")["events"]
-        library = load_library(ctx.input(LIBRARY))
-        impacts = {k: v for k, v in library.items() if category_of(k, CATEGORIES)}
-        _audio, samples = load_output(ctx, OUTPUT, ANALYSIS_RATE_HZ)
-        mix = samples.mean(axis=1)
-        sp = checks.params("contact_sync")
-        tol = float(sp.get("tolerance_frames", 1))
-        loc = locate_events(mix, raw, gt.fps, impacts)
+
+def locate_contacts(ctx: ScoreContext) -> Contacts:
+    gt = load_event_gt(ctx)
+    raw = ctx.gt_json("events.json")["events"]
+    library = load_library(ctx.input(LIBRARY))
+    impacts = {k: v for k, v in library.items() if category_of(k, CATEGORIES)}
+    _audio, samples = load_output(ctx, OUTPUT, ANALYSIS_RATE_HZ)
+    mix = samples.mean(axis=1)
+    return Contacts(gt.fps, mix, locate_events(mix, raw, gt.fps, impacts))
+
+
+@register
+class FightContacts(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def contacts(self) -> Contacts:
+        return locate_contacts(self.ctx)
+
+    @check(N.contact_sync)
+    def contact_sync(self, p: PlacedSync, curve: Curve) -> Result:
+        loc, tol = self.contacts.loc, p.tolerance_frames
         n = len(loc)
         in_sync = [x for x in loc if x.error_frames is not None and abs(x.error_frames) <= tol + 1e-9]
-        need = required_count(sp, n)
+        need = required_of(n, k=curve.k, of_count=p.events_count, min_pct=p.min_in_sync_pct)
         ev = [{"i": x.index, "gt_frame": x.gt["frame"], "found": x.found, "ncc": round(x.ncc, 3),
                "error_frames": None if x.error_frames is None else round(x.error_frames, 2)} for x in loc]
-        checks.set("contact_sync", threshold_score(len(in_sync), need), {"contacts": ev, "required": need},
-                   f"{len(in_sync)}/{n} impacts within ±{tol:g} frame (need {need})")
+        return Result(k_of_n_for(curve, need).count(len(in_sync), n), {"contacts": ev, "required": need},
+                      f"{len(in_sync)}/{n} impacts within ±{tol:g} frame (need {need})")
 
-        ramp_frames = int(checks.params("whoosh_layering").get("ramp_frames", 6))
+    @check(N.whoosh_layering)
+    def whoosh_layering(self, p: WhooshLayering, curve: Curve) -> Result:
+        c = self.contacts
         ramps = []
-        for x in loc:
+        for x in c.loc:
             at = x.time_s if x.time_s is not None else x.gt_time_s
-            levels = frame_levels_db(mix, at, gt.fps, ramp_frames)
+            levels = frame_levels_db(c.mix, at, c.fps, p.ramp_frames)
             ramps.append({"i": x.index, "levels_db": [round(v, 1) for v in levels], "ramp": _is_ramp(levels)})
         ok = sum(r["ramp"] for r in ramps)
-        checks.set("whoosh_layering", ok / n, {"events": ramps, "rise_db": RAMP_RISE_DB},
-                   f"{ok}/{n} impacts preceded by a rising whoosh over {ramp_frames} frames")
+        return Result(curve.count(ok, len(c.loc)), {"events": ramps, "rise_db": RAMP_RISE_DB},
+                      f"{ok}/{len(c.loc)} impacts preceded by a rising whoosh over {p.ramp_frames} frames")
 
-        right = sum(category_of(x.found, CATEGORIES) == (x.gt.get("category") or category_of(x.gt["sample"],
-                                                                                        CATEGORIES)) for x in loc)
-        need_pct = float(checks.params("categories").get("min_accuracy_pct", 85))
-        need_c = int(np.ceil(need_pct / 100 * n - 1e-9))
-        checks.set("categories", threshold_score(right, need_c), {"correct": right, "required": need_c},
-                   f"{right}/{n} impact categories right (need {need_pct:g}%)")
+    @check(N.categories)
+    def categories(self, p: MinAccuracy, curve: Curve) -> Result:
+        loc = self.contacts.loc
+        n = len(loc)
+        right = sum(category_of(x.found, CATEGORIES) == (x.gt.get("category") or category_of(x.gt["sample"], CATEGORIES))
+                    for x in loc)
+        need_c = required_of(n, min_pct=p.min_accuracy_pct)
+        return Result(k_of_n_for(curve, need_c).count(right, n), {"correct": right, "required": need_c},
+                      f"{right}/{n} impact categories right (need {p.min_accuracy_pct:g}%)")
 
-        found = [x.found for x in loc]
+    @check(N.variation)
+    def variation(self, p: NoParams, curve: Curve) -> Result:
+        found = [x.found for x in self.contacts.loc]
+        n = len(found)
         reps = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
-        checks.set("variation", 1.0 - len(reps) / max(n - 1, 1), {"repeat_at": reps, "files": found},
-                   f"{len(reps)} consecutive repeat(s) of an impact file")
+        pairs = max(n - 1, 1)
+        return Result(curve.count(pairs - len(reps), pairs), {"repeat_at": reps, "files": found},
+                      f"{len(reps)} consecutive repeat(s) of an impact file")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         library = {
@@ -126,18 +158,17 @@ class FightContacts(TaskVerifier):
         late = [dict(e) for e in events]
         for i in (1, 5, 8):
             late[i]["frame"] += 2
-        write_wav(inst.mutant("three_contacts_2_frames_late", ["contact_sync"], "3 of 10 contacts 2 frames late")
+        write_wav(inst.mutant("three_contacts_2_frames_late", [N.contact_sync], "3 of 10 contacts 2 frames late")
                   / OUTPUT, render(late))
-        write_wav(inst.mutant("no_whoosh_on_three", ["whoosh_layering"], "three impacts have no whoosh layer")
+        write_wav(inst.mutant("no_whoosh_on_three", [N.whoosh_layering], "three impacts have no whoosh layer")
                   / OUTPUT, render(events, whoosh=set(range(len(events))) - {0, 4, 7}))
         cats = [dict(e) for e in events]
         cats[0]["sample"], cats[3]["sample"] = "fall_2.wav", "fall_1.wav"  # punches cut as falls
-        write_wav(inst.mutant("punches_as_falls", ["categories"], "two punches use fall impacts") / OUTPUT,
+        write_wav(inst.mutant("punches_as_falls", [N.categories], "two punches use fall impacts") / OUTPUT,
                   render(cats))
         rep = [dict(e) for e in events]
         rep[1]["sample"] = "punch_1.wav"
-        write_wav(inst.mutant("same_impact_twice", ["variation"], "contact 2 reuses contact 1's punch") / OUTPUT,
+        write_wav(inst.mutant("same_impact_twice", [N.variation], "contact 2 reuses contact 1's punch") / OUTPUT,
                   render(rep))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["contact_sync", "whoosh_layering", "categories",
-                                                             "variation"], "bounce cut off") / OUTPUT,
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "bounce cut off") / OUTPUT,
                                 render(events)))

@@ -15,15 +15,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.yin import yin
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import PitchFollowsFall, PlacedSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
-from verifiers.tasks.sound._shared.placed_events import analyse, category_of, required_count, threshold_score
+from verifiers.tasks.sound._shared.placed_events import (
+    Analysis,
+    EventRow,
+    analyse,
+    category_of,
+    k_of_n_for,
+    required_of,
+)
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T12"
+N = check_names(TASK)
 OUTPUT = "output/cartoon_fx.wav"
 LIBRARY = "fixtures/toon_sfx"
 FPS = 24
@@ -48,51 +61,69 @@ def pitch_per_frame(mix: np.ndarray, fps: float, frames: list[int]) -> dict[int,
     return out
 
 
+def fall_heights(raw_gt: dict) -> dict[int, float]:
+    """GT height of the falling character per video frame."""
+    try:
+        return {int(f): float(h) for f, h in raw_gt["fall"]["heights"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth events.json lacks a usable fall: {exc}") from None
+
+
 @register
-class CartoonFX(TaskVerifier):
-    task_id = "R06.07.01.03-T12"
+class CartoonFX(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        sp = checks.params("action_sync")
-        a = analyse(ctx, OUTPUT, LIBRARY, tol_frames=float(sp.get("tolerance_frames", 1)))
-        try:
-            fall = a.raw_gt["fall"]
-            heights = {int(f): float(h) for f, h in fall["heights"]}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth events.json lacks a usable fall: {exc}") from None
-        n = len(a.rows)
-        rows = []
-        for r in a.rows:
-            want = r.gt.get("category") or category_of(r.gt["sample"], CATEGORIES)
-            got = category_of(r.found, CATEGORIES)
-            rows.append((r, want, got))
+    @provides
+    def placed(self) -> Analysis:
+        return analyse(self.ctx, OUTPUT, LIBRARY, tol_frames=self.task.check(N.action_sync).typed.tolerance_frames)
+
+    @provides
+    def heights(self) -> dict[int, float]:
+        return fall_heights(self.placed.raw_gt)
+
+    @provides
+    def rows(self) -> list[tuple[EventRow, str | None, str | None]]:
+        """(row, wanted category, found category) per GT action."""
+        self.heights  # noqa: B018  a GT without a usable fall cannot be judged at all, as before
+        return [(r, r.gt.get("category") or category_of(r.gt["sample"], CATEGORIES), category_of(r.found, CATEGORIES))
+                for r in self.placed.rows]
+
+    @check(N.action_sync)
+    def action_sync(self, p: PlacedSync, curve: Curve) -> Result:
+        rows, n = self.rows, len(self.rows)
         good = sum(r.in_sync and want == got for r, want, got in rows)
-        need = required_count(sp, n)
-        peak = float(np.max(np.abs(a.audio.samples)))
-        checks.set("action_sync", threshold_score(good, need),
-                   {"actions": [r.evidence() | {"category": want, "found_category": got} for r, want, got in rows],
-                    "required": need, "sample_peak": round(peak, 4)},
-                   f"{good}/{n} actions in sync with the right category (need {need})")
-        right = sum(want == got for _r, want, got in rows)
-        checks.set("categories", right / n, {"wrong": [{"i": r.index, "want": w, "got": g} for r, w, g in rows
-                                                       if w != g]},
-                   f"{right}/{n} actions in the right category")
+        need = required_of(n, k=curve.k, of_count=p.events_count, min_pct=p.min_in_sync_pct)
+        peak = float(np.max(np.abs(self.placed.audio.samples)))
+        return Result(k_of_n_for(curve, need).count(good, n),
+                      {"actions": [r.evidence() | {"category": want, "found_category": got} for r, want, got in rows],
+                       "required": need, "sample_peak": round(peak, 4)},
+                      f"{good}/{n} actions in sync with the right category (need {need})")
 
+    @check(N.categories)
+    def categories(self, p: NoParams, curve: Curve) -> Result:
+        rows, n = self.rows, len(self.rows)
+        right = sum(want == got for _r, want, got in rows)
+        return Result(curve.count(right, n), {"wrong": [{"i": r.index, "want": w, "got": g} for r, w, g in rows if w != g]},
+                      f"{right}/{n} actions in the right category")
+
+    @check(N.pitch_follows_fall)
+    def pitch_follows_fall(self, p: PitchFollowsFall, curve: Curve) -> Result:
+        heights = self.heights
         frames = sorted(heights)
-        f0 = pitch_per_frame(a.mix, a.fps, frames)
-        need_r = float(checks.params("pitch_follows_fall").get("min_correlation", 0.8))
+        f0 = pitch_per_frame(self.placed.mix, self.placed.fps, frames)
+        need_r = p.min_correlation_ratio
         voiced = [f for f in frames if f in f0]
         if len(voiced) < MIN_VOICED_SHARE * len(frames) or len(voiced) < 5:
-            checks.fail("pitch_follows_fall", f"no whistle pitch during the fall ({len(voiced)}/{len(frames)} "
-                        "frames pitched)", {"voiced_frames": len(voiced)})
-            return
+            return Result.fail(f"no whistle pitch during the fall ({len(voiced)}/{len(frames)} frames pitched)",
+                               {"voiced_frames": len(voiced)})
         lf0 = np.log2([f0[f] for f in voiced])
         h = np.array([heights[f] for f in voiced])
         r = float(np.corrcoef(lf0, h)[0, 1]) if np.std(lf0) > 1e-9 and np.std(h) > 1e-9 else 0.0
-        checks.set("pitch_follows_fall", 1.0 if r >= need_r else max(0.0, r / need_r),
-                   {"pearson_r": round(r, 3), "voiced_frames": len(voiced), "frames": len(frames),
-                    "f0_hz_start_end": [round(f0[voiced[0]], 1), round(f0[voiced[-1]], 1)]},
-                   f"whistle log-pitch vs height r = {r:.2f} (need {need_r:g})")
+        # max(nan, 0.0) stays nan (scored 0), as r / need did
+        return Result(curve.score(max(need_r - r, 0.0)),
+                      {"pearson_r": round(r, 3), "voiced_frames": len(voiced), "frames": len(frames),
+                       "f0_hz_start_end": [round(f0[voiced[0]], 1), round(f0[voiced[-1]], 1)]},
+                      f"whistle log-pitch vs height r = {r:.2f} (need {need_r:g})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         library = {"boing_1.wav": sfx.boing(rng, 180), "boing_2.wav": sfx.boing(rng, 260),
@@ -138,12 +169,12 @@ class CartoonFX(TaskVerifier):
         late = [dict(e) for e in events]
         for i in (0, 3, 8):
             late[i]["frame"] += 2
-        write_wav(inst.mutant("three_actions_2_frames_late", ["action_sync"], "3 of 10 actions 2 frames late")
+        write_wav(inst.mutant("three_actions_2_frames_late", [N.action_sync], "3 of 10 actions 2 frames late")
                   / OUTPUT, render(late))
         wrong = [dict(e) for e in events]
         wrong[2]["sample"] = "zip_2.wav"
-        write_wav(inst.mutant("zip_for_pop", ["categories"], "one pop replaced by a zip") / OUTPUT, render(wrong))
-        write_wav(inst.mutant("whistle_rises", ["pitch_follows_fall"], "slide whistle rises while he falls")
+        write_wav(inst.mutant("zip_for_pop", [N.categories], "one pop replaced by a zip") / OUTPUT, render(wrong))
+        write_wav(inst.mutant("whistle_rises", [N.pitch_follows_fall], "slide whistle rises while he falls")
                   / OUTPUT, render(events, invert=True))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["action_sync", "categories", "pitch_follows_fall"],
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "render cut off") / OUTPUT, render(events)))
