@@ -306,3 +306,77 @@ params_type(T12, "action_sync")(PlacedSync)
 @dataclass(frozen=True)
 class PitchFollowsFall:
     min_correlation_ratio: float = 0.8
+
+
+# ---- T13: trailer -------------------------------------------------------------------------------------
+
+T13 = "R06.07.01.03-T13"
+
+
+@params_type(T13, "hit_sync")
+@dataclass(frozen=True)
+class HitSync:
+    tolerance_frames: float = 1.0
+    hits_count: int | None = None  # the seed's count (the GT's cuts are the ones used)
+
+
+@params_type(T13, "risers")
+@dataclass(frozen=True)
+class Risers:
+    risers_count: int | None = None  # the seed's count (the GT's riser targets are the ones used)
+    tolerance_frames: float = 2.0
+    min_rise_s: float = 2.0
+
+
+@params_type(T13, "braam_silence")
+@dataclass(frozen=True)
+class BraamSilence:
+    silence_max_dbfs: float = -50.0
+    silence_s: float = 1.0
+
+
+@params_type(T13, "peaks")
+@dataclass(frozen=True)
+class TruePeak:
+    max_true_peak_dbtp: float = -1.0
+
+
+# ---- T15: church reverb -------------------------------------------------------------------------------
+
+T15 = "R06.07.01.03-T15"
+
+
+@params_type(T15, "rt60_match")
+@dataclass(frozen=True)
+class RT60Match:
+    tolerance_pct: float = 15.0
+
+
+@params_type(T15, "drr_match")
+@dataclass(frozen=True)
+class DRRMatch:
+    tolerance_db: float = 3.0
+
+
+@params_type(T15, "timing_intact")
+@dataclass(frozen=True)
+class TimingIntact:
+    tolerance_ms: float = 1.0
+
+
+# ---- T16: creature vocals -----------------------------------------------------------------------------
+
+T16 = "R06.07.01.03-T16"
+
+
+@params_type(T16, "sync_duration")
+@dataclass(frozen=True)
+class SyncDuration:
+    tolerance_frames: float = 2.0
+    duration_tolerance_pct: float = 15.0
+
+
+@params_type(T16, "layering")
+@dataclass(frozen=True)
+class VocalLayering:
+    min_sources_count: int = 2

@@ -17,26 +17,35 @@ frame of the title frame followed by low-frequency sound (power centroid of the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.stats import spearmanr
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio
 from verifiers.measure.levels import frame_rms
 from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.spectral import long_term_centroid_hz
 from verifiers.measure.truepeak import true_peak_dbtp
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import BraamSilence, HitSync, Risers, TruePeak
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     load_output,
-    rubric_check,
     rubric_event,
     truncate_file,
     write_wav,
 )
+from verifiers.tasks.sound._shared.rubric_judgment import rubric_result
 
+TASK = "R06.07.01.03-T13"
+N = check_names(TASK)
 OUTPUT = "output/trailer_sfx.wav"
 SESSION = "output/session"
 FPS = 24
@@ -44,87 +53,138 @@ ONSET_DB = 6.0
 BRAAM_MAX_CENTROID_HZ = 500.0
 
 
+@dataclass(frozen=True)
+class TrailerGT:
+    fps: float
+    cuts: list[int]  # the red cut frames
+    targets: list[int]  # indices into cuts a riser lands on
+    title: int
+    final: int
+
+
+@dataclass(frozen=True)
+class TrailerRender:
+    audio: Audio
+    x: np.ndarray  # at RATE_HZ
+    onsets_s: np.ndarray
+    session: bool  # output/session/ delivered (evidence only)
+
+    @property
+    def mono(self) -> np.ndarray:
+        return self.x.mean(axis=1)
+
+
+def load_trailer_gt(ctx: ScoreContext) -> TrailerGT:
+    gt = ctx.gt_json("trailer.json")
+    try:
+        return TrailerGT(float(gt["fps"]), [int(c) for c in gt["cut_frames"]], [int(i) for i in gt["riser_targets"]],
+                         int(gt["title_frame"]), int(gt["final_hit_frame"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth trailer.json malformed: {exc}") from None
+
+
+def load_trailer(ctx: ScoreContext) -> TrailerRender:
+    audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+    onsets = np.array([o.time_s for o in detect_onsets(x.mean(axis=1), RATE_HZ, threshold_db=ONSET_DB)])
+    return TrailerRender(audio, x, onsets, (ctx.workdir / SESSION).is_dir() and any((ctx.workdir / SESSION).iterdir()))
+
+
+def nearest_err(onsets_s: np.ndarray, frame: int, fps: float) -> float | None:
+    """Frames from `frame` to the nearest onset (signed), None without onsets."""
+    if not len(onsets_s):
+        return None
+    e = (onsets_s - frame / fps) * fps
+    return float(e[int(np.argmin(np.abs(e)))])
+
+
+def riser_score(env: np.ndarray, c: int, fps: float, p: Risers) -> tuple[float, dict]:
+    """Half for the level peak within tolerance before hit frame c, half for a >= 10 dB monotonic rise."""
+    lo = max(0, c - round(3 * fps))
+    pre = env[lo:c]
+    if len(pre) < p.min_rise_s * fps:
+        return 0.0, {"target_frame": c, "ok": False}
+    peak_f = lo + int(np.argmax(pre))
+    peak_ok = c - peak_f <= p.tolerance_frames
+    last = env[c - round(p.min_rise_s * fps): c]
+    rho = float(spearmanr(np.arange(len(last)), last).statistic) if np.std(last) > 0 else 0.0
+    gain = float(last[-3:].mean() - last[:3].mean())
+    rising = rho >= 0.8 and gain >= 10
+    return 0.5 * peak_ok + 0.5 * rising, {"target_frame": c, "peak_frame": peak_f, "spearman": round(rho, 3),
+                                          "rise_db": round(gain, 1)}
+
+
+def beat_max_dbfs(mono: np.ndarray, final: int, fps: float, silence_s: float) -> float:
+    """Loudest 50 ms window in the silence beat before the final hit."""
+    beat = mono[max(0, round((final / fps - silence_s) * RATE_HZ)): round(final / fps * RATE_HZ)]
+    w = RATE_HZ // 20
+    k = len(beat) // w
+    rms_db = 10 * np.log10(np.maximum((beat[: k * w].reshape(k, w) ** 2).mean(axis=1), 1e-20)) if k else np.array([0.0])
+    return float(rms_db.max())
+
+
 @register
-class TrailerDesign(TaskVerifier):
-    task_id = "R06.07.01.03-T13"
+class TrailerDesign(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("trailer.json")
-        try:
-            fps = float(gt["fps"])
-            cuts = [int(c) for c in gt["cut_frames"]]
-            targets = [int(i) for i in gt["riser_targets"]]
-            title, final = int(gt["title_frame"]), int(gt["final_hit_frame"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth trailer.json malformed: {exc}") from None
-        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        rubric_check(ctx, checks, "design_rubric")
-        mono = x.mean(axis=1)
-        onsets = np.array([o.time_s for o in detect_onsets(mono, RATE_HZ, threshold_db=ONSET_DB)])
-        session = (ctx.workdir / SESSION).is_dir() and any((ctx.workdir / SESSION).iterdir())
+    @provides
+    def gt(self) -> TrailerGT:
+        return load_trailer_gt(self.ctx)
 
-        hp = checks.params("hit_sync")
-        tol = float(hp.get("tolerance_frames", 1))
+    @provides
+    def render(self) -> TrailerRender:
+        self.gt  # noqa: B018  a malformed GT is reported before the render, as before
+        return load_trailer(self.ctx)
 
-        def nearest_err(frame: int) -> float | None:
-            if not len(onsets):
-                return None
-            e = (onsets - frame / fps) * fps
-            k = int(np.argmin(np.abs(e)))
-            return float(e[k])
-
-        errs = [nearest_err(c) for c in cuts]
+    @check(N.hit_sync)
+    def hit_sync(self, p: HitSync, curve: Curve) -> Result:
+        gt, r, tol = self.gt, self.render, p.tolerance_frames
+        errs = [nearest_err(r.onsets_s, c, gt.fps) for c in gt.cuts]
         ok = sum(e is not None and abs(e) <= tol + 1e-9 for e in errs)
-        checks.set("hit_sync", ok / len(cuts), {"error_frames": [None if e is None else round(e, 2) for e in errs],
-                                                "session_delivered": session},
-                   f"{ok}/{len(cuts)} hits within ±{tol:g} frame of the red cuts")
+        return Result(curve.count(ok, len(gt.cuts)), {"error_frames": [None if e is None else round(e, 2) for e in errs],
+                                                      "session_delivered": r.session},
+                      f"{ok}/{len(gt.cuts)} hits within ±{tol:g} frame of the red cuts")
 
-        rp = checks.params("risers")
-        rtol, rise_s = float(rp.get("tolerance_frames", 2)), float(rp.get("min_rise_s", 2))
-        env = 20 * np.log10(np.maximum(frame_rms(mono, RATE_HZ, fps), 1e-10))
-        per, total = [], 0.0
-        for i in targets:
-            if not 0 <= i < len(cuts):
+    @check(N.risers)
+    def risers(self, p: Risers, curve: Curve) -> Result:
+        gt = self.gt
+        env = 20 * np.log10(np.maximum(frame_rms(self.render.mono, RATE_HZ, gt.fps), 1e-10))
+        scores, per = [], []
+        for i in gt.targets:
+            if not 0 <= i < len(gt.cuts):
                 raise GTError(f"riser target {i} is not a cut index")
-            c = cuts[i]
-            lo = max(0, c - round(3 * fps))
-            pre = env[lo:c]
-            if len(pre) < rise_s * fps:
-                per.append({"target_frame": c, "ok": False})
-                continue
-            peak_f = lo + int(np.argmax(pre))
-            peak_ok = c - peak_f <= rtol
-            last = env[c - round(rise_s * fps): c]
-            rho = float(spearmanr(np.arange(len(last)), last).statistic) if np.std(last) > 0 else 0.0
-            gain = float(last[-3:].mean() - last[:3].mean())
-            rising = rho >= 0.8 and gain >= 10
-            total += 0.5 * peak_ok + 0.5 * rising
-            per.append({"target_frame": c, "peak_frame": peak_f, "spearman": round(rho, 3), "rise_db": round(gain, 1)})
-        checks.set("risers", total / max(len(targets), 1), {"risers": per},
-                   f"{total:.1f}/{len(targets)} risers peak on their hit and rise for {rise_s:g} s")
+            sc, ev = riser_score(env, gt.cuts[i], gt.fps, p)
+            scores.append(sc)
+            per.append(ev)
+        total = sum(scores)
+        return Result(curve.count(scores, max(len(gt.targets), 1)), {"risers": per},
+                      f"{total:.1f}/{len(gt.targets)} risers peak on their hit and rise for {p.min_rise_s:g} s")
 
-        bp = checks.params("braam_silence")
-        e = nearest_err(title)
-        a = round(title / fps * RATE_HZ)
+    @check(N.braam_silence)
+    def braam_silence(self, p: BraamSilence, curve: Curve) -> Result:
+        gt, mono = self.gt, self.render.mono
+        tol = self.task.check(N.hit_sync).typed.tolerance_frames
+        e = nearest_err(self.render.onsets_s, gt.title, gt.fps)
+        a = round(gt.title / gt.fps * RATE_HZ)
         cen = long_term_centroid_hz(mono[a: a + RATE_HZ // 2], RATE_HZ) if a + 1000 < len(mono) else float("inf")
         braam_ok = e is not None and abs(e) <= tol + 1e-9 and cen < BRAAM_MAX_CENTROID_HZ
-        beat = mono[max(0, round((final / fps - float(bp.get("silence_s", 1))) * RATE_HZ)): round(final / fps * RATE_HZ)]
-        w = RATE_HZ // 20
-        k = len(beat) // w
-        rms_db = 10 * np.log10(np.maximum((beat[: k * w].reshape(k, w) ** 2).mean(axis=1), 1e-20)) if k else np.array([0.0])
-        lim = float(bp.get("silence_max_dbfs", -50))
-        silent = float(rms_db.max()) <= lim
-        checks.set("braam_silence", 0.5 * braam_ok + 0.5 * silent,
-                   {"title_onset_error_frames": None if e is None else round(e, 2), "braam_centroid_hz": round(cen, 1),
-                    "beat_max_dbfs": round(float(rms_db.max()), 1)},
-                   f"braam {'on' if braam_ok else 'not on'} the title; beat max {float(rms_db.max()):.1f} dBFS "
-                   f"(<= {lim:g})")
+        beat_db, lim = beat_max_dbfs(mono, gt.final, gt.fps, p.silence_s), p.silence_max_dbfs
+        return Result(curve.count([braam_ok, beat_db <= lim]),
+                      {"title_onset_error_frames": None if e is None else round(e, 2), "braam_centroid_hz": round(cen, 1),
+                       "beat_max_dbfs": round(beat_db, 1)},
+                      f"braam {'on' if braam_ok else 'not on'} the title; beat max {beat_db:.1f} dBFS (<= {lim:g})")
 
+    @check(N.peaks)
+    def peaks(self, p: TruePeak, curve: Curve) -> Result:
+        audio, x = self.render.audio, self.render.x
         tp = max(true_peak_dbtp(x, RATE_HZ)) if audio.sample_rate_hz == RATE_HZ else max(
             true_peak_dbtp(audio.samples, audio.sample_rate_hz))
-        mx = float(checks.params("peaks").get("max_true_peak_dbtp", -1))
-        checks.set("peaks", 1.0 if tp <= mx else 0.0, {"true_peak_dbtp": round(tp, 2)},
-                   f"true peak {tp:.2f} dBTP (max {mx:g})")
+        mx = p.max_true_peak_dbtp
+        return Result(curve.passes(tp <= mx), {"true_peak_dbtp": round(tp, 2)}, f"true peak {tp:.2f} dBTP (max {mx:g})")
+
+    @check(N.design_rubric)
+    def design_rubric(self, p: NoParams, curve: Curve) -> Result:
+        self.render  # noqa: B018  an unusable render fails the rubric too, as before
+        return rubric_result(self.ctx, N.design_rubric)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         cuts, f = [], 24
@@ -170,18 +230,18 @@ class TrailerDesign(TaskVerifier):
             (folder / SESSION).mkdir(parents=True, exist_ok=True)
             (folder / SESSION / "trailer.RPP").write_text("<REAPER_PROJECT 0.1\n>\n")
             if run:
-                inst.write_events(folder, [rubric_event("design_rubric", 1.0)])
+                inst.write_events(folder, [rubric_event(N.design_rubric, 1.0)])
 
         render(inst.oracle)
-        render(inst.mutant("two_hits_2_frames_late", ["hit_sync"], "two hits 2 frames after their cuts"),
+        render(inst.mutant("two_hits_2_frames_late", [N.hit_sync], "two hits 2 frames after their cuts"),
                late={0: 2, 4: 2})
-        render(inst.mutant("riser_lands_early", ["risers"], "first riser ends 8 frames before its hit"),
+        render(inst.mutant("riser_lands_early", [N.risers], "first riser ends 8 frames before its hit"),
                riser_early=8)
-        render(inst.mutant("no_silence_beat", ["braam_silence"], "drone and tail run through the beat"), beat=False)
-        render(inst.mutant("hot_master", ["peaks"], "normalised to -0.1 dBFS sample peak"), gain_db=2.9)
-        render(inst.mutant("no_rubric_judgment", ["design_rubric"], "no human rubric recorded: cannot judge"),
+        render(inst.mutant("no_silence_beat", [N.braam_silence], "drone and tail run through the beat"), beat=False)
+        render(inst.mutant("hot_master", [N.peaks], "normalised to -0.1 dBFS sample peak"), gain_db=2.9)
+        render(inst.mutant("no_rubric_judgment", [N.design_rubric], "no human rubric recorded: cannot judge"),
                run=False)
-        m = inst.mutant("truncated_wav", ["hit_sync", "risers", "braam_silence", "peaks", "design_rubric"],
+        m = inst.mutant("truncated_wav", list(N),
                         "render cut off (an unusable render earns no rubric credit either)")
         render(m)
         truncate_file(m / OUTPUT)

@@ -16,20 +16,28 @@ sparse Foley proved ill-conditioned: -2 dB error.) timing_intact: |lag| <= 1 ms.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.signal import butter, fftconvolve, sosfiltfilt
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.room import drr_db, reverb_time
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import DRRMatch, RT60Match, TimingIntact
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, write_wav
 
+TASK = "R06.07.01.03-T15"
+N = check_names(TASK)
 OUTPUT = "output/church_foley.wav"
 DRY = "fixtures/media/foley_dry.wav"
 IRS = "fixtures/irs"
@@ -105,63 +113,103 @@ def system(a: float, b: float, ir: np.ndarray) -> np.ndarray:
     return h
 
 
+@dataclass(frozen=True)
+class ChurchGT:
+    church_ir: str
+    dialogue_rt60_s: float
+    dialogue_drr_db: float
+
+
+@dataclass(frozen=True)
+class ReverbFit:
+    """The render fitted as a*dry + b*(dry * IR) for each IR, at the best direct-path lag."""
+
+    best: str | None
+    lag: int  # samples
+    r2: float
+    per_ir: dict[str, float]
+    wet_db: float  # wet share of the render's energy
+    h: np.ndarray | None  # fitted system response (band-limited), None when no audible reverb
+
+    @property
+    def audible(self) -> bool:
+        return self.wet_db > MIN_WET_DB
+
+
+def load_church_gt(ctx: ScoreContext) -> ChurchGT:
+    gt = ctx.gt_json("church.json")
+    try:
+        return ChurchGT(str(gt["church_ir"]), float(gt["dialogue_rt60_s"]), float(gt["dialogue_drr_db"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth church.json malformed: {exc}") from None
+
+
+def fit_reverb(ctx: ScoreContext, gt: ChurchGT) -> ReverbFit:
+    try:
+        dry = load_audio(ctx.input(DRY), sample_rate_hz=RATE_HZ).mono
+        irs = {p.name: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(IRS).glob("*.wav"))}
+    except MediaError as exc:
+        raise GTError(f"task input unreadable: {exc}") from None
+    if gt.church_ir not in irs:
+        raise GTError(f"GT church IR {gt.church_ir} not in {IRS}")
+    _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+    r = x.mean(axis=1)
+    c = coarse_lag(r, dry)
+    w = round(0.001 * RATE_HZ)
+    best, lag, a, b, r2, per_ir = fit_systems(r, dry, irs, range(c - w, c + w + 1))
+    wet_db = 10 * np.log10(max(b * b * float(np.sum(fftconvolve(dry, irs[best]) ** 2)), 1e-30)
+                           / max(float(np.dot(r, r)), 1e-30)) if best else -np.inf
+    h = band(system(a, b, irs[best])) if wet_db > MIN_WET_DB else None
+    return ReverbFit(best, lag, r2, per_ir, wet_db, h)
+
+
 @register
-class ChurchReverb(TaskVerifier):
-    task_id = "R06.07.01.03-T15"
+class ChurchReverb(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("church.json")
-        try:
-            church = str(gt["church_ir"])
-            want_rt, want_drr = float(gt["dialogue_rt60_s"]), float(gt["dialogue_drr_db"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth church.json malformed: {exc}") from None
-        try:
-            dry = load_audio(ctx.input(DRY), sample_rate_hz=RATE_HZ).mono
-            irs = {p.name: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(IRS).glob("*.wav"))}
-        except MediaError as exc:
-            raise GTError(f"task input unreadable: {exc}") from None
-        if church not in irs:
-            raise GTError(f"GT church IR {church} not in {IRS}")
-        _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        r = x.mean(axis=1)
-        c = coarse_lag(r, dry)
-        w = round(0.001 * RATE_HZ)
-        best, lag, a, b, r2, per_ir = fit_systems(r, dry, irs, range(c - w, c + w + 1))
-        wet_db = 10 * np.log10(max(b * b * float(np.sum(fftconvolve(dry, irs[best]) ** 2)), 1e-30)
-                               / max(float(np.dot(r, r)), 1e-30)) if best else -np.inf
-        audible = wet_db > MIN_WET_DB
-        ok_ir = best == church and audible
-        checks.set("correct_ir", 1.0 if ok_ir else 0.0,
-                   {"r2": {k: round(v, 4) for k, v in per_ir.items()}, "best": best, "wet_share_db": round(wet_db, 1)},
-                   ("no audible reverb" if not audible else f"render fits {best} best (R² {r2:.3f})")
-                   + ("" if ok_ir else f"; want {church}"))
+    @provides
+    def gt(self) -> ChurchGT:
+        return load_church_gt(self.ctx)
 
-        h = band(system(a, b, irs[best])) if audible else None
+    @provides
+    def fit(self) -> ReverbFit:
+        return fit_reverb(self.ctx, self.gt)
+
+    @check(N.correct_ir)
+    def correct_ir(self, p: NoParams, curve: Curve) -> Result:
+        f, church = self.fit, self.gt.church_ir
+        ok_ir = f.best == church and f.audible
+        return Result(curve.passes(ok_ir),
+                      {"r2": {k: round(v, 4) for k, v in f.per_ir.items()}, "best": f.best, "wet_share_db": round(f.wet_db, 1)},
+                      ("no audible reverb" if not f.audible else f"render fits {f.best} best (R² {f.r2:.3f})")
+                      + ("" if ok_ir else f"; want {church}"))
+
+    @check(N.rt60_match)
+    def rt60_match(self, p: RT60Match, curve: Curve) -> Result:
+        h, want_rt = self.fit.h, self.gt.dialogue_rt60_s
         rt = rt60_of(h) if h is not None else None
-        tol = float(checks.params("rt60_match").get("tolerance_pct", 15)) / 100
         if rt is None:
-            checks.fail("rt60_match", "no measurable decay in the render")
-        else:
-            err = rt / want_rt - 1
-            checks.set("rt60_match", 1.0 if abs(err) <= tol else max(0.0, 1 - (abs(err) - tol) / tol),
-                       {"rt60_s": round(rt, 3), "dialogue_rt60_s": want_rt, "error_pct": round(100 * err, 1)},
-                       f"Foley RT60 {rt:.2f} s vs dialogue {want_rt:.2f} s ({100 * err:+.0f}%)")
+            return Result.fail("no measurable decay in the render")
+        err = rt / want_rt - 1
+        return Result(curve.score(100 * err, p.tolerance_pct),
+                      {"rt60_s": round(rt, 3), "dialogue_rt60_s": want_rt, "error_pct": round(100 * err, 1)},
+                      f"Foley RT60 {rt:.2f} s vs dialogue {want_rt:.2f} s ({100 * err:+.0f}%)")
 
-        tol_db = float(checks.params("drr_match").get("tolerance_db", 3))
+    @check(N.drr_match)
+    def drr_match(self, p: DRRMatch, curve: Curve) -> Result:
+        h, want_drr = self.fit.h, self.gt.dialogue_drr_db
         if h is None:
-            checks.fail("drr_match", "no reverb: DRR unbounded")
-        else:
-            drr = drr_db(h, RATE_HZ)
-            d = drr - want_drr
-            checks.set("drr_match", 1.0 if abs(d) <= tol_db else max(0.0, 1 - (abs(d) - tol_db) / tol_db),
-                       {"drr_db": round(drr, 2), "dialogue_drr_db": want_drr},
-                       f"DRR {drr:.1f} dB vs dialogue {want_drr:.1f} dB ({d:+.1f})")
+            return Result.fail("no reverb: DRR unbounded")
+        drr = drr_db(h, RATE_HZ)
+        d = drr - want_drr
+        return Result(curve.score(d, p.tolerance_db), {"drr_db": round(drr, 2), "dialogue_drr_db": want_drr},
+                      f"DRR {drr:.1f} dB vs dialogue {want_drr:.1f} dB ({d:+.1f})")
 
-        lag_ms = lag / RATE_HZ * 1000
-        tol_ms = float(checks.params("timing_intact").get("tolerance_ms", 1))
-        checks.set("timing_intact", 1.0 if abs(lag_ms) <= tol_ms else 0.0, {"direct_path_ms": round(lag_ms, 3)},
-                   f"dry Foley at {lag_ms:+.2f} ms (max ±{tol_ms:g})")
+    @check(N.timing_intact)
+    def timing_intact(self, p: TimingIntact, curve: Curve) -> Result:
+        lag_ms = self.fit.lag / RATE_HZ * 1000
+        return Result(curve.score(lag_ms, p.tolerance_ms), {"direct_path_ms": round(lag_ms, 3)},
+                      f"dry Foley at {lag_ms:+.2f} ms (max ±{p.tolerance_ms:g})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         spaces = {"church.wav": 2.4, "cathedral.wav": 2.5, "hall.wav": 1.6, "stairwell.wav": 1.1,
@@ -212,13 +260,13 @@ class ChurchReverb(TaskVerifier):
             write_wav(folder / OUTPUT, np.stack([wet, wet], axis=1))
 
         render(inst.oracle)
-        render(inst.mutant("cathedral_ir", ["correct_ir"], "the cathedral IR (similar RT60) instead of the church"),
+        render(inst.mutant("cathedral_ir", [N.correct_ir], "the cathedral IR (similar RT60) instead of the church"),
                ir_name="cathedral.wav")
-        render(inst.mutant("stairwell_ir", ["correct_ir", "rt60_match"], "the stairwell IR: wrong space, short decay"),
+        render(inst.mutant("stairwell_ir", [N.correct_ir, N.rt60_match], "the stairwell IR: wrong space, short decay"),
                ir_name="stairwell.wav")
-        render(inst.mutant("too_wet", ["drr_match"], "wet level 8 dB too high"), wet_gain=10 ** (8 / 20))
-        render(inst.mutant("latency_5ms", ["timing_intact"], "plugin latency not compensated: Foley 5 ms late"),
+        render(inst.mutant("too_wet", [N.drr_match], "wet level 8 dB too high"), wet_gain=10 ** (8 / 20))
+        render(inst.mutant("latency_5ms", [N.timing_intact], "plugin latency not compensated: Foley 5 ms late"),
                delay_ms=5.0)
-        (inst.mutant("dry_render", ["correct_ir", "rt60_match", "drr_match"], "no reverb added") / "output").mkdir(
+        (inst.mutant("dry_render", [N.correct_ir, N.rt60_match, N.drr_match], "no reverb added") / "output").mkdir(
             parents=True, exist_ok=True)
         write_wav(inst.root / "mutants" / "dry_render" / OUTPUT, np.stack([dry, dry], axis=1) * 0.7)
