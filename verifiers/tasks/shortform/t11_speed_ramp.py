@@ -18,7 +18,7 @@ output frame = source frames advanced per output frame × out_fps / src_fps.
 - fast_sections: before takeoff and after landing (half each): ≥ 90 % of output frames whose
   ±3-frame neighbourhood lies in the section run at speed ± tolerance (7-frame slope).
 - smooth_curve: per-frame speed = central difference of the index (single-frame spikes removed); no change between neighbouring output
-  frames above max_speed_jump_per_frame.
+  frames above max_speed_jump_x (speed units per output frame).
 - framing_duration: a third each for duration, size (× instance scale) and the skater's GT box
   centre inside the middle center_band_pct of the strip on ≥ min_frames_pct of frames.
 
@@ -29,16 +29,20 @@ An export the audit saw written by ffmpeg/ffprobe fails every check (not a CapCu
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError
 from verifiers.measure.streams import probe
+from verifiers.paramtypes.shortform import FramingDuration, PeakSlowmo, SmoothCurve, SpeedTolerance
 from verifiers.provenance import outside_writes, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -46,6 +50,8 @@ from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact, size_ok, video_facts
 
+TASK = "R06.04.01.04-T11"
+N = check_names(TASK)
 OUTPUT = "out/kickflip_ramp.mp4"
 SOURCE = "fixtures/kickflip.mp4"
 MATCH_H_PX = 72  # source and output are compared at this height
@@ -210,22 +216,60 @@ def slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(x, y, 1)[0]) if len(x) >= 2 else 0.0
 
 
-@register
-class SpeedRamp(TaskVerifier):
-    task_id = "R06.04.01.04-T11"
+@dataclass(frozen=True)
+class Track:
+    """Every output frame mapped to its source frame: (source index, strip x, strip width, NCC)."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        takeoff, landing, boxes = read_trick(ctx.gt_json("trick.json"))
+    facts: dict
+    track: list[tuple[int, int, int, float]]
+    idx: np.ndarray  # source frame index per output frame
+    good: np.ndarray  # matched (NCC >= MIN_MATCH)
+    to_speed: float  # source frames per output frame -> speed
+    k_px: float  # matching px per source px (GT boxes are in source px)
+
+    @property
+    def i_out(self) -> np.ndarray:
+        return np.arange(len(self.track), dtype=np.float64)
+
+
+def source_facts(src_path: Path) -> tuple[float, int]:
+    """The source's frame rate and height (a task input: unreadable is a GT error)."""
+    try:
+        src_probe = probe(src_path)
+        src_fps = src_probe.first("video").avg_fps or 0.0
+        src_h_px = src_probe.first("video").height or 0
+    except MediaError as exc:
+        raise GTError(f"{SOURCE}: {exc}") from None
+    if src_fps <= 0 or src_h_px <= 0:
+        raise GTError(f"{SOURCE}: no frame rate or frame size")
+    return src_fps, src_h_px
+
+
+def fast_section(sel: np.ndarray, local: np.ndarray, speed_x: float, tolerance_x: float) -> dict:
+    """Output frames whose ±FAST_WINDOW neighbourhood lies in the section: share at speed ± tolerance."""
+    w = FAST_WINDOW
+    whole = np.array([sel[max(0, i - w):i + w + 1].all() for i in range(len(sel))]) & ~np.isnan(local)
+    v = local[whole]
+    frac = float(np.mean(np.abs(v - speed_x) <= tolerance_x + 1e-9)) if len(v) else 0.0
+    return {"frames": len(v), "median_speed": float(np.median(v)) if len(v) else None,
+            "in_tolerance": frac, "ok": bool(len(v) and frac >= MIN_FAST_FRACTION)}
+
+
+@register
+class SpeedRamp(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def trick(self) -> tuple[int, int, np.ndarray]:
+        return read_trick(self.ctx.gt_json("trick.json"))
+
+    @provides
+    def t(self) -> Track:
+        ctx = self.ctx
+        self.trick  # noqa: B018 - a bad GT is reported before the export is looked at
         src_path = ctx.input(SOURCE)
-        try:
-            src_probe = probe(src_path)
-            src_fps = src_probe.first("video").avg_fps or 0.0
-            src_h_px = src_probe.first("video").height or 0
-        except MediaError as exc:
-            raise GTError(f"{SOURCE}: {exc}") from None
-        if src_fps <= 0 or src_h_px <= 0:
-            raise GTError(f"{SOURCE}: no frame rate or frame size")
-        scale = instance_scale(ctx)
+        src_fps, src_h_px = source_facts(src_path)
+        instance_scale(ctx)
         path, pr = probe_artifact(ctx, OUTPUT)
         bad = outside_writes(ctx, OUTPUT, ctx.task.forbidden_writers)
         if bad:
@@ -235,83 +279,78 @@ class SpeedRamp(TaskVerifier):
         if not out_fps:
             raise AgentOutputError(f"{OUTPUT}: no frame rate")
         locator = StripLocator(src_path)
-        k_px = MATCH_H_PX / src_h_px  # matching px per source px (GT boxes are in source px)
         try:
             greys = iter_luma(path, MATCH_H_PX)
         except MediaError as exc:
             raise AgentOutputError(f"{OUTPUT}: {exc}") from None
         track = locator.track(greys, src_fps / out_fps)
-        idx = np.array([t[0] for t in track], dtype=np.float64)
-        good = np.array([t[3] >= MIN_MATCH for t in track])
-        to_speed = out_fps / src_fps
-        i_out = np.arange(len(track), dtype=np.float64)
+        return Track(facts, track, np.array([t[0] for t in track], dtype=np.float64),
+                     np.array([t[3] >= MIN_MATCH for t in track]), out_fps / src_fps, MATCH_H_PX / src_h_px)
 
-        # peak
-        pp = checks.params("peak_slowmo")
-        a, b = pp["peak_frames"]
-        in_peak = good & (idx >= a) & (idx <= b)
-        peak_speed = slope(i_out[in_peak], idx[in_peak]) * to_speed
-        covered = bool(in_peak.sum() >= MIN_PEAK_FRAMES and idx[in_peak].min() <= a + 0.1 * (b - a)
-                       and idx[in_peak].max() >= b - 0.1 * (b - a))
-        ok = covered and abs(peak_speed - pp["speed"]) <= pp["tolerance"] + 1e-9
-        checks.set("peak_slowmo", float(ok), {"speed": peak_speed, "output_frames": int(in_peak.sum()),
-                                              "source_span": [float(idx[in_peak].min()), float(idx[in_peak].max())]
-                                              if in_peak.any() else None},
-                   f"peak window {a}-{b} at {peak_speed:.3f}x over {int(in_peak.sum())} output frames"
-                   + ("" if covered else " (window not fully shown)"))
+    @check(N.peak_slowmo)
+    def peak_slowmo(self, p: PeakSlowmo, curve: Curve) -> Result:
+        t = self.t
+        a, b = p.peak_frames
+        in_peak = t.good & (t.idx >= a) & (t.idx <= b)
+        peak_speed = slope(t.i_out[in_peak], t.idx[in_peak]) * t.to_speed
+        covered = bool(in_peak.sum() >= MIN_PEAK_FRAMES and t.idx[in_peak].min() <= a + 0.1 * (b - a)
+                       and t.idx[in_peak].max() >= b - 0.1 * (b - a))
+        ok = covered and abs(peak_speed - p.speed_x) <= p.tolerance_x + 1e-9
+        return Result(curve.passes(ok), {"speed": peak_speed, "output_frames": int(in_peak.sum()),
+                                         "source_span": [float(t.idx[in_peak].min()), float(t.idx[in_peak].max())]
+                                         if in_peak.any() else None},
+                      f"peak window {a}-{b} at {peak_speed:.3f}x over {int(in_peak.sum())} output frames"
+                      + ("" if covered else " (window not fully shown)"))
 
-        # fast sections
-        fp = checks.params("fast_sections")
-        local = np.full(len(track), np.nan)
-        w = FAST_WINDOW
-        for i in range(w, len(track) - w):
-            if good[i - w:i + w + 1].all():
-                local[i] = slope(i_out[i - w:i + w + 1], idx[i - w:i + w + 1]) * to_speed
-        sections = {}
-        for name, sel in (("before_takeoff", idx < takeoff), ("after_landing", idx > landing)):
-            whole = np.array([sel[max(0, i - w):i + w + 1].all() for i in range(len(track))]) & ~np.isnan(local)
-            v = local[whole]
-            frac = float(np.mean(np.abs(v - fp["speed"]) <= fp["tolerance"] + 1e-9)) if len(v) else 0.0
-            sections[name] = {"frames": len(v), "median_speed": float(np.median(v)) if len(v) else None,
-                              "in_tolerance": frac, "ok": bool(len(v) and frac >= MIN_FAST_FRACTION)}
-        fast = sum(s["ok"] for s in sections.values()) / 2
-        checks.set("fast_sections", fast, sections,
-                   "; ".join(f"{n}: {s['median_speed'] if s['median_speed'] is None else round(s['median_speed'], 2)}x "
-                             f"({s['in_tolerance']:.0%} of {s['frames']} frames in {fp['speed']}±{fp['tolerance']})"
-                             for n, s in sections.items()))
+    @check(N.fast_sections)
+    def fast_sections(self, p: SpeedTolerance, curve: Curve) -> Result:
+        t = self.t
+        takeoff, landing, _boxes = self.trick
+        n, w = len(t.track), FAST_WINDOW
+        local = np.full(n, np.nan)
+        for i in range(w, n - w):
+            if t.good[i - w:i + w + 1].all():
+                local[i] = slope(t.i_out[i - w:i + w + 1], t.idx[i - w:i + w + 1]) * t.to_speed
+        sections = {name: fast_section(sel, local, p.speed_x, p.tolerance_x)
+                    for name, sel in (("before_takeoff", t.idx < takeoff), ("after_landing", t.idx > landing))}
+        return Result(curve.count([s["ok"] for s in sections.values()]), sections,
+                      "; ".join(f"{n}: {s['median_speed'] if s['median_speed'] is None else round(s['median_speed'], 2)}x "
+                                f"({s['in_tolerance']:.0%} of {s['frames']} frames in {p.speed_x}±{p.tolerance_x})"
+                                for n, s in sections.items()))
 
-        # smoothness
-        sp = checks.params("smooth_curve")
-        worst, where = largest_speed_jump(idx, good, to_speed)
-        checks.set("smooth_curve", float(worst <= sp["max_speed_jump_per_frame"]),
-                   {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~good).sum())},
-                   f"largest speed change between neighbouring frames {worst:.2f}x "
-                   f"(max {sp['max_speed_jump_per_frame']})")
+    @check(N.smooth_curve)
+    def smooth_curve(self, p: SmoothCurve, curve: Curve) -> Result:
+        t = self.t
+        worst, where = largest_speed_jump(t.idx, t.good, t.to_speed)
+        return Result(curve.passes(worst <= p.max_speed_jump_x),
+                      {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~t.good).sum())},
+                      f"largest speed change between neighbouring frames {worst:.2f}x (max {p.max_speed_jump_x})")
 
-        # framing and duration
-        gp = checks.params("framing_duration")
-        dur_ok = gp["min_duration_s"] <= facts["duration_s"] <= gp["max_duration_s"]
-        sz_ok = size_ok(facts, gp["size_px"], scale)
-        band = gp["center_band_pct"] / 100
+    @check(N.framing_duration)
+    def framing_duration(self, p: FramingDuration, curve: Curve) -> Result:
+        t, facts = self.t, self.t.facts
+        boxes = self.trick[2]
+        dur_ok = p.min_duration_s <= facts["duration_s"] <= p.max_duration_s
+        sz_ok = size_ok(facts, list(p.size_px), instance_scale(self.ctx))
+        band = p.center_band_pct / 100
         centred = 0
-        for j, x, tw, score in track:
+        for j, x, tw, score in t.track:
             if score < MIN_MATCH:
                 continue
             bx, _by, bw, _bh = boxes[min(j, len(boxes) - 1)]
-            rel = ((bx + bw / 2) * k_px - x) / tw
+            rel = ((bx + bw / 2) * t.k_px - x) / tw
             centred += abs(rel - 0.5) <= band / 2
-        pct = 100 * centred / len(track) if track else 0.0
-        ctr_ok = pct >= gp["min_frames_pct"]
-        shown = float(good.mean()) if len(good) else 0.0
+        pct = 100 * centred / len(t.track) if t.track else 0.0
+        ctr_ok = pct >= p.min_frames_pct
+        shown = float(t.good.mean()) if len(t.good) else 0.0
         if shown < MIN_SHOWN_FRACTION:
-            checks.fail("framing_duration", f"only {shown:.0%} of the export's frames show the kickflip source",
-                        {**facts, "matched_fraction": shown})
-            return
-        checks.set("framing_duration", (dur_ok + sz_ok + ctr_ok) / 3,
-                   {**facts, "duration_ok": dur_ok, "size_ok": sz_ok, "skater_centred_pct": pct,
-                    "matched_fraction": shown},
-                   f"{facts['duration_s']:.2f} s, {facts['width_px']}x{facts['height_px']}, skater in the middle "
-                   f"{gp['center_band_pct']}% on {pct:.1f}% of frames")
+            return Result.fail(f"only {shown:.0%} of the export's frames show the kickflip source",
+                               {**facts, "matched_fraction": shown})
+        return Result(curve.count([dur_ok, sz_ok, ctr_ok]),
+                      {**facts, "duration_ok": dur_ok, "size_ok": sz_ok, "skater_centred_pct": pct,
+                       "matched_fraction": shown},
+                      f"{facts['duration_s']:.2f} s, {facts['width_px']}x{facts['height_px']}, skater in the middle "
+                      f"{p.center_band_pct:g}% on {pct:.1f}% of frames")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src_fps, out_fps = 240.0, 30.0
@@ -329,19 +368,19 @@ class SpeedRamp(TaskVerifier):
         ramp = ramp_curve(*peak)
         end = landing + 600
         emit(inst.oracle, ramp_positions(ramp, 0, end, src_fps, out_fps))
-        emit(inst.mutant("constant_1x", ["peak_slowmo", "fast_sections"], "no ramp: 1x throughout (frames 500-2200)"),
+        emit(inst.mutant("constant_1x", [N.peak_slowmo, N.fast_sections], "no ramp: 1x throughout (frames 500-2200)"),
              ramp_positions(lambda s: 1.0, 500, 2200, src_fps, out_fps))
-        emit(inst.mutant("slowmo_early", ["peak_slowmo", "fast_sections"], "0.3x on frames 1500-1620 (the approach)"),
+        emit(inst.mutant("slowmo_early", [N.peak_slowmo, N.fast_sections], "0.3x on frames 1500-1620 (the approach)"),
              ramp_positions(ramp_curve(1500, 1620), 0, end, src_fps, out_fps))
-        emit(inst.mutant("abrupt", ["smooth_curve"], "2x to 0.3x and back in one frame"),
+        emit(inst.mutant("abrupt", [N.smooth_curve], "2x to 0.3x and back in one frame"),
              ramp_positions(ramp_curve(*peak, ramp_frames=0), 0, end, src_fps, out_fps))
-        emit(inst.mutant("untrimmed", ["framing_duration"], "landing roll-out kept: about 10 s"),
+        emit(inst.mutant("untrimmed", [N.framing_duration], "landing roll-out kept: about 10 s"),
              ramp_positions(ramp, 0, n - 1, src_fps, out_fps))
-        emit(inst.mutant("static_crop", ["framing_duration"], "centre crop: the skater drifts out of the middle"),
+        emit(inst.mutant("static_crop", [N.framing_duration], "centre crop: the skater drifts out of the middle"),
              ramp_positions(ramp, 0, end, src_fps, out_fps), follow=False)
-        emit(inst.mutant("export_720p", ["framing_duration"], "exported 720x1280"),
+        emit(inst.mutant("export_720p", [N.framing_duration], "exported 720x1280"),
              ramp_positions(ramp, 0, end, src_fps, out_fps), size=(120, 214))
-        raw = inst.mutant("ffmpeg_render", [c.name for c in self.task.checks],
+        raw = inst.mutant("ffmpeg_render", list(N),
                           "the oracle's export, but the audit saw ffmpeg write it")
         (raw / OUTPUT).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(inst.oracle / OUTPUT, raw / OUTPUT)
