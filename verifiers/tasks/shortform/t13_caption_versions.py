@@ -24,10 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.measure.streams import probe
+from verifiers.paramtypes.shortform import Japanese, MaxCer, SyncFrames
 from verifiers.provenance import outside_writes, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -49,6 +52,8 @@ from verifiers.tasks.shortform._shared.caption_track import (
 )
 from verifiers.tasks.shortform._shared.srt import Cue, parse_srt
 
+TASK = "R06.04.01.04-T13"
+N = check_names(TASK)
 SOURCE = "fixtures/tips_en/media/tips.mp4"
 LANGS = ("en", "es", "ja")
 TRACK_WIDTH_PX = 180  # on/off tracking size (a 54-px caption at 1080x1920 is 9 px there)
@@ -181,11 +186,48 @@ def cer(texts: list[str], cues: list[Cue], strip_accents: bool = False) -> float
     return edit_distance(hyp, ref) / max(1, len(ref))
 
 
-@register
-class CaptionVersions(TaskVerifier):
-    task_id = "R06.04.01.04-T13"
+@dataclass(frozen=True)
+class Versions:
+    """The three exports measured (by language), or why each is missing or unusable."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    cues: dict[str, list[Cue]]
+    versions: dict[str, Version]
+    problems: dict[str, str]
+
+
+def japanese_layout(ver: Version, safe_area_pct: float) -> tuple[int, int, list[dict]]:
+    """Captions outside the centred safe area, hollow (tofu-like) boxes, and per-caption evidence."""
+    margin = (100 - safe_area_pct) / 200
+    outside, tofu, per = 0, 0, []
+    w, h = ver.frame_wh
+    for c in ver.captions:
+        x0, y0, x1, y1 = c.bbox
+        out = x0 < margin * w or y0 < margin * h or x1 > (1 - margin) * w or y1 > (1 - margin) * h
+        outside += out
+        per.append({"span_s": [c.span.start_s, c.span.end_s], "bbox": c.bbox, "outside_safe_area": out,
+                    "hollow_boxes": c.hollow_boxes})
+        tofu += c.hollow_boxes
+    return outside, tofu, per
+
+
+def japanese_recall(ver: Version, ref: str, need: float) -> tuple[list[str], float]:
+    """OCR of the captions and the share of the readable reference recalled (in order); the
+    model's own drops are forgiven (read_best) before failing."""
+    texts = ver.read()
+    recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
+    if recall < need:
+        texts = ver.read_best(ref)
+        recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
+    return texts, recall
+
+
+@register
+class CaptionVersions(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def v(self) -> Versions:
+        ctx = self.ctx
         source_path = ctx.input(SOURCE)
         cues = {"en": read_cues(ctx.gt_path("captions_en.srt"), "gt/captions_en.srt"),
                 "es": read_cues(ctx.input("input/captions_es.srt"), "input/captions_es.srt"),
@@ -210,97 +252,82 @@ class CaptionVersions(TaskVerifier):
                 versions[lang] = measured(path, source_path, size)
             except MediaError as exc:
                 problems[lang] = f"out/{path.name}: {exc}"
-        tol = checks.params("timing_identical")["tolerance_frames"]
+        return Versions(cues, versions, problems)
 
-        def timing(lang: str) -> tuple[bool, list]:
-            ver = versions[lang]
-            return same_timing(ver.track, snapped(cues["en"], ver.track.frame_s), tol)
+    def _timing(self, lang: str) -> tuple[bool, list]:
+        ver = self.v.versions[lang]
+        tol = self.task.check(N.timing_identical).typed.tolerance_frames
+        return same_timing(ver.track, snapped(self.v.cues["en"], ver.track.frame_s), tol)
 
-        # English: text and timing as the project had them
-        if "en" in versions:
-            try:
-                err = cer(versions["en"].read(), cues["en"])
-            except OCRUnavailable as exc:
-                checks.error("english_unchanged", str(exc))
-            else:
-                t_ok, t_err = timing("en")
-                t_ok = t_ok and bool(versions["en"].track.spans)
-                most = checks.params("english_unchanged")["max_cer_pct"] / 100
-                checks.set("english_unchanged", 0.5 * (err <= most) + 0.5 * t_ok,
-                           {"ocr": versions["en"].read(), "cer_pct": 100 * err, "timing_error_frames": t_err},
-                           f"English CER {100 * err:.1f}%, timing {'kept' if t_ok else 'changed'}")
-        else:
-            checks.fail("english_unchanged", problems["en"])
+    @check(N.english_unchanged)
+    def english_unchanged(self, p: MaxCer, curve: Curve) -> Result:
+        if "en" not in self.v.versions:
+            return Result.fail(self.v.problems["en"])
+        ver = self.v.versions["en"]
+        try:
+            err = cer(ver.read(), self.v.cues["en"])
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc))
+        t_ok, t_err = self._timing("en")
+        t_ok = t_ok and bool(ver.track.spans)
+        most = p.max_cer_pct / 100
+        return Result(curve.count([err <= most, t_ok]),
+                      {"ocr": ver.read(), "cer_pct": 100 * err, "timing_error_frames": t_err},
+                      f"English CER {100 * err:.1f}%, timing {'kept' if t_ok else 'changed'}")
 
-        if "es" in versions:
-            try:
-                err = cer(versions["es"].read(), cues["es"], strip_accents=True)
-            except OCRUnavailable as exc:
-                checks.error("spanish", str(exc))
-            else:
-                most = checks.params("spanish")["max_cer_pct"] / 100
-                checks.set("spanish", float(err <= most and bool(versions["es"].read())),
-                           {"ocr": versions["es"].read(), "cer_pct": 100 * err, "accents": "stripped (OCR has no ñ)"},
-                           f"Spanish CER {100 * err:.1f}% (max {100 * most:.0f}%)")
-        else:
-            checks.fail("spanish", problems["es"])
+    @check(N.spanish)
+    def spanish(self, p: MaxCer, curve: Curve) -> Result:
+        if "es" not in self.v.versions:
+            return Result.fail(self.v.problems["es"])
+        ver = self.v.versions["es"]
+        try:
+            err = cer(ver.read(), self.v.cues["es"], strip_accents=True)
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc))
+        most = p.max_cer_pct / 100
+        return Result(curve.passes(err <= most and bool(ver.read())),
+                      {"ocr": ver.read(), "cer_pct": 100 * err, "accents": "stripped (OCR has no ñ)"},
+                      f"Spanish CER {100 * err:.1f}% (max {100 * most:.0f}%)")
 
-        if "ja" in versions:
-            self._japanese(versions["ja"], cues["ja"], checks)
-        else:
-            checks.fail("japanese", problems["ja"])
-
-        parts, ev = [], {}
-        for lang in ("es", "ja"):
-            if lang not in versions:
-                parts.append(False)
-                ev[lang] = problems[lang]
-                continue
-            ok, errs = timing(lang)
-            parts.append(ok)
-            ev[lang] = {"error_frames": errs, "spans_s": [[s.start_s, s.end_s] for s in versions[lang].track.spans]}
-        checks.set("timing_identical", sum(parts) / 2, ev,
-                   f"{sum(parts)}/2 translated versions keep the English on/off times (±{tol} frame)")
-
-    def _japanese(self, ver: Version, cues: list[Cue], checks: Checks) -> None:
-        p = checks.params("japanese")
-        margin = (100 - p["safe_area_pct"]) / 200
-        outside, tofu, per = 0, 0, []
-        w, h = ver.frame_wh
-        for c in ver.captions:
-            x0, y0, x1, y1 = c.bbox
-            out = x0 < margin * w or y0 < margin * h or x1 > (1 - margin) * w or y1 > (1 - margin) * h
-            outside += out
-            per.append({"span_s": [c.span.start_s, c.span.end_s], "bbox": c.bbox, "outside_safe_area": out,
-                        "hollow_boxes": c.hollow_boxes})
-            tofu += c.hollow_boxes
+    @check(N.japanese)
+    def japanese(self, p: Japanese, curve: Curve) -> Result:
+        if "ja" not in self.v.versions:
+            return Result.fail(self.v.problems["ja"])
+        ver, cues = self.v.versions["ja"], self.v.cues["ja"]
+        outside, tofu, per = japanese_layout(ver, p.safe_area_pct)
         try:
             expected = sum(reference_hollow_boxes([c.text], 40, 24) for c in cues)
         except FontMissing as exc:
-            checks.error("japanese", f"cannot judge tofu: {exc}", {"captions": per})
-            return
+            return Result.cannot_judge(f"cannot judge tofu: {exc}", {"captions": per})
         ref = readable("".join(c.text for c in cues))
-        need = 1 - p["max_cer_pct"] / 100
         try:
-            texts = ver.read()
-            recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
-            if recall < need:  # forgive the model's own drops before failing (read_best)
-                texts = ver.read_best(ref)
-                recall = lcs_len(ref, text_key("".join(texts))) / max(1, len(ref))
+            texts, recall = japanese_recall(ver, ref, 1 - p.max_cer_pct / 100)
         except OCRUnavailable as exc:
-            checks.error("japanese", str(exc), {"captions": per})
-            return
+            return Result.cannot_judge(str(exc), {"captions": per})
         except MediaError as exc:
-            checks.fail("japanese", f"out/{ver.path.name}: {exc}", {"captions": per})
-            return
-        text_ok = bool(ver.captions) and recall >= need
+            return Result.fail(f"out/{ver.path.name}: {exc}", {"captions": per})
+        text_ok = bool(ver.captions) and recall >= 1 - p.max_cer_pct / 100
         glyphs_ok = bool(ver.captions) and tofu <= expected
         safe_ok = bool(ver.captions) and outside == 0
-        checks.set("japanese", (text_ok + glyphs_ok + safe_ok) / 3,
-                   {"ocr": texts, "readable_ref": ref, "readable_recall_pct": 100 * recall,
-                    "hollow_boxes": tofu, "hollow_boxes_expected": expected, "captions": per},
-                   f"kanji recall {100 * recall:.0f}%, {tofu} tofu-like boxes (text has {expected}), "
-                   f"{outside} caption(s) outside the {p['safe_area_pct']}% safe area")
+        return Result(curve.count([text_ok, glyphs_ok, safe_ok]),
+                      {"ocr": texts, "readable_ref": ref, "readable_recall_pct": 100 * recall,
+                       "hollow_boxes": tofu, "hollow_boxes_expected": expected, "captions": per},
+                      f"kanji recall {100 * recall:.0f}%, {tofu} tofu-like boxes (text has {expected}), "
+                      f"{outside} caption(s) outside the {p.safe_area_pct:g}% safe area")
+
+    @check(N.timing_identical)
+    def timing_identical(self, p: SyncFrames, curve: Curve) -> Result:
+        parts, ev = [], {}
+        for lang in ("es", "ja"):
+            if lang not in self.v.versions:
+                parts.append(False)
+                ev[lang] = self.v.problems[lang]
+                continue
+            ok, errs = self._timing(lang)
+            parts.append(ok)
+            ev[lang] = {"error_frames": errs, "spans_s": [[s.start_s, s.end_s] for s in self.v.versions[lang].track.spans]}
+        return Result(curve.count(parts), ev,
+                      f"{sum(parts)}/2 translated versions keep the English on/off times (±{p.tolerance_frames:g} frame)")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 540, 960  # half of 1080x1920: 24-px captions (48 at full size); at 1/3 the OCR dropped ~2% of kanji
@@ -352,16 +379,16 @@ class CaptionVersions(TaskVerifier):
             export(folder / "out/tips_ja.mp4", ja or {"lines": texts["ja"], "font": CJK_FONT})
 
         solve(inst.oracle)
-        solve(inst.mutant("en_overwritten", ["english_unchanged"],
+        solve(inst.mutant("en_overwritten", [N.english_unchanged],
                           "the original project was edited: the English export shows the Spanish captions"),
               en={"lines": texts["es"]})
-        solve(inst.mutant("es_srt_timing", ["timing_identical"], "Spanish captions keep the SRT's drifted times"),
+        solve(inst.mutant("es_srt_timing", [N.timing_identical], "Spanish captions keep the SRT's drifted times"),
               es={"lines": texts["es"], "cue_times": drift})
         untranslated = list(texts["es"])
         untranslated[2] = texts["en"][2]
-        solve(inst.mutant("es_cue_untranslated", ["spanish"], "Spanish caption 3 left in English"),
+        solve(inst.mutant("es_cue_untranslated", [N.spanish], "Spanish caption 3 left in English"),
               es={"lines": untranslated})
-        solve(inst.mutant("ja_tofu", ["japanese"], "Japanese kept the Latin caption font: tofu boxes"),
+        solve(inst.mutant("ja_tofu", [N.japanese], "Japanese kept the Latin caption font: tofu boxes"),
               ja={"lines": texts["ja"], "font": LATIN_FONT})
-        solve(inst.mutant("ja_too_low", ["japanese"], "Japanese captions at the bottom edge, outside the safe area"),
+        solve(inst.mutant("ja_too_low", [N.japanese], "Japanese captions at the bottom edge, outside the safe area"),
               ja={"lines": texts["ja"], "font": CJK_FONT, "baseline": 0.985})
