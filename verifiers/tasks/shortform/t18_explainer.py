@@ -16,21 +16,26 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import thumbnail
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, error_rate, normalise, resplit
+from verifiers.paramtypes.shortform import AudioCta, DurationTransitions, MaxWer, SceneVisuals
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform._shared.ad_measure import (
+    StemLevels,
     fuzzy_cer,
     read_text_tiled,
     stem_levels,
@@ -38,9 +43,11 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     window_mask,
 )
 from verifiers.tasks.shortform._shared.clips import Labelled, sources_in
-from verifiers.tasks.shortform._shared.export import open_output
+from verifiers.tasks.shortform._shared.export import Export, open_export
 from verifiers.tasks.shortform._shared.stock_footage import StockMatcher, placements
 
+TASK = "R06.04.01.04-T18"
+N = check_names(TASK)
 SR_HZ = 24_000
 MIN_RUN = 3  # frames: shorter label runs are transition or glitch frames, not shots
 BLEND_SPAN = 6  # frames either side of a shot change searched for blended frames
@@ -154,104 +161,160 @@ def frames_at(path: Path, times_s: list[float]) -> list[np.ndarray]:
     return [b[1] for b in best]
 
 
-@register
-class Explainer(TaskVerifier):
-    task_id = "R06.04.01.04-T18"
+@dataclass(frozen=True)
+class Levels:
+    """The mix projected on the VO and music references, the VO offset and the lines' VO spans in
+    the export (the script's own times when the VO is not in the mix)."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        lines, cta = read_scenes(ctx, checks.params("scene_visuals")["scenes"])
-        k = time_scale(ctx)
+    lv: StemLevels | None
+    audio_err: str
+    lag_s: float
+    spans: list[tuple[float, float]]
+    vo_in: bool
+
+
+def mix_levels(path: Path, refs: list[np.ndarray], lines: list[dict]) -> Levels:
+    lv, audio_err = None, ""
+    try:
+        mix = load_audio(path, sample_rate_hz=SR_HZ).samples
+        lv = stem_levels(mix, refs, SR_HZ, max_lag_s=10.0)
+    except MediaError as exc:
+        audio_err = f"no usable audio: {exc}"
+    lag = lv.lags_s[0] if lv is not None else 0.0
+    spans = [(x["vo_s"][0] + lag, x["vo_s"][1] + lag) for x in lines]
+    vo_in = lv is not None and lv.lufs(0, window_mask(lv.t_s, spans)) > -50
+    if not vo_in:  # no VO to align on: judge the pictures at the script's own times
+        lag, spans = 0.0, [(x["vo_s"][0], x["vo_s"][1]) for x in lines]
+    return Levels(lv, audio_err, lag, spans, vo_in)
+
+
+def music_parts(lev: Levels, p: AudioCta) -> tuple[bool, bool, dict]:
+    """Music at its level in the VO gaps, and ducked under the VO (with evidence)."""
+    if lev.lv is None or not lev.vo_in:
+        return False, False, {"audio": lev.audio_err if lev.lv is None else "the voice-over is not in the mix"}
+    lv, spans = lev.lv, lev.spans
+    under = window_mask(lv.t_s, spans, EDGE_S)
+    gaps = ~window_mask(lv.t_s, [(a - EDGE_S, b + EDGE_S) for a, b in spans])
+    gap_lufs, under_lufs = lv.lufs(1, gaps), lv.lufs(1, under)
+    level_ok = abs(gap_lufs - p.music_lufs) <= p.tolerance_lu
+    duck_ok = bool(np.isfinite(gap_lufs)) and under_lufs <= gap_lufs - p.min_duck_db
+    return level_ok, duck_ok, {"music_gap_lufs": gap_lufs, "music_under_vo_lufs": under_lufs,
+                               "vo_lufs": lv.lufs(0, under), "lags_s": lv.lags_s}
+
+
+@register
+class Explainer(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def script(self) -> tuple[list[dict], str]:
+        return read_scenes(self.ctx, self.task.check(N.scene_visuals).typed.scene_count)
+
+    @provides
+    def k(self) -> float:
+        return time_scale(self.ctx)
+
+    @provides
+    def refs(self) -> list[np.ndarray]:
         try:
-            vo = load_audio(ctx.input("fixtures/vo.wav"), sample_rate_hz=SR_HZ).mono
-            music = load_audio(ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
+            vo = load_audio(self.ctx.input("fixtures/vo.wav"), sample_rate_hz=SR_HZ).mono
+            music = load_audio(self.ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
         except MediaError as exc:
             raise GTError(f"audio fixture: {exc}") from None
-        stock = sources_in(ctx.input("fixtures/stock"))
-        opened = open_output(ctx, checks, None)
-        if opened is None:
-            return
-        path, facts = opened
-        matcher = StockMatcher(stock, facts["width_px"] or 9, facts["height_px"] or 16)
-        try:
-            labelled = matcher.label_video(path)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
-            return
-        dur = facts["duration_s"]
-        lv, audio_err = None, ""
-        try:
-            mix = load_audio(path, sample_rate_hz=SR_HZ).samples
-            lv = stem_levels(mix, [vo, music], SR_HZ, max_lag_s=10.0)
-        except MediaError as exc:
-            audio_err = f"no usable audio: {exc}"
-        lag = lv.lags_s[0] if lv is not None else 0.0
-        spans = [(x["vo_s"][0] + lag, x["vo_s"][1] + lag) for x in lines]
-        vo_in = lv is not None and lv.lufs(0, window_mask(lv.t_s, spans)) > -50
-        if not vo_in:  # no VO to align on: judge the pictures at the script's own times
-            lag, spans = 0.0, [(x["vo_s"][0], x["vo_s"][1]) for x in lines]
+        return [vo, music]
 
-        # duration and where transitions fall
-        p = checks.params("duration_transitions")
-        tol = p["boundary_tolerance_s"] * k
-        dur_ok = p["min_duration_s"] * k <= dur <= p["max_duration_s"] * k
+    @provides
+    def export(self) -> Export:
+        self.script, self.k, self.refs  # noqa: B018 - bad inputs are reported before the export is looked at
+        return open_export(self.ctx, None)
+
+    @provides
+    def stock(self) -> StockMatcher:
+        """The stock clips indexed at the export's size (every placement a 9:16 edit may use)."""
+        facts = self.export.facts
+        return StockMatcher(sources_in(self.ctx.input("fixtures/stock")), facts["width_px"] or 9, facts["height_px"] or 16)
+
+    @provides
+    def labelled(self) -> list[Labelled]:
+        return self.stock.label_video(self.export.path)
+
+    @provides
+    def levels(self) -> Levels:
+        self.labelled  # noqa: B018 - the pictures are judged first: an export that does not decode fails
+        return mix_levels(self.export.path, self.refs, self.script[0])
+
+    @provides
+    def ocr(self) -> tuple[list[str], list[str]]:
+        """OCR of each line's midpoint frame, and of two frames in the CTA window."""
+        spans, dur = self.levels.spans, self.export.facts["duration_s"]
+        cw = self.task.check(N.audio_cta).typed.cta_window_s * self.k
+        want = [(a + b) / 2 for a, b in spans] + [dur - f * cw for f in (0.75, 0.25)]
+        try:
+            texts = [" ".join(b.text for b in boxes) for boxes in read_text_tiled(frames_at(self.export.path, want))]
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
+        return texts[: len(spans)], texts[len(spans):]
+
+    def _ocr_or_why(self) -> tuple[list[str], list[str]] | Result:
+        try:
+            return self.ocr
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc))
+
+    @check(N.duration_transitions)
+    def duration_transitions(self, p: DurationTransitions, curve: Curve) -> Result:
+        k, dur, lev = self.k, self.export.facts["duration_s"], self.levels
+        spans = lev.spans
+        tol = p.boundary_tolerance_s * k
+        dur_ok = p.min_duration_s * k <= dur <= p.max_duration_s * k
         windows = [(0.0, spans[0][0] + tol)]
         windows += [(spans[i - 1][1] - tol, spans[i][0] + tol) for i in range(1, len(spans))]
         windows.append((spans[-1][1] - tol, dur + 1))
-        runs = transitions(labelled, matcher, MAX_DIP_S * k)
+        runs = transitions(self.labelled, self.stock, MAX_DIP_S * k)
         mid = [r for r in runs if not any(r[0] <= b and r[1] >= a for a, b in windows)]
-        checks.set("duration_transitions", 0.5 * dur_ok + 0.5 * (not mid),
-                   {"duration_s": dur, "limits_s": [p["min_duration_s"] * k, p["max_duration_s"] * k],
-                    "transitions_s": runs, "mid_scene_s": mid, "vo_offset_s": lag},
-                   "; ".join(m for m in (("" if dur_ok else f"duration {dur:.2f} s"),
-                                         (f"{len(mid)} transition(s) inside a scene" if mid else "")) if m))
+        return Result(curve.count([dur_ok, not mid]),
+                      {"duration_s": dur, "limits_s": [p.min_duration_s * k, p.max_duration_s * k],
+                       "transitions_s": runs, "mid_scene_s": mid, "vo_offset_s": lev.lag_s},
+                      "; ".join(m for m in (("" if dur_ok else f"duration {dur:.2f} s"),
+                                            (f"{len(mid)} transition(s) inside a scene" if mid else "")) if m))
 
-        # the shot under each VO line
+    @check(N.scene_visuals)
+    def scene_visuals(self, p: SceneVisuals, curve: Curve) -> Result:
+        lines, lev = self.script[0], self.levels
         per, good = [], 0
-        for x, (a, b) in zip(lines, spans, strict=True):
-            shown = [f.label for f in labelled if a <= f.t_s < b and f.label is not None]
+        for x, (a, b) in zip(lines, lev.spans, strict=True):
+            shown = [f.label for f in self.labelled if a <= f.t_s < b and f.label is not None]
             share = sum(s in x["acceptable"] for s in shown) / len(shown) if shown else 0.0
             top = max(set(shown), key=shown.count) if shown else None
             ok = share >= SCENE_SHARE
             good += ok
             per.append({"line": x["text"], "shot": top, "acceptable_share": share, "ok": ok})
-        checks.set("scene_visuals", good / len(lines), {"scenes": per, "vo_offset_s": lag},
-                   f"{good}/{len(lines)} scenes show an acceptable shot")
+        return Result(curve.count(good, len(lines)), {"scenes": per, "vo_offset_s": lev.lag_s},
+                      f"{good}/{len(lines)} scenes show an acceptable shot")
 
-        cw = checks.params("audio_cta")["cta_window_s"] * k
-        want = [(a + b) / 2 for a, b in spans] + [dur - f * cw for f in (0.75, 0.25)]
-        try:
-            texts = [" ".join(b.text for b in boxes) for boxes in read_text_tiled(frames_at(path, want))]
-            ocr, cta_ocr = texts[: len(spans)], texts[len(spans):]
-        except MediaError as exc:
-            checks.fail_rest(str(exc))
-            return
-        except OCRUnavailable as exc:
-            checks.error("captions", str(exc))
-            checks.error("audio_cta", str(exc))
-            return
-        ref = [w for x in lines for w in (normalise(t) for t in x["text"].split()) if w]
+    @check(N.captions)
+    def captions(self, p: MaxWer, curve: Curve) -> Result:
+        got = self._ocr_or_why()
+        if isinstance(got, Result):
+            return got
+        ocr = got[0]
+        ref = [w for x in self.script[0] for w in (normalise(t) for t in x["text"].split()) if w]
         hyp = resplit([w for t in ocr for w in (normalise(s) for s in t.split()) if w], set(ref))
         wer = 100 * error_rate(hyp, ref)
-        mx = checks.params("captions")["max_wer_pct"]
-        checks.set("captions", float(wer <= mx), {"wer_pct": wer, "ocr": ocr}, f"caption WER {wer:.1f}% (max {mx}%)")
+        return Result(curve.passes(wer <= p.max_wer_pct), {"wer_pct": wer, "ocr": ocr},
+                      f"caption WER {wer:.1f}% (max {p.max_wer_pct:g}%)")
 
-        pa = checks.params("audio_cta")
-        cta_ok = any(fuzzy_cer(normalise(t), normalise(cta)) <= MAX_CTA_CER for t in cta_ocr)
-        ev = {"cta_ocr": cta_ocr, "cta_found": cta_ok}
-        if lv is None or not vo_in:
-            level_ok = duck_ok = False
-            ev["audio"] = audio_err if lv is None else "the voice-over is not in the mix"
-        else:
-            under = window_mask(lv.t_s, spans, EDGE_S)
-            gaps = ~window_mask(lv.t_s, [(a - EDGE_S, b + EDGE_S) for a, b in spans])
-            gap_lufs, under_lufs = lv.lufs(1, gaps), lv.lufs(1, under)
-            level_ok = abs(gap_lufs - pa["music_lufs"]) <= pa["tolerance_lu"]
-            duck_ok = bool(np.isfinite(gap_lufs)) and under_lufs <= gap_lufs - pa["min_duck_db"]
-            ev.update({"music_gap_lufs": gap_lufs, "music_under_vo_lufs": under_lufs,
-                       "vo_lufs": lv.lufs(0, under), "lags_s": lv.lags_s})
+    @check(N.audio_cta)
+    def audio_cta(self, p: AudioCta, curve: Curve) -> Result:
+        got = self._ocr_or_why()
+        if isinstance(got, Result):
+            return got
+        cta_ocr = got[1]
+        cta_ok = any(fuzzy_cer(normalise(t), normalise(self.script[1])) <= MAX_CTA_CER for t in cta_ocr)
+        level_ok, duck_ok, audio_ev = music_parts(self.levels, p)
         parts = {"music_level": level_ok, "ducked": duck_ok, "cta": cta_ok}
-        checks.set("audio_cta", sum(parts.values()) / 3, {**ev, "parts": parts},
-                   "; ".join(f"no {n}" for n, v in parts.items() if not v))
+        return Result(curve.count(parts.values()), {"cta_ocr": cta_ocr, "cta_found": cta_ok, **audio_ev, "parts": parts},
+                      "; ".join(f"no {n}" for n, v in parts.items() if not v))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 270, 480
@@ -342,12 +405,12 @@ class Explainer(TaskVerifier):
             write_video(folder / "out/explainer_60s.mp4", frames, FPS, audio=v + m, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
-        render(inst.mutant("wrong_shot_scene3", ["scene_visuals"], "scene 3 (heat pumps) shows the coal plant"),
+        render(inst.mutant("wrong_shot_scene3", [N.scene_visuals], "scene 3 (heat pumps) shows the coal plant"),
                scene3="coal_plant")
-        render(inst.mutant("transition_mid_scene", ["duration_transitions"], "a dissolve in the middle of scene 1"),
+        render(inst.mutant("transition_mid_scene", [N.duration_transitions], "a dissolve in the middle of scene 1"),
                mid_dissolve=True)
         typos = list(texts)
         typos[0], typos[2], typos[4] = "Solr panals catch sunlite", "Heat pumsp worm your home", "LED bulps use les energy"
-        render(inst.mutant("caption_typos", ["captions"], "seven misspelt caption words"), captions=typos)
-        render(inst.mutant("music_minus12", ["audio_cta"], "music bed at -12 LUFS"), music_lufs=-12.0)
-        render(inst.mutant("no_cta", ["audio_cta"], "no CTA end card: stock footage to the end"), with_cta=False)
+        render(inst.mutant("caption_typos", [N.captions], "seven misspelt caption words"), captions=typos)
+        render(inst.mutant("music_minus12", [N.audio_cta], "music bed at -12 LUFS"), music_lufs=-12.0)
+        render(inst.mutant("no_cta", [N.audio_cta], "no CTA end card: stock footage to the end"), with_cta=False)
