@@ -28,23 +28,30 @@ import csv
 import io
 import itertools
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
 from verifiers.measure.vad import speech_segments
+from verifiers.params import NoParams
+from verifiers.paramtypes.shortform import Broll, NoWordsLost, SilencesRemoved
 from verifiers.provenance import outside_writes, writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
-from verifiers.tasks.shortform._shared.clips import ClipMatcher, clean_runs, runs
-from verifiers.tasks.shortform._shared.export import probe_artifact, video_facts
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, clean_runs, runs
+from verifiers.tasks.shortform._shared.export import Export, probe_artifact, video_facts
 
+TASK = "R06.04.01.04-T08"
+N = check_names(TASK)
 OUTPUT = "out/coach_tight.mp4"
 SOURCE = "fixtures/coach_raw.mp4"
 BROLL_DIR = "fixtures/broll"
@@ -115,15 +122,29 @@ def _mkparent(path: Path) -> Path:
     return path
 
 
-@register
-class TightenBroll(TaskVerifier):
-    task_id = "R06.04.01.04-T08"
+@dataclass(frozen=True)
+class Script:
+    """The task's inputs: keywords (with their B-roll), GT words and long silences, source audio."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    keywords: list[tuple[str, str]]
+    words: list[dict]
+    silences: list[list[float]]
+    by_word: dict[str, int]  # a keyword spoken twice: its first occurrence
+    broll_paths: dict[str, Path]
+    source: np.ndarray  # source audio at MATCH_SR_HZ
+
+
+@register
+class TightenBroll(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def script(self) -> Script:
+        ctx = self.ctx
         keywords = read_keywords(ctx.input("input/keywords.csv").read_text(encoding="utf-8"))
         words, silences = read_words(ctx.gt_json("words.json"))
         by_word: dict[str, int] = {}
-        for i, w in enumerate(words):  # a keyword spoken twice: its first occurrence
+        for i, w in enumerate(words):
             by_word.setdefault(w["word"], i)
         missing = [k for k, _ in keywords if k not in by_word]
         if missing:
@@ -133,72 +154,114 @@ class TightenBroll(TaskVerifier):
             source = load_audio(ctx.input(SOURCE), sample_rate_hz=MATCH_SR_HZ).mono
         except MediaError as exc:
             raise GTError(f"{SOURCE}: {exc}") from None
-        path, pr = probe_artifact(ctx, OUTPUT)
-        bad = outside_writes(ctx, OUTPUT, ctx.task.forbidden_writers)
+        return Script(keywords, words, silences, by_word, broll_paths, source)
+
+    @provides
+    def export(self) -> Export:
+        """The export, refused when the audit saw a forbidden program write it (not CapCut's)."""
+        self.script  # noqa: B018 - bad inputs are reported before the export is looked at
+        path, pr = probe_artifact(self.ctx, OUTPUT)
+        bad = outside_writes(self.ctx, OUTPUT, self.ctx.task.forbidden_writers)
         if bad:
             raise AgentOutputError(f"{OUTPUT} was written by {writer_name(bad[-1])}, not exported by CapCut (audit)")
-        matcher = ClipMatcher({"head": ctx.input(SOURCE), **broll_paths})
-        facts = video_facts(pr)
-        try:
-            export = load_audio(path, sample_rate_hz=MATCH_SR_HZ).mono
-        except MediaError as exc:
-            checks.set("export", 0.0, facts, f"video decodes but the audio does not: {exc}")
-            checks.fail_rest(f"{OUTPUT}: no usable audio ({exc})")
-            return
-        labelled = matcher.label_video(path)
-        n_frames = len(labelled)
-        ok_export = n_frames > 0 and abs(n_frames / (facts["fps"] or FPS) - facts["duration_s"]) < 0.5
-        checks.set("export", float(ok_export), {**facts, "decoded_frames": n_frames, "audio": True,
-                                                "audit_writers": "none forbidden" if ctx.events else "no audit"},
-                   f"{facts['width_px']}x{facts['height_px']} {facts['fps']} fps, {n_frames} frames decoded, audio present")
+        return Export(path, video_facts(pr))
 
-        # words, in order, by their audio
-        found = find_words(export, source, MATCH_SR_HZ, words)
+    @provides
+    def audio(self) -> np.ndarray:
+        try:
+            return load_audio(self.export.path, sample_rate_hz=MATCH_SR_HZ).mono
+        except MediaError as exc:
+            raise AgentOutputError(f"{OUTPUT}: no usable audio ({exc})") from None
+
+    @provides
+    def labelled(self) -> list[Labelled]:
+        self.audio  # noqa: B018 - without usable audio no check is judged
+        matcher = ClipMatcher({"head": self.ctx.input(SOURCE), **self.script.broll_paths})
+        return matcher.label_video(self.export.path)
+
+    @provides
+    def found(self) -> list[dict]:
+        """Each GT word, in order, located in the export by its audio."""
+        return find_words(self.audio, self.script.source, MATCH_SR_HZ, self.script.words)
+
+    @property
+    def fps(self) -> float:
+        return self.export.facts["fps"] or FPS
+
+    @check(N.export)
+    def export_ok(self, p: NoParams, curve: Curve) -> Result:
+        facts = self.export.facts
+        try:
+            self.audio  # noqa: B018
+        except AgentOutputError as exc:
+            return Result.fail(f"video decodes but the audio does not: {exc}", facts)
+        n_frames = len(self.labelled)
+        ok_export = n_frames > 0 and abs(n_frames / self.fps - facts["duration_s"]) < 0.5
+        return Result(curve.passes(ok_export), {**facts, "decoded_frames": n_frames, "audio": True,
+                                                "audit_writers": "none forbidden" if self.ctx.events else "no audit"},
+                      f"{facts['width_px']}x{facts['height_px']} {facts['fps']} fps, {n_frames} frames decoded, audio present")
+
+    @check(N.no_words_lost)
+    def no_words_lost(self, p: NoWordsLost, curve: Curve) -> Result:
+        self.labelled  # noqa: B018 - judged only on an export whose frames decode
+        found, words = self.found, self.script.words
         kept = sum(f["at_s"] is not None for f in found)
         recall = kept / len(words)
-        need = checks.params("no_words_lost")["min_word_recall"]
+        need = p.min_word_recall_ratio
         lost = [f["word"] for f in found if f["at_s"] is None]
-        checks.set("no_words_lost", float(recall >= need),
-                   {"word_recall": recall, "lost": lost, "method": "NCC of each GT word's source audio, in order",
-                    "ncc": {f["word"]: f["ncc"] for f in found}},
-                   f"{kept}/{len(words)} words found in the export (recall {recall:.3f}, need {need})")
+        return Result(curve.passes(recall >= need),
+                      {"word_recall": recall, "lost": lost, "method": "NCC of each GT word's source audio, in order",
+                       "ncc": {f["word"]: f["ncc"] for f in found}},
+                      f"{kept}/{len(words)} words found in the export (recall {recall:.3f}, need {need})")
 
-        # pauses left
-        max_pause = checks.params("silences_removed")["max_pause_s"]
-        segs = speech_segments(export, MATCH_SR_HZ)
+    @check(N.silences_removed)
+    def silences_removed(self, p: SilencesRemoved, curve: Curve) -> Result:
+        self.labelled  # noqa: B018 - judged only on an export whose frames decode
+        words, silences = self.script.words, self.script.silences
+        segs = speech_segments(self.audio, MATCH_SR_HZ)
         speech_s = sum(s.duration_s for s in segs)
         words_s = sum(w["end_s"] - w["start_s"] for w in words)
-        left = long_pauses(segs, max_pause)
+        left = long_pauses(segs, p.max_pause_s)
         enough = speech_s >= MIN_SPEECH_FRACTION * words_s
-        score = max(0.0, 1 - len(left) / max(1, len(silences))) if enough else 0.0
-        checks.set("silences_removed", score,
-                   {"pauses_left_s": left, "source_long_pauses": len(silences), "speech_s": speech_s,
-                    "source_words_s": words_s},
-                   f"{len(left)} pause(s) > {max_pause} s left of {len(silences)} in the source"
-                   + ("" if enough else f"; only {speech_s:.1f} s of speech (source words: {words_s:.1f} s)"))
+        score = max(0.0, 1 - curve.count(len(left), max(1, len(silences)))) if enough else 0.0
+        return Result(score, {"pauses_left_s": left, "source_long_pauses": len(silences), "speech_s": speech_s,
+                              "source_words_s": words_s},
+                      f"{len(left)} pause(s) > {p.max_pause_s} s left of {len(silences)} in the source"
+                      + ("" if enough else f"; only {speech_s:.1f} s of speech (source words: {words_s:.1f} s)"))
 
-        # B-roll runs against keyword onsets in the export
-        fps = facts["fps"] or FPS
-        rs = clean_runs(runs(labelled, 1 / fps))
-        for k, (kw, stem) in enumerate(keywords, start=1):
-            name = f"broll_{k}"
-            p = checks.params(name)
-            at = found[by_word[kw]]["at_s"]
-            mine = [r for r in rs if r.label == stem]
-            if at is None:
-                checks.fail(name, f"keyword {kw!r} is not in the export, so {stem} has no onset to land on")
-                continue
-            if not mine:
-                checks.fail(name, f"{stem} never fills the frame (missing or picture-in-picture)",
-                            {"keyword_onset_s": at})
-                continue
-            r = max(mine, key=lambda r: r.frames)
-            off_frames = (r.start_s - at) * fps
-            dur = r.end_s - r.start_s
-            ok = abs(off_frames) <= p["tolerance_frames"] + 0.5 and abs(dur - p["duration_s"]) <= p["duration_tolerance_s"] + 1e-6
-            checks.set(name, float(ok), {"keyword": kw, "keyword_onset_s": at, "start_s": r.start_s,
+    def _broll(self, k: int, p: Broll, curve: Curve) -> Result:
+        fps = self.fps
+        rs = clean_runs(runs(self.labelled, 1 / fps))
+        kw, stem = self.script.keywords[k - 1]
+        at = self.found[self.script.by_word[kw]]["at_s"]
+        mine = [r for r in rs if r.label == stem]
+        if at is None:
+            return Result.fail(f"keyword {kw!r} is not in the export, so {stem} has no onset to land on")
+        if not mine:
+            return Result.fail(f"{stem} never fills the frame (missing or picture-in-picture)", {"keyword_onset_s": at})
+        r = max(mine, key=lambda r: r.frames)
+        off_frames = (r.start_s - at) * fps
+        dur = r.end_s - r.start_s
+        ok = abs(off_frames) <= p.tolerance_frames + 0.5 and abs(dur - p.duration_s) <= p.duration_tolerance_s + 1e-6
+        return Result(curve.passes(ok), {"keyword": kw, "keyword_onset_s": at, "start_s": r.start_s,
                                          "offset_frames": off_frames, "duration_s": dur, "runs": len(mine)},
-                       f"{stem} from {r.start_s:.3f} s ({off_frames:+.1f} frames from {kw!r}) for {dur:.2f} s")
+                      f"{stem} from {r.start_s:.3f} s ({off_frames:+.1f} frames from {kw!r}) for {dur:.2f} s")
+
+    @check(N.broll_1)
+    def broll_1(self, p: Broll, curve: Curve) -> Result:
+        return self._broll(1, p, curve)
+
+    @check(N.broll_2)
+    def broll_2(self, p: Broll, curve: Curve) -> Result:
+        return self._broll(2, p, curve)
+
+    @check(N.broll_3)
+    def broll_3(self, p: Broll, curve: Curve) -> Result:
+        return self._broll(3, p, curve)
+
+    @check(N.broll_4)
+    def broll_4(self, p: Broll, curve: Curve) -> Result:
+        return self._broll(4, p, curve)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -279,16 +342,16 @@ class TightenBroll(TaskVerifier):
             write_video(folder / OUTPUT, fr, FPS, audio=au, sample_rate_hz=SR_HZ)
 
         emit(inst.oracle, keep_segments())
-        emit(inst.mutant("pause_left", ["silences_removed"], "one 1.2 s pause cut only to 0.8 s"),
+        emit(inst.mutant("pause_left", [N.silences_removed], "one 1.2 s pause cut only to 0.8 s"),
              keep_segments(leave_s={1: 0.8}))
-        emit(inst.mutant("word_cut", ["no_words_lost"], "the first word is cut with the lead-in"),
+        emit(inst.mutant("word_cut", [N.no_words_lost], "the first word is cut with the lead-in"),
              keep_segments(cut_word=0))
-        emit(inst.mutant("broll_late", ["broll_2"], "the second B-roll starts 10 frames after its keyword"),
+        emit(inst.mutant("broll_late", [N.broll_2], "the second B-roll starts 10 frames after its keyword"),
              keep_segments(), late=10)
-        emit(inst.mutant("broll_long", ["broll_3"], "the third B-roll held 3 s (until the fourth covers it)"), keep_segments(), long_s=3.0)
-        emit(inst.mutant("broll_pip", ["broll_4"], "the fourth B-roll as a 40% picture-in-picture"),
+        emit(inst.mutant("broll_long", [N.broll_3], "the third B-roll held 3 s (until the fourth covers it)"), keep_segments(), long_s=3.0)
+        emit(inst.mutant("broll_pip", [N.broll_4], "the fourth B-roll as a 40% picture-in-picture"),
              keep_segments(), pip=3)
-        raw = inst.mutant("ffmpeg_render", [c.name for c in self.task.checks],
+        raw = inst.mutant("ffmpeg_render", list(N),
                           "the oracle's export, but the audit saw ffmpeg write it")
         shutil.copyfile(inst.oracle / OUTPUT, _mkparent(raw / OUTPUT))
         inst.write_events(raw, [{"source": "audit", "kind": "write",
