@@ -380,3 +380,68 @@ class SyncDuration:
 @dataclass(frozen=True)
 class VocalLayering:
     min_sources_count: int = 2
+
+
+# ---- T17: footstep variations -------------------------------------------------------------------------
+
+T17 = "R06.07.01.03-T17"
+
+
+@params_type(T17, "files_format")
+@dataclass(frozen=True)
+class FilesFormat:
+    count: int = 8
+    channels: int = 1
+    sample_rate_hz: int = 48_000
+
+
+@params_type(T17, "trims")
+@dataclass(frozen=True)
+class Trims:
+    max_onset_ms: float = 5.0
+
+
+@params_type(T17, "loudness")
+@dataclass(frozen=True)
+class StepLoudness:
+    target_lufs: float = -18.0
+    tolerance_lu: float = 1.0
+
+
+@params_type(T17, "distinct_clean")
+@dataclass(frozen=True)
+class DistinctClean:
+    max_pairwise_correlation_ratio: float = 0.9
+
+
+# ---- T18: forest 5.1 ----------------------------------------------------------------------------------
+
+T18 = "R06.07.01.03-T18"
+
+
+@params_type(T18, "bird_positions")
+@dataclass(frozen=True)
+class BirdPositions:
+    tolerance_deg: float = 20.0
+    birds_count: int | None = None  # the seed's count (the GT's birds are the ones used)
+
+
+@params_type(T18, "stream")
+@dataclass(frozen=True)
+class StreamPosition:
+    tolerance_deg: float = 20.0
+
+
+@params_type(T18, "woodpecker")
+@dataclass(frozen=True)
+class Woodpecker:
+    start_deg: float = 135.0
+    end_deg: float = 45.0
+    duration_s: float = 8.0
+    tolerance_s: float = 0.5
+
+
+@params_type(T18, "center_clear")
+@dataclass(frozen=True)
+class CenterClear:
+    max_center_re_lr_db: float = -30.0

@@ -17,20 +17,26 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 from scipy.signal import fftconvolve, sosfilt
 
-from verifiers.base import AgentOutputError, Checks, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.clicks import detect_clicks
 from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import k_weighting_sos, measure_loudness
+from verifiers.paramtypes.sound import DistinctClean, FilesFormat, StepLoudness, Trims
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, write_wav
 
+TASK = "R06.07.01.03-T17"
+N = check_names(TASK)
 OUT_DIR = "output/steps"
 NAMES = [f"fs_concrete_{k:02d}.wav" for k in range(1, 9)]
 TAIL_MS = 10.0
@@ -68,74 +74,90 @@ def max_xcorr(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(fftconvolve(a, b[::-1], mode="full"))) / (na * nb))
 
 
-@register
-class FootstepVariations(TaskVerifier):
-    task_id = "R06.07.01.03-T17"
+def load_steps(folder: Path) -> tuple[dict[str, Audio | None], dict[str, str]]:
+    """(each expected file as read or None, why it could not be read)."""
+    files: dict[str, Audio | None] = {}
+    problems: dict[str, str] = {}
+    for name in NAMES:
+        try:
+            files[name] = load_audio(folder / name)
+        except MediaError as exc:
+            files[name] = None
+            problems[name] = str(exc)
+    return files, problems
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        folder = ctx.workdir / OUT_DIR
+
+def trim_of(mono: np.ndarray, rate_hz: int, max_onset_ms: float) -> dict:
+    """Onset near the file start and a tail faded below TAIL_MAX_DBFS."""
+    onset_ms = first_sound_ms(mono, rate_hz)
+    tail = mono[-max(1, round(TAIL_MS / 1000 * rate_hz)):]
+    tail_db = 10 * math.log10(max(float(np.mean(tail ** 2)), 1e-20))
+    ok = onset_ms is not None and onset_ms <= max_onset_ms and tail_db <= TAIL_MAX_DBFS
+    return {"onset_ms": None if onset_ms is None else round(onset_ms, 2), "tail_dbfs": round(tail_db, 1), "ok": ok}
+
+
+@register
+class FootstepVariations(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def files(self) -> tuple[dict[str, Audio | None], dict[str, str]]:
+        folder = self.ctx.workdir / OUT_DIR
         if not folder.is_dir():
             raise AgentOutputError(f"artifact missing: {OUT_DIR}/")
-        fp = checks.params("files_format")
-        want_rate, want_ch = int(fp.get("sample_rate_hz", 48_000)), int(fp.get("channels", 1))
-        files: dict[str, Audio | None] = {}
-        problems: dict[str, str] = {}
-        for name in NAMES:
-            path = folder / name
-            try:
-                files[name] = load_audio(path)
-            except MediaError as exc:
-                files[name] = None
-                problems[name] = str(exc)
-        count = len(NAMES)
+        return load_steps(folder)
+
+    @provides
+    def present(self) -> dict[str, Audio]:
+        present = {n: a for n, a in self.files[0].items() if a is not None}
+        if not present:
+            raise AgentOutputError(f"no readable files in {OUT_DIR}/")
+        return present
+
+    @check(N.files_format)
+    def files_format(self, p: FilesFormat, curve: Curve) -> Result:
+        files, problems = self.files
+        want_rate, want_ch, count = p.sample_rate_hz, p.channels, len(NAMES)
         fmt = {}
         for name, a in files.items():
             if a is None:
                 fmt[name] = problems[name]
             elif a.sample_rate_hz != want_rate or a.channels != want_ch:
                 fmt[name] = f"{a.sample_rate_hz} Hz, {a.channels} ch (want {want_rate} Hz, {want_ch} ch)"
-        checks.set("files_format", (count - len(fmt)) / count, {"problems": fmt},
-                   f"{count - len(fmt)}/{count} files present as {want_ch} ch {want_rate} Hz")
-        present = {n: a for n, a in files.items() if a is not None}
-        if not present:
-            checks.fail_rest(f"no readable files in {OUT_DIR}/")
-            return
-        mono = {n: a.mono for n, a in present.items()}
+        return Result(curve.count(count - len(fmt), count), {"problems": fmt},
+                      f"{count - len(fmt)}/{count} files present as {want_ch} ch {want_rate} Hz")
 
-        max_onset_ms = float(checks.params("trims").get("max_onset_ms", 5))
-        trims = {}
-        for n, a in present.items():
-            onset_ms = first_sound_ms(mono[n], a.sample_rate_hz)
-            tail = mono[n][-max(1, round(TAIL_MS / 1000 * a.sample_rate_hz)):]
-            tail_db = 10 * math.log10(max(float(np.mean(tail ** 2)), 1e-20))
-            ok = onset_ms is not None and onset_ms <= max_onset_ms and tail_db <= TAIL_MAX_DBFS
-            trims[n] = {"onset_ms": None if onset_ms is None else round(onset_ms, 2), "tail_dbfs": round(tail_db, 1),
-                        "ok": ok}
+    @check(N.trims)
+    def trims(self, p: Trims, curve: Curve) -> Result:
+        trims = {n: trim_of(a.mono, a.sample_rate_hz, p.max_onset_ms) for n, a in self.present.items()}
         good = sum(t["ok"] for t in trims.values())
-        checks.set("trims", good / count, {"files": trims, "tail_ms": TAIL_MS, "tail_max_dbfs": TAIL_MAX_DBFS},
-                   f"{good}/{count} files start within {max_onset_ms:g} ms and fade to silence")
+        return Result(curve.count(good, len(NAMES)), {"files": trims, "tail_ms": TAIL_MS, "tail_max_dbfs": TAIL_MAX_DBFS},
+                      f"{good}/{len(NAMES)} files start within {p.max_onset_ms:g} ms and fade to silence")
 
-        lp = checks.params("loudness")
-        target, tol = float(lp.get("target_lufs", -18)), float(lp.get("tolerance_lu", 1))
-        loud = {n: short_term_max_lufs(mono[n], a.sample_rate_hz) for n, a in present.items()}
+    @check(N.loudness)
+    def loudness(self, p: StepLoudness, curve: Curve) -> Result:
+        target, tol = p.target_lufs, p.tolerance_lu
+        loud = {n: short_term_max_lufs(a.mono, a.sample_rate_hz) for n, a in self.present.items()}
         ok_l = sum(abs(v - target) <= tol + 1e-9 for v in loud.values())
-        checks.set("loudness", ok_l / count, {"short_term_max_lufs": {n: round(v, 2) for n, v in loud.items()},
-                                              "target_lufs": target, "tolerance_lu": tol},
-                   f"{ok_l}/{count} files at {target:g} ± {tol:g} LUFS")
+        return Result(curve.count(ok_l, len(NAMES)), {"short_term_max_lufs": {n: round(v, 2) for n, v in loud.items()},
+                                                     "target_lufs": target, "tolerance_lu": tol},
+                      f"{ok_l}/{len(NAMES)} files at {target:g} ± {tol:g} LUFS")
 
-        max_corr = float(checks.params("distinct_clean").get("max_pairwise_correlation", 0.9))
-        at48 = {n: (load_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else mono[n])
+    @check(N.distinct_clean)
+    def distinct_clean(self, p: DistinctClean, curve: Curve) -> Result:
+        present, count, max_corr = self.present, len(NAMES), p.max_pairwise_correlation_ratio
+        folder = self.ctx.workdir / OUT_DIR
+        at48 = {n: (load_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
                 for n, a in present.items()}
         pairs = list(combinations(sorted(at48), 2))
         similar = [(a, b, round(c, 3)) for a, b in pairs if (c := max_xcorr(at48[a], at48[b])) > max_corr]
-        clicks = {n: [round(c.time_s, 4) for c in detect_clicks(mono[n], present[n].sample_rate_hz)] for n in present}
+        clicks = {n: [round(c.time_s, 4) for c in detect_clicks(a.mono, a.sample_rate_hz)] for n, a in present.items()}
         clicky = [n for n, c in clicks.items() if c]
         all_pairs = count * (count - 1) // 2
-        distinct = 1.0 - (len(similar) + (all_pairs - len(pairs))) / all_pairs
-        clean = (len(present) - len(clicky)) / count
-        checks.set("distinct_clean", 0.5 * distinct + 0.5 * clean,
-                   {"too_similar": similar, "clicks_s": {n: c for n, c in clicks.items() if c}},
-                   f"{len(similar)} pair(s) above {max_corr:g} correlation; {len(clicky)} file(s) with clicks")
+        distinct = curve.part("distinct").count(all_pairs - len(similar) - (all_pairs - len(pairs)), all_pairs)
+        clean = curve.part("clean").count(len(present) - len(clicky), count)
+        return Result(0.5 * distinct + 0.5 * clean, {"too_similar": similar, "clicks_s": {n: c for n, c in clicks.items() if c}},
+                      f"{len(similar)} pair(s) above {max_corr:g} correlation; {len(clicky)} file(s) with clicks")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         from verifiers.apps.reaper import Item, Track, write_rpp
@@ -177,14 +199,14 @@ class FootstepVariations(TaskVerifier):
                 if x is not None:
                     write_wav(root / OUT_DIR / name, x, rate=(rates or {}).get(k, RATE_HZ))
 
-        mutant("rate_44k1", ["files_format"], "file 3 rendered at 44.1 kHz", {}, {2: 44_100})
-        mutant("late_onset", ["trims"], "file 2 starts 40 ms before its step", {1: cut(1, lead_ms=40)})
-        mutant("no_tail_fade", ["trims"], "file 5 cut mid-decay with no fade",
+        mutant("rate_44k1", [N.files_format], "file 3 rendered at 44.1 kHz", {}, {2: 44_100})
+        mutant("late_onset", [N.trims], "file 2 starts 40 ms before its step", {1: cut(1, lead_ms=40)})
+        mutant("no_tail_fade", [N.trims], "file 5 cut mid-decay with no fade",
                {4: cut(4, fade_ms=0, length_s=0.06)})
-        mutant("too_loud", ["loudness"], "file 7 at -14 LUFS", {6: cut(6, gain_db=4)})
-        mutant("duplicate_take", ["distinct_clean"], "file 6 is file 5 again", {5: oracle[4]})
+        mutant("too_loud", [N.loudness], "file 7 at -14 LUFS", {6: cut(6, gain_db=4)})
+        mutant("duplicate_take", [N.distinct_clean], "file 6 is file 5 again", {5: oracle[4]})
         clicked = oracle[3].copy()
         clicked[int(0.2 * RATE_HZ)] += 0.1
-        mutant("click_in_tail", ["distinct_clean"], "file 4 has a one-sample spike in its tail", {3: clicked})
-        mutant("missing_file", ["files_format", "trims", "loudness", "distinct_clean"], "file 8 never rendered",
+        mutant("click_in_tail", [N.distinct_clean], "file 4 has a one-sample spike in its tail", {3: clicked})
+        mutant("missing_file", list(N), "file 8 never rendered",
                {7: None})
