@@ -7,6 +7,7 @@ stopped and a fixed verifier (new scorer hash) re-scores exactly its own task's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -55,9 +56,36 @@ def _failed_row(item: Item, key: dict[str, str], error: str, backend: str) -> di
             "report_sha256": None, "exec": {"backend": backend}, "report": None}
 
 
+#: One thread per worker for the math libraries, as Ray gives a num_cpus=1 task: N workers each
+#: running a core-wide thread pool oversubscribe the machine (measured: ~2x the CPU per item).
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _single_threaded_children() -> Iterator[None]:
+    """Children started inside inherit one-thread settings (the user's own values win)."""
+    saved = {k: os.environ.get(k) for k in THREAD_ENV}
+    for k in THREAD_ENV:
+        os.environ.setdefault(k, "1")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def pool_rows(todo: list[tuple[Item, dict[str, str]]], workers: int, gt_root: str | None,
               window: int = 256) -> Iterator[dict[str, Any]]:
     """Rows as they finish, from `workers` processes (forkserver: the scorers are imported once)."""
+    with _single_threaded_children():
+        yield from _pool_rows(todo, workers, gt_root, window)
+
+
+def _pool_rows(todo: list[tuple[Item, dict[str, str]]], workers: int, gt_root: str | None,
+               window: int) -> Iterator[dict[str, Any]]:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["monitor.sweep.preload"])
     pending: dict[Future, tuple[Item, dict[str, str]]] = {}

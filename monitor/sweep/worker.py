@@ -146,3 +146,9 @@ def warm() -> None:
     from verifiers import registry
 
     getattr(registry, "import_all", registry.implemented_ids)()
+    try:  # OpenCV keeps its own pool; one thread a worker, like the math libraries (runner.THREAD_ENV)
+        import cv2
+
+        cv2.setNumThreads(1)
+    except ImportError:
+        pass
