@@ -16,20 +16,26 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
-from verifiers.measure.audio_io import load_audio
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
 from verifiers.measure.spectral import energy_vector_azimuth_deg
+from verifiers.paramtypes.sound import BirdPositions, CenterClear, StreamPosition, Woodpecker
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.synthkit.spatial import ORDER, place_51
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
+TASK = "R06.07.01.03-T18"
+N = check_names(TASK)
 OUTPUT = "output/forest_51.wav"
 MEDIA = "fixtures/forest_media"
 STEP_S = 0.5
@@ -58,98 +64,139 @@ def locate(mono: np.ndarray, template: np.ndarray) -> tuple[int, float]:
     return round(m.offset_s * RATE_HZ), m.ncc
 
 
+@dataclass(frozen=True)
+class ForestGT:
+    birds: dict[str, float]  # source file -> azimuth, deg
+    stream_az_deg: float
+
+
+@dataclass(frozen=True)
+class Render51:
+    audio: Audio
+    x: np.ndarray  # (samples, 6) at RATE_HZ
+    names: tuple[str, ...]  # channel names
+
+    @property
+    def mono(self) -> np.ndarray:
+        return self.x.mean(axis=1)
+
+
+def load_forest_gt(ctx: ScoreContext) -> ForestGT:
+    gt = ctx.gt_json("forest.json")
+    try:
+        birds = {str(k): float(v) for k, v in gt["birds"].items()}
+        stream_az = float(gt["stream_az_deg"])
+        gt[N.woodpecker]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise GTError(f"ground truth forest.json malformed: {exc}") from None
+    return ForestGT(birds, stream_az)
+
+
+def load_media(ctx: ScoreContext) -> dict[str, np.ndarray]:
+    try:
+        return {p.name: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(MEDIA).glob("*.wav"))}
+    except MediaError as exc:
+        raise GTError(f"source unreadable: {exc}") from None
+
+
+def load_51(ctx: ScoreContext) -> Render51:
+    audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+    if audio.channels != 6 or not audio.info.channel_names:
+        raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: the task asks for a 6-channel 5.1 file")
+    return Render51(audio, x, audio.info.channel_names)
+
+
+def woodpecker_track(r: Render51, src: np.ndarray, off: int) -> tuple[np.ndarray, np.ndarray]:
+    """(times s, azimuth deg) of the woodpecker, one estimate per STEP_S of its source."""
+    step = round(STEP_S * RATE_HZ)
+    times, azs = [], []
+    for k in range(0, len(src) - step + 1, step):
+        seg = src[k: k + step]
+        if float(np.dot(seg, seg)) < 1e-6 or off + k + step > len(r.x):
+            continue
+        azs.append(source_azimuth(r.x, r.names, seg, off + k))
+        times.append((k + step / 2) / RATE_HZ)
+    return np.array(times), np.array(azs)
+
+
 @register
-class Forest51(TaskVerifier):
-    task_id = "R06.07.01.03-T18"
+class Forest51(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("forest.json")
-        try:
-            birds = {str(k): float(v) for k, v in gt["birds"].items()}
-            stream_az = float(gt["stream_az_deg"])
-            wp = gt["woodpecker"]
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise GTError(f"ground truth forest.json malformed: {exc}") from None
-        try:
-            media = {p.name: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(MEDIA).glob("*.wav"))}
-        except MediaError as exc:
-            raise GTError(f"source unreadable: {exc}") from None
-        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        if audio.channels != 6 or not audio.info.channel_names:
-            raise AgentOutputError(f"{OUTPUT} is {format_note(audio)}: the task asks for a 6-channel 5.1 file")
-        names = audio.info.channel_names
-        mono = x.mean(axis=1)
+    @provides
+    def gt(self) -> ForestGT:
+        return load_forest_gt(self.ctx)
 
-        tol = float(checks.params("bird_positions").get("tolerance_deg", 20))
+    @provides
+    def media(self) -> dict[str, np.ndarray]:
+        self.gt  # noqa: B018  a malformed GT is reported first, as before
+        return load_media(self.ctx)
+
+    @provides
+    def render(self) -> Render51:
+        self.media  # noqa: B018  unreadable sources are reported before the render, as before
+        return load_51(self.ctx)
+
+    @check(N.bird_positions)
+    def bird_positions(self, p: BirdPositions, curve: Curve) -> Result:
+        r, media, tol = self.render, self.media, p.tolerance_deg
         res = []
-        for name, want in birds.items():
+        for name, want in self.gt.birds.items():
             if name not in media:
                 raise GTError(f"bird source {name} missing from {MEDIA}")
-            off, ncc = locate(mono, media[name])
-            az = source_azimuth(x, names, media[name], off) if ncc >= 0.5 else float("nan")
+            off, ncc = locate(r.mono, media[name])
+            az = source_azimuth(r.x, r.names, media[name], off) if ncc >= 0.5 else float("nan")
             res.append({"bird": name, "want_deg": want, "got_deg": None if np.isnan(az) else round(az, 1),
                         "ncc": round(ncc, 3), "ok": bool(np.isfinite(az) and ang_diff(az, want) <= tol)})
-        ok = sum(r["ok"] for r in res)
-        checks.set("bird_positions", ok / len(birds), {"birds": res, "tolerance_deg": tol},
-                   f"{ok}/{len(birds)} birds within {tol:g}° of their azimuth")
+        ok, n = sum(x["ok"] for x in res), len(self.gt.birds)
+        return Result(curve.count(ok, n), {"birds": res, "tolerance_deg": tol}, f"{ok}/{n} birds within {tol:g}° of their azimuth")
 
-        st = media.get("stream.wav")
+    @check(N.stream)
+    def stream(self, p: StreamPosition, curve: Curve) -> Result:
+        r, st, want = self.render, self.media.get("stream.wav"), self.gt.stream_az_deg
         if st is None:
             raise GTError("stream.wav missing from sources")
         tmpl = st[: 2 * RATE_HZ]
-        off, ncc = locate(mono, tmpl)
-        az = source_azimuth(x, names, tmpl, off) if ncc >= 0.3 else float("nan")
-        tol_s = float(checks.params("stream").get("tolerance_deg", 20))
-        good = bool(np.isfinite(az) and ang_diff(az, stream_az) <= tol_s)
-        checks.set("stream", 1.0 if good else 0.0, {"want_deg": stream_az, "got_deg": None if np.isnan(az) else round(az, 1),
-                                                    "ncc": round(ncc, 3)},
-                   f"stream at {az:.0f}° (want {stream_az:g}° ± {tol_s:g})" if np.isfinite(az) else "stream not found")
+        off, ncc = locate(r.mono, tmpl)
+        az = source_azimuth(r.x, r.names, tmpl, off) if ncc >= 0.3 else float("nan")
+        good = bool(np.isfinite(az) and ang_diff(az, want) <= p.tolerance_deg)
+        return Result(curve.passes(good), {"want_deg": want, "got_deg": None if np.isnan(az) else round(az, 1),
+                                           "ncc": round(ncc, 3)},
+                      f"stream at {az:.0f}° (want {want:g}° ± {p.tolerance_deg:g})" if np.isfinite(az) else "stream not found")
 
-        self._woodpecker(checks, x, names, mono, media, wp)
-
-        ci, li, ri = (names.index(c) if c in names else None for c in ("FC", "FL", "FR"))
-        if ci is None or li is None or ri is None:
-            raise AgentOutputError(f"{OUTPUT}: layout {audio.info.channel_layout} lacks FC/FL/FR")
-        e = (x * x).sum(axis=0)
-        rel = 10 * np.log10(max(e[ci], 1e-20) / max((e[li] + e[ri]) / 2, 1e-20))
-        lim = float(checks.params("center_clear").get("max_center_re_lr_db", -30))
-        checks.set("center_clear", 1.0 if rel <= lim else 0.0, {"center_re_lr_db": round(rel, 1)},
-                   f"centre {rel:.1f} dB re L/R (max {lim:g})")
-
-    def _woodpecker(self, checks: Checks, x: np.ndarray, names: tuple[str, ...], mono: np.ndarray,
-                    media: dict[str, np.ndarray], wp: dict) -> None:
-        p = checks.params("woodpecker")
-        src = media.get("woodpecker.wav")
+    @check(N.woodpecker)
+    def woodpecker(self, p: Woodpecker, curve: Curve) -> Result:
+        src = self.media.get("woodpecker.wav")
         if src is None:
             raise GTError("woodpecker.wav missing from sources")
-        off, ncc = locate(mono, src[: RATE_HZ])
+        off, ncc = locate(self.render.mono, src[: RATE_HZ])
         if ncc < 0.5:
-            checks.fail("woodpecker", "woodpecker not found in the render", {"ncc": round(ncc, 3)})
-            return
-        step = round(STEP_S * RATE_HZ)
-        times, azs = [], []
-        for k in range(0, len(src) - step + 1, step):
-            seg = src[k: k + step]
-            if float(np.dot(seg, seg)) < 1e-6 or off + k + step > len(x):
-                continue
-            azs.append(source_azimuth(x, names, seg, off + k))
-            times.append((k + step / 2) / RATE_HZ)
-        t, az = np.array(times), np.array(azs)
-        start, end = float(p.get("start_deg", 135)), float(p.get("end_deg", 45))
-        want_dur, tol_dur = float(p.get("duration_s", 8)), float(p.get("tolerance_s", 0.5))
+            return Result.fail("woodpecker not found in the render", {"ncc": round(ncc, 3)})
+        t, az = woodpecker_track(self.render, src, off)
+        start, end, want_dur, tol_dur = p.start_deg, p.end_deg, p.duration_s, p.tolerance_s
         a0 = float(np.median(az[t <= t[0] + 1.0])) if len(t) else float("nan")
         a1 = float(np.median(az[t >= t[-1] - 1.0])) if len(t) else float("nan")
         hi_c, lo_c = start - (start - end) / 6, end + (start - end) / 6  # 120° and 60°
         t_hi = next((tt for tt, a in zip(t, az, strict=True) if a <= hi_c), None)
         t_lo = next((tt for tt, a in zip(t, az, strict=True) if a <= lo_c), None)
         dur = (t_lo - t_hi) * 1.5 if t_hi is not None and t_lo is not None else None
-        parts = [ang_diff(a0, start) <= 20, ang_diff(a1, end) <= 20,
-                 dur is not None and abs(dur - want_dur) <= tol_dur]
-        checks.set("woodpecker", sum(parts) / 3, {"start_deg": round(a0, 1), "end_deg": round(a1, 1),
-                                                  "move_s": None if dur is None else round(dur, 2),
-                                                  "track": [[round(a, 2), round(b, 1)] for a, b in zip(t, az, strict=True)]},
-                   f"woodpecker {a0:.0f}° -> {a1:.0f}° over {dur if dur is None else round(dur, 2)} s "
-                   f"(want {start:g}° -> {end:g}° over {want_dur:g} ± {tol_dur:g} s)")
+        parts = [ang_diff(a0, start) <= 20, ang_diff(a1, end) <= 20, dur is not None and abs(dur - want_dur) <= tol_dur]
+        return Result(curve.count(parts), {"start_deg": round(a0, 1), "end_deg": round(a1, 1),
+                                           "move_s": None if dur is None else round(dur, 2),
+                                           "track": [[round(a, 2), round(b, 1)] for a, b in zip(t, az, strict=True)]},
+                      f"woodpecker {a0:.0f}° -> {a1:.0f}° over {dur if dur is None else round(dur, 2)} s "
+                      f"(want {start:g}° -> {end:g}° over {want_dur:g} ± {tol_dur:g} s)")
+
+    @check(N.center_clear)
+    def center_clear(self, p: CenterClear, curve: Curve) -> Result:
+        r = self.render
+        ci, li, ri = (r.names.index(c) if c in r.names else None for c in ("FC", "FL", "FR"))
+        if ci is None or li is None or ri is None:
+            raise AgentOutputError(f"{OUTPUT}: layout {r.audio.info.channel_layout} lacks FC/FL/FR")
+        e = (r.x * r.x).sum(axis=0)
+        rel = 10 * np.log10(max(e[ci], 1e-20) / max((e[li] + e[ri]) / 2, 1e-20))
+        lim = p.max_center_re_lr_db
+        return Result(curve.passes(rel <= lim), {"center_re_lr_db": round(rel, 1)}, f"centre {rel:.1f} dB re L/R (max {lim:g})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         dur_s = 12.0
@@ -199,14 +246,14 @@ class Forest51(TaskVerifier):
             return out * 0.8
 
         write_wav(inst.oracle / OUTPUT, render())
-        write_wav(inst.mutant("bird_mirrored", ["bird_positions"], "bird 1 panned right instead of left") / OUTPUT,
+        write_wav(inst.mutant("bird_mirrored", [N.bird_positions], "bird 1 panned right instead of left") / OUTPUT,
                   render(bird_over={"bird_1.wav": -60.0}))
-        write_wav(inst.mutant("stream_front_left", ["stream"], "stream placed front-left") / OUTPUT,
+        write_wav(inst.mutant("stream_front_left", [N.stream], "stream placed front-left") / OUTPUT,
                   render(stream_az=30.0))
-        write_wav(inst.mutant("woodpecker_static", ["woodpecker"], "woodpecker parked at 90° left") / OUTPUT,
+        write_wav(inst.mutant("woodpecker_static", [N.woodpecker], "woodpecker parked at 90° left") / OUTPUT,
                   render(wp_static=True))
-        write_wav(inst.mutant("wind_in_center", ["center_clear"], "wind bed also fed to the centre") / OUTPUT,
+        write_wav(inst.mutant("wind_in_center", [N.center_clear], "wind bed also fed to the centre") / OUTPUT,
                   render(wind_in_center=True))
-        stereo = inst.mutant("stereo_fold_down", ["bird_positions", "stream", "woodpecker", "center_clear"],
+        stereo = inst.mutant("stereo_fold_down", list(N),
                              "delivered a stereo fold-down")
         write_wav(stereo / OUTPUT, render()[:, :2])
