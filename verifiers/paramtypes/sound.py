@@ -445,3 +445,46 @@ class Woodpecker:
 @dataclass(frozen=True)
 class CenterClear:
     max_center_re_lr_db: float = -30.0
+
+
+# ---- T19: robot short ---------------------------------------------------------------------------------
+
+T19 = "R06.07.01.03-T19"
+
+
+@params_type(T19, "foley_sync")
+@params_type(T19, "hard_fx")
+@dataclass(frozen=True)
+class ShareInSync:
+    """`min_in_sync_pct` of the GT events in sync; the check's k_of_n curve states the seed's K of N."""
+
+    tolerance_frames: float = 1.0
+    min_in_sync_pct: float = 85.0
+    footsteps_count: int | None = None  # the seed's N (the GT's events are the ones used)
+    events_count: int | None = None
+
+
+@params_type(T19, "bg_transitions")
+@dataclass(frozen=True)
+class BGTransitions:
+    tolerance_frames: float = 1.0
+
+
+@params_type(T19, "stems_spec")
+@dataclass(frozen=True)
+class StemsSpec:
+    max_stem_residual_db: float = -50.0
+    max_true_peak_dbtp: float = -1.0
+
+
+# ---- T20: re-conform ----------------------------------------------------------------------------------
+
+T20 = "R06.07.01.03-T20"
+params_type(T20, "retained_sync")(PlacedSync)
+
+
+@params_type(T20, "bg_continuity")
+@dataclass(frozen=True)
+class BGContinuity:
+    max_gap_frames: int = 2
+    cut_points_count: int | None = None  # the seed's count (the GT's cuts are the ones used)

@@ -12,31 +12,38 @@ correlated (NCC) against every source resampled by each ratio of a semitone grid
 5 ms of the same place in the source; a source counts when both NCCs are >= 0.4; >= 2 sources per vocal. A
 time-preserving pitch/formant shifter changes the waveform and is not recognised: a known limit.
 spec_ranges: median YIN f0 of each file inside its GT range (half) and attack the loudest file by
-RMS (half). design_rubric: human judgment only (see _shared/render_files.rubric_check).
+RMS (half). design_rubric: human judgment only (see _shared/rubric_judgment.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio, resample
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
 from verifiers.measure.yin import yin
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import SyncDuration, VocalLayering
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     load_output,
-    rubric_check,
     rubric_event,
     write_wav,
 )
+from verifiers.tasks.sound._shared.rubric_judgment import rubric_result
 
+TASK = "R06.07.01.03-T16"
+N = check_names(TASK)
 OUTPUT = "output/creature_vox.wav"
 FILES = "output/creature_vox"
 SOURCES = "fixtures/animal_sources"
@@ -64,103 +71,153 @@ def sounding_span_s(x: np.ndarray) -> tuple[float, float]:
     return on[0] * n / RATE_HZ, (on[-1] + 1) * n / RATE_HZ
 
 
-@register
-class CreatureVocals(TaskVerifier):
-    task_id = "R06.07.01.03-T16"
+@dataclass(frozen=True)
+class CreatureGT:
+    fps: float
+    vocals: dict[str, tuple[int, int, tuple]]  # name -> (mouth open frame, close frame, f0 range Hz)
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("creature.json")
-        try:
-            fps = float(gt["fps"])
-            vocals = {str(v["name"]): (int(v["open_frame"]), int(v["close_frame"]), tuple(v["f0_range_hz"]))
-                      for v in gt["vocals"]}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth creature.json malformed: {exc}") from None
-        try:
-            sources = {p.stem: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(SOURCES).glob("*.wav"))}
-        except MediaError as exc:
-            raise GTError(f"source unreadable: {exc}") from None
-        _audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        mix = x.mean(axis=1)
+
+def load_creature_gt(ctx: ScoreContext) -> CreatureGT:
+    gt = ctx.gt_json("creature.json")
+    try:
+        return CreatureGT(float(gt["fps"]), {str(v["name"]): (int(v["open_frame"]), int(v["close_frame"]),
+                                                              tuple(v["f0_range_hz"])) for v in gt["vocals"]})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth creature.json malformed: {exc}") from None
+
+
+def load_sources(ctx: ScoreContext) -> dict[str, np.ndarray]:
+    try:
+        return {p.stem: load_audio(p, sample_rate_hz=RATE_HZ).mono for p in sorted(ctx.input(SOURCES).glob("*.wav"))}
+    except MediaError as exc:
+        raise GTError(f"source unreadable: {exc}") from None
+
+
+def vocal_sync(mix: np.ndarray, name: str, v: np.ndarray, o: int, c: int, fps: float, p: SyncDuration) -> tuple[float, dict]:
+    """Half for the vocal found in the mix within tolerance of its mouth-open frame, half for its length."""
+    a, b = sounding_span_s(v)
+    body = v[round(a * RATE_HZ):]
+    m = match_at(mix, RATE_HZ, {name: body}, o / fps, search_s=0.5, length_s=0.5)[0]
+    err = (m.offset_s - o / fps) * fps
+    dur, want = b - a, (c - o) / fps
+    dev = (dur / want - 1) * 100
+    s = 0.5 * (m.ncc >= 0.6 and abs(err) <= p.tolerance_frames) + 0.5 * (abs(dev) <= p.duration_tolerance_pct)
+    return s, {"vocal": name, "onset_error_frames": round(err, 2), "ncc": round(m.ncc, 3),
+               "duration_s": round(dur, 3), "mouth_open_s": round(want, 3), "duration_dev_pct": round(dev, 1)}
+
+
+def vocal_sources(v: np.ndarray, bank: dict[tuple[str, int], np.ndarray]) -> dict[str, tuple[float, int]]:
+    """Per source: (NCC found at two probes a third of the vocal apart, semitones of varispeed)."""
+    a, b = sounding_span_s(v)
+    t1, t2 = a + (b - a) / 3, a + 2 * (b - a) / 3
+    p1 = v[round((t1 - PROBE_S / 2) * RATE_HZ): round((t1 + PROBE_S / 2) * RATE_HZ)]
+    p2 = v[round((t2 - PROBE_S / 2) * RATE_HZ): round((t2 + PROBE_S / 2) * RATE_HZ)]
+    first: dict[str, tuple[float, int, float]] = {}
+    for (s, k), sig in bank.items():
+        half = len(sig) / RATE_HZ / 2
+        m = match_at(sig, RATE_HZ, {"p": p1}, half, search_s=half, length_s=PROBE_S)[0]
+        if m.ncc > first.get(s, (-1.0, 0, 0.0))[0]:
+            first[s] = (m.ncc, k, m.offset_s)
+    # a real layer is found again a third of the vocal later, at the matching place in the
+    # source; a chance likeness (two voices at one pitch) is not
+    best: dict[str, tuple[float, int]] = {}
+    for s, (n1, k, off1) in first.items():
+        m2 = match_at(bank[(s, k)], RATE_HZ, {"p": p2}, off1 + (t2 - t1), search_s=CONSISTENT_S, length_s=PROBE_S)[0]
+        best[s] = (min(n1, m2.ncc), k)
+    return best
+
+
+def vocal_pitch_level(v: np.ndarray, lo: float, hi: float) -> tuple[float, bool, float]:
+    """(median f0, inside lo..hi, RMS of the sounding span)."""
+    tr = yin(v, RATE_HZ, fmin_hz=50, fmax_hz=1500)
+    f0 = float(np.median(tr.f0_hz[tr.voiced()])) if tr.voiced().sum() >= 5 else float("nan")
+    a, b = sounding_span_s(v)
+    seg = v[round(a * RATE_HZ): round(b * RATE_HZ)]
+    return f0, bool(np.isfinite(f0) and lo <= f0 <= hi), float(np.sqrt(np.mean(seg ** 2))) if len(seg) else 0.0
+
+
+@register
+class CreatureVocals(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def gt(self) -> CreatureGT:
+        return load_creature_gt(self.ctx)
+
+    @provides
+    def sources(self) -> dict[str, np.ndarray]:
+        return load_sources(self.ctx)
+
+    @provides
+    def mix(self) -> np.ndarray:
+        self.gt, self.sources  # noqa: B018  GT and sources are reported before the render, as before
+        _audio, x = load_output(self.ctx, OUTPUT, RATE_HZ)
+        return x.mean(axis=1)
+
+    @provides
+    def files(self) -> dict[str, np.ndarray | None]:
+        """The individual vocal files (None: missing or unreadable), read once the render is usable."""
+        self.mix  # noqa: B018
         files: dict[str, np.ndarray | None] = {}
-        for name in vocals:
+        for name in self.gt.vocals:
             try:
-                files[name] = load_audio(ctx.workdir / FILES / f"{name}.wav", sample_rate_hz=RATE_HZ).mono
+                files[name] = load_audio(self.ctx.workdir / FILES / f"{name}.wav", sample_rate_hz=RATE_HZ).mono
             except MediaError:
                 files[name] = None
-        rubric_check(ctx, checks, "design_rubric")
+        return files
 
-        dp = checks.params("sync_duration")
-        tol_f, tol_pct = float(dp.get("tolerance_frames", 2)), float(dp.get("duration_tolerance_pct", 15))
-        per, total = [], 0.0
-        for name, (o, c, _rng) in vocals.items():
-            v = files[name]
+    @check(N.sync_duration)
+    def sync_duration(self, p: SyncDuration, curve: Curve) -> Result:
+        scores, per = [], []
+        for name, (o, c, _rng) in self.gt.vocals.items():
+            v = self.files[name]
             if v is None:
                 per.append({"vocal": name, "file": "missing"})
                 continue
-            a, b = sounding_span_s(v)
-            body = v[round(a * RATE_HZ):]
-            m = match_at(mix, RATE_HZ, {name: body}, o / fps, search_s=0.5, length_s=0.5)[0]
-            err = (m.offset_s - o / fps) * fps
-            dur, want = b - a, (c - o) / fps
-            dev = (dur / want - 1) * 100
-            s = 0.5 * (m.ncc >= 0.6 and abs(err) <= tol_f) + 0.5 * (abs(dev) <= tol_pct)
-            total += s
-            per.append({"vocal": name, "onset_error_frames": round(err, 2), "ncc": round(m.ncc, 3),
-                        "duration_s": round(dur, 3), "mouth_open_s": round(want, 3), "duration_dev_pct": round(dev, 1)})
-        checks.set("sync_duration", total / len(vocals), {"vocals": per},
-                   f"{total:.1f}/{len(vocals)} vocals in sync and of the right length")
+            sc, ev = vocal_sync(self.mix, name, v, o, c, self.gt.fps, p)
+            scores.append(sc)
+            per.append(ev)
+        n = len(self.gt.vocals)
+        return Result(curve.count(scores, n), {"vocals": per},
+                      f"{sum(scores):.1f}/{n} vocals in sync and of the right length")
 
-        bank = {(s, k): varispeed(sig, k) for s, sig in sources.items() for k in SEMITONES}
-        need = int(checks.params("layering").get("min_sources", 2))
-        lay, layered = [], 0
-        for name in vocals:
-            v = files[name]
+    @check(N.layering)
+    def layering(self, p: VocalLayering, curve: Curve) -> Result:
+        bank = {(s, k): varispeed(sig, k) for s, sig in self.sources.items() for k in SEMITONES}
+        need, lay, layered = p.min_sources_count, [], 0
+        for name in self.gt.vocals:
+            v = self.files[name]
             if v is None:
                 lay.append({"vocal": name, "sources": None})
                 continue
-            a, b = sounding_span_s(v)
-            t1, t2 = a + (b - a) / 3, a + 2 * (b - a) / 3
-            p1 = v[round((t1 - PROBE_S / 2) * RATE_HZ): round((t1 + PROBE_S / 2) * RATE_HZ)]
-            p2 = v[round((t2 - PROBE_S / 2) * RATE_HZ): round((t2 + PROBE_S / 2) * RATE_HZ)]
-            first: dict[str, tuple[float, int, float]] = {}
-            for (s, k), sig in bank.items():
-                half = len(sig) / RATE_HZ / 2
-                m = match_at(sig, RATE_HZ, {"p": p1}, half, search_s=half, length_s=PROBE_S)[0]
-                if m.ncc > first.get(s, (-1.0, 0, 0.0))[0]:
-                    first[s] = (m.ncc, k, m.offset_s)
-            # a real layer is found again a third of the vocal later, at the matching place in the
-            # source; a chance likeness (two voices at one pitch) is not
-            best: dict[str, tuple[float, int]] = {}
-            for s, (n1, k, off1) in first.items():
-                m2 = match_at(bank[(s, k)], RATE_HZ, {"p": p2}, off1 + (t2 - t1), search_s=CONSISTENT_S,
-                              length_s=PROBE_S)[0]
-                best[s] = (min(n1, m2.ncc), k)
+            best = vocal_sources(v, bank)
             found = sorted(s for s, (ncc, _k) in best.items() if ncc >= MIN_SOURCE_NCC)
             layered += len(found) >= need
             lay.append({"vocal": name, "sources": found,
                         "best": {s: {"ncc": round(n, 3), "semitones": k} for s, (n, k) in best.items()}})
-        checks.set("layering", layered / len(vocals), {"vocals": lay},
-                   f"{layered}/{len(vocals)} vocals built from >= {need} sources")
+        n = len(self.gt.vocals)
+        return Result(curve.count(layered, n), {"vocals": lay}, f"{layered}/{n} vocals built from >= {need} sources")
 
-        inside, rms = 0, {}
-        spec = []
-        for name, (_o, _c, (lo, hi)) in vocals.items():
-            v = files[name]
+    @check(N.spec_ranges)
+    def spec_ranges(self, p: NoParams, curve: Curve) -> Result:
+        inside, rms, spec = 0, {}, []
+        for name, (_o, _c, (lo, hi)) in self.gt.vocals.items():
+            v = self.files[name]
             if v is None:
                 continue
-            tr = yin(v, RATE_HZ, fmin_hz=50, fmax_hz=1500)
-            f0 = float(np.median(tr.f0_hz[tr.voiced()])) if tr.voiced().sum() >= 5 else float("nan")
-            ok = bool(np.isfinite(f0) and lo <= f0 <= hi)
+            f0, ok, rms[name] = vocal_pitch_level(v, lo, hi)
             inside += ok
-            a, b = sounding_span_s(v)
-            seg = v[round(a * RATE_HZ): round(b * RATE_HZ)]
-            rms[name] = float(np.sqrt(np.mean(seg ** 2))) if len(seg) else 0.0
             spec.append({"vocal": name, "f0_hz": None if np.isnan(f0) else round(f0, 1), "range_hz": [lo, hi], "ok": ok})
         loudest = max(rms, key=rms.get) if rms else None
-        checks.set("spec_ranges", 0.5 * inside / len(vocals) + 0.5 * (loudest == "attack"),
-                   {"vocals": spec, "rms": {k: round(v, 4) for k, v in rms.items()}, "loudest": loudest},
-                   f"{inside}/{len(vocals)} vocals in their pitch range; loudest is {loudest}")
+        n = len(self.gt.vocals)
+        score = 0.5 * curve.part("pitch").count(inside, n) + 0.5 * curve.part("loudest").passes(loudest == "attack")
+        return Result(score, {"vocals": spec, "rms": {k: round(v, 4) for k, v in rms.items()}, "loudest": loudest},
+                      f"{inside}/{n} vocals in their pitch range; loudest is {loudest}")
+
+    @check(N.design_rubric)
+    def design_rubric(self, p: NoParams, curve: Curve) -> Result:
+        self.files  # noqa: B018  an unusable render fails the rubric too, as before
+        return rubric_result(self.ctx, N.design_rubric)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         sources = {"lion": sfx.voice(rng, 110, 2, formants_hz=(600, 1800, 3200), roughness=0.6, breath=0.2,
@@ -215,19 +272,19 @@ class CreatureVocals(TaskVerifier):
                 at = round((frames[name][0] + (late or {}).get(name, 0)) / FPS * RATE_HZ)
                 mix[at: at + len(v)] += v[: total - at]
             write_wav(folder / OUTPUT, np.stack([mix, mix], axis=1))
-            inst.write_events(folder, [rubric_event("design_rubric", 1.0)])
+            inst.write_events(folder, [rubric_event(N.design_rubric, 1.0)])
 
         solution(inst.oracle)
-        solution(inst.mutant("hurt_4_frames_late", ["sync_duration"], "hurt lands 4 frames after the mouth opens"),
+        solution(inst.mutant("hurt_4_frames_late", [N.sync_duration], "hurt lands 4 frames after the mouth opens"),
                  late={"hurt": 4})
-        solution(inst.mutant("attack_too_short", ["sync_duration"], "attack cut to 60 % of the mouth-open span"),
+        solution(inst.mutant("attack_too_short", [N.sync_duration], "attack cut to 60 % of the mouth-open span"),
                  attack={"span_scale": 0.6})
-        solution(inst.mutant("idle_single_source", ["layering"], "idle is the walrus alone"),
+        solution(inst.mutant("idle_single_source", [N.layering], "idle is the walrus alone"),
                  idle={"layers": [("walrus", 2, 1.0)]})
-        solution(inst.mutant("alert_fifth_down", ["spec_ranges"], "alert varispeeded a fifth below its range"),
+        solution(inst.mutant("alert_fifth_down", [N.spec_ranges], "alert varispeeded a fifth below its range"),
                  alert={"layers": [("pig", -9, 1.0), ("lion", -3, 0.9)]})
-        solution(inst.mutant("attack_quiet", ["spec_ranges"], "attack quieter than alert and hurt"),
+        solution(inst.mutant("attack_quiet", [N.spec_ranges], "attack quieter than alert and hurt"),
                  attack={"gain": 0.2})
-        nojudge = inst.mutant("no_rubric_judgment", ["design_rubric"], "no human rubric recorded: cannot judge")
+        nojudge = inst.mutant("no_rubric_judgment", [N.design_rubric], "no human rubric recorded: cannot judge")
         solution(nojudge)
         (nojudge / "events.jsonl").unlink()

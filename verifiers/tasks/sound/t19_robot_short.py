@@ -17,28 +17,36 @@ peak <= -1 dBTP (half). coherence_rubric: recorded human judgments only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from verifiers.apps.reaper import Item, RPPError, Track, read_rpp, write_rpp
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
-from verifiers.measure.audio_io import load_audio
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.spectral import third_octave_levels_db
 from verifiers.measure.truepeak import true_peak_dbtp
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import BGTransitions, ShareInSync, StemsSpec
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.placed_events import threshold_score
+from verifiers.tasks.sound._shared.placed_events import k_of_n_for, required_of
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     load_output,
-    rubric_check,
     rubric_event,
     truncate_file,
     write_wav,
 )
+from verifiers.tasks.sound._shared.rubric_judgment import rubric_result
 
+TASK = "R06.07.01.03-T19"
+N = check_names(TASK)
 OUTPUT = "output/robot_fx.wav"
 STEMS = "output/stems"
 SESSION = "output/session"
@@ -69,98 +77,136 @@ def band_frames(mono: np.ndarray, fps: float, lo_f: int, hi_f: int) -> np.ndarra
     return np.array(rows)
 
 
-@register
-class RobotShort(TaskVerifier):
-    task_id = "R06.07.01.03-T19"
+@dataclass(frozen=True)
+class RobotGT:
+    fps: float
+    steps: list[int]  # footstep frames
+    events: list[tuple[int, str]]  # (frame, category) of the action events
+    cuts: list[int]
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        gt = ctx.gt_json("robot.json")
+
+@dataclass(frozen=True)
+class RobotMix:
+    audio: Audio
+    x: np.ndarray  # the mix at RATE_HZ
+    stems: dict[str, np.ndarray | None]  # foley / fx / bg (None: missing)
+
+    def mono_of(self, name: str) -> np.ndarray:
+        """A stem in mono, or the mix when the stem is missing."""
+        s = self.stems[name]
+        return self.x.mean(axis=1) if s is None else s.mean(axis=1)
+
+
+def load_robot_gt(ctx: ScoreContext) -> RobotGT:
+    gt = ctx.gt_json("robot.json")
+    try:
+        return RobotGT(float(gt["fps"]), [int(f) for f in gt["footsteps"]],
+                       [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]], [int(c) for c in gt["cuts"]])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth robot.json malformed: {exc}") from None
+
+
+def load_robot_mix(ctx: ScoreContext) -> RobotMix:
+    audio, x = load_output(ctx, OUTPUT, RATE_HZ)
+    stems: dict[str, np.ndarray | None] = {}
+    for name in ("foley", "fx", "bg"):
         try:
-            fps = float(gt["fps"])
-            steps = [int(f) for f in gt["footsteps"]]
-            events = [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]]
-            cuts = [int(c) for c in gt["cuts"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth robot.json malformed: {exc}") from None
-        audio, x = load_output(ctx, OUTPUT, RATE_HZ)
-        rubric_check(ctx, checks, "coherence_rubric")
-        mix = x.mean(axis=1)
-        stems: dict[str, np.ndarray | None] = {}
-        for name in ("foley", "fx", "bg"):
-            try:
-                stems[name] = load_audio(ctx.workdir / STEMS / f"{name}.wav", sample_rate_hz=RATE_HZ).samples
-            except MediaError:
-                stems[name] = None
+            stems[name] = load_audio(ctx.workdir / STEMS / f"{name}.wav", sample_rate_hz=RATE_HZ).samples
+        except MediaError:
+            stems[name] = None
+    return RobotMix(audio, x, stems)
 
-        def mono_of(name: str) -> np.ndarray:
-            s = stems[name]
-            return mix if s is None else s.mean(axis=1)
 
-        fp = checks.params("foley_sync")
-        tol = float(fp.get("tolerance_frames", 1))
-        errs = onset_errors(mono_of("foley"), steps, fps)
+def bg_change(bg: np.ndarray, c: int, fps: float, tol_frames: float) -> dict:
+    """The frame of largest 1/3-octave spectral flux within CUT_SEARCH_FRAMES of cut c."""
+    lo, hi = c - CUT_SEARCH_FRAMES, c + CUT_SEARCH_FRAMES
+    if lo < 1 or hi * RATE_HZ / fps > len(bg):
+        return {"cut_frame": c, "ok": False}
+    lv = band_frames(bg, fps, lo - 1, hi)
+    flux = np.sqrt(np.mean(np.diff(lv, axis=0) ** 2, axis=1))  # flux[i]: change from frame lo-1+i to lo+i
+    at = lo + int(np.argmax(flux))
+    return {"cut_frame": c, "change_frame": at, "flux_db": round(float(flux.max()), 2), "ok": abs(at - c) <= tol_frames}
+
+
+def stem_residual_db(m: RobotMix) -> float:
+    """Energy of (sum of stems - mix) re the mix; inf when a stem is missing."""
+    x, have = m.x, [s for s in m.stems.values() if s is not None]
+    if len(have) < 3:
+        return float("inf")
+    n = min(len(x), *(len(s) for s in have))
+    summed = sum(s[:n] if s.shape[1] == x.shape[1] else np.repeat(s[:n].mean(axis=1, keepdims=True), x.shape[1], axis=1)
+                 for s in have)
+    r = summed - x[:n]
+    return 10 * np.log10(max(float(np.sum(r ** 2)), 1e-30) / max(float(np.sum(x[:n] ** 2)), 1e-30))
+
+
+@register
+class RobotShort(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def gt(self) -> RobotGT:
+        return load_robot_gt(self.ctx)
+
+    @provides
+    def mix(self) -> RobotMix:
+        self.gt  # noqa: B018  a malformed GT is reported before the render, as before
+        return load_robot_mix(self.ctx)
+
+    @check(N.foley_sync)
+    def foley_sync(self, p: ShareInSync, curve: Curve) -> Result:
+        steps, tol = self.gt.steps, p.tolerance_frames
+        errs = onset_errors(self.mix.mono_of("foley"), steps, self.gt.fps)
         ok = sum(e is not None and abs(e) <= tol + 1e-9 for e in errs)
-        need = int(np.ceil(float(fp.get("min_in_sync_pct", 85)) / 100 * len(steps) - 1e-9))
-        checks.set("foley_sync", threshold_score(ok, need), {"error_frames": [None if e is None else round(e, 2)
-                                                                             for e in errs], "required": need,
-                                                            "measured_on": "stem" if stems["foley"] is not None else "mix"},
-                   f"{ok}/{len(steps)} footsteps within ±{tol:g} frame (need {need})")
+        need = required_of(len(steps), min_pct=p.min_in_sync_pct)
+        return Result(k_of_n_for(curve, need).count(ok, len(steps)),
+                      {"error_frames": [None if e is None else round(e, 2) for e in errs], "required": need,
+                       "measured_on": "stem" if self.mix.stems["foley"] is not None else "mix"},
+                      f"{ok}/{len(steps)} footsteps within ±{tol:g} frame (need {need})")
 
-        hp = checks.params("hard_fx")
-        names = self._session_items(ctx)
-        errs = onset_errors(mono_of("fx"), [f for f, _c in events], fps)
+    @check(N.hard_fx)
+    def hard_fx(self, p: ShareInSync, curve: Curve) -> Result:
+        events, fps = self.gt.events, self.gt.fps
+        tol = self.task.check(N.foley_sync).typed.tolerance_frames
+        names = self._session_items(self.ctx)
+        errs = onset_errors(self.mix.mono_of("fx"), [f for f, _c in events], fps)
         if names is None:
-            checks.error("hard_fx", "category needs a readable REAPER session in output/session/ (closed or missing "
-                         "session: cannot judge categories)", {"error_frames": [None if e is None else round(e, 2)
-                                                                                for e in errs]})
-        else:
-            rows, good = [], 0
-            for (f, cat), e in zip(events, errs, strict=True):
-                near = min(names, key=lambda it: abs(it[0] - f / fps)) if names else None
-                got = near[1] if near is not None and abs(near[0] - f / fps) <= 0.5 else ""
-                cat_ok = cat in got
-                sync_ok = e is not None and abs(e) <= tol + 1e-9
-                good += cat_ok and sync_ok
-                rows.append({"gt_frame": f, "category": cat, "item": got, "error_frames": None if e is None else round(e, 2)})
-            need = int(np.ceil(float(hp.get("min_in_sync_pct", 85)) / 100 * len(events) - 1e-9))
-            checks.set("hard_fx", threshold_score(good, need), {"events": rows, "required": need},
-                       f"{good}/{len(events)} action events in sync with the right category (need {need})")
+            return Result.cannot_judge("category needs a readable REAPER session in output/session/ (closed or missing "
+                                       "session: cannot judge categories)",
+                                       {"error_frames": [None if e is None else round(e, 2) for e in errs]})
+        rows, good = [], 0
+        for (f, cat), e in zip(events, errs, strict=True):
+            near = min(names, key=lambda it: abs(it[0] - f / fps)) if names else None
+            got = near[1] if near is not None and abs(near[0] - f / fps) <= 0.5 else ""
+            good += cat in got and e is not None and abs(e) <= tol + 1e-9
+            rows.append({"gt_frame": f, "category": cat, "item": got, "error_frames": None if e is None else round(e, 2)})
+        need = required_of(len(events), min_pct=p.min_in_sync_pct)
+        return Result(k_of_n_for(curve, need).count(good, len(events)), {"events": rows, "required": need},
+                      f"{good}/{len(events)} action events in sync with the right category (need {need})")
 
-        btol = float(checks.params("bg_transitions").get("tolerance_frames", 1))
-        bg = mono_of("bg")
-        per = []
-        for c in cuts:
-            lo, hi = c - CUT_SEARCH_FRAMES, c + CUT_SEARCH_FRAMES
-            if lo < 1 or hi * RATE_HZ / fps > len(bg):
-                per.append({"cut_frame": c, "ok": False})
-                continue
-            lv = band_frames(bg, fps, lo - 1, hi)
-            flux = np.sqrt(np.mean(np.diff(lv, axis=0) ** 2, axis=1))  # flux[i]: change from frame lo-1+i to lo+i
-            at = lo + int(np.argmax(flux))
-            per.append({"cut_frame": c, "change_frame": at, "flux_db": round(float(flux.max()), 2),
-                        "ok": abs(at - c) <= btol})
-        okb = sum(p["ok"] for p in per)
-        checks.set("bg_transitions", okb / max(len(cuts), 1), {"cuts": per},
-                   f"{okb}/{len(cuts)} background changes within ±{btol:g} frame of the scene cuts")
+    @check(N.bg_transitions)
+    def bg_transitions(self, p: BGTransitions, curve: Curve) -> Result:
+        bg, cuts = self.mix.mono_of("bg"), self.gt.cuts
+        per = [bg_change(bg, c, self.gt.fps, p.tolerance_frames) for c in cuts]
+        okb = sum(x["ok"] for x in per)
+        return Result(curve.count(okb, max(len(cuts), 1)), {"cuts": per},
+                      f"{okb}/{len(cuts)} background changes within ±{p.tolerance_frames:g} frame of the scene cuts")
 
-        sp = checks.params("stems_spec")
-        have = [s for s in stems.values() if s is not None]
-        if len(have) < 3:
-            resid_db = float("inf")
-        else:
-            n = min(len(x), *(len(s) for s in have))
-            summed = sum(s[:n] if s.shape[1] == x.shape[1] else np.repeat(s[:n].mean(axis=1, keepdims=True),
-                                                                          x.shape[1], axis=1) for s in have)
-            r = summed - x[:n]
-            resid_db = 10 * np.log10(max(float(np.sum(r ** 2)), 1e-30) / max(float(np.sum(x[:n] ** 2)), 1e-30))
-        lim = float(sp.get("max_stem_residual_db", -50))
-        tp = max(true_peak_dbtp(audio.samples, audio.sample_rate_hz))
-        tlim = float(sp.get("max_true_peak_dbtp", -1))
-        checks.set("stems_spec", 0.5 * (resid_db <= lim) + 0.5 * (tp <= tlim),
-                   {"stem_residual_db": None if not np.isfinite(resid_db) else round(resid_db, 1),
-                    "stems_found": [k for k, v in stems.items() if v is not None], "true_peak_dbtp": round(tp, 2)},
-                   ("stems missing" if not np.isfinite(resid_db) else f"stems - mix {resid_db:.1f} dB")
-                   + f"; true peak {tp:.2f} dBTP")
+    @check(N.stems_spec)
+    def stems_spec(self, p: StemsSpec, curve: Curve) -> Result:
+        m = self.mix
+        resid_db = stem_residual_db(m)
+        tp = max(true_peak_dbtp(m.audio.samples, m.audio.sample_rate_hz))
+        return Result(curve.count([resid_db <= p.max_stem_residual_db, tp <= p.max_true_peak_dbtp]),
+                      {"stem_residual_db": None if not np.isfinite(resid_db) else round(resid_db, 1),
+                       "stems_found": [k for k, v in m.stems.items() if v is not None], "true_peak_dbtp": round(tp, 2)},
+                      ("stems missing" if not np.isfinite(resid_db) else f"stems - mix {resid_db:.1f} dB")
+                      + f"; true peak {tp:.2f} dBTP")
+
+    @check(N.coherence_rubric)
+    def coherence_rubric(self, p: NoParams, curve: Curve) -> Result:
+        self.mix  # noqa: B018  an unusable mix fails the rubric too, as before
+        return rubric_result(self.ctx, N.coherence_rubric)
 
     @staticmethod
     def _session_items(ctx: ScoreContext) -> list[tuple[float, str]] | None:
@@ -220,19 +266,19 @@ class RobotShort(TaskVerifier):
                           f"sfx/{(wrong or {}).get(k, e['category'])}.wav") for k, e in enumerate(events)]
             write_rpp(folder / SESSION / "robot_short.RPP", [Track("FOLEY"), Track("FX", items=items), Track("BG")])
             if run:
-                inst.write_events(folder, [rubric_event("coherence_rubric", 1.0)])
+                inst.write_events(folder, [rubric_event(N.coherence_rubric, 1.0)])
 
         solution(inst.oracle)
-        solution(inst.mutant("five_steps_late", ["foley_sync"], "5 footsteps 2 frames late (below 85 %)"),
+        solution(inst.mutant("five_steps_late", [N.foley_sync], "5 footsteps 2 frames late (below 85 %)"),
                  late_steps={2, 6, 10, 14, 18})
-        solution(inst.mutant("wrong_categories", ["hard_fx"], "laser and crash swapped for hiss and clank"),
+        solution(inst.mutant("wrong_categories", [N.hard_fx], "laser and crash swapped for hiss and clank"),
                  wrong={1: "hiss", 2: "clank"})
-        solution(inst.mutant("bg_cut_late", ["bg_transitions"], "second BG change 4 frames after the cut"),
+        solution(inst.mutant("bg_cut_late", [N.bg_transitions], "second BG change 4 frames after the cut"),
                  cut_late={1: 4})
-        solution(inst.mutant("fx_stem_6db_low", ["stems_spec"], "FX stem bounced 6 dB low: stems do not sum"),
+        solution(inst.mutant("fx_stem_6db_low", [N.stems_spec], "FX stem bounced 6 dB low: stems do not sum"),
                  fx_stem_gain=0.5)
-        solution(inst.mutant("no_rubric_judgment", ["coherence_rubric"], "no human rubric recorded"), run=False)
-        m = inst.mutant("truncated_mix", ["foley_sync", "hard_fx", "bg_transitions", "stems_spec", "coherence_rubric"],
+        solution(inst.mutant("no_rubric_judgment", [N.coherence_rubric], "no human rubric recorded"), run=False)
+        m = inst.mutant("truncated_mix", list(N),
                         "mix cut off (an unusable mix earns no rubric credit either)")
         solution(m)
         truncate_file(m / OUTPUT)

@@ -14,19 +14,27 @@ under its median), length (bounce length equals the v2 picture within one frame)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from verifiers.apps.edl import EDLEvent, write_edl
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.identify import match_at
 from verifiers.measure.levels import frame_rms_dbfs
+from verifiers.params import NoParams
+from verifiers.paramtypes.sound import BGContinuity, PlacedSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
-from verifiers.tasks.sound._shared.placed_events import analyse, required_count, threshold_score
+from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, k_of_n_for, required_of
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
+TASK = "R06.07.01.03-T20"
+N = check_names(TASK)
 OUTPUT = "output/reel4_fx_v2.wav"
 MEDIA = "fixtures/reel4_media"
 FPS = 24
@@ -34,65 +42,99 @@ HOUR = 86400  # 01:00:00:00 at 24 fps
 GAP_DROP_DB = 20.0
 
 
+LENGTH_TOL_FRAMES = 1.0
+
+
+@dataclass(frozen=True)
+class ConformGT:
+    v2_frames: int
+    cuts: list[int]  # the new cut points
+    removed: list[dict]  # events of removed shots: {sample, label}
+
+
+def load_conform_gt(raw: dict) -> ConformGT:
+    try:
+        return ConformGT(int(raw["v2_frames"]), [int(c) for c in raw["cut_frames"]], list(raw["removed"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GTError(f"ground truth events.json lacks v2_frames/cut_frames/removed: {exc}") from None
+
+
+def still_present(a: Analysis, removed: list[dict]) -> list[dict]:
+    """Removed events whose sound is anywhere in the bounce (one NCC scan over the whole mix per sample)."""
+    fx = {k: v for k, v in a.library.items() if k.startswith("fx_")}
+    mid_s = len(a.mix) / ANALYSIS_RATE_HZ / 2
+    still = []
+    for ev in removed:
+        name = ev["sample"]
+        if name not in fx:
+            raise GTError(f"removed event sample {name} not in {MEDIA}")
+        m = match_at(a.mix, ANALYSIS_RATE_HZ, {name: fx[name]}, mid_s, search_s=mid_s + 0.5, length_s=0.3)[0]
+        explained = any(r.gt["sample"] == name and r.onset_s is not None and abs(r.onset_s - m.offset_s) < 0.1
+                        for r in a.rows)
+        if m.ncc >= 0.6 and not explained:
+            still.append({"sample": name, "label": ev.get("label", ""), "at_s": round(m.offset_s, 3), "ncc": round(m.ncc, 3)})
+    return still
+
+
+def longest_gap_frames(lv: np.ndarray, c: int, floor_db: float) -> int:
+    """Longest run of frames below floor_db within 6 frames of cut c."""
+    run = best = 0
+    for v in lv[max(0, c - 6): min(len(lv), c + 6)]:
+        run = run + 1 if v < floor_db else 0
+        best = max(best, run)
+    return best
+
+
 @register
-class Reconform(TaskVerifier):
-    task_id = "R06.07.01.03-T20"
+class Reconform(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        sp = checks.params("retained_sync")
-        a = analyse(ctx, OUTPUT, MEDIA, tol_frames=float(sp.get("tolerance_frames", 1)))
-        fx = {k: v for k, v in a.library.items() if k.startswith("fx_")}
-        raw = a.raw_gt
-        try:
-            v2_frames = int(raw["v2_frames"])
-            cuts = [int(c) for c in raw["cut_frames"]]
-            removed = list(raw["removed"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GTError(f"ground truth events.json lacks v2_frames/cut_frames/removed: {exc}") from None
-        n = len(a.rows)
-        ok = a.in_sync_count()
-        need = required_count(sp, n)
-        checks.set("retained_sync", threshold_score(ok, need), {"events": [r.evidence() for r in a.rows],
-                                                                "required": need},
-                   f"{ok}/{n} retained events within ±{sp.get('tolerance_frames', 1)} frame (need {need})")
+    @provides
+    def placed(self) -> Analysis:
+        return analyse(self.ctx, OUTPUT, MEDIA, tol_frames=self.task.check(N.retained_sync).typed.tolerance_frames)
 
-        # A removed event's sound anywhere in the bounce (one NCC scan over the whole mix per sample).
-        mid_s = len(a.mix) / ANALYSIS_RATE_HZ / 2
-        still = []
-        for ev in removed:
-            name = ev["sample"]
-            if name not in fx:
-                raise GTError(f"removed event sample {name} not in {MEDIA}")
-            m = match_at(a.mix, ANALYSIS_RATE_HZ, {name: fx[name]}, mid_s, search_s=mid_s + 0.5, length_s=0.3)[0]
-            explained = any(r.gt["sample"] == name and r.onset_s is not None and abs(r.onset_s - m.offset_s) < 0.1
-                            for r in a.rows)
-            if m.ncc >= 0.6 and not explained:
-                still.append({"sample": name, "label": ev.get("label", ""), "at_s": round(m.offset_s, 3),
-                              "ncc": round(m.ncc, 3)})
-        checks.set("removed_gone", 1.0 - len(still) / max(len(removed), 1), {"still_present": still},
-                   f"{len(still)}/{len(removed)} removed events still audible")
+    @provides
+    def gt(self) -> ConformGT:
+        return load_conform_gt(self.placed.raw_gt)
 
-        bp = checks.params("bg_continuity")
-        max_gap = int(bp.get("max_gap_frames", 2))
+    @check(N.retained_sync)
+    def retained_sync(self, p: PlacedSync, curve: Curve) -> Result:
+        self.gt  # noqa: B018  a GT without the v2 fields cannot be judged at all, as before
+        a = self.placed
+        n, ok = len(a.rows), a.in_sync_count()
+        need = required_of(n, k=curve.k, of_count=p.events_count, min_pct=p.min_in_sync_pct)
+        return Result(k_of_n_for(curve, need).count(ok, n), {"events": [r.evidence() for r in a.rows], "required": need},
+                      f"{ok}/{n} retained events within ±{p.tolerance_frames:g} frame (need {need})")
+
+    @check(N.removed_gone)
+    def removed_gone(self, p: NoParams, curve: Curve) -> Result:
+        removed = self.gt.removed
+        still = still_present(self.placed, removed)
+        total = max(len(removed), 1)
+        return Result(curve.count(total - len(still), total), {"still_present": still},
+                      f"{len(still)}/{len(removed)} removed events still audible")
+
+    @check(N.bg_continuity)
+    def bg_continuity(self, p: BGContinuity, curve: Curve) -> Result:
+        a, cuts = self.placed, self.gt.cuts
         lv = frame_rms_dbfs(a.mix, ANALYSIS_RATE_HZ, a.fps)
         floor = float(np.median(lv)) - GAP_DROP_DB
         per_cut = []
         for c in cuts:
-            lo, hi = max(0, c - 6), min(len(lv), c + 6)
-            run = best = 0
-            for v in lv[lo:hi]:
-                run = run + 1 if v < floor else 0
-                best = max(best, run)
-            per_cut.append({"cut_frame": c, "gap_frames": best, "ok": best <= max_gap})
-        good = sum(p["ok"] for p in per_cut)
-        checks.set("bg_continuity", good / max(len(cuts), 1), {"cuts": per_cut, "gap_below_dbfs": round(floor, 1)},
-                   f"{good}/{len(cuts)} cut points with BG continuous (gaps <= {max_gap} frames)")
+            best = longest_gap_frames(lv, c, floor)
+            per_cut.append({"cut_frame": c, "gap_frames": best, "ok": best <= p.max_gap_frames})
+        good = sum(x["ok"] for x in per_cut)
+        return Result(curve.count(good, max(len(cuts), 1)), {"cuts": per_cut, "gap_below_dbfs": round(floor, 1)},
+                      f"{good}/{len(cuts)} cut points with BG continuous (gaps <= {p.max_gap_frames} frames)")
 
-        want_s = v2_frames / a.fps
+    @check(N.length)
+    def length(self, p: NoParams, curve: Curve) -> Result:
+        a = self.placed
+        want_s = self.gt.v2_frames / a.fps
         diff_frames = (a.audio.duration_s - want_s) * a.fps
-        checks.set("length", 1.0 if abs(diff_frames) <= 1 + 1e-9 else 0.0,
-                   {"bounce_s": round(a.audio.duration_s, 4), "v2_picture_s": round(want_s, 4)},
-                   f"bounce is {diff_frames:+.1f} frames against the v2 picture")
+        return Result(curve.score(diff_frames, LENGTH_TOL_FRAMES + 1e-9),
+                      {"bounce_s": round(a.audio.duration_s, 4), "v2_picture_s": round(want_s, 4)},
+                      f"bounce is {diff_frames:+.1f} frames against the v2 picture")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         shot_frames = 48
@@ -149,14 +191,13 @@ class Reconform(TaskVerifier):
         late = [dict(e) for e in events]
         late[1]["frame"] += 2
         late[4]["frame"] -= 2
-        write_wav(inst.mutant("two_events_2_frames_off", ["retained_sync"], "two retained events 2 frames off")
+        write_wav(inst.mutant("two_events_2_frames_off", [N.retained_sync], "two retained events 2 frames off")
                   / OUTPUT, render(late))
         # removed shot's effects left in, dropped into the quiet middle of shot 1
-        write_wav(inst.mutant("removed_left_in", ["removed_gone"], "a removed shot's effect left in the bounce")
+        write_wav(inst.mutant("removed_left_in", [N.removed_gone], "a removed shot's effect left in the bounce")
                   / OUTPUT, render(events, extra=[(events[0]["frame"] + 10, removed[0]["sample"])]))
-        write_wav(inst.mutant("bg_hole_at_cut", ["bg_continuity"], "BG not extended across a new cut")
+        write_wav(inst.mutant("bg_hole_at_cut", [N.bg_continuity], "BG not extended across a new cut")
                   / OUTPUT, render(events, hole_at=cuts[1]))
-        write_wav(inst.mutant("v1_length", ["length"], "bounce still 1 s longer than the v2 cut") / OUTPUT,
+        write_wav(inst.mutant("v1_length", [N.length], "bounce still 1 s longer than the v2 cut") / OUTPUT,
                   render(events, length=v2_len + RATE_HZ))
-        truncate_file(write_wav(inst.mutant("truncated_wav", ["retained_sync", "removed_gone", "bg_continuity",
-                                                             "length"], "bounce cut off") / OUTPUT, render(events)))
+        truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "bounce cut off") / OUTPUT, render(events)))

@@ -97,17 +97,8 @@ def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames:
     return Analysis(gt, raw, audio, mix, library, rows, extras, onsets)
 
 
-def required_count(params: dict[str, Any], n_gt: int, key: str = "min_events_in_sync", of: str = "events") -> int:
-    """The seed's 'at least K of N' scaled to this instance's N (K/N of the GT events, rounded up)."""
-    if key in params and of in params and int(params[of]) > 0:
-        return int(np.ceil(float(params[key]) / float(params[of]) * n_gt - 1e-9))
-    if "min_in_sync_pct" in params:
-        return int(np.ceil(float(params["min_in_sync_pct"]) / 100.0 * n_gt - 1e-9))
-    return n_gt
-
-
 def required_of(n_gt: int, *, k: int | None = None, of_count: int | None = None, min_pct: float | None = None) -> int:
-    """Typed `required_count`: the seed's K of N (K the curve's k, N `of_count`) or its `min_pct`,
+    """The seed's "at least K of N" (K the curve's k, N `of_count`) or its `min_pct`,
     scaled to this instance's `n_gt` events and rounded up; all of them when neither is given."""
     if min_pct is not None:
         return int(np.ceil(float(min_pct) / 100.0 * n_gt - 1e-9))
@@ -120,11 +111,6 @@ def k_of_n_for(curve: Curve, need: int) -> Curve:
     """The catalog's k_of_n curve with k scaled to this instance (`required_of`): the catalog's k is
     the seed's K for its N events, a synth instance may have fewer."""
     return dataclasses.replace(curve, k=need)
-
-
-def threshold_score(count: int, required: int) -> float:
-    """1 at or above the required count, else the fraction of it reached."""
-    return 1.0 if count >= required else count / max(required, 1)
 
 
 def cv_pct(values: list[float]) -> float:
