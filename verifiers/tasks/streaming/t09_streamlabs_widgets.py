@@ -1,10 +1,12 @@
 """R06.12.01.01-T09: Streamlabs Desktop scene 'Stream' with an Alert Box and a Chat Box widget.
 
 Emulated (catalog): Streamlabs Desktop cannot run here. Evidence is
-- streamlabs/SceneCollections/*.json: Streamlabs Desktop's collection format (scenes.items[] with
-  sceneItems {sourceId, x, y, scaleX, scaleY}; sources.items[] with type, settings, and widgets marked
-  propertiesManager "widget" + propertiesManagerSettings.widgetType); widgets are recognised by
-  their widget URL (alert-box / chat-box), which is stable across widgetType numbering;
+- streamlabs/SceneCollections/*.json: a Streamlabs Desktop collection, read by
+  verifiers.apps.streamlabs (proven on collections the app saved: every array is a node
+  `{"schemaVersion", "nodeType", "items"}`, a scene's sceneItems is a SceneItemsNode, items bottom ->
+  top with x, y, scaleX, scaleY and, since dual output, display); widgets are browser_source sources
+  with propertiesManager "widget", recognised by their widget URL (alert-box / chat-box), else
+  widgetType (0 / 6); only the horizontal display's items are judged;
 - state/streamlabs_widgets.json: the widget settings the harness exports from the sandbox API
   ({"alert_box": {"follow_sound_href", "follow_sound_volume", "follow_alert_duration"},
   "chat_box": {"text_size"}}; durations in s, or ms when > 100);
@@ -22,6 +24,13 @@ from typing import Any
 import cv2
 import numpy as np
 
+from verifiers.apps.streamlabs import (
+    SlCollection,
+    SlSource,
+    StreamlabsError,
+    load_collection,
+    parse_collection,
+)
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
@@ -30,6 +39,7 @@ from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPl
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
+from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, no_hotkeys, node
 from verifiers.tasks.streaming.common import event, path_ends_with, payload, t_ms
 
 TASK = "R06.12.01.01-T09"
@@ -37,39 +47,52 @@ N = check_names(TASK)
 COLLECTIONS = "streamlabs/SceneCollections"
 STATE = "state/streamlabs_widgets.json"
 CANVAS_PX = (1920, 1080)
+WIDGET_TYPES = {0: "alert", 6: "chat"}   # propertiesManagerSettings.widgetType in the real collections
 
 
-def _load_streamlabs(ctx: ScoreContext) -> dict[str, Any]:
+def _load_streamlabs(ctx: ScoreContext) -> SlCollection:
     """The Streamlabs collection that has scene 'Stream' (AgentOutputError when none does)."""
     d = ctx.workdir / COLLECTIONS
     for p in sorted(d.glob("*.json")) if d.is_dir() else []:
         try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            coll = load_collection(p)
+        except StreamlabsError:
             continue
-        scenes = (obj.get("scenes") or {}).get("items") if isinstance(obj, dict) else None
-        if isinstance(scenes, list) and any(isinstance(s, dict) and s.get("name") == "Stream" for s in scenes):
-            return obj
+        if coll.scene("Stream") is not None:
+            return coll
     raise AgentOutputError(f"artifact missing: no Streamlabs collection with scene 'Stream' in {COLLECTIONS}/")
 
 
-def widget_rects(coll: dict[str, Any]) -> dict[str, tuple[float, float, float, float]]:
-    """'alert' / 'chat' -> rendered (x, y, w, h) of that widget's item in scene Stream."""
-    sources = {s.get("id"): s for s in (coll.get("sources") or {}).get("items", []) if isinstance(s, dict)}
-    scene = next(s for s in coll["scenes"]["items"] if s.get("name") == "Stream")
-    out = {}
-    for it in scene.get("sceneItems", []):
-        src = sources.get(it.get("sourceId"))
-        if not src:
+def widget_role(src: SlSource) -> str | None:
+    """'alert' / 'chat' for an Alert Box / Chat Box widget source, else None. The widget URL
+    (alert-box / chat-box) is stable across widgetType numbering; a widget whose URL the app
+    blanked (an overlay install before it logs in) falls back to widgetType (0 alert box, 6 chat box,
+    as the real collections carry)."""
+    if src.properties_manager != "widget":
+        return None
+    url = str(src.settings.get("url", ""))
+    if "alert-box" in url:
+        return "alert"
+    if "chat-box" in url:
+        return "chat"
+    return WIDGET_TYPES.get(src.widget_type) if not url else None
+
+
+def widget_rects(coll: SlCollection | dict[str, Any], scene: str = "Stream",
+                 display: str = "horizontal") -> dict[str, tuple[float, float, float, float]]:
+    """'alert' / 'chat' -> rendered (x, y, w, h) of that widget's item in `scene` (the horizontal
+    display's items: dual output saves a second, vertical copy of each item)."""
+    if not isinstance(coll, SlCollection):
+        coll = parse_collection(coll)
+    sc = coll.scene(scene)
+    out: dict[str, tuple[float, float, float, float]] = {}
+    for it in sc.items_on(display) if sc else []:
+        src = coll.sources.get(it.source_id)
+        role = widget_role(src) if src else None
+        size = src.size_px() if src else None
+        if role is None or size is None:
             continue
-        url = str((src.get("settings") or {}).get("url", ""))
-        role = "alert" if "alert-box" in url else "chat" if "chat-box" in url else None
-        if role is None or src.get("propertiesManager") != "widget":
-            continue
-        st = src.get("settings") or {}
-        w = float(st.get("width", 800)) * float(it.get("scaleX", 1.0))
-        h = float(st.get("height", 600)) * float(it.get("scaleY", 1.0))
-        out[role] = (float(it.get("x", 0)), float(it.get("y", 0)), w, h)
+        out[role] = (it.x, it.y, size[0] * it.scale_x, size[1] * it.scale_y)
     return out
 
 
@@ -83,7 +106,7 @@ class StreamlabsWidgets(CheckedTask):
     task_id = TASK
 
     @provides
-    def coll(self) -> dict[str, Any]:
+    def coll(self) -> SlCollection:
         return _load_streamlabs(self.ctx)
 
     @provides
@@ -168,8 +191,12 @@ class StreamlabsWidgets(CheckedTask):
 
         solution(inst.oracle, good, state)
         c = copy.deepcopy(good)
-        c["scenes"]["items"][0]["sceneItems"][1]["x"] = 564
+        c["scenes"]["items"][0]["sceneItems"]["items"][1]["x"] = 564
         solution(inst.mutant("alert_4px_right", [N.widget_placement], "Alert Box 4 px right of centre"), c, state)
+        c = copy.deepcopy(good)
+        c["scenes"]["items"][0]["sceneItems"]["items"][1]["display"] = "vertical"
+        solution(inst.mutant("alert_on_vertical_display", [N.widget_placement],
+                             "dual output: Alert Box placed only on the vertical display"), c, state)
         st = copy.deepcopy(state)
         st["alert_box"]["follow_sound_volume"] = 50
         solution(inst.mutant("volume_50", [N.alert_settings], "alert volume left at 50%"), st=st, coll=good)
@@ -211,26 +238,46 @@ def frame(bg: list[int], box: tuple | None) -> str:
 
 
 def build() -> dict[str, Any]:
-    """A Streamlabs Desktop collection: Stream = game capture, Alert Box (top centre), Chat Box (right)."""
-    def widget(sid: str, name: str, url: str, wtype: int, w: int, h: int) -> dict[str, Any]:
-        return {"id": sid, "name": name, "type": "browser_source", "channels": 0, "muted": False,
-                "settings": {"url": url, "width": w, "height": h}, "volume": 1, "propertiesManager": "widget",
-                "propertiesManagerSettings": {"widgetType": wtype}}
+    """A Streamlabs Desktop collection as the app saves it (root schema 4, single output): Stream =
+    game capture, Alert Box (top centre), Chat Box (right). Keys and node shapes follow the real
+    collections in tests/fixtures/real/ (streamlabs/2024-schema*); items bottom -> top."""
+    uid = "{}-0000-4000-8000-{:012d}".format
 
+    def source(sid: str, name: str, kind: str, settings: dict[str, Any], manager: str = "default",
+               manager_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {"hotkeys": no_hotkeys(), "id": sid, "name": name, "type": kind, "settings": settings,
+                "volume": 1, "muted": False, "deinterlaceMode": 0, "deinterlaceFieldOrder": 0,
+                "filters": {"items": []}, "propertiesManager": manager,
+                "propertiesManagerSettings": manager_settings or {}, "forceMono": False,
+                "syncOffset": {"sec": 0, "nsec": 0}, "audioMixers": 255, "monitoringType": 0, "mixerHidden": False}
+
+    def widget(sid: str, name: str, url: str, wtype: int, w: int, h: int) -> dict[str, Any]:
+        return source(sid, name, "browser_source", {"url": url, "width": w, "height": h, "fps": 30,
+                                                     "shutdown": True, "restart_when_active": False},
+                      "widget", {"widgetType": wtype})
+
+    def item(n: int, sid: str, x: float, y: float) -> dict[str, Any]:
+        return {"hotkeys": no_hotkeys(), "id": uid("1a7e0000", n), "sourceId": sid, "x": x, "y": y,
+                "scaleX": 1, "scaleY": 1, "visible": True, "crop": {"top": 0, "bottom": 0, "left": 0, "right": 0},
+                "locked": False, "rotation": 0, "streamVisible": True, "recordingVisible": True, "scaleFilter": 0,
+                "blendingMode": 0, "blendingMethod": 0, "sceneNodeType": "item", "display": "horizontal"}
+
+    game, alert, chat = (f"game_capture_{uid('9a3e0000', 1)}", f"browser_source_{uid('b5000000', 2)}",
+                         f"browser_source_{uid('b5000000', 3)}")
     sources = [
-        {"id": "game_capture_1", "name": "Game Capture", "type": "game_capture", "settings": {},
-         "propertiesManager": "default", "propertiesManagerSettings": {}},
-        widget("browser_source_2", "Alert Box", "https://streamlabs.com/alert-box/v3/SANDBOX01", 0, 800, 300),
-        widget("browser_source_3", "Chat Box", "https://streamlabs.com/widgets/chat-box/v1/SANDBOX01", 6, 400, 700),
+        source(game, "Game Capture", "game_capture", {"capture_mode": "any_fullscreen"}),
+        widget(alert, "Alert Box", "https://streamlabs.com/alert-box/v3/SANDBOX01", 0, 800, 300),
+        widget(chat, "Chat Box", "https://streamlabs.com/widgets/chat-box/v1/SANDBOX01", 6, 400, 700),
     ]
-    items = [
-        {"id": "item1", "sourceId": "game_capture_1", "x": 0, "y": 0, "scaleX": 1, "scaleY": 1, "visible": True,
-         "crop": {"top": 0, "bottom": 0, "left": 0, "right": 0}, "rotation": 0},
-        {"id": "item2", "sourceId": "browser_source_2", "x": 560, "y": 0, "scaleX": 1, "scaleY": 1, "visible": True,
-         "crop": {"top": 0, "bottom": 0, "left": 0, "right": 0}, "rotation": 0},
-        {"id": "item3", "sourceId": "browser_source_3", "x": 1520, "y": 190, "scaleX": 1, "scaleY": 1,
-         "visible": True, "crop": {"top": 0, "bottom": 0, "left": 0, "right": 0}, "rotation": 0},
-    ]
-    return {"scenes": {"activeId": "scene_1", "displayOrder": ["scene_1"],
-                       "items": [{"id": "scene_1", "name": "Stream", "sceneItems": items}]},
-            "sources": {"items": sources}, "transitions": {"items": []}}
+    items = [item(1, game, 0, 0), item(2, alert, 560, 0), item(3, chat, 1520, 190)]
+    scene = {"hotkeys": no_hotkeys(), "filters": array_node("SceneFiltersNode", 1, []),
+             "sceneItems": array_node("SceneItemsNode", 1, items), "id": f"scene_{uid('5cee0000', 1)}",
+             "name": "Stream", "active": True}
+    return node("RootNode", 4, sources=array_node("SourcesNode", 4, sources),
+                scenes=array_node("ScenesNode", 1, [scene]),
+                transitions=node("TransitionsNode", 2, transitions=[
+                    {"id": uid("7a000000", 1), "name": "Global Transition", "type": "fade_transition",
+                     "duration": 300, "settings": {}}], connections=[], defaultTransitionId=uid("7a000000", 1)),
+                hotkeys=array_node("HotkeysNode", 2, []),
+                baseResolution={"baseWidth": CANVAS_PX[0], "baseHeight": CANVAS_PX[1]},
+                selectiveRecording=False, dualOutputMode=False, operatingSystem="win32")
