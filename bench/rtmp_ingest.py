@@ -88,6 +88,8 @@ def child_main(port: int, record_dir: Path, result_path: Path, profiles: list[st
 
         server = IngestServer(IngestConfig(port=port, record_dir=record_dir, allow_any=True, profiles=profiles),
                               on_event)
+        if "TALLY_READ_LOWAT_MS" in os.environ:  # compare with the kernel default: 0
+            server.ctx.config.read_lowat_s = float(os.environ["TALLY_READ_LOWAT_MS"]) / 1000
         server.metrics.keep_recent = 5_000_000
         await server.start()
         lags: list[float] = []

@@ -91,6 +91,7 @@ class IngestServer:
             now = time.monotonic()
             for session in list(self.ctx.sessions):
                 session.check_idle(now)
+                session.tune_read_lowat(now)
             for rec in list(self.registry.live.values()):
                 snap = rec.stats.snapshot()
                 changed = rec.health.evaluate(rec.stats, snap)
