@@ -97,3 +97,87 @@ def test_t09_synth_is_the_app_shape(instances: dict[str, Path]) -> None:
     r_widget = next(s for s in real["sources"]["items"] if s.get("propertiesManager") == "widget")
     s_widget = next(s for s in syn["sources"]["items"] if s.get("propertiesManager") == "widget")
     assert set(s_widget) == set(r_widget), set(s_widget) ^ set(r_widget)
+
+
+# ---- T11: Aitum Vertical config + the OBS collection holding the vertical scenes --------------
+
+@pytest.mark.parametrize(("config", "collection"), [
+    ("aitum-vertical/2025-11/byuwur_config.json", "obs/32.0/byuwur_byuwur.json"),
+    ("aitum-vertical/older/sandro_config.json", "obs/32.0/sandro_Untitled.json"),
+])
+def test_t11_scores_what_the_plugin_and_obs_saved(config: str, collection: str, instances: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    """A user's real plugin config and OBS 32 collection, with the vertical canvas's current scene
+    renamed V-Live and the recording folder set (what the task asks of the user): the scorer finds
+    the 1080x1920 canvas, its recording path and V-Live on the 'Aitum Vertical' canvas."""
+    from verifiers.tasks.streaming.common import SCENES_DIR
+    from verifiers.tasks.streaming.t11_vertical_canvas import PLUGIN_DIR
+    cfg, coll = _real(config).json(), _real(collection).json()
+    current = cfg["canvas"][0]["current_scene"]
+    cfg["canvas"][0].update(current_scene="V-Live", record_path="/home/streamer/work/recordings/vertical")
+    (scene,) = [s for s in coll["sources"] if s["id"] == "scene" and s["name"] == current]
+    scene["name"] = "V-Live"
+    sol = _with_oracle(instances[T11], tmp_path)
+    for p in (sol / SCENES_DIR).glob("*.json"):
+        p.unlink()
+    (sol / SCENES_DIR / Path(collection).name).write_text(json.dumps(coll))
+    (sol / PLUGIN_DIR / "config.json").write_text(json.dumps(cfg))
+    vc = _checks(score_solution(T11, instances[T11], sol))["vertical_canvas_config"]
+    assert vc["status"] == "pass" and vc["score"] == 1.0, vc
+    assert vc["evidence"]["collection"] == Path(collection).name
+    # The same scene left on the main canvas (no canvas_uuid of the vertical canvas): not found.
+    scene.pop("canvas_uuid")
+    (sol / SCENES_DIR / Path(collection).name).write_text(json.dumps(coll))
+    vc = _checks(score_solution(T11, instances[T11], sol))["vertical_canvas_config"]
+    assert vc["evidence"]["scene V-Live on the vertical canvas"] is False and vc["score"] < 1
+
+
+def test_t11_older_plugin_custom_size_scene(instances: dict[str, Path], tmp_path: Path) -> None:
+    """Before OBS 31 the plugin kept V-Live as a 1080x1920 custom-size scene of the collection (no
+    canvases): read too, captions position included."""
+    from verifiers.synthkit import obs_synth as O
+    from verifiers.tasks.streaming._shared.vertical_canvas_synth import vertical_collection
+    from verifiers.tasks.streaming.common import OBS_DIR, SCENES_DIR
+    coll = vertical_collection(on_main_canvas=True)
+    for key in ("canvases", "version", "resolution"):
+        coll.pop(key)
+    coll["scene_order"] = [o for o in coll["scene_order"] if o["name"] != "V-Live"]
+    v = O.find_source(coll, "V-Live")
+    v.pop("canvas_uuid")
+    v["settings"].update(custom_size=True, cx=1080, cy=1920)
+    for it in v["settings"]["items"]:
+        for k in ("pos_rel", "bounds_rel"):
+            it.pop(k)
+    sol = _with_oracle(instances[T11], tmp_path)
+    for p in (sol / SCENES_DIR).glob("*.json"):
+        p.unlink()
+    O.write_collection(sol / OBS_DIR, coll)
+    checks = _checks(score_solution(T11, instances[T11], sol))
+    assert checks["vertical_canvas_config"]["score"] == 1.0, checks["vertical_canvas_config"]
+    assert checks["captions_source"]["score"] == 1.0, checks["captions_source"]
+
+
+def test_t11_synth_is_the_plugin_and_obs_shape(instances: dict[str, Path]) -> None:
+    from verifiers.apps.obs import load_collection
+    from verifiers.apps.vertical import load_config, vertical_scenes
+    from verifiers.tasks.streaming.common import SCENES_DIR
+    from verifiers.tasks.streaming.t11_vertical_canvas import PLUGIN_DIR
+    real_cfg = _real("aitum-vertical/2025-11/byuwur_config.json").json()
+    real = _real("obs/32.0/sandro_Untitled.json").json()
+    oracle = instances[T11] / "oracle"
+    syn_cfg = json.loads((oracle / PLUGIN_DIR / "config.json").read_text())
+    assert set(syn_cfg["canvas"][0]) == set(real_cfg["canvas"][0])          # same keys, no scenes
+    (p,) = (oracle / SCENES_DIR).glob("*.json")
+    syn = json.loads(p.read_text())
+    # top-level keys: the real file's, minus the global audio devices a synthetic machine has not
+    assert set(syn) <= set(real) and set(real) - set(syn) <= {"AuxAudioDevice1", "DesktopAudioDevice1",
+                                                              "virtual-camera"}, set(real) ^ set(syn)
+    assert [c["info"]["name"] for c in syn["canvases"]] == [c["info"]["name"] for c in real["canvases"]]
+    s_scene = next(s for s in syn["sources"] if s["name"] == "V-Live")
+    r_scene = next(s for s in real["sources"] if s["name"] == "Vertical Scene")
+    assert set(s_scene) == set(r_scene), set(s_scene) ^ set(r_scene)
+    (canvas,) = load_config(oracle / PLUGIN_DIR / "config.json")
+    coll = load_collection(p)
+    assert [s.name for s in vertical_scenes(coll, canvas)] == ["V-Live"] and "V-Live" not in coll.scene_order
+    for it in coll.scenes["V-Live"].items:
+        assert not it.rel_disagrees((1080, 1920)), it.name

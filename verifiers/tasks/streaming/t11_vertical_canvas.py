@@ -1,22 +1,25 @@
 """R06.12.01.01-T11: an Aitum Vertical 1080x1920 canvas with scene V-Live, recorded beside the main canvas.
 
-Emulated (catalog): the plugin is not in Debian's OBS. Its config is read from
-obs-studio/plugin_config/vertical-canvas/*.json, tolerantly: the first object holding width/height
-1080x1920 is the canvas; its scenes are OBS scene sources (`{"name", "settings": {"items": [...]}}`,
-as the plugin stores vertical scenes) and its recording folder is any of record_path / recordPath /
-record_folder. Please check these key names against a real plugin save before relying on them live.
+Emulated (catalog): the plugin is not in Debian's OBS. Read as the plugin saves (verifiers.apps.vertical,
+proven on configs and OBS 32 collections users saved with it):
+- obs-studio/plugin_config/vertical-canvas/config.json `{"canvas": [{width, height, current_scene,
+  record_path, ...}]}`: the 1080x1920 canvas and its recording folder (`record_path`); the plugin
+  saves no scenes there;
+- the vertical scenes are in the OBS scene collection (obs-studio/basic/scenes/*.json): with OBS 31+
+  on the canvas named "Aitum Vertical" (`canvases[]`, scenes carrying its `canvas_uuid`, not in
+  `scene_order`), with older plugin versions as custom-size 1080x1920 scenes. Item positions are
+  read as OBS 31+ loads them (`pos_rel` when saved with `scale_rel`/`scale_ref`, else `pos`).
 
 Frames: sampled frames of the vertical recording; the top 810 px must match the Cam crop and the
 band below it the gameplay crop (SSIM against gt/cam_ref.png and gt/game_ref.png). Recordings: one
 1920x1080 file in recordings/ and one 1080x1920 in recordings/vertical/, ~15 s, started together
-(OBS's "%CCYY-%MM-%DD %hh-%mm-%ss" names, else file times). Audit: the config must have been written
-by OBS, not another process (audit events: source `audit`, kind `write`, payload {path, process}).
+(OBS's "%CCYY-%MM-%DD %hh-%mm-%ss" names, else file times). Audit: the config and the collection must have
+been written by OBS, not another process (audit events: source `audit`, kind `write`, payload {path, process}).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
 from datetime import datetime
@@ -27,6 +30,9 @@ import cv2
 import numpy as np
 from skimage.metrics import structural_similarity
 
+from verifiers.apps.obs.collection import Scene
+from verifiers.apps.vertical import VerticalCanvas as PluginCanvas
+from verifiers.apps.vertical import VerticalConfigError, load_config, vertical_scenes
 from verifiers.base import NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
@@ -37,7 +43,19 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, event, path_ends_with, payload
+from verifiers.tasks.streaming._shared.vertical_canvas_synth import (
+    vertical_collection,
+    vertical_config,
+    write_obs31_collection,
+)
+from verifiers.tasks.streaming.common import (
+    OBS_DIR,
+    SCENES_DIR,
+    event,
+    load_collections,
+    path_ends_with,
+    payload,
+)
 from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T11"
@@ -47,40 +65,32 @@ VERT_DIR = "recordings/vertical"
 VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")
 NAME_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ _](\d\d)-(\d\d)-(\d\d)")
 OBS_WRITERS = {"obs", "obs-studio", "obs64.exe", "obs.exe", "obs64"}
+AUDITED = ("plugin_config", "basic/scenes")   # the plugin's config and the collection holding its scenes
 
 
-def _walk(obj: Any):
-    if isinstance(obj, dict):
-        yield obj
-        for v in obj.values():
-            yield from _walk(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _walk(v)
-
-
-def find_canvas(ctx: ScoreContext, size: tuple[int, int]) -> tuple[dict[str, Any] | None, Path | None]:
+def find_canvas(ctx: ScoreContext, size: tuple[int, int]) -> tuple[PluginCanvas | None, Path | None]:
+    """The vertical canvas of that size in the plugin's config JSON (config.json as the plugin names
+    it; any other *.json in its folder too), and the file it came from."""
     d = ctx.workdir / PLUGIN_DIR
     for p in sorted(d.glob("*.json")) if d.is_dir() else []:
         try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            canvases = load_config(p)
+        except VerticalConfigError:
             continue
-        for node in _walk(obj):
-            if node.get("width") == size[0] and node.get("height") == size[1]:
-                return node, p
+        for c in canvases:
+            if (c.width_px, c.height_px) == tuple(size):
+                return c, p
     return None, None
 
 
-def canvas_scene(canvas: dict[str, Any], name: str) -> dict[str, Any] | None:
-    for s in canvas.get("scenes", []) if isinstance(canvas.get("scenes"), list) else []:
-        if isinstance(s, dict) and s.get("name") == name:
-            return s
-    return None
-
-
-def record_path(canvas: dict[str, Any]) -> Any:
-    return next((canvas[k] for k in ("record_path", "recordPath", "record_folder") if k in canvas), None)
+def find_vertical_scene(ctx: ScoreContext, canvas: PluginCanvas, name: str) -> tuple[Scene | None, str | None]:
+    """Scene `name` on the vertical canvas in any readable collection (with that collection's file
+    name), found as verifiers.apps.vertical.vertical_scenes finds them."""
+    for coll in load_collections(ctx):
+        sc = next((s for s in vertical_scenes(coll, canvas) if s.name == name), None)
+        if sc is not None:
+            return sc, Path(coll.path).name
+    return None, None
 
 
 def _videos(folder: Path) -> list[Path]:
@@ -106,8 +116,15 @@ class VerticalCanvas(CheckedTask):
     task_id = TASK
 
     @provides
-    def canvas(self) -> tuple[dict[str, Any] | None, Path | None]:
+    def canvas(self) -> tuple[PluginCanvas | None, Path | None]:
         return find_canvas(self.ctx, self.task.check(N.vertical_canvas_config).typed.canvas_px)
+
+    @provides
+    def vscene(self) -> tuple[Scene | None, str | None]:
+        canvas, _ = self.canvas
+        if canvas is None:
+            return None, None
+        return find_vertical_scene(self.ctx, canvas, self.task.check(N.vertical_canvas_config).typed.scene)
 
     @provides
     def verts(self) -> list[Path]:
@@ -122,13 +139,15 @@ class VerticalCanvas(CheckedTask):
             return Result.cannot_judge(f"{exc} (the config's writer must be audited)")
         if canvas is None:
             return Result.fail("no 1080x1920 canvas in the Aitum Vertical config")
-        outsiders = [payload(e) for e in audit if "plugin_config" in str(payload(e).get("path", ""))
+        outsiders = [payload(e) for e in audit if any(a in str(payload(e).get("path", "")) for a in AUDITED)
                      and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
-        parts = {"scene V-Live": canvas_scene(canvas, p.scene) is not None,
-                 "record path recordings/vertical/": path_ends_with(record_path(canvas), p.record_path),
+        scene, coll_file = self.vscene
+        parts = {"scene V-Live on the vertical canvas": scene is not None,
+                 "record path recordings/vertical/": path_ends_with(canvas.record_path, p.record_path),
                  "written by OBS (audit)": not outsiders}
         return Result(curve.count(sum(parts.values()), len(parts)),
-                      {"file": cfg_path.name if cfg_path else None, "outside_writers": outsiders, **parts},
+                      {"file": cfg_path.name if cfg_path else None, "collection": coll_file,
+                       "outside_writers": outsiders, **parts},
                       "; ".join(f"not {k}" for k, v in parts.items() if not v))
 
     @check(N.captions_source)
@@ -137,11 +156,13 @@ class VerticalCanvas(CheckedTask):
         if canvas is None:
             return Result.fail("no 1080x1920 canvas in the Aitum Vertical config")
         pc = self.task.check(N.vertical_canvas_config).typed
-        scene = canvas_scene(canvas, pc.scene) or {}
-        texts = [it for it in (scene.get("settings") or {}).get("items", []) if isinstance(it, dict)
-                 and str(it.get("name", "")).lower().startswith(("caption", "subtitle"))
-                 and float((it.get("pos") or {}).get("y", 0)) >= 0.75 * pc.canvas_px[1]]
-        return Result(curve.passes(bool(texts)), {"captions_items": [t.get("name") for t in texts]},
+        scene, _ = self.vscene
+        if scene is None:
+            return Result.fail(f"no scene {pc.scene} on the vertical canvas in {SCENES_DIR}/")
+        size = (canvas.width_px, canvas.height_px)
+        texts = [it for it in scene.items if it.name.lower().startswith(("caption", "subtitle"))
+                 and it.loaded_pos_px(size)[1] >= 0.75 * pc.canvas_px[1]]
+        return Result(curve.passes(bool(texts)), {"captions_items": [t.name for t in texts]},
                       "" if texts else "no captions text at the bottom of V-Live")
 
     @check(N.layout_in_frames)
@@ -207,6 +228,7 @@ class VerticalCanvas(CheckedTask):
         inst.write_json(inst.gt / "vertical.json", {"game_band_px": [810, 1610]})
         (inst.workdir / "recordings" / "vertical").mkdir(parents=True)
         good = config()
+        coll = vertical_collection()
 
         cache: dict[tuple[str, float], bytes] = {}
 
@@ -219,9 +241,10 @@ class VerticalCanvas(CheckedTask):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(cache[key])
 
-        def solution(folder: Path, cfg: dict, *, vert_frames: list | None = None, vert_s: float = 15.0,
+        def solution(folder: Path, cfg: dict, *, coll: dict[str, Any] = coll, vert_frames: list | None = None, vert_s: float = 15.0,
                      vert_name: str = "2026-11-30 21-00-01.mkv", writer: str = "obs", run: bool = True) -> None:
             InstanceWriter.write_json(folder / PLUGIN_DIR / "config.json", cfg)
+            write_obs31_collection(folder / OBS_DIR, coll)
             media(folder / "recordings" / "2026-11-30 21-00-00.mkv", ("main", 15),
                   lambda: ([np.full((1080, 1920, 3), 60, np.uint8)] * 15, 1))
             vf = vert_frames if vert_frames is not None else vertical_frames(cam, game)
@@ -237,9 +260,12 @@ class VerticalCanvas(CheckedTask):
         solution(inst.mutant("record_path_default", [N.vertical_canvas_config], "vertical recordings left in ~/Videos"), c)
         solution(inst.mutant("config_by_script", [N.vertical_canvas_config], "config JSON written by python3"), good,
                  writer="python3")
-        c = copy.deepcopy(good)
-        c["canvas"][0]["scenes"][0]["settings"]["items"].pop()
-        solution(inst.mutant("no_captions", [N.captions_source], "captions text not added"), c)
+        c = copy.deepcopy(coll)
+        O.find_source(c, "V-Live")["settings"]["items"].pop()
+        solution(inst.mutant("no_captions", [N.captions_source], "captions text not added"), good, coll=c)
+        c = vertical_collection(on_main_canvas=True)
+        solution(inst.mutant("v_live_on_main_canvas", [N.vertical_canvas_config, N.captions_source],
+                             "V-Live made as an ordinary scene of the main canvas"), good, coll=c)
         solution(inst.mutant("cam_bottom_game_top", [N.layout_in_frames], "webcam and gameplay swapped"), good,
                  vert_frames=vertical_frames(game, cam, swap=True))
         solution(inst.mutant("vertical_8s", [N.both_recordings], "vertical recording stopped after 8 s"), good, vert_s=8)
@@ -268,10 +294,5 @@ def vertical_frames(top: np.ndarray, band: np.ndarray, swap: bool = False) -> li
 
 
 def config() -> dict[str, Any]:
-    items = [O.item("Cam", 1, bounds=(1080, 810), bounds_type=1, crop=(420, 135, 420, 135)),
-             O.item("Game Capture", 2, pos=(0, 810), bounds=(1080, 800), bounds_type=3),
-             O.item("Captions", 3, pos=(60, 1700))]
-    scene = O.scene("V-Live", items)
-    return {"canvas": [{"width": 1080, "height": 1920, "fps_numerator": 30, "fps_denominator": 1,
-                        "record_path": "/home/streamer/work/recordings/vertical", "scenes": [scene],
-                        "current_scene": "V-Live"}]}
+    """The plugin's config.json for the 1080x1920 canvas recording to recordings/vertical/."""
+    return vertical_config("V-Live", "/home/streamer/work/recordings/vertical")
