@@ -48,6 +48,9 @@ class FocusResponder:
         self.error: str | None = None
         #: (what, focus_seen_ns, request_sent_ns, title) for each switch it made; for benchmarks
         self.log: list[tuple[str, int, int, str]] = []
+        #: how long OBS took to answer each scene switch (ms), beside `log`: a test tells a machine
+        #: too busy to keep time (late wake-up, slow OBS) from a wrong measurement by these
+        self.reply_ms: list[float] = []
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="focus-responder", daemon=True)
@@ -157,6 +160,7 @@ class FocusResponder:
         if what == "privacy" and not in_privacy:
             sent_ns = time.monotonic_ns()
             client.set_current_program_scene(self.privacy_scene)
+            self.reply_ms.append((time.monotonic_ns() - sent_ns) / 1e6)
             in_privacy = True
             self.log.append(("privacy", focus_ns, sent_ns, title))
             if self.mute_input:
@@ -165,6 +169,7 @@ class FocusResponder:
             sent_ns = time.monotonic_ns()
             if previous_scene:
                 client.set_current_program_scene(previous_scene)
+                self.reply_ms.append((time.monotonic_ns() - sent_ns) / 1e6)
             in_privacy = False
             self.log.append(("return", focus_ns, sent_ns, title))
             if self.mute_input:

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import obsws_python as obs
 import pytest
@@ -29,6 +30,7 @@ from scenarios.engine import ScenarioEngine, ScenarioResult
 from scenarios.loader import load_scenario
 from scenarios.responder import FocusResponder
 from scenarios.x11 import X11Driver
+from tests.app_health import AppHealth
 from tests.scenarios.obs_collection import hotkey_collection, with_stinger_scenes
 
 pytestmark = [pytest.mark.obs, pytest.mark.slow,
@@ -131,11 +133,48 @@ def test_t06_keys_switch_scenes_and_toggle_mute_via_cli(obs_instance: ObsInstanc
     assert len(keys) == 6 and all(a["status"] == "ok" and a["lateness_ms"] is not None for a in keys)
 
 
-async def test_t20_responder_100ms_passes(obs_instance: ObsInstance) -> None:
+def responder_health(resp: FocusResponder) -> AppHealth:
+    """Did the machine keep time for the stand-in agent? It woke late (its switch was sent more than
+    100 ms after its planned delay) or OBS answered a switch slower than 200 ms: then a latency
+    outside the test's bounds is the machine's, not the scenario engine's measurement."""
+    late = [(sent - seen) / 1e6 - (resp.delay_ms if what == "privacy" else resp.return_delay_ms)
+            for what, seen, sent, _t in resp.log]
+    problems = [f"the responder woke {ms:.0f} ms late" for ms in late if ms > 100]
+    problems += [f"OBS took {ms:.0f} ms to switch scenes" for ms in resp.reply_ms if ms > 200]
+    return AppHealth("machine", tuple(problems), {"late_ms": late, "reply_ms": list(resp.reply_ms)})
+
+
+async def _play_t20(obs_instance: ObsInstance, delay_ms: float, **kw: Any) -> tuple[Any, FocusResponder]:
     reset(obs_instance)
     resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
-                          pattern="Password|Bank", delay_ms=100)
-    result = await play(obs_instance, T20, resp)
+                          pattern="Password|Bank", delay_ms=delay_ms)
+    return await play(obs_instance, T20, resp, **kw), resp
+
+
+async def _t20_until_machine_keeps_time(obs_instance: ObsInstance, delay_ms: float, within_bounds: Any,
+                                        **kw: Any) -> tuple[Any, FocusResponder]:
+    """Play T20; when the latencies fall outside the bounds while the machine could not keep time,
+    say so and play once more; skip if it could not keep time twice (tests/app_health.py's rule)."""
+    seen = []
+    for n in (1, 2):
+        result, resp = await _play_t20(obs_instance, delay_ms, **kw)
+        health = responder_health(resp)
+        if within_bounds(result) or health.kept_up:
+            return result, resp
+        seen.append(health.describe())
+        print(f"try {n}/2: {health.describe()} — not judging the latency measurement on this try", flush=True)
+    pytest.skip("the machine could not keep time on both tries: " + " | ".join(seen))
+
+
+def _latency(result: Any, eid: str) -> float | None:
+    return {r.id: r for r in result.expectations}[eid].latency_ms
+
+
+async def test_t20_responder_100ms_passes(obs_instance: ObsInstance) -> None:
+    def within(result: Any) -> bool:
+        return all(90.0 <= (_latency(result, e) or -1) <= 500.0 for e in ("switch_on_vault", "switch_on_bank"))
+
+    result, resp = await _t20_until_machine_keeps_time(obs_instance, 100, within)
     results = {r.id: r for r in result.expectations}
     assert result.passed, {k: r.detail for k, r in results.items()}
     if importlib.util.find_spec("monitor.observers.obs") is not None:
@@ -151,10 +190,10 @@ async def test_t20_responder_100ms_passes(obs_instance: ObsInstance) -> None:
 
 
 async def test_t20_responder_700ms_fails_deadline(obs_instance: ObsInstance) -> None:
-    reset(obs_instance)
-    resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
-                          pattern="Password|Bank", delay_ms=700)
-    result = await play(obs_instance, T20, resp, feed_kind="minimal")
+    def within(result: Any) -> bool:
+        return all(690.0 <= (_latency(result, e) or -1) < 1000.0 for e in ("switch_on_vault", "switch_on_bank"))
+
+    result, _resp = await _t20_until_machine_keeps_time(obs_instance, 700, within, feed_kind="minimal")
     assert any(e.kind == "state" for e in result.observed)        # the minimal feed fed it
     failed = {r.id: r for r in result.expectations if not r.passed}
     assert set(failed) == {"switch_on_vault", "switch_on_bank"}, {k: r.detail for k, r in failed.items()}
