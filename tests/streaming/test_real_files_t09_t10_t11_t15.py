@@ -181,3 +181,48 @@ def test_t11_synth_is_the_plugin_and_obs_shape(instances: dict[str, Path]) -> No
     assert [s.name for s in vertical_scenes(coll, canvas)] == ["V-Live"] and "V-Live" not in coll.scene_order
     for it in coll.scenes["V-Live"].items:
         assert not it.rel_disagrees((1080, 1920)), it.name
+
+
+# ---- T10: vMix preset ---------------------------------------------------------------------------
+
+def test_t10_scores_a_preset_vmix_saved(instances: dict[str, Path], tmp_path: Path) -> None:
+    """A preset vMix saved (an RTSP camera, audio, videos, images, a list; State Main=3 Preview=4)
+    as presets/panel.vmix: read through the scorer, none of its inputs is taken for an NDI camera
+    (not even the RTSP stream once titled like one: Type 20 is Stream), the program/preview come
+    from <State>; the same input with a type number the reader cannot name counts as NDI."""
+    import xml.etree.ElementTree as ET
+
+    from verifiers.tasks.streaming.t10_vmix_panel import PRESET
+    data = _real("vmix-preset/v9/forte_preset.vmix").data()
+    root = ET.fromstring(data)
+    rtsp = root.find("Input[@Type='20']")
+    assert rtsp is not None
+    rtsp.set("OriginalTitle", "STUDIO-PC (CAM1)")
+    sol = _with_oracle(instances[T10], tmp_path)
+    (sol / PRESET).write_bytes(ET.tostring(root))
+    checks = _checks(score_solution(T10, instances[T10], sol))
+    assert {n: c["status"] for n, c in checks.items() if n != "program_preview"} == {
+        "ndi_inputs": "fail", "title_fields": "fail", "multiview": "fail"}, checks
+    pp = checks["program_preview"]["evidence"]           # State Main=3 / Preview=4: video files, not cams
+    assert pp["program CAM1"] is False and pp["preview CAM2"] is False and pp["reloaded inputs equal the preset"] is False
+    assert checks["ndi_inputs"]["evidence"]["ndi"] == {f"CAM{n}": None for n in range(1, 5)}
+    rtsp.set("Type", "9000")                      # a number the reader does not know (NDI's is unknown)
+    (sol / PRESET).write_bytes(ET.tostring(root))
+    ndi = _checks(score_solution(T10, instances[T10], sol))["ndi_inputs"]
+    assert ndi["evidence"]["ndi"]["CAM1"] == "STUDIO-PC (CAM1)" and ndi["score"] == 0.25
+
+
+def test_t10_synth_is_the_vmix_shape(instances: dict[str, Path]) -> None:
+    import xml.etree.ElementTree as ET
+
+    from verifiers.tasks.streaming.t10_vmix_panel import PRESET
+    real = ET.fromstring(_real("vmix-preset/v9/forte_preset.vmix").data())
+    syn = ET.fromstring((instances[T10] / "oracle" / PRESET).read_bytes())
+    assert syn.tag == real.tag == "XML" and syn.findtext("Version") == real.findtext("Version") == "9"
+    assert {c.tag for c in syn} <= {c.tag for c in real}, {c.tag for c in syn} - {c.tag for c in real}
+    assert set(syn.find("State").attrib) <= set(real.find("State").attrib)
+    real_attrs = set().union(*(set(i.attrib) for i in real.findall("Input")))
+    real_attrs |= {"Title"} | {f"Overlay{n}" for n in range(10)}   # seen in the 43-input master preset
+    for inp in syn.findall("Input"):
+        assert inp.get("Type", "").isdigit()
+        assert set(inp.attrib) <= real_attrs, set(inp.attrib) - real_attrs

@@ -4,6 +4,15 @@ Emulated (catalog): vMix is Windows-only. The preset presets/panel.vmix is parse
 verifiers.apps.vmix.parse_preset_xml; "the HTTP API state equals the preset after reload" is read
 from the vMix observer's last `snapshot` event (the emulator serves the reloaded preset here).
 Inputs are matched by the camera name inside their title ("STUDIO-PC (CAM1)" is CAM1).
+
+What vMix saves (presets vMix wrote, preset Version 9; tests/fixtures/real/vmix-preset/): `<XML>`
+root, `<Input>` elements directly under it with a numeric `Type`, `OriginalTitle` (+ `Title` when
+renamed), the file/URL as element text, `VolumeF`, layers as `Overlay0..N="<key>"` attributes, and
+`<State Main Preview>` (0-based positions). The reader maps the numbers it knows; NDI's and GT's are
+not known, so an NDI input is an unnamed type number on an input titled like an NDI source
+("MACHINE (STREAM)"), a GT title an unnamed number on a .gtzip/.gtxml/.xaml file. How a title's
+text fields are saved in a preset is not known either (no real preset with a title was found): the
+synth keeps `<Text Index Name>` children, as the API lists them.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from verifiers.apps.vmix import VmixInput, VmixState, VmixXmlError, parse_preset_xml
+from verifiers.apps.vmix import PRESET_TYPE_CODES, VmixInput, VmixState, VmixXmlError, parse_preset_xml
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
@@ -30,17 +39,54 @@ N = check_names(TASK)
 PRESET = "presets/panel.vmix"
 
 
+#: NDI and GT type numbers were not seen in any preset a real vMix saved (tests/fixtures/real/,
+#: vmix-preset/v9; verifiers.apps.vmix.PRESET_TYPE_CODES lists the ones that were). The synthetic
+#: preset writes these two unassigned numbers as a GUESS-placeholder; the scorer never relies on
+#: their value, only on their being none of the codes known to mean another type.
+SYNTH_NDI_TYPE_CODE = "9000"   # guess: not vMix's number
+SYNTH_GT_TYPE_CODE = "9001"    # guess: not vMix's number
+KNOWN_OTHER_TYPES = frozenset(PRESET_TYPE_CODES.values())
+#: NDI names every source "MACHINE (STREAM)" (NDI SDK: NDIlib_source_t p_ndi_name), and vMix titles an
+#: NDI input with that name.
+NDI_NAME = re.compile(r"^\S.* \([^()]+\)$")
+TITLE_TEMPLATE_EXT = (".gtzip", ".gtxml", ".xaml")
+
+
 def cam(title: str | None, name: str) -> bool:
     return bool(title) and re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![0-9])", title, re.IGNORECASE) is not None
 
 
+def unknown_type_code(i: VmixInput) -> bool:
+    """A preset input whose numeric Type the reader could not name (PRESET_TYPE_CODES)."""
+    return "TypeCode" in i.extra_attrs and i.type not in KNOWN_OTHER_TYPES
+
+
+def is_ndi(i: VmixInput) -> bool:
+    """NDI by the API's type name (an API-shaped preset), or, in a preset vMix saved (numeric Type,
+    NDI's number unknown), an unnamed type code on an input titled like an NDI source."""
+    if i.type.upper() == "NDI":
+        return True
+    return unknown_type_code(i) and any(NDI_NAME.match(t or "") for t in (i.title, i.content))
+
+
 def find_cam(state: VmixState, name: str, ndi_only: bool = True) -> VmixInput | None:
-    return next((i for i in state.inputs if cam(i.title, name) and (not ndi_only or i.type.upper() == "NDI")), None)
+    return next((i for i in state.inputs if cam(i.title, name) and (not ndi_only or is_ndi(i))), None)
 
 
 def is_title(i: VmixInput, template: str) -> bool:
-    return i.type.upper() in ("GT", "XAML", "TITLE") and any(
-        template.lower() in (s or "").lower() for s in (i.title, i.content, *i.extra_attrs.values()))
+    """A GT/XAML title from `template`: by type name, or (numeric Type, GT's number unknown) an
+    unnamed type code whose file is a title template."""
+    by_type = i.type.upper() in ("GT", "XAML", "TITLE") or (
+        unknown_type_code(i) and any((s or "").lower().endswith(TITLE_TEMPLATE_EXT) for s in (i.title, i.content)))
+    return by_type and any(template.lower() in (s or "").lower() for s in (i.title, i.content, *i.extra_attrs.values()))
+
+
+def same_type(api_type: Any, preset: VmixInput) -> bool:
+    """The API's type name for an input vs the preset's: equal, or the preset's number is one the
+    reader cannot name (NDI, GT, ...) and the API's name is none of the named ones."""
+    if unknown_type_code(preset):
+        return str(api_type) not in KNOWN_OTHER_TYPES
+    return str(api_type) == preset.type
 
 
 @register
@@ -105,8 +151,7 @@ class VmixPanel(CheckedTask):
         by_num = {i.get("number"): i for i in snap.get("inputs", []) if isinstance(i, dict)}
         live = {"reloaded program CAM1": cam((by_num.get(snap.get("active")) or {}).get("title"), p.program),
                 "reloaded preview CAM2": cam((by_num.get(snap.get("preview")) or {}).get("title"), p.preview),
-                "reloaded inputs equal the preset": sorted((i.get("type"), i.get("title")) for i in by_num.values())
-                == sorted((i.type, i.title) for i in state.inputs)}
+                "reloaded inputs equal the preset": same_inputs(list(by_num.values()), state.inputs)}
         allp = {**files, **live}
         return Result(curve.count(sum(allp.values()), len(allp)), allp,
                       "; ".join(f"not {k}" for k, v in allp.items() if not v))
@@ -130,6 +175,10 @@ class VmixPanel(CheckedTask):
         s["inputs"][2]["type"] = "Capture"
         solution(inst.mutant("cam3_not_ndi", [N.ndi_inputs], "CAM3 added as a capture device"), s)
         s = spec()
+        s["inputs"][3].update(type="Video", content="C:\\Users\\streamer\\Videos\\STUDIO-PC (CAM4).mp4")
+        solution(inst.mutant("cam4_recorded_file", [N.ndi_inputs],
+                             "CAM4 is a recorded file titled like the NDI source (Type 0 Video)"), s)
+        s = spec()
         s["inputs"][4]["text"]["Role.Text"] = "guest"
         solution(inst.mutant("role_lowercase", [N.title_fields], "Role typed as 'guest'"), s)
         s = spec()
@@ -152,34 +201,56 @@ class VmixPanel(CheckedTask):
 
 
 def spec() -> dict[str, Any]:
+    """The panel, with the API's type names (the preset writes vMix's numbers for them)."""
     key = "aa00000{}-0000-4000-8000-00000000000{}".format
     inputs: list[dict[str, Any]] = [{"key": key(n, n), "type": "NDI", "title": f"STUDIO-PC (CAM{n})"}
                                     for n in range(1, 5)]
     inputs.append({"key": key(5, 5), "type": "GT", "title": "LowerThird.gtzip",
                    "content": "C:\\titles\\LowerThird.gtzip", "text": {"Name.Text": "Dr. Sample", "Role.Text": "Guest"}})
-    inputs.append({"key": key(6, 6), "type": "Mix", "title": "Multiview", "layers": [key(n, n) for n in range(1, 6)]})
+    inputs.append({"key": key(6, 6), "type": "Blank", "title": "Multiview", "original_title": "Blank",
+                   "layers": [key(n, n) for n in range(1, 6)]})
     return {"inputs": inputs, "active": 1, "preview": 2}
 
 
+#: API type name -> the number a preset stores (vMix's own where seen, guesses for NDI and GT).
+PRESET_CODES = {**{v: k for k, v in PRESET_TYPE_CODES.items()}, "NDI": SYNTH_NDI_TYPE_CODE, "GT": SYNTH_GT_TYPE_CODE}
+
+
+def _input_xml(inp: dict[str, Any]) -> str:
+    """One <Input> with the attributes every input in the real presets carries, in their order."""
+    title = inp.get("original_title", inp["title"])
+    attrs = {"Type": PRESET_CODES[inp["type"]], "Position": "0", "RangeStart": "0", "RangeStop": "0", "State": "1",
+             **({"Title": inp["title"]} if "original_title" in inp else {}), "OriginalTitle": title,
+             "ShortcutMappings": "", "Key": inp["key"], "Loop": "False", "VolumeF": "1", "Muted": "True",
+             "BalanceF": "0", "AspectRatio": "100", "Category": "0", "MouseClickAction": "0", "Collapsed": "False",
+             "Solo": "False", "HeadphonesVolumeF": "1", "BusMaster": "True",
+             **{f"Overlay{i}": k for i, k in enumerate(inp.get("layers", []))}}
+    head = "<Input " + " ".join(f"{k}={quoteattr(v)}" for k, v in attrs.items()) + ">"
+    body = escape(inp.get("content", inp["title"] if inp["type"] == "NDI" else ""))
+    kids = "".join(f"<Text Index=\"{i}\" Name={quoteattr(n)}>{escape(v)}</Text>"
+                   for i, (n, v) in enumerate(inp.get("text", {}).items()))
+    return head + body + kids + "</Input>"
+
+
 def preset_xml(s: dict[str, Any]) -> str:
-    """A .vmix preset as vMix 27 saves it (XML root, Input elements with OriginalTitle, Text, Overlay)."""
-    out = ['<?xml version="1.0" encoding="utf-8"?>', "<XML>", "  <Version>27</Version>", "  <Inputs>"]
-    for inp in s["inputs"]:
-        attrs = f'Key="{inp["key"]}" Type="{inp["type"]}" OriginalTitle={quoteattr(inp["title"])}'
-        kids = [f'      <Text Index="{i}" Name={quoteattr(n)}>{escape(v)}</Text>'
-                for i, (n, v) in enumerate(inp.get("text", {}).items())]
-        kids += [f'      <Overlay Index="{i}" Key="{k}"/>' for i, k in enumerate(inp.get("layers", []))]
-        body = escape(inp.get("content", inp["title"]))
-        if kids:
-            out += [f"    <Input {attrs}>{body}", *kids, "    </Input>"]
-        else:
-            out.append(f"    <Input {attrs}>{body}</Input>")
-    out += ["  </Inputs>", f"  <Active>{s['active']}</Active>", f"  <Preview>{s['preview']}</Preview>", "</XML>", ""]
-    return "\n".join(out)
+    """A .vmix preset in the shape vMix saves (preset Version 9): one line, inputs under <XML>,
+    program/preview as <State Main Preview> 0-based positions (see the module docstring)."""
+    inputs = "".join(_input_xml(inp) for inp in s["inputs"])
+    state = f'<State Main="{s["active"] - 1}" Preview="{s["preview"] - 1}" />'
+    return ('<?xml version="1.0" encoding="utf-8"?>\n<XML xmlns:xsd="http://www.w3.org/2001/XMLSchema" '
+            'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><Version>9</Version>'
+            + inputs + state + "</XML>")
+
+
+def same_inputs(api: list[dict[str, Any]], preset: list[VmixInput]) -> bool:
+    """The reloaded API inputs are the preset's: same titles, each with a compatible type."""
+    by_title = {i.title: i for i in preset}
+    return sorted(str(i.get("title")) for i in api) == sorted(i.title for i in preset) and all(
+        same_type(i.get("type"), by_title[str(i.get("title"))]) for i in api)
 
 
 def snapshot(s: dict[str, Any]) -> dict[str, Any]:
-    """The observer's snapshot payload for the emulator serving this preset."""
+    """The observer's snapshot payload for the emulator serving this preset (API type names)."""
     return {"via": "http", "version": "27.0.0.49", "active": s["active"], "preview": s["preview"],
             "inputs": [{"number": n, "key": i["key"], "type": i["type"], "title": i["title"]}
                        for n, i in enumerate(s["inputs"], 1)]}
