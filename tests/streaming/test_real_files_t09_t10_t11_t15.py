@@ -226,3 +226,70 @@ def test_t10_synth_is_the_vmix_shape(instances: dict[str, Path]) -> None:
     for inp in syn.findall("Input"):
         assert inp.get("Type", "").isdigit()
         assert set(inp.attrib) <= real_attrs, set(inp.attrib) - real_attrs
+
+
+# ---- T15: Streamlabs .overlay in, OBS collection out ----------------------------------------------
+
+def test_t15_overlay_is_the_export_shape(instances: dict[str, Path]) -> None:
+    """No public .overlay exists: the synthetic one is checked against the app's save code shape
+    (nodes/overlays: RootNode 2 -> ScenesNode 2 -> SlotsNode 1 -> content nodes; x/y as fractions
+    of the base resolution, scale / base size; media copied in once each) through the reader."""
+    import zipfile
+
+    from verifiers.apps.streamlabs import load_overlay
+    inst = instances[T15]
+    p = inst / "workdir" / "fixtures" / "streamlabs_collection.overlay"
+    ov = load_overlay(p)
+    cfg = json.loads(zipfile.ZipFile(p).read("config.json"))
+    assert (cfg["nodeType"], cfg["schemaVersion"], cfg["scenes"]["nodeType"]) == ("RootNode", 2, "ScenesNode")
+    assert set(cfg) == {"schemaVersion", "nodeType", "scenes", "transition", "nodeMap"}
+    gt = json.loads((inst / "gt" / "migration.json").read_text())
+    assert list(ov.scenes) == gt["scenes"]
+    for it in gt["items"]:
+        (slot,) = [s for s in ov.scenes[it["scene"]] if s.name == it["source"]]
+        assert (slot.x * 1920, slot.y * 1080) == pytest.approx(it["pos"])
+        assert (slot.scale_x * 1920, slot.scale_y * 1080) == pytest.approx(it["scale"])
+    kinds = {s.name: (s.content_type, s.widget_type) for slots in ov.scenes.values() for s in slots}
+    assert kinds["Alert Box"] == ("WidgetNode", 0) and kinds["Chat Box"] == ("WidgetNode", 6)
+    assert kinds["Logo"][0] == "ImageNode" and kinds["Music"][0] == "VideoNode"
+    files = {s.filename for slots in ov.scenes.values() for s in slots if s.filename}
+    assert files == set(ov.assets) and len(files) == 5          # intro, frame, logo, outro, music: once each
+    widgets = [s.raw["content"]["settings"]["url"] for slots in ov.scenes.values() for s in slots
+               if s.content_type == "WidgetNode"]
+    assert widgets and not any(widgets)                          # the exporter's widget token is blanked
+
+
+def test_t15_scores_a_collection_obs32_saved(instances: dict[str, Path], tmp_path: Path) -> None:
+    """A collection OBS 32 saved, as Migrated.json: read without a verifier error (the task's scenes
+    are not in it, so import fails)."""
+    from verifiers.tasks.streaming.common import collection_rel
+    coll = _real("obs/32.0/sandro_Untitled.json").json()
+    coll["name"] = "Migrated"
+    sol = _with_oracle(instances[T15], tmp_path)
+    (sol / collection_rel("Migrated")).write_text(json.dumps(coll))
+    checks = _checks(score_solution(T15, instances[T15], sol))
+    assert all(c["status"] != "error" for c in checks.values()), checks
+    assert checks["import"]["score"] == 0.0
+
+
+def test_t15_transforms_as_obs31_loads_them(instances: dict[str, Path], tmp_path: Path) -> None:
+    """OBS 31+ loads pos_rel (with scale_rel/scale_ref), not pos: a JSON edit of pos alone moves
+    nothing in OBS, and an item whose pos_rel is off is off even when its pos looks right."""
+    from verifiers.tasks.streaming.common import collection_rel
+    sol = _with_oracle(instances[T15], tmp_path)
+    path = sol / collection_rel("Migrated")
+    coll = json.loads(path.read_text())
+    coll["resolution"] = {"x": 1920, "y": 1080}
+    for s in coll["sources"]:
+        for it in s["settings"].get("items", []) if s["id"] == "scene" else []:
+            it.update(pos_rel={"x": (it["pos"]["x"] - 960) / 540, "y": (it["pos"]["y"] - 540) / 540},
+                      scale_rel={"x": 1.0, "y": 1.0}, scale_ref={"x": 1920.0, "y": 1080.0})
+    logo = next(it for s in coll["sources"] if s["name"] == "Main" for it in s["settings"]["items"]
+                if it["name"] == "Logo")
+    logo["pos"]["x"] += 5                                 # edited by hand: OBS 31+ ignores it
+    path.write_text(json.dumps(coll))
+    assert _checks(score_solution(T15, instances[T15], sol))["transforms_preserved"]["score"] == 1.0
+    logo["pos"]["x"] -= 5
+    logo["pos_rel"]["x"] += 5 / 540                       # where OBS 31+ really puts it: 5 px right
+    path.write_text(json.dumps(coll))
+    assert _checks(score_solution(T15, instances[T15], sol))["transforms_preserved"]["score"] < 1.0

@@ -1,6 +1,9 @@
 """R06.12.01.01-T15: import a Streamlabs collection as 'Migrated', relink media, replace widgets.
 
-Work dir: fixtures/streamlabs_collection.overlay (a zip with config.json, as Streamlabs exports),
+Work dir: fixtures/streamlabs_collection.overlay (File > Export Overlay: a zip of config.json, the
+nodes/overlays RootNode of scenes -> slots -> content nodes, with every image/video copied in under
+a new name and widget URLs blanked; read by verifiers.apps.streamlabs.load_overlay; no public
+.overlay exists, the shape follows the app's save code),
 assets/ (the media to relink to), widget_urls.txt ("<widget source name> <url>" per line).
 Output: obs-studio/basic/scenes/Migrated.json and OBS's log of loading it (obs-studio/logs/).
 GT: gt/migration.json = scenes, the original items' transforms, and the widget sources.
@@ -30,6 +33,7 @@ from verifiers.paramtypes.streaming import Import, TransformsPreserved
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, node
 from verifiers.tasks.streaming.common import OBS_DIR, load_named_collection
 
 TASK = "R06.12.01.01-T15"
@@ -126,11 +130,13 @@ class StreamlabsMigration(CheckedTask):
     @check(N.transforms_preserved)
     def transforms_preserved(self, p: TransformsPreserved, curve: Curve) -> Result:
         tol, tok = p.tolerance_px, {}
+        canvas = self.coll.resolution_px or BASE_PX   # OBS 31+ loads pos_rel on this canvas, not pos
         for it in self.gt["items"]:
             sc = self.coll.scenes.get(it["scene"])
             got = sc.item(it["source"]) if sc else None
-            tok[f"{it['scene']}/{it['source']}"] = bool(got) and abs(got.transform.pos_x - it["pos"][0]) <= tol \
-                and abs(got.transform.pos_y - it["pos"][1]) <= tol \
+            pos = got.loaded_pos_px(canvas) if got else (0.0, 0.0)
+            tok[f"{it['scene']}/{it['source']}"] = bool(got) and abs(pos[0] - it["pos"][0]) <= tol \
+                and abs(pos[1] - it["pos"][1]) <= tol \
                 and abs(got.transform.scale_x - it["scale"][0]) <= 0.01 \
                 and abs(got.transform.scale_y - it["scale"][1]) <= 0.01
         return Result(curve.count(sum(tok.values()), len(tok)), {"moved": [k for k, v in tok.items() if not v]},
@@ -150,7 +156,8 @@ class StreamlabsMigration(CheckedTask):
         inst.write_json(inst.gt / "migration.json", {"scenes": [s["name"] for s in good["scene_order"]],
                                                      "items": items, "widgets": sorted(WIDGETS)})
         (w / "fixtures").mkdir()
-        (w / "fixtures" / "streamlabs_collection.overlay").write_bytes(overlay_zip(good))
+        media = {p.name: p.read_bytes() for p in (w / "assets").iterdir()}
+        (w / "fixtures" / "streamlabs_collection.overlay").write_bytes(overlay_zip(good, media))
 
         def solution(folder: Path, coll: dict, log: str = CLEAN_LOG) -> None:
             cfg = folder / OBS_DIR
@@ -161,10 +168,10 @@ class StreamlabsMigration(CheckedTask):
 
         solution(inst.oracle, good)
         c = copy.deepcopy(good)
-        O.find_source(c, "Intro BG")["settings"]["file"] = "C:\\Users\\streamer\\Streamlabs\\intro.png"
+        old_path = OVERLAY_INSTALL_DIR + "\\1.png"   # where Streamlabs unpacked the overlay on the old PC
+        O.find_source(c, "Intro BG")["settings"]["file"] = old_path
         solution(inst.mutant("intro_not_relinked", [N.media_relinked], "Intro BG still points at the old PC"), c,
-                 CLEAN_LOG + "21:00:01.200: [image_source: 'Intro BG'] failed to load texture "
-                 "'C:\\Users\\streamer\\Streamlabs\\intro.png'\n")
+                 CLEAN_LOG + f"21:00:01.200: [image_source: 'Intro BG'] failed to load texture '{old_path}'\n")
         solution(inst.mutant("log_reports_missing", [N.media_relinked], "OBS log shows a missing file on load"),
                  good, CLEAN_LOG + "21:00:01.300: MP: Failed to open media: '/home/streamer/old/music.mp3'\n")
         c = copy.deepcopy(good)
@@ -212,18 +219,68 @@ def build() -> dict[str, Any]:
     return O.collection(COLLECTION, scenes, inputs)
 
 
-def overlay_zip(coll: dict[str, Any]) -> bytes:
-    """A Streamlabs .overlay: zip of config.json whose media point at the old machine and widgets are widgets."""
-    cfg = copy.deepcopy(coll)
-    for s in cfg["sources"]:
-        st = s["settings"]
-        for key in ("file", "local_file"):
-            if key in st:
-                st[key] = "C:\\Users\\streamer\\Streamlabs\\" + Path(st[key]).name
-        if s["name"] in WIDGETS:
-            kind = "streamlabs_" + s["name"].lower().replace(" ", "")
-            s.update(id=kind, versioned_id=kind, settings={"widgetType": s["name"]})
+#: Streamlabs WidgetType numbers (app/services/widgets/widgets-data.ts) of the widgets the overlay holds.
+WIDGET_TYPES = {"Alert Box": 0, "Chat Box": 6, "Event List": 7}
+#: Windows source kinds Streamlabs saved these as (the migrated OBS collection is on Linux).
+STREAMLABS_KINDS = {"Game": "game_capture", "Cam": "dshow_input"}
+BASE_PX = (1920, 1080)
+#: loadOverlay unpacks to <appData>/Overlays/<overlay name>/ and points each source there (overlays.ts).
+OVERLAY_INSTALL_DIR = "C:\\Users\\streamer\\AppData\\Roaming\\slobs-client\\Overlays\\streamlabs_collection"
+
+
+def _slot_content(src: dict[str, Any], assets: dict[str, tuple[str, bytes]], media: dict[str, bytes]) -> dict[str, Any]:
+    """The content node Streamlabs saves for one source (nodes/overlays/slots.ts saveItem): media
+    copied into the zip under a new unique name (once per file), widget URLs blanked."""
+    kind, st = src["id"], src["settings"]
+    if src["name"] in WIDGET_TYPES:
+        return node("WidgetNode", 1, settings={**st, "url": ""}, type=WIDGET_TYPES[src["name"]])
+    if kind in ("image_source", "ffmpeg_source"):
+        path = st["file" if kind == "image_source" else "local_file"]
+        if path not in assets:
+            assets[path] = (f"{len(assets) + 1}{PurePosixPath(path).suffix}", media[PurePosixPath(path).name])
+        if kind == "image_source":
+            return node("ImageNode", 1, filename=assets[path][0])
+        return node("VideoNode", 1, settings={**st, "local_file": ""}, filename=assets[path][0])
+    if STREAMLABS_KINDS.get(src["name"]) == "game_capture":
+        return node("GameCaptureNode", 2, width=BASE_PX[0], height=BASE_PX[1])
+    return node("WebcamNode", 1, width=1.0, height=1.0)
+
+
+def overlay_config(coll: dict[str, Any], media: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """config.json of a Streamlabs .overlay of this collection (RootNode schema 2 of
+    nodes/overlays/root.ts, as OverlaysPersistenceService.saveOverlay writes it) and the zip's
+    media files. Slots bottom -> top; x/y are fractions of the base resolution and scaleX/scaleY
+    the scale divided by the base width/height (slots.ts saveItem)."""
+    by_name = {s["name"]: s for s in coll["sources"]}
+    assets: dict[str, tuple[str, bytes]] = {}
+    scenes = []
+    for n, entry in enumerate(coll["scene_order"], 1):
+        slots = []
+        for it in by_name[entry["name"]]["settings"]["items"]:
+            src = by_name[it["name"]]
+            slot = {"id": f"{n:02d}{it['id']:02d}a0e2-0000-4000-8000-000000000000", "sceneNodeType": "item",
+                    "name": it["name"], "x": it["pos"]["x"] / BASE_PX[0], "y": it["pos"]["y"] / BASE_PX[1],
+                    "scaleX": it["scale"]["x"] / BASE_PX[0], "scaleY": it["scale"]["y"] / BASE_PX[1],
+                    "crop": {"top": it["crop_top"], "bottom": it["crop_bottom"], "left": it["crop_left"],
+                             "right": it["crop_right"]}, "rotation": it["rot"], "visible": it["visible"],
+                    "display": "horizontal", "filters": [], "locked": False}
+            if src.get("mixers"):
+                slot["mixerHidden"] = False
+            slots.append({**slot, "content": _slot_content(src, assets, media)})
+        scenes.append({"slots": array_node("SlotsNode", 1, slots), "name": entry["name"],
+                       "sceneId": f"scene_{n:08d}-0000-4000-8000-000000000000"})
+    root = node("RootNode", 2, scenes=array_node("ScenesNode", 2, scenes),
+                transition=node("TransitionNode", 1, type="fade_transition", duration=300, settings={}),
+                nodeMap=node("NodeMapNode", 1))
+    return root, dict(assets.values())
+
+
+def overlay_zip(coll: dict[str, Any], media: dict[str, bytes]) -> bytes:
+    """A Streamlabs .overlay: a zip of config.json (2-space JSON) and the media beside it."""
+    cfg, files = overlay_config(coll, media)
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(zipfile.ZipInfo("config.json", (2026, 1, 1, 0, 0, 0)), json.dumps(cfg, sort_keys=True))
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(zipfile.ZipInfo("config.json", (2026, 1, 1, 0, 0, 0)), json.dumps(cfg, indent=2))
+        for name, data in sorted(files.items()):
+            z.writestr(zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0)), data)
     return buf.getvalue()
