@@ -8,16 +8,17 @@ tails the recording (probes.sources.av, live) into audio, video and A/V sync pro
 `emit` is called from worker threads: pass `probes.run.threadsafe_emit(loop, bus.emit)` for an
 asyncio bus.
 
-Latency: the ingest writes its recording through a buffer (rtmp SessionConfig.record_buffer_bytes,
-256 KiB by default, flushed also once it spans record_max_delay_ms = 250 ms of media time), so the
-probe sees media at most ~0.25 s after it arrived, at any bitrate (before the time bound a 64 kb/s
-stream waited 32 s). A per-stream tag tap in the ingest would remove the file from the path.
+Latency: given the ingest's `open_tap(app, key)` (rtmp.server.IngestServer.open_tap), a probe
+reads the live stream from a per-stream tag tap, the moment the session handled each tag (p99 a
+few ms at 500 kbit/s, bench/rtmp_probe_delay.py). Without it (or when the stream is no longer live)
+it tails the recording, which the ingest writes through a buffer (flushed every 256 KiB or 250 ms
+of media time), so the probe sees media up to ~0.25 s after it arrived.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,14 +36,18 @@ class _Worker:
     ended: threading.Event
     source: AvSource | None = None
     probes: ProbeSet | None = None
+    tap: Any = None  # the ingest's rtmp.tap.TagTap the source reads, when there is one
     error: str | None = None
     stats: dict[str, Any] = field(default_factory=dict)
 
 
 class IngestProbes:
     def __init__(self, emit: Emit, *, tones_hz: Sequence[float] = (), video_rate_hz: float = 5.0,
-                 avsync: bool = True, idle_timeout_s: float = 10.0, video: bool = True) -> None:
+                 avsync: bool = True, idle_timeout_s: float = 10.0, video: bool = True,
+                 open_tap: Callable[[str, str], Any] | None = None) -> None:
         self.emit = emit
+        #: the ingest's tag tap factory (called on the event loop's thread, in on_ingest_event)
+        self.open_tap = open_tap
         #: video decoding is most of a probe's cost (~20 % of a core at 1080p30): opt out when unneeded
         self.video = video
         self.tones_hz = list(tones_hz)
@@ -71,6 +76,9 @@ class IngestProbes:
             ended = threading.Event()
             worker = _Worker(threading.Thread(target=lambda: None), ended)
             self.workers[key] = worker
+        if old is not None and old.tap is not None:
+            old.tap.stop()
+        worker.tap = self.open_tap(app, stream_key) if self.open_tap is not None else None
 
         def tagged(source: str, kind: str, payload: dict[str, Any]) -> None:
             self.emit(source, kind, {"app": app, "key": stream_key, **payload})
@@ -80,8 +88,11 @@ class IngestProbes:
                                                                         tones_hz=self.tones_hz, track=b.track),
                               video=VideoProbe(tagged, rate_hz=self.video_rate_hz) if self.video else None,
                               avsync=self.avsync and self.video)
-            src = AvSource(recording, live=True, done=ended.is_set, idle_timeout_s=self.idle_timeout_s,
-                           audio_tracks=None, video=self.video)
+            if worker.tap is not None:  # the stream itself, as the session handles it; ends with it
+                src = AvSource(worker.tap, live=True, container_format="flv", audio_tracks=None, video=self.video)
+            else:
+                src = AvSource(recording, live=True, done=ended.is_set, idle_timeout_s=self.idle_timeout_s,
+                               audio_tracks=None, video=self.video)
             worker.source, worker.probes = src, probes
             try:
                 run_source(src, probes.push)
@@ -104,5 +115,7 @@ class IngestProbes:
             w.ended.set()
             if w.source is not None:
                 w.source.stop()
+            if w.tap is not None:
+                w.tap.stop()  # wakes a reader blocked on an empty tap
         for w in workers:
             w.thread.join(timeout_s)

@@ -74,14 +74,16 @@ class IngestComponent:
         from rtmp.server import IngestConfig, IngestServer
 
         config = IngestConfig(host=self.host, port=self.port, record_dir=self.record_dir,
-                              allowed_keys=set(self.keys), allow_any=not self.keys, profiles=self.profiles)
+                              allowed_keys={f"{self.app}/{k}" for k in self.keys}, allow_any=not self.keys,
+                              profiles=self.profiles)
         on_event: Callable[[str, dict[str, Any]], None] = lambda kind, payload: bus.emit("rtmp", kind, payload)  # noqa: E731
         if self.probe_audio or self.probe_video:
             from probes.live import IngestProbes
             from probes.run import threadsafe_emit
 
             self.probes = IngestProbes(threadsafe_emit(asyncio.get_running_loop(), bus.emit),
-                                       video=self.probe_video, avsync=self.probe_video)
+                                       video=self.probe_video, avsync=self.probe_video,
+                                       open_tap=lambda app, key: self.server.open_tap(app, key))
 
             def on_event(kind: str, payload: dict[str, Any]) -> None:
                 bus.emit("rtmp", kind, payload)
