@@ -31,7 +31,7 @@ FAMILY_MODULES = {f: f"verifiers.paramtypes.{f}" for f in ("streaming", "sound",
 #: numeric field names need one of these unit suffixes ...
 UNIT_SUFFIXES = ("px", "ms", "s", "hz", "khz", "kbps", "bps", "mbps", "db", "lufs", "lu", "pct", "frames",
                  "fps", "bytes", "kb", "mb", "gb", "deg", "dbfs", "dbtp", "cents", "semitones", "bpm", "pt", "stops",
-                 "ire", "ratio", "count", "x")
+                 "ire", "ratio", "count", "x", "de2000", "lab", "levels")
 #: ... unless they are one of these unitless names (a count or a plain number the seed states)
 UNITLESS = {"ratio", "claps", "frames", "fps", "channels", "audio_streams", "scene_count", "count", "k",
             "min_iou", "max_spill", "max_green_pct", "font_size", "min_ssim", "source_count",

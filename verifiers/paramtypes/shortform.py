@@ -34,6 +34,13 @@ class SyncFrames:
 
 
 @dataclass(frozen=True)
+class MaxCer:
+    """OCR character error rate against the reference text."""
+
+    max_cer_pct: float
+
+
+@dataclass(frozen=True)
 class MinFramesPct:
     """A share of sampled frames that must pass."""
 
@@ -70,6 +77,35 @@ class SlotCount:
 
 
 params_type(T[2], "export_spec")(ShortSide)
+
+
+# ---- T03 -------------------------------------------------------------------------------------
+
+params_type(T[3], "caption_text")(MaxCer)
+
+
+@params_type(T[3], "timing")
+@dataclass(frozen=True)
+class Timing:
+    min_overlap_pct: float
+
+
+@params_type(T[3], "style_position")
+@dataclass(frozen=True)
+class StylePosition:
+    font_px: float
+    glyph_height_pct: tuple[float, float]
+    baseline_pct: float
+    baseline_tolerance_pct: float
+    centre_tolerance_pct: float
+    min_stroke_ratio: float
+    max_stroke_luma_levels: float  # 8-bit code values
+
+
+@params_type(T[3], "line_length")
+@dataclass(frozen=True)
+class LineLength:
+    max_chars_per_line_count: int
 
 
 # ---- T04 -------------------------------------------------------------------------------------
@@ -128,13 +164,6 @@ params_type(T[5], "export_spec")(SizePx)
 
 # ---- T13 -------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class MaxCer:
-    """OCR character error rate against the reference text."""
-
-    max_cer_pct: float
-
-
 params_type(T[13], "english_unchanged")(MaxCer)
 params_type(T[13], "spanish")(MaxCer)
 
@@ -164,6 +193,31 @@ class Tracking:
     min_above_px: float
     max_above_px: float
     min_frames_pct: float
+
+
+# ---- T15 -------------------------------------------------------------------------------------
+
+@params_type(T[15], "neutrals")
+@dataclass(frozen=True)
+class Neutrals:
+    max_abs_a_lab: float  # |a*| of the neutral patch, CIELAB units
+    max_abs_b_lab: float
+    clip_count: int
+
+
+@dataclass(frozen=True)
+class MaxDeltaE:
+    max_de2000: float  # CIEDE2000 colour difference
+
+
+params_type(T[15], "skin_match")(MaxDeltaE)
+params_type(T[15], "consistency")(MaxDeltaE)
+
+
+@params_type(T[15], "sky_hue")
+@dataclass(frozen=True)
+class SkyHue:
+    max_hue_delta_deg: float
 
 
 # ---- T16 -------------------------------------------------------------------------------------
@@ -197,6 +251,37 @@ class SplitLayout:
 
 
 params_type(T[17], "sync_on_clap")(SyncFrames)
+
+
+# ---- T06 -------------------------------------------------------------------------------------
+
+@params_type(T[6], "structure_brand")
+@dataclass(frozen=True)
+class StructureBrand:
+    duration_s: float
+    duration_tolerance_s: float
+    hook_window_s: tuple[float, float]
+    feature_count: int
+    max_de2000: float  # caption fill to the nearest brand colour, CIEDE2000
+
+
+@params_type(T[6], "safe_zones")
+@dataclass(frozen=True)
+class SafeZones:
+    unsafe_bottom_pct: float
+    unsafe_right_pct: float
+
+
+@params_type(T[6], "end_card_logo")
+@dataclass(frozen=True)
+class EndCardLogo:
+    end_card_s: float
+
+
+@params_type(T[6], "audio_ducking")
+@dataclass(frozen=True)
+class AudioDucking:
+    min_duck_db: float
 
 
 # ---- T07 -------------------------------------------------------------------------------------
@@ -270,6 +355,32 @@ class TextTiming:
     text: str
     start_s: float
     end_s: float
+
+
+# ---- T10 -------------------------------------------------------------------------------------
+
+@params_type(T[10], "clips_trimmed_ordered")
+@dataclass(frozen=True)
+class ClipsTrimmed:
+    segment_count: int
+    segment_s: float
+    duration_s: float
+    tolerance_frames: float
+
+
+@params_type(T[10], "title")
+@dataclass(frozen=True)
+class Title:
+    text: str
+
+
+@params_type(T[10], "color_preset")
+@dataclass(frozen=True)
+class ColorPreset:
+    min_b_gain_lab: float  # mean b* of the export over the source's, CIELAB units
+
+
+params_type(T[10], "export_spec")(ShortSide)
 
 
 # ---- T11 -------------------------------------------------------------------------------------

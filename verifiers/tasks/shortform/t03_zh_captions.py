@@ -11,16 +11,23 @@ timing; one frame per span gives the look (fill colour, stroke, lines) and the O
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
+from verifiers.paramtypes.shortform import LineLength, MaxCer, StylePosition, Timing
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import caption_layer, composite
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform._shared.caption_track import (
+    CaptionTrack,
     Look,
     is_white,
     measure_look,
@@ -31,6 +38,8 @@ from verifiers.tasks.shortform._shared.caption_track import (
 )
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 
+TASK = "R06.04.01.04-T03"
+N = check_names(TASK)
 OUTPUT = "out/vlog_zh_sub.mp4"
 SOURCE = "fixtures/vlog_zh.mp4"
 TRACK_WIDTH_PX = 320  # caption on/off is tracked at this width (a 46-px caption at 1080p is 8 px there)
@@ -54,106 +63,145 @@ def overlap_s(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> flo
     return sum(max(0.0, min(a1, b1) - max(a0, b0)) for a0, a1 in a for b0, b1 in b)
 
 
-def style_criteria(look: Look, width_px: int, height_px: int, p: dict, scale: float) -> dict[str, bool]:
+def style_criteria(look: Look, width_px: int, height_px: int, p: StylePosition, scale: float) -> dict[str, bool]:
     """The five style/position criteria on one caption (see docs/shortform.md, T03)."""
-    font_px = p["font_px"] * scale
-    lo, hi = (v / 100 * font_px for v in p["glyph_height_pct"])
+    font_px = p.font_px * scale
+    lo, hi = (v / 100 * font_px for v in p.glyph_height_pct)
     last = look.lines[-1] if look.lines else None
-    tol_y = p["baseline_tolerance_pct"] / 100 * height_px
-    tol_x = p["centre_tolerance_pct"] / 100 * width_px
+    tol_y = p.baseline_tolerance_pct / 100 * height_px
+    tol_x = p.centre_tolerance_pct / 100 * width_px
     return {
         "white_fill": is_white(look.fill_rgb),
-        "dark_stroke": look.stroke_ratio >= p["min_stroke_ratio"] and look.stroke_luma <= p["max_stroke_luma"],
+        "dark_stroke": look.stroke_ratio >= p.min_stroke_ratio and look.stroke_luma <= p.max_stroke_luma_levels,
         "glyph_height": bool(look.lines) and all(lo <= ln.height_px <= hi for ln in look.lines),
-        "baseline": last is not None and abs(last.y1 - p["baseline_pct"] / 100 * height_px) <= tol_y,
+        "baseline": last is not None and abs(last.y1 - p.baseline_pct / 100 * height_px) <= tol_y,
         "centred": bool(look.lines) and all(abs((ln.x0 + ln.x1) / 2 - width_px / 2) <= tol_x for ln in look.lines),
     }
 
 
-@register
-class ZhCaptions(TaskVerifier):
-    task_id = "R06.04.01.04-T03"
+@dataclass(frozen=True)
+class Track:
+    path: Path
+    source: Path
+    track: CaptionTrack
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        source = ctx.input(SOURCE)
-        transcript = ctx.input("input/transcript_zh.txt").read_text(encoding="utf-8")
-        speech = speech_segments(ctx)
-        scale = instance_scale(ctx)
+
+@dataclass
+class Reads:
+    """One frame per caption: its style criteria, its OCR lines (or why OCR could not run)."""
+
+    looks: list[dict] = field(default_factory=list)
+    per: list[dict] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    line_lens: list[int] = field(default_factory=list)
+    read: list[list[str]] = field(default_factory=list)
+    ocr_error: str | None = None
+
+
+def read_captions(tr: Track, sp: StylePosition, scale: float) -> Reads:
+    out = Reads()
+    by_mid = {s.mid_s: s for s in tr.track.spans}
+    for t, e, src in paired_frames_at(tr.path, tr.source, by_mid):
+        look = measure_look(e, src)
+        if look is None:
+            continue
+        s = by_mid[t]
+        crit = style_criteria(look, e.shape[1], e.shape[0], sp, scale)
+        out.looks.append(crit)
+        out.per.append({"span_s": [s.start_s, s.end_s], "fill_rgb": look.fill_rgb,
+                        "stroke_ratio": look.stroke_ratio, "line_heights_px": [ln.height_px for ln in look.lines],
+                        "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.shape[0] if look.lines else None, **crit})
+        if out.ocr_error is not None:
+            continue
         try:
-            path, pr = probe_artifact(ctx, OUTPUT)
-            v = pr.first("video")
-            w = min(v.width, TRACK_WIDTH_PX)
-            track = track_captions(path, source, w, round(v.height * w / v.width / 2) * 2)
-        except AgentOutputError as exc:
-            checks.fail_rest(str(exc))
-            return
-        except MediaError as exc:
-            checks.fail_rest(f"{OUTPUT}: {exc}")
-            return
-        spans = [(s.start_s, s.end_s) for s in track.spans]
-        if not spans:
-            checks.fail_rest("no burned-in captions found (the export does not differ from the vlog)",
-                             None)
-            return
+            lines = ocr_lines(e, look)
+        except OCRUnavailable as exc:
+            out.ocr_error = str(exc)
+            continue
+        out.read.append([b.text for b in lines])
+        text = "".join(b.text for b in lines)
+        if not out.texts or text_key(text) != text_key(out.texts[-1]):
+            out.texts.append(text)
+        out.line_lens += [len("".join(b.text.split())) for b in lines]
+    return out
 
-        # timing: caption-on time vs GT speech, both ways
+
+@register
+class ZhCaptions(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def tr(self) -> Track:
+        ctx = self.ctx
+        source = ctx.input(SOURCE)
+        ctx.input("input/transcript_zh.txt")
+        speech_segments(ctx)
+        instance_scale(ctx)
+        path, pr = probe_artifact(ctx, OUTPUT)
+        v = pr.first("video")
+        w = min(v.width, TRACK_WIDTH_PX)
+        try:
+            track = track_captions(path, source, w, round(v.height * w / v.width / 2) * 2)
+        except MediaError as exc:
+            raise AgentOutputError(f"{OUTPUT}: {exc}") from None
+        if not track.spans:
+            raise AgentOutputError("no burned-in captions found (the export does not differ from the vlog)")
+        return Track(path, source, track)
+
+    @provides
+    def reads(self) -> Reads:
+        try:
+            return read_captions(self.tr, self.task.check(N.style_position).typed, instance_scale(self.ctx))
+        except MediaError as exc:
+            raise AgentOutputError(f"{OUTPUT}: {exc}") from None
+
+    def _ocr(self) -> Reads | Result:
+        r = self.reads
+        return Result.cannot_judge(r.ocr_error) if r.ocr_error is not None else r
+
+    @check(N.timing)
+    def timing(self, p: Timing, curve: Curve) -> Result:
+        track = self.tr.track
+        spans = [(s.start_s, s.end_s) for s in track.spans]
+        speech = speech_segments(self.ctx)
         ov = overlap_s(spans, speech)
         on_s, speech_s = sum(b - a for a, b in spans), sum(b - a for a, b in speech)
         precision, recall = ov / on_s, ov / speech_s
-        need = checks.params("timing")["min_overlap_pct"] / 100
-        checks.set("timing", float(precision >= need and recall >= need),
-                   {"caption_spans_s": spans, "on_speech_pct": 100 * precision, "speech_captioned_pct": 100 * recall,
-                    "frames_not_showing_source": track.not_source_frames},
-                   f"{100 * precision:.0f}% of caption time on speech, {100 * recall:.0f}% of speech captioned")
+        need = p.min_overlap_pct / 100
+        return Result(curve.passes(precision >= need and recall >= need),
+                      {"caption_spans_s": spans, "on_speech_pct": 100 * precision, "speech_captioned_pct": 100 * recall,
+                       "frames_not_showing_source": track.not_source_frames},
+                      f"{100 * precision:.0f}% of caption time on speech, {100 * recall:.0f}% of speech captioned")
 
-        # one frame per caption (frames are not kept: a 3-min vlog has ~60 captions of 6 MB)
-        sp = checks.params("style_position")
-        looks, per, texts, line_lens, read = [], [], [], [], []
-        ocr_error = None
-        by_mid = {s.mid_s: s for s in track.spans}
-        try:
-            for t, e, src in paired_frames_at(path, source, by_mid):
-                look = measure_look(e, src)
-                if look is None:
-                    continue
-                s = by_mid[t]
-                crit = style_criteria(look, e.shape[1], e.shape[0], sp, scale)
-                looks.append(crit)
-                per.append({"span_s": [s.start_s, s.end_s], "fill_rgb": look.fill_rgb,
-                            "stroke_ratio": look.stroke_ratio, "line_heights_px": [ln.height_px for ln in look.lines],
-                            "last_line_bottom_pct": 100 * look.lines[-1].y1 / e.shape[0] if look.lines else None,
-                            **crit})
-                if ocr_error is not None:
-                    continue
-                try:
-                    lines = ocr_lines(e, look)
-                except OCRUnavailable as exc:
-                    ocr_error = str(exc)
-                    continue
-                read.append([b.text for b in lines])
-                text = "".join(b.text for b in lines)
-                if not texts or text_key(text) != text_key(texts[-1]):
-                    texts.append(text)
-                line_lens += [len("".join(b.text.split())) for b in lines]
-        except MediaError as exc:
-            checks.fail_rest(f"{OUTPUT}: {exc}")
-            return
+    @check(N.style_position)
+    def style_position(self, p: StylePosition, curve: Curve) -> Result:
+        r = self.reads
         names = ["white_fill", "dark_stroke", "glyph_height", "baseline", "centred"]
-        held = {n: bool(looks) and sum(c[n] for c in looks) >= MIN_SHARE * len(looks) for n in names}
-        checks.set("style_position", sum(held.values()) / len(names), {"criteria": held, "captions": per},
-                   "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items()))
-        if ocr_error is not None:
-            checks.error_rest(ocr_error, ["caption_text", "line_length"])
-            return
-        hyp, ref = text_key("".join(texts)), text_key(transcript)
+        held = {n: bool(r.looks) and sum(c[n] for c in r.looks) >= MIN_SHARE * len(r.looks) for n in names}
+        return Result(curve.count(held.values()), {"criteria": held, "captions": r.per},
+                      "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items()))
+
+    @check(N.caption_text)
+    def caption_text(self, p: MaxCer, curve: Curve) -> Result:
+        r = self._ocr()
+        if isinstance(r, Result):
+            return r
+        transcript = self.ctx.input("input/transcript_zh.txt").read_text(encoding="utf-8")
+        hyp, ref = text_key("".join(r.texts)), text_key(transcript)
         cer = edit_distance(hyp, ref) / max(1, len(ref))
-        max_cer = checks.params("caption_text")["max_cer_pct"] / 100
-        checks.set("caption_text", float(cer <= max_cer), {"ocr": texts, "cer_pct": 100 * cer, "ref_chars": len(ref)},
-                   f"CER {100 * cer:.1f}% (max {100 * max_cer:.0f}%)")
-        most = checks.params("line_length")["max_chars_per_line"]
-        longest = max(line_lens, default=0)
-        checks.set("line_length", float(bool(line_lens) and longest <= most), {"line_chars": line_lens, "ocr_lines": read},
-                   f"longest line {longest} characters (max {most})")
+        max_cer = p.max_cer_pct / 100
+        return Result(curve.passes(cer <= max_cer), {"ocr": r.texts, "cer_pct": 100 * cer, "ref_chars": len(ref)},
+                      f"CER {100 * cer:.1f}% (max {100 * max_cer:.0f}%)")
+
+    @check(N.line_length)
+    def line_length(self, p: LineLength, curve: Curve) -> Result:
+        r = self._ocr()
+        if isinstance(r, Result):
+            return r
+        most = p.max_chars_per_line_count
+        longest = max(r.line_lens, default=0)
+        return Result(curve.passes(bool(r.line_lens) and longest <= most), {"line_chars": r.line_lens, "ocr_lines": r.read},
+                      f"longest line {longest} characters (max {most})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 640, 360
@@ -190,14 +238,14 @@ class ZhCaptions(TaskVerifier):
         solve(inst.oracle)
         typo = [list(c) for c in captions]
         typo[1] = ["今天我们去西糊散步"]
-        solve(inst.mutant("homophone_left", ["caption_text"], "an auto-caption homophone (湖→糊) left uncorrected"),
+        solve(inst.mutant("homophone_left", [N.caption_text], "an auto-caption homophone (湖→糊) left uncorrected"),
               caps=typo)
-        solve(inst.mutant("late_500ms", ["timing"], "every caption 0.5 s late"), shift_s=0.5)
-        solve(inst.mutant("yellow_text", ["style_position"], "yellow caption fill"), fill=(255, 220, 0))
-        solve(inst.mutant("no_stroke", ["style_position"], "white text without the black stroke"), stroke_px=0)
-        solve(inst.mutant("baseline_75", ["style_position"], "caption baseline at 75% of the height"), baseline=0.75)
-        solve(inst.mutant("font_64px", ["style_position"], "64-px captions instead of 46 px"), font_px=20)
+        solve(inst.mutant("late_500ms", [N.timing], "every caption 0.5 s late"), shift_s=0.5)
+        solve(inst.mutant("yellow_text", [N.style_position], "yellow caption fill"), fill=(255, 220, 0))
+        solve(inst.mutant("no_stroke", [N.style_position], "white text without the black stroke"), stroke_px=0)
+        solve(inst.mutant("baseline_75", [N.style_position], "caption baseline at 75% of the height"), baseline=0.75)
+        solve(inst.mutant("font_64px", [N.style_position], "64-px captions instead of 46 px"), font_px=20)
         joined = [list(c) for c in captions]
         joined[2] = ["".join(captions[2])]
-        solve(inst.mutant("line_20_chars", ["line_length"], "the 20-character caption left on one line"),
+        solve(inst.mutant("line_20_chars", [N.line_length], "the 20-character caption left on one line"),
               caps=joined)

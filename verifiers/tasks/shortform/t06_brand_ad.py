@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import GTError, ScoreContext
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, normalise
+from verifiers.paramtypes.shortform import AudioDucking, EndCardLogo, SafeZones, StructureBrand
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
@@ -35,8 +38,10 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     text_fill_lab,
     window_mask,
 )
-from verifiers.tasks.shortform._shared.export import open_output_frames
+from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
 
+TASK = "R06.04.01.04-T06"
+N = check_names(TASK)
 OUTPUT = "out/ad15.mp4"
 SAMPLE_S = 1.5  # OCR: two frames in the hook window, then one every 1.5 s (OCR costs ~0.25 s a frame)
 MIN_CHARS = 2  # OCR boxes with fewer letters/digits are texture, not text
@@ -79,75 +84,120 @@ def read_brand(ctx: ScoreContext) -> dict:
     return b
 
 
-@register
-class BrandAd(TaskVerifier):
-    task_id = "R06.04.01.04-T06"
+def sample_text(frames: list, hook_window_s: tuple[float, float], dur: float) -> list[tuple[float, np.ndarray, list]]:
+    """OCR of two frames in the hook window, then one every SAMPLE_S: (t_s, rgb, boxes of text)."""
+    times = np.array([t for t, _ in frames])
+    lo, hi = hook_window_s
+    probes = [lo + 0.25 * (hi - lo), lo + 0.75 * (hi - lo), *np.arange(hi + 0.75, dur, SAMPLE_S)]
+    picked = [int(np.argmin(np.abs(times - t))) for t in probes]
+    samples = []
+    for i, boxes in zip(picked, read_text_tiled([frames[i][1] for i in picked]), strict=True):
+        boxes = [b for b in boxes if len(normalise(b.text)) >= MIN_CHARS]
+        samples.append((float(times[i]), frames[i][1], boxes))
+    return samples
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        brand = read_brand(ctx)
-        palette = [hex_lab(h) for h in brand["colours_hex"]]
-        logo = read_logo(ctx.gt_path("logo.png"))
-        vo_gt = ctx.gt_json("vo.json")
+
+def find_elements(samples: list, elements: dict[str, str], palette: list) -> tuple[dict, dict]:
+    """When each copy element is read, and the ΔE2000 of its fill to the nearest brand colour."""
+    found: dict[str, list[float]] = {k: [] for k in elements}
+    de: dict[str, list[float]] = {k: [] for k in elements}
+    for t, rgb, boxes in samples:
+        joined = normalise(" ".join(b.text for b in boxes))
+        for name, text in elements.items():
+            want = normalise(text)
+            if not want or fuzzy_cer(joined, want) > MAX_CER:
+                continue
+            found[name].append(t)
+            for b in boxes:
+                if box_matches(normalise(b.text), want, MAX_CER):
+                    lab = text_fill_lab(rgb, b)
+                    if lab is not None:
+                        de[name].append(nearest_delta_e(lab, palette))
+    return found, de
+
+
+def duck_segments(mix: np.ndarray, refs: list[np.ndarray], speech: list) -> dict:
+    """Per VO segment: VO and music loudness under it; music loudness in the gaps; the VO lag."""
+    lv = stem_levels(mix, refs, SR_HZ, max_lag_s=10.0)
+    spans = [(a + lv.lags_s[0], b + lv.lags_s[0]) for a, b in speech]
+    gaps = ~window_mask(lv.t_s, [(a - 0.3, b + 0.3) for a, b in spans])
+    per = []
+    for a, b in spans:
+        m = window_mask(lv.t_s, [(a, b)], EDGE_S)
+        if m.sum():
+            per.append({"span_s": [a, b], "vo_lufs": lv.lufs(0, m), "music_lufs": lv.lufs(1, m)})
+    for s in per:
+        s["music_under_vo_db"] = s["vo_lufs"] - s["music_lufs"]
+    return {"segments": per, "music_in_gaps_lufs": lv.lufs(1, gaps), "lags_s": lv.lags_s}
+
+
+@register
+class BrandAd(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def brand(self) -> tuple[dict, list]:
+        brand = read_brand(self.ctx)
+        return brand, [hex_lab(h) for h in brand["colours_hex"]]
+
+    @provides
+    def speech(self) -> list:
+        vo_gt = self.ctx.gt_json("vo.json")
         speech = vo_gt.get("speech_s") if isinstance(vo_gt, dict) else None
         if not isinstance(speech, list) or not speech:
             raise GTError("gt/vo.json needs speech_s")
-        opened = open_output_frames(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts, frames = opened
-        dur = facts["duration_s"]
-        try:
-            self._text_checks(checks, brand, palette, frames, facts)
-        except OCRUnavailable as exc:
-            checks.error_rest(str(exc), ["structure_brand", "safe_zones"])
-        self._logo(checks, logo, frames, dur)
-        self._ducking(ctx, checks, path, speech)
+        return speech
 
-    def _text_checks(self, checks: Checks, brand: dict, palette: list, frames: list, facts: dict) -> None:
-        p = checks.params("structure_brand")
-        dur = facts["duration_s"]
-        times = np.array([t for t, _ in frames])
-        samples = []
-        lo, hi = p["hook_window_s"]
-        probes = [lo + 0.25 * (hi - lo), lo + 0.75 * (hi - lo), *np.arange(hi + 0.75, dur, SAMPLE_S)]
-        picked = [int(np.argmin(np.abs(times - t))) for t in probes]
-        for i, boxes in zip(picked, read_text_tiled([frames[i][1] for i in picked]), strict=True):
-            boxes = [b for b in boxes if len(normalise(b.text)) >= MIN_CHARS]
-            samples.append((float(times[i]), frames[i][1], boxes))
+    @provides
+    def export(self) -> tuple[Export, list]:
+        """The export and every decoded frame as (t_s, rgb)."""
+        self.brand, self.speech  # noqa: B018 - bad GT is reported before the export is looked at
+        read_logo(self.ctx.gt_path("logo.png"))
+        ex = open_export(self.ctx, OUTPUT)
+        return ex, decode_all(ex.path)
+
+    @provides
+    def samples(self) -> list[tuple[float, np.ndarray, list]]:
+        hook_window = self.task.check(N.structure_brand).typed.hook_window_s
+        return sample_text(self.export[1], hook_window, self.export[0].facts["duration_s"])
+
+    def _samples_or_why(self) -> list | Result:
+        try:
+            return self.samples
+        except OCRUnavailable as exc:
+            return Result.cannot_judge(str(exc))
+
+    @check(N.structure_brand)
+    def structure_brand(self, p: StructureBrand, curve: Curve) -> Result:
+        samples = self._samples_or_why()
+        if isinstance(samples, Result):
+            return samples
+        brand, palette = self.brand
+        dur = self.export[0].facts["duration_s"]
+        lo, hi = p.hook_window_s
         elements = {"hook": brand["hook"], **{f"feature{k + 1}": f for k, f in enumerate(brand["features"])},
                     "price": brand["price"]}
-        found: dict[str, list[float]] = {k: [] for k in elements}
-        de: dict[str, list[float]] = {k: [] for k in elements}
-        for t, rgb, boxes in samples:
-            joined = normalise(" ".join(b.text for b in boxes))
-            for name, text in elements.items():
-                want = normalise(text)
-                if not want or fuzzy_cer(joined, want) > MAX_CER:
-                    continue
-                found[name].append(t)
-                for b in boxes:
-                    if box_matches(normalise(b.text), want, MAX_CER):
-                        lab = text_fill_lab(rgb, b)
-                        if lab is not None:
-                            de[name].append(nearest_delta_e(lab, palette))
-        hook_ok = any(lo <= t < hi for t in found["hook"])
-        feats = [k for k in elements if k.startswith("feature")]
-        n_feat = sum(bool(found[k]) for k in feats)
-        price_ok = bool(found["price"])
-        dur_ok = abs(dur - p["duration_s"]) <= p["duration_tolerance_s"]
+        found, de = find_elements(samples, elements, palette)
+        n_feat = sum(bool(found[k]) for k in elements if k.startswith("feature"))
         colour_de = {k: float(np.median(v)) for k, v in de.items() if v}
-        colour_ok = sum(colour_de.get(k, np.inf) <= p["max_delta_e2000"] for k in elements)
-        parts = {"duration": float(dur_ok), "hook_in_window": float(hook_ok),
-                 "features": min(n_feat, p["features"]) / p["features"], "price": float(price_ok),
+        colour_ok = sum(colour_de.get(k, np.inf) <= p.max_de2000 for k in elements)
+        parts = {"duration": float(abs(dur - p.duration_s) <= p.duration_tolerance_s),
+                 "hook_in_window": float(any(lo <= t < hi for t in found["hook"])),
+                 "features": min(n_feat, p.feature_count) / p.feature_count, "price": float(bool(found["price"])),
                  "brand_colours": colour_ok / len(elements)}
-        checks.set("structure_brand", float(np.mean(list(parts.values()))),
-                   {"parts": parts, "duration_s": dur, "seen_at_s": found, "fill_delta_e2000": colour_de,
-                    "font": "not judged"},
-                   "; ".join(f"{k} {v:.2f}" for k, v in parts.items() if v < 1))
+        return Result(curve.count(parts.values()),
+                      {"parts": parts, "duration_s": dur, "seen_at_s": found, "fill_delta_e2000": colour_de,
+                       "font": "not judged"},
+                      "; ".join(f"{k} {v:.2f}" for k, v in parts.items() if v < 1))
 
-        z = checks.params("safe_zones")
+    @check(N.safe_zones)
+    def safe_zones(self, p: SafeZones, curve: Curve) -> Result:
+        samples = self._samples_or_why()
+        if isinstance(samples, Result):
+            return samples
+        frames = self.export[1]
         w, h = frames[0][1].shape[1], frames[0][1].shape[0]
-        x_max, y_max = w * (1 - z["unsafe_right_pct"] / 100), h * (1 - z["unsafe_bottom_pct"] / 100)
+        x_max, y_max = w * (1 - p.unsafe_right_pct / 100), h * (1 - p.unsafe_bottom_pct / 100)
         with_text, bad = 0, []
         for t, _rgb, boxes in samples:
             if not boxes:
@@ -157,60 +207,45 @@ class BrandAd(TaskVerifier):
             if out:
                 bad.append({"t_s": t, "boxes": [[b.text, round(b.x1), round(b.y1)] for b in out]})
         if not with_text:
-            checks.fail("safe_zones", "no text found in the ad")
-        else:
-            checks.set("safe_zones", 1 - len(bad) / with_text,
-                       {"samples_with_text": with_text, "violations": bad, "limits_px": [x_max, y_max]},
-                       f"{len(bad)}/{with_text} samples have text in the unsafe zones" if bad else "")
+            return Result.fail("no text found in the ad")
+        return Result(1 - curve.count(len(bad), with_text),
+                      {"samples_with_text": with_text, "violations": bad, "limits_px": [x_max, y_max]},
+                      f"{len(bad)}/{with_text} samples have text in the unsafe zones" if bad else "")
 
-    def _logo(self, checks: Checks, logo: tuple[np.ndarray, np.ndarray | None], frames: list, dur: float) -> None:
-        end_s = checks.params("end_card_logo")["end_card_s"]
+    @check(N.end_card_logo)
+    def end_card_logo(self, p: EndCardLogo, curve: Curve) -> Result:
+        logo = read_logo(self.ctx.gt_path("logo.png"))
+        ex, frames = self.export
+        dur = ex.facts["duration_s"]
         times = np.array([t for t, _ in frames])
-        probes = np.linspace(dur - end_s + 0.1, dur - 0.1, LOGO_SAMPLES)
-        found = []
-        for t in probes:
-            i = int(np.argmin(np.abs(times - t)))
-            found.append(find_logo(frames[i][1], logo[0], mask=logo[1]))
-        ok = [m.score >= LOGO_MIN and m.delta_e2000 <= LOGO_MAX_DE for m in found]
-        hit = sum(ok)
-        checks.set("end_card_logo", hit / len(found),
-                   {"probe_s": probes, "match": [m.score for m in found], "delta_e2000": [m.delta_e2000 for m in found],
-                    "box_px": [m.box_px for m in found]},
-                   "" if hit == len(found) else f"logo in {hit}/{len(found)} frames of the last {end_s} s")
+        probes = np.linspace(dur - p.end_card_s + 0.1, dur - 0.1, LOGO_SAMPLES)
+        found = [find_logo(frames[int(np.argmin(np.abs(times - t)))][1], logo[0], mask=logo[1]) for t in probes]
+        hit = sum(m.score >= LOGO_MIN and m.delta_e2000 <= LOGO_MAX_DE for m in found)
+        return Result(curve.count(hit, len(found)),
+                      {"probe_s": probes, "match": [m.score for m in found], "delta_e2000": [m.delta_e2000 for m in found],
+                       "box_px": [m.box_px for m in found]},
+                      "" if hit == len(found) else f"logo in {hit}/{len(found)} frames of the last {p.end_card_s:g} s")
 
-    def _ducking(self, ctx: ScoreContext, checks: Checks, path, speech: list) -> None:
-        min_db = checks.params("audio_ducking")["min_duck_db"]
+    @check(N.audio_ducking)
+    def audio_ducking(self, p: AudioDucking, curve: Curve) -> Result:
         try:
-            mix = load_audio(path, sample_rate_hz=SR_HZ).samples
+            mix = load_audio(self.export[0].path, sample_rate_hz=SR_HZ).samples
         except MediaError as exc:
-            checks.fail("audio_ducking", f"no usable audio: {exc}")
-            return
+            return Result.fail(f"no usable audio: {exc}")
         try:
-            vo = load_audio(ctx.input("fixtures/vo.wav"), sample_rate_hz=SR_HZ).mono
-            music = load_audio(ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
+            vo = load_audio(self.ctx.input("fixtures/vo.wav"), sample_rate_hz=SR_HZ).mono
+            music = load_audio(self.ctx.input("fixtures/music.wav"), sample_rate_hz=SR_HZ).mono
         except MediaError as exc:
             raise GTError(f"audio fixture: {exc}") from None
-        lv = stem_levels(mix, [vo, music], SR_HZ, max_lag_s=10.0)
-        spans = [(a + lv.lags_s[0], b + lv.lags_s[0]) for a, b in speech]
-        gaps = ~window_mask(lv.t_s, [(a - 0.3, b + 0.3) for a, b in spans])
-        music_gap = lv.lufs(1, gaps)
-        per = []
-        for a, b in spans:
-            m = window_mask(lv.t_s, [(a, b)], EDGE_S)
-            if m.sum():
-                per.append({"span_s": [a, b], "vo_lufs": lv.lufs(0, m), "music_lufs": lv.lufs(1, m)})
-        for s in per:
-            s["music_under_vo_db"] = s["vo_lufs"] - s["music_lufs"]
-        ev = {"segments": per, "music_in_gaps_lufs": music_gap, "lags_s": lv.lags_s}
+        ev = duck_segments(mix, [vo, music], self.speech)
+        per, music_gap = ev["segments"], ev["music_in_gaps_lufs"]
         if not per or not np.isfinite(music_gap) or music_gap < -50:
-            checks.fail("audio_ducking", "no music bed found in the mix" if per else "VO not inside the export", ev)
-            return
+            return Result.fail("no music bed found in the mix" if per else "VO not inside the export", ev)
         if any(s["vo_lufs"] < -50 for s in per):
-            checks.fail("audio_ducking", "the voice-over is missing from the mix", ev)
-            return
-        ok = sum(s["music_under_vo_db"] >= min_db for s in per)
-        checks.set("audio_ducking", ok / len(per), ev,
-                   "" if ok == len(per) else f"music >= {min_db} dB under the VO in {ok}/{len(per)} VO segments")
+            return Result.fail("the voice-over is missing from the mix", ev)
+        ok = sum(s["music_under_vo_db"] >= p.min_duck_db for s in per)
+        return Result(curve.count(ok, len(per)), ev,
+                      "" if ok == len(per) else f"music >= {p.min_duck_db:g} dB under the VO in {ok}/{len(per)} VO segments")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 270, 480
@@ -285,13 +320,13 @@ class BrandAd(TaskVerifier):
             write_video(folder / OUTPUT, out, FPS, audio=mix, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
-        render(inst.mutant("hook_at_3s", ["structure_brand"], "hook text first shows at 3 s"), hook_at=3.0)
-        render(inst.mutant("caption_in_bottom", ["safe_zones"], "feature 2 caption in the bottom 20 %"),
+        render(inst.mutant("hook_at_3s", [N.structure_brand], "hook text first shows at 3 s"), hook_at=3.0)
+        render(inst.mutant("caption_in_bottom", [N.safe_zones], "feature 2 caption in the bottom 20 %"),
                bottom_feature=True)
-        render(inst.mutant("wrong_brand_blue", ["structure_brand"], f"captions in {wrong_cool}, not {cool}"),
+        render(inst.mutant("wrong_brand_blue", [N.structure_brand], f"captions in {wrong_cool}, not {cool}"),
                blue=wrong_rgb)
-        render(inst.mutant("no_logo_end_card", ["end_card_logo"], "the last 2 s show product footage"),
+        render(inst.mutant("no_logo_end_card", [N.end_card_logo], "the last 2 s show product footage"),
                logo_card=False)
-        render(inst.mutant("music_not_ducked", ["audio_ducking"], "music stays at its bed level under the VO"),
+        render(inst.mutant("music_not_ducked", [N.audio_ducking], "music stays at its bed level under the VO"),
                duck_db=0.0)
-        render(inst.mutant("duration_14s", ["structure_brand"], "exported 14 s"), dur_s=14.0)
+        render(inst.mutant("duration_14s", [N.structure_brand], "exported 14 s"), dur_s=14.0)

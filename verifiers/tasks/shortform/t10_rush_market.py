@@ -8,79 +8,100 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import mean_lab
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.paramtypes.shortform import ClipsTrimmed, ColorPreset, ShortSide, Title
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, warm, write_video
-from verifiers.tasks.shortform._shared.clips import ClipMatcher, segments, sources_in
-from verifiers.tasks.shortform._shared.export import check_short_side, instance_scale, open_output
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
+from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
 
+TASK = "R06.04.01.04-T10"
+N = check_names(TASK)
 OUTPUT = "device/Downloads/market.mp4"
 FPS = 24.0
 SCALE = 1 / 6
 
 
 @register
-class RushMarket(TaskVerifier):
-    task_id = "R06.04.01.04-T10"
+class RushMarket(CheckedTask):
+    task_id = TASK
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        matcher = ClipMatcher(sources_in(ctx.input("fixtures/market")))
-        scale = instance_scale(ctx)
-        opened = open_output(ctx, checks, OUTPUT)
-        if opened is None:
-            return
-        path, facts = opened
-        check_short_side(checks, "export_spec", facts, scale)
+    @provides
+    def matcher(self) -> ClipMatcher:
+        return ClipMatcher(sources_in(self.ctx.input("fixtures/market")))
 
-        p = checks.params("clips_trimmed_ordered")
-        fps = facts["fps"] or FPS
-        frame_s = 1.0 / fps
-        tol_s = p["tolerance_frames"] * frame_s
-        labelled, segs = segments(matcher, path, fps)
-        per = []
-        good = 0
-        for k in range(p["segments"]):
+    @provides
+    def export(self) -> Export:
+        self.matcher  # noqa: B018 - bad source clips are reported before the export is looked at
+        return open_export(self.ctx, OUTPUT)
+
+    @property
+    def fps(self) -> float:
+        return self.export.facts["fps"] or FPS
+
+    @provides
+    def edit(self) -> tuple[list[Labelled], list[Run]]:
+        """Every output frame labelled (160-px frames kept) and the edit's segments."""
+        return segments(self.matcher, self.export.path, self.fps)
+
+    @property
+    def segment_count(self) -> int:
+        return self.task.check(N.clips_trimmed_ordered).typed.segment_count
+
+    @check(N.clips_trimmed_ordered)
+    def clips_trimmed_ordered(self, p: ClipsTrimmed, curve: Curve) -> Result:
+        facts, segs = self.export.facts, self.edit[1]
+        tol_s = p.tolerance_frames * (1.0 / self.fps)
+        per, good = [], 0
+        for k in range(p.segment_count):
             want = f"clip{k + 1}"
             seg = segs[k] if k < len(segs) else None
             dur = (seg.end_s - seg.start_s) if seg else None
-            ok = bool(seg and seg.label == want and abs(dur - p["segment_s"]) <= tol_s)
+            ok = bool(seg and seg.label == want and abs(dur - p.segment_s) <= tol_s)
             good += ok
             per.append({"segment": k + 1, "shows": seg.label if seg else None, "duration_s": dur, "ok": ok})
-        total_ok = abs(facts["duration_s"] - p["duration_s"]) <= tol_s and len(segs) == p["segments"]
-        checks.set("clips_trimmed_ordered", good / p["segments"] * (1.0 if total_ok else 0.5),
-                   {"segments": per, "found": len(segs), "duration_s": facts["duration_s"]},
-                   f"{good}/{p['segments']} segments right; total {facts['duration_s']:.2f} s, {len(segs)} segments")
+        total_ok = abs(facts["duration_s"] - p.duration_s) <= tol_s and len(segs) == p.segment_count
+        return Result(curve.count(good, p.segment_count) * (1.0 if total_ok else 0.5),
+                      {"segments": per, "found": len(segs), "duration_s": facts["duration_s"]},
+                      f"{good}/{p.segment_count} segments right; total {facts['duration_s']:.2f} s, {len(segs)} segments")
 
-        # Warm preset: b* of each segment's frames above the same source frames' b*
-        gains = []
-        for seg in segs[: p["segments"]]:
+    @check(N.color_preset)
+    def color_preset(self, p: ColorPreset, curve: Curve) -> Result:
+        labelled, segs = self.edit
+        gains = []  # Warm preset: b* of each segment's frames above the same source frames' b*
+        for seg in segs[: self.segment_count]:
             frames = [x for x in labelled if seg.start_s <= x.t_s < seg.end_s and x.label == seg.label][::6]
             if not frames:
                 continue
             out_b = np.mean([mean_lab(x.rgb)[2] for x in frames])
-            src_b = np.mean([mean_lab(matcher.source_frame(x.src_index))[2] for x in frames])
+            src_b = np.mean([mean_lab(self.matcher.source_frame(x.src_index))[2] for x in frames])
             gains.append(float(out_b - src_b))
-        need = checks.params("color_preset")["min_b_gain"]
-        warm_share = sum(g >= need for g in gains) / p["segments"]
-        checks.set("color_preset", warm_share, {"b_gain_per_segment": gains, "min_b_gain": need},
-                   f"{sum(g >= need for g in gains)}/{p['segments']} clips warmer by ≥ {need} b*")
+        need = p.min_b_gain_lab
+        warm_n = sum(g >= need for g in gains)
+        return Result(curve.count(warm_n, self.segment_count), {"b_gain_per_segment": gains, "min_b_gain": need},
+                      f"{warm_n}/{self.segment_count} clips warmer by ≥ {need:g} b*")
 
-        title = checks.params("title")["text"]
+    @check(N.title)
+    def title(self, p: Title, curve: Curve) -> Result:
+        labelled, segs = self.edit
         first = segs[0] if segs else None
         if first is None or first.label != "clip1":
-            checks.fail("title", "no first clip to carry the title")
-            return
+            return Result.fail("no first clip to carry the title")
         try:
-            inside = [x for x in labelled if first.start_s <= x.t_s < first.end_s][:: max(1, round(fps / 2))]
+            inside = [x for x in labelled if first.start_s <= x.t_s < first.end_s][:: max(1, round(self.fps / 2))]
             seen = [normalise(frame_text(x.rgb)) for x in inside]
         except OCRUnavailable as exc:
-            checks.error("title", str(exc))
-            return
-        hit = any(normalise(title) in s for s in seen)
-        checks.set("title", float(hit), {"ocr": seen}, "" if hit else f"'{title}' not read in the first clip")
+            return Result.cannot_judge(str(exc))
+        hit = any(normalise(p.text) in s for s in seen)
+        return Result(curve.passes(hit), {"ocr": seen}, "" if hit else f"'{p.text}' not read in the first clip")
+
+    @check(N.export_spec)
+    def export_spec(self, p: ShortSide, curve: Curve) -> Result:
+        return Result(*short_side(self.export.facts, p.height_px, instance_scale(self.ctx), curve))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -103,12 +124,12 @@ class RushMarket(TaskVerifier):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("clips_swapped", ["clips_trimmed_ordered"], "clips 2 and 3 in the wrong order") / OUTPUT,
+        write_video(inst.mutant("clips_swapped", [N.clips_trimmed_ordered], "clips 2 and 3 in the wrong order") / OUTPUT,
                     render(order=(1, 3, 2, 4)), FPS)
-        write_video(inst.mutant("untrimmed_clip", ["clips_trimmed_ordered"], "clip 3 left 5 s long") / OUTPUT,
+        write_video(inst.mutant("untrimmed_clip", [N.clips_trimmed_ordered], "clip 3 left 5 s long") / OUTPUT,
                     render(lengths=(seg_n, seg_n, seg_n + 24, seg_n)), FPS)
-        write_video(inst.mutant("no_title", ["title"], "title never added") / OUTPUT, render(title=False), FPS)
-        write_video(inst.mutant("no_preset", ["color_preset"], "Warm preset not applied") / OUTPUT,
+        write_video(inst.mutant("no_title", [N.title], "title never added") / OUTPUT, render(title=False), FPS)
+        write_video(inst.mutant("no_preset", [N.color_preset], "Warm preset not applied") / OUTPUT,
                     render(tint=False), FPS)
-        write_video(inst.mutant("exported_720p", ["export_spec"], "exported at 720p") / OUTPUT,
+        write_video(inst.mutant("exported_720p", [N.export_spec], "exported at 720p") / OUTPUT,
                     render(size=(214, 120)), FPS)

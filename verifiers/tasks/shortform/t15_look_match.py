@@ -8,18 +8,25 @@ Each clip is judged on its middle frame.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, hue_deg, hue_difference_deg, mean_lab, rect_mask
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import read_frame_at
+from verifiers.paramtypes.shortform import MaxDeltaE, Neutrals, SkyHue
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.export import probe_artifact
 
+TASK = "R06.04.01.04-T15"
+N = check_names(TASK)
 OUTPUT = "out/beach_matched.mp4"
 FPS = 24.0
 
@@ -29,46 +36,72 @@ def _lab(rgb: np.ndarray, rect) -> np.ndarray:
     return mean_lab(rgb, rect_mask(h, w, *rect))
 
 
-@register
-class LookMatch(TaskVerifier):
-    task_id = "R06.04.01.04-T15"
+@dataclass(frozen=True)
+class Patches:
+    """Mean Lab of each clip's neutral, skin and sky patch (its middle frame), and the reference's."""
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        look = ctx.gt_json("look.json")
-        ref = cv2.imread(str(ctx.input("input/reference_frame.png")))
+    neutral: list[np.ndarray]
+    skin: list[np.ndarray]
+    sky: list[np.ndarray]
+    ref_skin: np.ndarray
+    ref_sky: np.ndarray
+
+
+@register
+class LookMatch(CheckedTask):
+    task_id = TASK
+
+    @provides
+    def patches(self) -> Patches:
+        look = self.ctx.gt_json("look.json")
+        ref = cv2.imread(str(self.ctx.input("input/reference_frame.png")))
         if ref is None:
             raise GTError("input/reference_frame.png unreadable")
         ref = cv2.cvtColor(ref, cv2.COLOR_BGR2RGB)
         ref_skin, ref_sky = _lab(ref, look["reference"]["skin"]), _lab(ref, look["reference"]["sky"])
         try:
-            path, _pr = probe_artifact(ctx, OUTPUT)
+            path, _pr = probe_artifact(self.ctx, OUTPUT)
             mids = [read_frame_at(path, (c["start_s"] + c["end_s"]) / 2).rgb for c in look["clips"]]
-        except (AgentOutputError, MediaError) as exc:
-            checks.fail_rest(str(exc))
-            return
-        n = len(look["clips"])
-        neutral, skin, sky = [], [], []
+        except MediaError as exc:
+            raise AgentOutputError(str(exc)) from None
+        out = Patches([], [], [], ref_skin, ref_sky)
         for c, rgb in zip(look["clips"], mids, strict=True):
-            neutral.append(_lab(rgb, c["neutral"]))
-            skin.append(_lab(rgb, c["skin"]))
-            sky.append(_lab(rgb, c["sky"]))
-        npar = checks.params("neutrals")
-        n_ok = [bool(abs(v[1]) <= npar["max_abs_a"] and abs(v[2]) <= npar["max_abs_b"]) for v in neutral]
-        checks.set("neutrals", sum(n_ok) / n, {"neutral_ab": [[v[1], v[2]] for v in neutral]},
-                   f"{sum(n_ok)}/{n} clips neutral")
-        de = [float(delta_e2000(s, ref_skin)) for s in skin]
-        mx = checks.params("skin_match")["max_delta_e2000"]
-        checks.set("skin_match", sum(d <= mx for d in de) / n, {"skin_de2000": de},
-                   f"{sum(d <= mx for d in de)}/{n} clips' skin within {mx} dE2000 of the reference")
-        dh = [abs(float(hue_difference_deg(hue_deg(s), hue_deg(ref_sky)))) for s in sky]
-        mh = checks.params("sky_hue")["max_hue_delta_deg"]
-        checks.set("sky_hue", sum(d <= mh for d in dh) / n, {"sky_hue_delta_deg": dh},
-                   f"{sum(d <= mh for d in dh)}/{n} skies within {mh}° of the reference hue")
+            out.neutral.append(_lab(rgb, c["neutral"]))
+            out.skin.append(_lab(rgb, c["skin"]))
+            out.sky.append(_lab(rgb, c["sky"]))
+        return out
+
+    @check(N.neutrals)
+    def neutrals(self, p: Neutrals, curve: Curve) -> Result:
+        neutral = self.patches.neutral
+        n_ok = [bool(abs(v[1]) <= p.max_abs_a_lab and abs(v[2]) <= p.max_abs_b_lab) for v in neutral]
+        return Result(curve.count(sum(n_ok), len(neutral)), {"neutral_ab": [[v[1], v[2]] for v in neutral]},
+                      f"{sum(n_ok)}/{len(neutral)} clips neutral")
+
+    @check(N.skin_match)
+    def skin_match(self, p: MaxDeltaE, curve: Curve) -> Result:
+        pt = self.patches
+        de = [float(delta_e2000(s, pt.ref_skin)) for s in pt.skin]
+        mx = p.max_de2000
+        return Result(curve.count(sum(d <= mx for d in de), len(de)), {"skin_de2000": de},
+                      f"{sum(d <= mx for d in de)}/{len(de)} clips' skin within {mx:g} dE2000 of the reference")
+
+    @check(N.sky_hue)
+    def sky_hue(self, p: SkyHue, curve: Curve) -> Result:
+        pt = self.patches
+        dh = [abs(float(hue_difference_deg(hue_deg(s), hue_deg(pt.ref_sky)))) for s in pt.sky]
+        mh = p.max_hue_delta_deg
+        return Result(curve.count(sum(d <= mh for d in dh), len(dh)), {"sky_hue_delta_deg": dh},
+                      f"{sum(d <= mh for d in dh)}/{len(dh)} skies within {mh:g}° of the reference hue")
+
+    @check(N.consistency)
+    def consistency(self, p: MaxDeltaE, curve: Curve) -> Result:
+        skin = self.patches.skin
         med = np.median(np.array(skin), axis=0)
         dc = [float(delta_e2000(s, med)) for s in skin]
-        mc = checks.params("consistency")["max_delta_e2000"]
-        checks.set("consistency", sum(d <= mc for d in dc) / n, {"skin_de2000_to_median": dc},
-                   f"{sum(d <= mc for d in dc)}/{n} clips' skin within {mc} dE2000 of the others")
+        mc = p.max_de2000
+        return Result(curve.count(sum(d <= mc for d in dc), len(dc)), {"skin_de2000_to_median": dc},
+                      f"{sum(d <= mc for d in dc)}/{len(dc)} clips' skin within {mc:g} dE2000 of the others")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -126,9 +159,9 @@ class LookMatch(TaskVerifier):
             return f
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("clip2_magenta", ["neutrals"], "clip 2 keeps a slight magenta cast") / OUTPUT,
+        write_video(inst.mutant("clip2_magenta", [N.neutrals], "clip 2 keeps a slight magenta cast") / OUTPUT,
                     render(magenta), FPS)
-        write_video(inst.mutant("clip3_sky_cyan", ["sky_hue"], "clip 3's sky pushed to cyan") / OUTPUT,
+        write_video(inst.mutant("clip3_sky_cyan", [N.sky_hue], "clip 3's sky pushed to cyan") / OUTPUT,
                     render(sky_cyan), FPS)
-        write_video(inst.mutant("clip5_skin_red", ["skin_match", "consistency"], "clip 5's skin pushed red")
+        write_video(inst.mutant("clip5_skin_red", [N.skin_match, N.consistency], "clip 5's skin pushed red")
                     / OUTPUT, render(skin_red), FPS)
