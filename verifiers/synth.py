@@ -23,7 +23,7 @@ from verifiers.catalog import load_catalog
 from verifiers.registry import verifier_class
 from verifiers.scoring import UnusableInput, score_task
 
-RESERVED = {"expect.json", "events.jsonl"}
+RESERVED = {"expect.json", "events.jsonl", ".built"}
 ORACLE_MIN = 99.0
 NOTHING_MAX = 5.0
 UNCHANGED_TOL = 1e-3
@@ -55,6 +55,29 @@ class InstanceWriter:
         path.mkdir(parents=True, exist_ok=True)
         (path / "expect.json").write_text(json.dumps({"lowers": sorted(lowers), "why": why}, indent=2) + "\n")
         return path
+
+    def export_case(self, name: str, files: list[tuple[str, str]], min_score: float | None = None,
+                    why: str = "") -> None:
+        """A realistic export of the oracle (recipes in verifiers.synthcases), built and scored at
+        self-test time; it must score ≥ min_score (default synthcases.EXPORT_MIN)."""
+        from verifiers.synthcases import EXPORT_MIN
+
+        self._add_case({"kind": "export", "name": name, "files": files,
+                        "min": EXPORT_MIN if min_score is None else min_score, "why": why})
+
+    def baseline_case(self, name: str, files: list[tuple[str, str]], max_score: float | None = None,
+                      why: str = "") -> None:
+        """A gaming attempt built from the instance; it must score ≤ max_score (default BASELINE_MAX)."""
+        from verifiers.synthcases import BASELINE_MAX
+
+        self._add_case({"kind": "baseline", "name": name, "files": files,
+                        "max": BASELINE_MAX if max_score is None else max_score, "why": why})
+
+    def _add_case(self, case: dict[str, Any]) -> None:
+        from verifiers.synthcases import CASES_FILE, load_cases
+
+        cases = [c for c in load_cases(self.root) if c["name"] != case["name"]] + [case]
+        self.write_json(self.root / CASES_FILE, cases)
 
     @staticmethod
     def write_json(path: Path, obj: Any) -> Path:
@@ -125,10 +148,15 @@ class SelftestResult:
     nothing: float | None = None
     mutants: dict[str, dict[str, Any]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: every case with its bound and margin (positive = inside the bound): oracle, do-nothing,
+    #: each export, each baseline, each mutant
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "ok": self.ok, "oracle": self.oracle, "nothing": self.nothing,
-                "mutants": self.mutants, "problems": self.problems}
+                "mutants": self.mutants, "problems": self.problems, "cases": self.cases,
+                "seconds": self.seconds}
 
 
 def _by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -137,13 +165,22 @@ def _by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def selftest_task(task_id: str, seed: int = 0, keep: Path | None = None,
                   progress: Callable[[str], None] | None = None) -> SelftestResult:
+    import time
+
+    from verifiers.synthcases import remember_instance
+
+    t0 = time.perf_counter()
     res = SelftestResult(task_id, ok=False)
     with tempfile.TemporaryDirectory(prefix="tally-synth-") as tmp:
         inst = synth_instance(task_id, (keep or Path(tmp)) / task_id, seed)
+        remember_instance(task_id, seed, inst)
         if progress:
             progress(f"{task_id}: oracle")
         oracle = score_solution(task_id, inst, inst / "oracle")
         res.oracle = oracle["score"]
+        res.cases.append({"kind": "oracle", "name": "oracle", "score": oracle["score"], "bound": f">= {ORACLE_MIN}",
+                          "margin": round(oracle["score"] - ORACLE_MIN, 3),
+                          "ok": oracle["score"] >= ORACLE_MIN and not oracle["errors"]})
         if oracle["score"] < ORACLE_MIN or oracle["errors"]:
             res.problems.append(f"oracle scored {oracle['score']:.2f} (< {ORACLE_MIN}) or had errors: "
                                 + "; ".join(f"{c['name']}={c['score']:.3f} {c['message']}" for c in oracle["checks"]
@@ -152,6 +189,9 @@ def selftest_task(task_id: str, seed: int = 0, keep: Path | None = None,
             progress(f"{task_id}: do-nothing")
         nothing = score_solution(task_id, inst, None)
         res.nothing = nothing["score"]
+        res.cases.append({"kind": "do-nothing", "name": "do-nothing", "score": nothing["score"],
+                          "bound": f"<= {NOTHING_MAX}", "margin": round(NOTHING_MAX - nothing["score"], 3),
+                          "ok": nothing["score"] <= NOTHING_MAX})
         if nothing["score"] > NOTHING_MAX:
             res.problems.append(f"do-nothing scored {nothing['score']:.2f} (> {NOTHING_MAX})")
         base = _by_name(oracle)
@@ -170,8 +210,46 @@ def selftest_task(task_id: str, seed: int = 0, keep: Path | None = None,
             ok = lowered == expect and not raised
             res.mutants[mdir.name] = {"score": rep["score"], "expected": sorted(expect),
                                       "lowered": sorted(lowered), "ok": ok}
+            res.cases.append({"kind": "mutant", "name": mdir.name, "score": rep["score"],
+                              "bound": f"lowers exactly {sorted(expect)}",
+                              "margin": round(min((base[n]["score"] - got[n]["score"] for n in expect), default=0.0), 6),
+                              "ok": ok})
             if not ok:
                 res.problems.append(f"mutant {mdir.name}: expected to lower {sorted(expect)}, "
                                     f"lowered {sorted(lowered)}" + (f", raised {sorted(raised)}" if raised else ""))
+        _run_cases(task_id, inst, seed, res, progress)
     res.ok = not res.problems
+    res.seconds = round(time.perf_counter() - t0, 2)
     return res
+
+
+def _run_cases(task_id: str, inst: Path, seed: int, res: SelftestResult,
+               progress: Callable[[str], None] | None) -> None:
+    """Exports (≥ their min) and gaming baselines (≤ their max) the synth registered."""
+    from verifiers.synthcases import build_case, load_cases
+
+    for case in load_cases(inst):
+        if progress:
+            progress(f"{task_id}: {case['kind']} {case['name']}")
+        try:
+            folder = build_case(inst, case, seed)
+        except (RuntimeError, OSError, ValueError) as exc:
+            res.cases.append({"kind": case["kind"], "name": case["name"], "score": None, "ok": False,
+                              "error": str(exc)})
+            res.problems.append(f"{case['kind']} {case['name']}: could not be built: {exc}")
+            continue
+        rep = score_solution(task_id, inst, folder)
+        if case["kind"] == "export":
+            margin, bound, ok = rep["score"] - case["min"], f">= {case['min']}", rep["score"] >= case["min"]
+        else:
+            margin, bound, ok = case["max"] - rep["score"], f"<= {case['max']}", rep["score"] <= case["max"]
+        below = {c["name"]: round(c["score"], 3) for c in rep["checks"] if c["status"] != "pass"}
+        floors = {f"{c['name']}.{k}": v for c in rep["checks"] for k, v in (c.get("evidence") or {}).items()
+                  if k.startswith("export_floor")}
+        res.cases.append({"kind": case["kind"], "name": case["name"], "score": rep["score"], "bound": bound,
+                          "margin": round(margin, 3), "ok": ok, "checks_not_passing": below,
+                          **({"export_floor": floors} if floors else {})})
+        if not ok:
+            res.problems.append(f"{case['kind']} {case['name']} scored {rep['score']:.2f} (bound {bound}): "
+                                + "; ".join(f"{c['name']}={c['score']:.3f} {c['message']}" for c in rep["checks"]
+                                            if c["status"] != "pass"))

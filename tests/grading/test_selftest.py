@@ -1,7 +1,10 @@
 """Each grading-family verifier proves itself on a seed-fixed synthetic instance.
 
 selftest_task scores the oracle (>= 99), the untouched work dir (<= 5) and every mutant, which must
-lower exactly the checks its expect.json names. Shots are 2 s of 256x144 at 12 fps, lossless.
+lower exactly the checks its expect.json names (near misses at a seed line included: just inside lowers
+nothing, just outside lowers its check), then the cases of verifiers.synthcases: the oracle re-exported
+by ffmpeg (H.264 CRF 18/23, ProRes 422 for .mov) >= 95 and gaming baselines (unedited copy, unedited
+H.264, black, first frame repeated, another task's oracle) <= 5. Shots are 2 s of 256x144 at 12 fps.
 """
 
 from __future__ import annotations
@@ -40,3 +43,5 @@ def test_selftest(task_id: str) -> None:
     assert res.ok, res.problems
     assert res.oracle is not None and res.oracle >= 99
     assert res.nothing is not None and res.nothing <= 5
+    kinds = {c["kind"] for c in res.cases}
+    assert "baseline" in kinds and (task_id == "R06.04.02.02-T14" or "export" in kinds)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     chroma_of,
     frame_share_score,
-    load_shot,
     masked_mean,
     node_check,
     outside,
@@ -44,13 +45,18 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
 
 
 @register
-class RedUmbrella(TaskVerifier):
+class RedUmbrella(GradingVerifier):
     task_id = "R06.04.02.02-T01"
+    output = OUTPUT
+    preserves = ("umbrella_saturation", "qualifier_node")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return outside(shot.mask("umbrella"), 2)
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         s, ev, msg = node_check(ctx, DRX, ("qualifier", "hsl"), "qualifier")
         checks.set("qualifier_node", s, ev, msg)
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         um = shot.mask("umbrella")
         c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
 
@@ -78,7 +84,7 @@ class RedUmbrella(TaskVerifier):
         checks.set("mask_iou", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "frames_ok_pct": pct},
                    "" if sc == 1 else f"implied mask IoU ≥ {p['min_iou']} on only {pct:.1f}% of frames")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         um = masks["umbrella"]
         g.write_shot(inst, src, masks, {"regions": ["umbrella"]})

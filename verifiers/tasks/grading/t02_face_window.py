@@ -14,20 +14,21 @@ soft window changes more slowly than the picture's own texture, a hard edge far 
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import gaussian_filter
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     bbox_region,
+    edge_gradient_ratio,
     frame_share_score,
     gain_map_stops,
-    linear_y,
-    load_shot,
     mask_centroid,
     outside,
+    p95_abs_gain_above_floor,
     per_frame_gain,
 )
 
@@ -69,10 +70,12 @@ def score_window(shot, checks: Checks, face: np.ndarray, gain_check: str, backgr
 
     p = checks.params(background_check)
     far = ~bbox_region(face, p["bbox_scale"])
-    bg = np.array([float(np.percentile(np.abs(gmap[i][far[i]]), 95)) for i in range(shot.n)])
+    bg, fl = p95_abs_gain_above_floor(shot, gmap, far)
     sc, pct = frame_share_score(bg <= p["max_gain_stop"])
     checks.set(background_check, sc, {"max_p95_abs_gain_stop": float(bg.max()), "bbox_scale": p["bbox_scale"],
-                                      "frames_ok_pct": pct},
+                                      "export_floor_p95_abs_gain_stop": float(fl.mean()),
+                                      "statistic": "p95 |gain| minus the same through the render's export",
+                                      "frames_ok_pct": pct, **shot.floor_info()},
                "" if sc == 1 else f"outside the window changed by {bg.max():.3f} stop (95th percentile)")
 
     p = checks.params(tracking_check)
@@ -97,32 +100,32 @@ def score_window(shot, checks: Checks, face: np.ndarray, gain_check: str, backgr
     if halo_check is None:
         return
     ratio_max = checks.params(halo_check).get("max_gradient_ratio", 1.2)
-    raw = gain_map_stops(shot, smooth_px=0)  # edges judged on the unsmoothed map
     ring = bbox_region(face, 2.0) & outside(face, EDGE_GUARD_PX)
-    y0 = np.log2(linear_y(shot.src) + 1e-3)
-    ratio = np.zeros(shot.n)
-    for i in range(shot.n):
-        if not ring[i].any():
-            continue
-        gg = np.hypot(*np.gradient(gaussian_filter(raw[i], HALO_SMOOTH_PX)))[ring[i]]
-        gs = np.hypot(*np.gradient(gaussian_filter(y0[i], HALO_SMOOTH_PX)))[ring[i]]
-        ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6)
+    # edges judged on the unsmoothed map, less the ratio the export alone produces there (rule 4)
+    fl = edge_gradient_ratio(shot, ring, HALO_SMOOTH_PX, "floor") if shot.floor is not None else np.zeros(shot.n)
+    ratio = np.maximum(edge_gradient_ratio(shot, ring, HALO_SMOOTH_PX) - fl, 0.0)
     sc, pct = frame_share_score(ratio <= ratio_max)
     checks.set(halo_check, sc, {"max_gradient_ratio": float(ratio.max()), "limit": ratio_max, "frames_ok_pct": pct,
+                                "export_floor_gradient_ratio": float(fl.mean()),
                                 "statistic": "p99 gain-map gradient / median source log2-luminance gradient in the ring"},
                "" if sc == 1 else f"window edge adds gradient ×{ratio.max():.2f} (halo)")
 
 
 @register
-class FaceWindow(TaskVerifier):
+class FaceWindow(GradingVerifier):
     task_id = "R06.04.02.02-T02"
+    output = OUTPUT
+    preserves = ("background_unchanged", "no_halo")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("face")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         score_window(shot, checks, shot.mask("face"), "face_gain", "background_unchanged", "tracking", "no_halo",
                      "max_offset_face_width_pct")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, centres = make_scene(rng)
         g.write_shot(inst, src, masks, {"face_centres": centres.round(2).tolist()})
         n = len(src)
@@ -146,3 +149,9 @@ class FaceWindow(TaskVerifier):
 
         m = inst.mutant("hard_edge_window", ["no_halo"], "softness 0: a visible ring around the face")
         g.write_video(m / OUTPUT, g.grade_gain(src, window(centres, soft_px=0), 0.3))
+
+        # near misses at the seed's gain line (0.2 … 0.4 stop): 0.37 passes in full, 0.45 fails every frame
+        m = inst.mutant("near_miss_gain_inside", [], "+0.37 stop: just inside the 0.4 stop edge")
+        g.write_video(m / OUTPUT, g.grade_gain(src, window(centres), 0.37))
+        m = inst.mutant("near_miss_gain_outside", ["face_gain"], "+0.45 stop: just outside the 0.4 stop edge")
+        g.write_video(m / OUTPUT, g.grade_gain(src, window(centres), 0.45))

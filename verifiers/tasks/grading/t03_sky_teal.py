@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     circular_mean_hue,
     frame_share_score,
     interior,
-    load_shot,
     masked_mean,
     outside,
     untouched_check,
@@ -69,11 +70,16 @@ def window_alpha(rows: np.ndarray, softness_px: float = 4.0) -> np.ndarray:
 
 
 @register
-class SkyTeal(TaskVerifier):
+class SkyTeal(GradingVerifier):
     task_id = "R06.04.02.02-T03"
+    output = OUTPUT
+    preserves = ("cliffs_sea_unchanged", "sky_luminance")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("sky")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         sky = shot.mask("sky")
         core = interior(sky, 3)
         ls, lo = shot.lab("src"), shot.lab("out")
@@ -130,7 +136,7 @@ class SkyTeal(TaskVerifier):
                                                  "frames_ok_pct": pct},
                    "" if sc == 1 else f"window band {dist.max():.1f} px from the horizon (limit {limit_px:.1f})")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, rows = make_scene(rng)
         g.write_shot(inst, src, masks, {"horizon_y": np.round(rows, 2).tolist(), "reference_height_px": REFERENCE_HEIGHT_PX})
         # The sky sits near 265°: toward teal (196°) is a negative rotation.

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import frame_share_score, load_shot, node_check, untouched_check
+from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
+    frame_share_score,
+    node_check,
+    untouched_check,
+)
 
 OUTPUT = "out/beauty.mov"
 DRX = "state/grade.drx"
 N_FRAMES = 20
+CHANGE_MIN_SPREAD_PCT = 5.0
 
 
 def circular_hue_std_deg(lab_px: np.ndarray) -> float:
@@ -66,13 +73,27 @@ def even_hue(src8: np.ndarray, mask: np.ndarray, keep: float, rotate_deg: float 
 
 
 @register
-class SkinHue(TaskVerifier):
+class SkinHue(GradingVerifier):
     task_id = "R06.04.02.02-T04"
+    output = OUTPUT
+    preserves = ("mean_skin", "lips_eyes", "qualifier_node")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("skin")
+
+    def change_present(self, shot: Shot) -> np.ndarray:
+        """Evening skin hue barely moves ΔE2000: the change is the hue spread tightening by at least
+        a sixth of the seed's 30 % (the unedited exports score ≤ 5 with it: docs/grading.md)."""
+        skin = shot.mask("skin")
+        ls, lo = shot.lab("src"), shot.lab("out")
+        red = np.array([100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
+                        for i in range(shot.n) if skin[i].any()])
+        return red >= CHANGE_MIN_SPREAD_PCT
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         s, ev, msg = node_check(ctx, DRX, ("qualifier", "hsl"), "qualifier")
         checks.set("qualifier_node", s, ev, msg)
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         skin = shot.mask("skin")
         ls, lo = shot.lab("src"), shot.lab("out")
 
@@ -93,7 +114,7 @@ class SkinHue(TaskVerifier):
         sc, ev, msg = untouched_check(shot, ["lips", "eyes"], checks.params("lips_eyes")["max_delta_e2000"])
         checks.set("lips_eyes", sc, ev, msg)
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         g.write_shot(inst, src, masks)
         skin = masks["skin"]

@@ -12,12 +12,18 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, binary_erosion
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import frame_share_score, load_shot, outside, untouched_check
+from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
+    frame_share_score,
+    outside,
+    untouched_check,
+)
 
 OUTPUT = "out/office_wall.mov"
 BAND_PX = 4
@@ -41,19 +47,31 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
     return g.to_rgb8(lab), {"wall": wall, "actor": actor, "skin": face}
 
 
-def bands(actor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(actor-side band, wall-side band) of BAND_PX each side of the actor outline, per frame."""
-    inner = np.stack([m & ~binary_erosion(m, iterations=BAND_PX) for m in actor])
-    outer = np.stack([binary_dilation(m, iterations=BAND_PX) & ~m for m in actor])
+def bands(actor: np.ndarray, guard_px: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(actor-side band, wall-side band) of BAND_PX each side of the actor outline, per frame,
+    starting `guard_px` from it: the render's chroma share there belongs to both sides."""
+    def grow(m: np.ndarray, k: int) -> np.ndarray:
+        return binary_dilation(m, iterations=k) if k > 0 else m
+
+    def shrink(m: np.ndarray, k: int) -> np.ndarray:
+        return binary_erosion(m, iterations=k) if k > 0 else m
+
+    inner = np.stack([shrink(m, guard_px) & ~shrink(m, guard_px + BAND_PX) for m in actor])
+    outer = np.stack([grow(m, guard_px + BAND_PX) & ~grow(m, guard_px) for m in actor])
     return inner, outer
 
 
 @register
-class WallCast(TaskVerifier):
+class WallCast(GradingVerifier):
     task_id = "R06.04.02.02-T05"
+    output = OUTPUT
+    preserves = ("skin_untouched", "clean_edges")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("wall")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         wall, actor = shot.mask("wall"), shot.mask("actor")
         core = wall & outside(actor, 2 * BAND_PX)
 
@@ -70,7 +88,7 @@ class WallCast(TaskVerifier):
         checks.set("skin_untouched", sc, ev, msg)
 
         p = checks.params("clean_edges")
-        inner, outer = bands(actor & ~shot.mask("wall"))
+        inner, outer = bands(actor & ~shot.mask("wall"), max(shot.guard_px()))
         lo, ls = shot.lab("out"), shot.lab("src")
         fringe = np.zeros(shot.n)
         for i in range(shot.n):
@@ -85,7 +103,7 @@ class WallCast(TaskVerifier):
                                        "frames_ok_pct": pct},
                    "" if sc == 1 else f"fringe at the actor's edge: band ΔE2000 {fringe.max():.2f}")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         g.write_shot(inst, src, masks, {"wall_source_a": -8, "wall_source_b": 3})
         wall = masks["wall"]

@@ -11,18 +11,20 @@ in the seed): between the subject (+3 px) and BAND_SCALE× its box, the gain map
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import gaussian_filter
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GAIN_SMOOTH_PX,
+    GradingVerifier,
+    Shot,
     bbox_region,
+    edge_gradient_ratio,
     frame_share_score,
     gain_map_stops,
-    linear_y,
-    load_shot,
+    guarded,
     node_check,
     outside,
     per_frame_gain,
@@ -49,13 +51,18 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
 
 
 @register
-class Vignette(TaskVerifier):
+class Vignette(GradingVerifier):
     task_id = "R06.04.02.02-T06"
+    output = OUTPUT
+    preserves = ("subject_protected", "soft_edges", "custom_window")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return ~bbox_region(shot.mask("subject"), self.task.check("outside_darkened").params["bbox_scale"])
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         s, ev, msg = node_check(ctx, DRX, ("custom", "curve"), "custom curve window")
         checks.set("custom_window", s, ev, msg)
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         subject = shot.mask("subject")
         gmap = gain_map_stops(shot)
 
@@ -69,28 +76,33 @@ class Vignette(TaskVerifier):
                    "" if sc == 1 else f"outside gain {np.nanmean(gain):+.2f} stop")
 
         p = checks.params("subject_protected")
+        subject = guarded(shot, subject)[0]  # the render's chroma share at the outline is the vignette's too
+        if max(shot.guard_px()) > 0:  # per-pixel gain of a lossy render: smoothed over its chroma share too
+            gmap = gain_map_stops(shot, smooth_px=GAIN_SMOOTH_PX + max(shot.guard_px()) / 2)
         med = per_frame_gain(gmap, subject)
         prot = np.array([100 * float(np.mean(gmap[i][subject[i]] >= p["protected_gain_stop"])) for i in range(shot.n)])
-        ok = (med >= p["min_subject_gain_stop"]) & (prot >= p["min_protected_pixels_pct"])
+        need = np.full(shot.n, float(p["min_protected_pixels_pct"]))
+        if shot.floor is not None:  # rule 4: what the export alone darkens or unprotects is not the agent's
+            gfl = gain_map_stops(shot, which="floor", smooth_px=GAIN_SMOOTH_PX + max(shot.guard_px()) / 2)
+            med = med - np.minimum(per_frame_gain(gfl, subject), 0.0)
+            prot_fl = np.array([100 * float(np.mean(gfl[i][subject[i]] >= p["protected_gain_stop"])) for i in range(shot.n)])
+            need = need - (100.0 - prot_fl)
+        ok = (med >= p["min_subject_gain_stop"]) & (prot >= need)
         sc, pct = frame_share_score(ok)
         checks.set("subject_protected", sc, {"min_median_gain_stop": float(np.nanmin(med)),
                                              "min_protected_pixels_pct": float(prot.min()), "frames_ok_pct": pct},
                    "" if sc == 1 else f"subject darkened on {100 - pct:.0f}% of frames")
 
-        raw = gain_map_stops(shot, smooth_px=0)  # edges judged on the unsmoothed map
         band = bbox_region(subject, BAND_SCALE) & outside(subject, 3)
-        y0 = np.log2(linear_y(shot.src) + 1e-3)
-        ratio = np.zeros(shot.n)
-        for i in range(shot.n):
-            gg = np.hypot(*np.gradient(gaussian_filter(raw[i], 1.0)))[band[i]]
-            gs = np.hypot(*np.gradient(gaussian_filter(y0[i], 1.0)))[band[i]]
-            ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6) if len(gg) else 0.0
+        # edges judged on the unsmoothed map, less the ratio the export alone produces there (rule 4)
+        fl = edge_gradient_ratio(shot, band, 1.0, "floor") if shot.floor is not None else np.zeros(shot.n)
+        ratio = np.maximum(edge_gradient_ratio(shot, band, 1.0) - fl, 0.0)
         sc, pct = frame_share_score(ratio <= SOFT_MAX_RATIO)
         checks.set("soft_edges", sc, {"max_gradient_ratio": float(ratio.max()), "limit": SOFT_MAX_RATIO,
                                       "frames_ok_pct": pct},
                    "" if sc == 1 else f"window edge is hard: gain gradient ×{ratio.max():.2f} the picture's")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         subject = masks["subject"]
         g.write_shot(inst, src, masks)

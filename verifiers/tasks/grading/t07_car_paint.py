@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.measure.colour import hue_deg, hue_difference_deg
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     chroma_of,
     circular_mean_hue,
     frame_share_score,
-    load_shot,
     masked_mean,
     untouched_check,
 )
@@ -57,11 +58,16 @@ def hue_in(h: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 @register
-class CarPaint(TaskVerifier):
+class CarPaint(GradingVerifier):
     task_id = "R06.04.02.02-T07"
+    output = OUTPUT
+    preserves = ("reflections_preserved", "sky_glass_untouched")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("paint")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         paint = shot.mask("paint")
         ls, lo = shot.lab("src"), shot.lab("out")
         c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
@@ -78,6 +84,10 @@ class CarPaint(TaskVerifier):
         p = checks.params("reflections_preserved")
         corr = np.array([np.corrcoef(ls[i][..., 0][paint[i]], lo[i][..., 0][paint[i]])[0, 1] for i in range(shot.n)])
         corr = np.nan_to_num(corr, nan=0.0)
+        if shot.floor is not None:  # rule 4: the correlation the export alone loses is not the agent's
+            lf = shot.lab("floor")
+            cf = np.array([np.corrcoef(ls[i][..., 0][paint[i]], lf[i][..., 0][paint[i]])[0, 1] for i in range(shot.n)])
+            corr = np.minimum(corr + (1.0 - np.nan_to_num(cf, nan=1.0)), 1.0)
         sc, pct = frame_share_score(corr >= p["min_correlation"])
         checks.set("reflections_preserved", sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
                    "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
@@ -97,7 +107,7 @@ class CarPaint(TaskVerifier):
                                           "frames_ok_pct": pct},
                    "" if sc == 1 else f"recoloured region IoU ≥ {p['min_iou']} on only {pct:.0f}% of frames")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         g.write_shot(inst, src, masks, {"paint_source_hue_deg": 281})
         paint = masks["paint"]

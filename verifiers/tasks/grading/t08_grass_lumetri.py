@@ -15,16 +15,17 @@ import re
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     chroma_of,
     circular_mean_hue,
     frame_share_score,
-    load_shot,
     masked_mean,
     outside_grade_writes,
     untouched_check,
@@ -60,10 +61,15 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
 
 
 @register
-class GrassLumetri(TaskVerifier):
+class GrassLumetri(GradingVerifier):
     task_id = "R06.04.02.02-T08"
+    output = OUTPUT
+    preserves = ("skin_dress_untouched", "hsl_secondary")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("grass")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         path = ctx.workdir / PROJECT
         bad = outside_grade_writes(ctx)
         if bad:
@@ -76,7 +82,7 @@ class GrassLumetri(TaskVerifier):
                        {"file": PROJECT, "audit": "not recorded" if ctx.events is None else "checked"},
                        "" if found else "no enabled Lumetri HSL Secondary in the project")
 
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         grass = shot.mask("grass")
         p = checks.params("grass_change")
         ls, lo = shot.lab("src"), shot.lab("out")
@@ -94,7 +100,7 @@ class GrassLumetri(TaskVerifier):
         sc, ev, msg = untouched_check(shot, ["skin", "dress"], checks.params("skin_dress_untouched")["max_delta_e2000"])
         checks.set("skin_dress_untouched", sc, ev, msg)
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         g.write_shot(inst, src, masks, {"grass_source_hue_deg": 107})
         grass = masks["grass"]

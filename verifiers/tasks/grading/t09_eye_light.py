@@ -15,16 +15,18 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     bbox_region,
     frame_share_score,
     gain_map_stops,
-    load_shot,
     mask_centroid,
+    p95_abs_gain_above_floor,
     per_frame_gain,
 )
 
@@ -58,11 +60,16 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
 
 
 @register
-class EyeLight(TaskVerifier):
+class EyeLight(GradingVerifier):
     task_id = "R06.04.02.02-T09"
+    output = OUTPUT
+    preserves = ("skin_unchanged", "soft_edges")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("eye_l") | shot.mask("eye_r")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         eyes = [shot.mask("eye_l"), shot.mask("eye_r")]
         gmap = gain_map_stops(shot)
         h = shot.src.shape[1]
@@ -76,9 +83,10 @@ class EyeLight(TaskVerifier):
 
         p = checks.params("skin_unchanged")
         skin = shot.mask("skin") & ~bbox_region(eyes[0], p["bbox_scale"]) & ~bbox_region(eyes[1], p["bbox_scale"])
-        sk = np.array([float(np.percentile(np.abs(gmap[i][skin[i]]), 95)) for i in range(shot.n)])
+        sk, fl = p95_abs_gain_above_floor(shot, gmap, skin)
         sc, pct = frame_share_score(sk <= p["max_gain_stop"])
-        checks.set("skin_unchanged", sc, {"max_p95_abs_gain_stop": float(sk.max()), "frames_ok_pct": pct},
+        checks.set("skin_unchanged", sc, {"max_p95_abs_gain_stop": float(sk.max()), "frames_ok_pct": pct,
+                                          "export_floor_p95_abs_gain_stop": float(fl.mean()), **shot.floor_info()},
                    "" if sc == 1 else f"face skin changed by {sk.max():.3f} stop")
 
         p = checks.params("tracking")
@@ -113,7 +121,7 @@ class EyeLight(TaskVerifier):
                                       "statistic": "p99 |gain| / p99 gain-map gradient near the eyes (1 px smoothing)"},
                    "" if sc == 1 else f"eye window edge only {width.min():.1f} px wide: a ring shows")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, (left, right) = make_scene(rng)
         g.write_shot(inst, src, masks, {"eye_centres": [left.round(2).tolist(), right.round(2).tolist()]})
         n = len(src)

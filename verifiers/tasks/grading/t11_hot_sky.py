@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import frame_share_score, interior, load_shot, untouched_check
+from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
+    frame_share_score,
+    interior,
+    untouched_check,
+)
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -56,11 +62,16 @@ def recover(lab: np.ndarray, sky: np.ndarray, *, stretch: float = 1.6, drop_l: f
 
 
 @register
-class HotSky(TaskVerifier):
+class HotSky(GradingVerifier):
     task_id = "R06.04.02.02-T11"
+    output = OUTPUT
+    preserves = ("road_car_unchanged", "no_banding")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("sky")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         sky = interior(shot.mask("sky"), 2)
         y0, y1 = luma(shot.src), luma(shot.out)
 
@@ -95,7 +106,7 @@ class HotSky(TaskVerifier):
                                       "frames_ok_pct": pct},
                    "" if sc == 1 else f"sky histogram has {empty_arr.max():.0f}% empty luma codes (banding)")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         lab, masks = make_scene(rng)
         src = g.to_rgb8(lab)
         sky = masks["sky"]
@@ -114,7 +125,8 @@ class HotSky(TaskVerifier):
         m = inst.mutant("darken_only", ["cloud_detail"], "sky lowered without any contrast: clouds stay flat")
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, stretch=1.0)))
 
-        m = inst.mutant("contrast_only", ["highlights_lowered"], "contrast added but highlights not pulled down")
+        m = inst.mutant("contrast_only", ["highlights_lowered", "no_banding", "road_car_unchanged"],
+                        "contrast added but highlights not pulled down (no primary change: preservation not credited)")
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=0.0)))
 
         m = inst.mutant("posterised_sky", ["no_banding"], "8-bit stretch: sky codes in steps of 4")

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.measure.colour import delta_e2000
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import DE_STRIDE, load_shot, node_check, untouched_check
+from verifiers.tasks.grading.common import (
+    DE_STRIDE,
+    GradingVerifier,
+    Shot,
+    node_check,
+    untouched_check,
+)
 
 OUTPUT = "out/team_blue.mov"
 GRADES = "state/grades"
@@ -55,10 +61,15 @@ def make_scene(rng: np.random.Generator) -> tuple[np.ndarray, dict[str, np.ndarr
 
 
 @register
-class BrandBlue(TaskVerifier):
+class BrandBlue(GradingVerifier):
     task_id = "R06.04.02.02-T12"
+    output = OUTPUT
+    preserves = ("skin_pitch_untouched", "qualifier_nodes")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("jersey")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         have = 0
         per_shot = {}
         for k in range(1, SHOTS + 1):
@@ -70,7 +81,7 @@ class BrandBlue(TaskVerifier):
                                                      "audit": ev.get("audit", "not recorded")},
                    "" if not missing else f"no qualifier node for shot(s) {missing}")
 
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         bounds = shot.meta.get("shots")
         if not bounds or len(bounds) != SHOTS:
             from verifiers.base import GTError
@@ -89,7 +100,7 @@ class BrandBlue(TaskVerifier):
         sc, ev, msg = untouched_check(shot, ["skin", "grass"], checks.params("skin_pitch_untouched")["max_delta_e2000"])
         checks.set("skin_pitch_untouched", sc, ev, msg)
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, shots = make_scene(rng)
         g.write_shot(inst, src, masks, {"shots": shots, "brand_lab": [32, 10, -52]})
         jersey = masks["jersey"]
@@ -107,7 +118,8 @@ class BrandBlue(TaskVerifier):
         g.write_video(inst.oracle / OUTPUT, oracle)
         grades(inst.oracle)
 
-        m = inst.mutant("shot_3_skipped", ["shot_3"], "shot 3 left with the camera's jersey colour")
+        m = inst.mutant("shot_3_skipped", ["shot_3", "qualifier_nodes", "skin_pitch_untouched"],
+                        "shot 3 left with the camera's jersey colour (preservation credited for 5 shots of 6)")
         a, b = shots[2]
         out = oracle.copy()
         out[a:b] = src[a:b]

@@ -11,15 +11,16 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     chroma_of,
     frame_share_score,
     linear_y,
-    load_shot,
     masked_mean,
     untouched_check,
 )
@@ -48,11 +49,16 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
 
 
 @register
-class NeonSign(TaskVerifier):
+class NeonSign(GradingVerifier):
     task_id = "R06.04.02.02-T13"
+    output = OUTPUT
+    preserves = ("actors_untouched",)
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("sign")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         sign = shot.mask("sign")
         y0, y1 = linear_y(shot.src), linear_y(shot.out)
         c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
@@ -79,7 +85,7 @@ class NeonSign(TaskVerifier):
                                     "frames_ok_pct": pct},
                    "" if sc == 1 else f"window on the sign in only {pct:.0f}% of frames")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         g.write_shot(inst, src, masks)
         sign = masks["sign"]
@@ -99,3 +105,9 @@ class NeonSign(TaskVerifier):
         m = inst.mutant("static_window", ["tracking", "sign_toned_down"],
                         "window placed on frame 1 and never tracked: the sign drifts out of it")
         g.write_video(m / OUTPUT, tame(np.repeat(window[:1], len(window), axis=0)))
+
+        # near misses at the seed's chroma line (−50 … −30 %): −32 % passes in full, −27 % fails every frame
+        m = inst.mutant("near_miss_chroma_inside", [], "chroma −32 %: just inside the seed's −30 % edge")
+        g.write_video(m / OUTPUT, tame(window, chroma_scale=0.68))
+        m = inst.mutant("near_miss_chroma_outside", ["sign_toned_down"], "chroma −27 %: just outside the −30 % edge")
+        g.write_video(m / OUTPUT, tame(window, chroma_scale=0.73))

@@ -19,13 +19,20 @@ from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
 from verifiers.measure.errors import MediaError, describe
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import DE_STRIDE, outside_grade_writes
+from verifiers.tasks.grading.common import (
+    CHANGE_MIN_DE,
+    DE_STRIDE,
+    IDENTITY_MIN_CORR,
+    GradingVerifier,
+    outside_grade_writes,
+    structure_corr,
+)
 
 EXR_DIR = "out/exr"
 BLG_DIR = "out/blg"
@@ -103,10 +110,12 @@ def make_shots(rng: np.random.Generator) -> tuple[dict[int, np.ndarray], dict[st
 
 
 @register
-class BaselightSkin(TaskVerifier):
+class BaselightSkin(GradingVerifier):
     task_id = "R06.04.02.02-T14"
+    #: scaled by the share of shots whose lead skin changed (≥ CHANGE_MIN_DE mean ΔE2000; EXR is exact)
+    preserves = ("crowd_unchanged", "blg_layers")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         self._blg(ctx, checks)
         try:
             with np.load(ctx.gt_path("masks.npz")) as z:
@@ -119,7 +128,7 @@ class BaselightSkin(TaskVerifier):
         if missing:
             raise AgentOutputError(f"{EXR_DIR}: no EXR for shot(s) {missing}")
         p_lead, p_crowd = checks.params("lead_skin_warmed"), checks.params("crowd_unchanged")
-        lead_ok, lead_ev, crowd_de = [], {}, []
+        lead_ok, lead_ev, crowd_de, present = [], {}, [], []
         for i, s in enumerate(SHOTS):
             try:
                 src = linear_to_lab(read_exr(ctx.gt_path(f"source_exr/shot_{s}.exr")))
@@ -132,6 +141,13 @@ class BaselightSkin(TaskVerifier):
             if any(o.shape != src.shape for o in outs):
                 raise AgentOutputError(f"shot {s}: EXR size differs from the shot's {src.shape[1]}x{src.shape[0]}")
             lead, crowd = masks["lead_skin"][i], masks["crowd"][i]
+            corr = min(structure_corr(src[..., 0], o[..., 0]) for o in outs)
+            if corr < IDENTITY_MIN_CORR:
+                raise AgentOutputError(f"{EXR_DIR}: shot {s} is not derived from the given shot (high-passed L* "
+                                       f"correlation {corr:.2f} < {IDENTITY_MIN_CORR})")
+            lidx = np.flatnonzero(lead)[::DE_STRIDE]
+            present.append(min(float(delta_e2000(src.reshape(-1, 3)[lidx], o.reshape(-1, 3)[lidx]).mean())
+                               for o in outs) >= CHANGE_MIN_DE)
             db = float(np.mean([o[lead][:, 2].mean() - src[lead][:, 2].mean() for o in outs]))
             dl = float(np.mean([o[lead][:, 0].mean() - src[lead][:, 0].mean() for o in outs]))
             ok = p_lead["min_b_shift"] <= db <= p_lead["max_b_shift"] and abs(dl) <= p_lead["max_l_change"]
@@ -139,6 +155,7 @@ class BaselightSkin(TaskVerifier):
             lead_ev[f"shot_{s}"] = {"b_shift": db, "l_change": dl}
             idx = np.flatnonzero(crowd)[::DE_STRIDE]
             crowd_de.append(max(float(delta_e2000(src.reshape(-1, 3)[idx], o.reshape(-1, 3)[idx]).mean()) for o in outs))
+        self._present = np.array(present)
         failed = [s for s, ok in zip(SHOTS, lead_ok, strict=True) if not ok]
         checks.set("lead_skin_warmed", float(np.mean(lead_ok)), lead_ev,
                    "" if not failed else f"lead skin not warmed within range on shot(s) {failed}")
@@ -168,7 +185,7 @@ class BaselightSkin(TaskVerifier):
                                                         "audit": "not recorded" if ctx.events is None else "checked"},
                    "" if ok else f"BLGs lack {[k for k, v in found.items() if not v]} layers")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         shots, masks = make_shots(rng)
         for s, img in shots.items():
             write_exr(inst.gt / "source_exr" / f"shot_{s}.exr", img)
@@ -203,10 +220,19 @@ class BaselightSkin(TaskVerifier):
         render(m, region="all_skin")
         blgs(m, ("HueAngle",))
 
-        m = inst.mutant("shot_4_skipped", ["lead_skin_warmed"], "shot 4 left ungraded")
+        m = inst.mutant("shot_4_skipped", ["lead_skin_warmed", "crowd_unchanged", "blg_layers"],
+                        "shot 4 left ungraded (preservation shares are credited for the 3 graded shots of 4)")
         render(m, skip=4)
         blgs(m)
 
         m = inst.mutant("warm_and_bright", ["lead_skin_warmed"], "skin warmed but also lifted 4 L*")
         render(m, dl=4.0)
         blgs(m)
+
+        # gaming baselines (issue 21): the ungraded EXRs handed back, with and without the BLGs
+        files = [(f"{EXR_DIR}/Harbor_Sc_shot_{s}.exr", f"copy:gt/source_exr/shot_{s}.exr") for s in SHOTS]
+        inst.baseline_case("unedited_copy", files, why="the source EXRs handed back")
+        inst.baseline_case("unedited_with_blgs", files + [(f"{BLG_DIR}/Harbor_Sc_shot_{s}.blg",
+                                                           f"copy:oracle/{BLG_DIR}/Harbor_Sc_shot_{s}.blg")
+                                                          for s in SHOTS],
+                           why="BLGs with the right layers but the pictures not graded")

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.rubric import rubric_check, rubric_event
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import frame_share_score, load_shot
+from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
+    frame_share_score,
+)
 
 OUTPUT = "out/golden.mov"
 RIM_PX = 4
@@ -66,12 +70,17 @@ def golden(src8: np.ndarray, subject: np.ndarray, *, falloff: float = 14.0, spli
 
 
 @register
-class GoldenHour(TaskVerifier):
+class GoldenHour(GradingVerifier):
     task_id = "R06.04.02.02-T15"
+    output = OUTPUT
+    preserves = ()
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return np.ones_like(shot.mask("subject"))
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         rubric_check(ctx, checks, "vlm_plausibility", "a VLM judge")
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         ls, lo = shot.lab("src"), shot.lab("out")
         w = shot.src.shape[2]
 
@@ -101,7 +110,7 @@ class GoldenHour(TaskVerifier):
         checks.set("subject_rim", sc, {"min_rim_l_delta": float(delta.min()), "frames_ok_pct": pct},
                    "" if sc == 1 else f"subject's left edge only {delta.min():.1f} L* above its right")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         subject = masks["subject"]
         g.write_shot(inst, src, masks)

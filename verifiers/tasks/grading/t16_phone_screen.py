@@ -15,12 +15,18 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, gaussian_filter, label
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
 from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import DE_STRIDE, frame_share_score, load_shot, untouched_check
+from verifiers.tasks.grading.common import (
+    DE_STRIDE,
+    GradingVerifier,
+    Shot,
+    frame_share_score,
+    untouched_check,
+)
 
 OUTPUT = "out/app_screen.mov"
 REFERENCE = "input/ui_ref.png"
@@ -83,17 +89,22 @@ def reference_in_frame(ref: np.ndarray, corners: np.ndarray, shape: tuple[int, i
 
 
 @register
-class PhoneScreen(TaskVerifier):
+class PhoneScreen(GradingVerifier):
     task_id = "R06.04.02.02-T16"
+    output = OUTPUT
+    preserves = ("surroundings_untouched",)
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("screen")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         import cv2
 
         ref_bgr = cv2.imread(str(ctx.input(REFERENCE)), cv2.IMREAD_COLOR)
         if ref_bgr is None:
             raise GTError(f"{REFERENCE} is not a readable image")
         ref = ref_bgr[..., ::-1].copy()
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         corners = np.asarray(shot.meta.get("corners") or [], dtype=float)
         if corners.shape != (shot.n, 4, 2):
             raise GTError("GT shot.json has no per-frame screen corners")
@@ -126,9 +137,18 @@ class PhoneScreen(TaskVerifier):
         checks.set("surroundings_untouched", sc, ev, msg)
 
         p = checks.params("window_tracking")
-        limit = max(MIN_CORNER_PX, p["max_corner_error_px"] * h / REFERENCE_HEIGHT_PX)
-        diff = gaussian_filter(np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1), (0, 1.0, 1.0))
+        # a window edge is only placeable to the render's chroma share (4:2:0: 2 px): the guard widens the line
+        limit = max(MIN_CORNER_PX, p["max_corner_error_px"] * h / REFERENCE_HEIGHT_PX) + max(shot.guard_px())
+        # smoothed over the render's chroma share (1 px for exact renders, 2 px for 4:2:0)
+        sig = 1.0 + 0.5 * (max(shot.guard_px()) > 0) + 0.5 * (min(shot.guard_px()) > 1)
+        diff = gaussian_filter(np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1), (0, sig, sig))
+        if shot.floor is not None:  # rule 4: changed beyond what the export alone changed
+            diff = diff - gaussian_filter(np.linalg.norm(shot.lab("floor") - shot.lab("src"), axis=-1), (0, sig, sig))
         changed = diff > CHANGED_LAB
+        if shot.profile is not None and shot.profile.lossy:  # codec speckle must not bridge onto the window
+            from scipy.ndimage import binary_opening
+
+            changed = np.stack([binary_opening(c) for c in changed])
         err = np.full(shot.n, np.inf)
         for i in range(shot.n):
             lab_cc, count = label(changed[i])
@@ -145,7 +165,7 @@ class PhoneScreen(TaskVerifier):
                                            "limit_px": limit, "frames_ok_pct": pct},
                    "" if sc == 1 else f"window corners off the screen's by up to {err.max():.1f} px")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         import cv2
 
         ui = make_ui(rng)

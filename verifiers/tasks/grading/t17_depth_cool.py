@@ -13,13 +13,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     frame_share_score,
-    load_shot,
     masked_mean,
     node_check,
     untouched_check,
@@ -53,13 +54,18 @@ def smoothstep(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 @register
-class DepthCool(TaskVerifier):
+class DepthCool(GradingVerifier):
     task_id = "R06.04.02.02-T17"
+    output = OUTPUT
+    preserves = ("foreground_unchanged", "smooth_transitions", "depth_node")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("far_shadows")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         s, ev, msg = node_check(ctx, DRX, ("depthmap", "depth"), "Depth Map")
         checks.set("depth_node", s, ev, msg)
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         db = shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
         db_smooth = gaussian_filter(db, (0, SMOOTH_PX, SMOOTH_PX))  # codec noise is not a transition
 
@@ -86,7 +92,7 @@ class DepthCool(TaskVerifier):
                                               "frames_ok_pct": pct},
                    "" if sc == 1 else f"b* shift jumps {steps.max():.1f} between neighbouring pixels (hard key)")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, depth = make_scene(rng)
         g.write_shot(inst, src, masks, {"far_depth": 0.7, "near_depth": 0.3})
         nodes = [{"id": "1", "type": "Corrector"}, {"id": "2", "type": "DepthMap", "label": "far"},

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import frame_share_score, gain_map_stops, load_shot, per_frame_gain
+from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
+    frame_share_score,
+    gain_map_stops,
+    per_frame_gain,
+)
 from verifiers.tasks.grading.t02_face_window import score_window
 
 OUTPUT = "state/confession_render.mov"
@@ -42,11 +48,16 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
 
 
 @register
-class OccludedFace(TaskVerifier):
+class OccludedFace(GradingVerifier):
     task_id = "R06.04.02.02-T18"
+    output = OUTPUT
+    preserves = ("background_untouched", "occlusion_frames")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("face")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         occ = shot.meta.get("occlusion_frames")
         if not occ or len(occ) != 2:
             raise GTError("GT shot.json has no occlusion_frames")
@@ -65,7 +76,7 @@ class OccludedFace(TaskVerifier):
                                             "frames_ok_pct": pct},
                    "" if sc == 1 else f"the hand brightened {gain.max():+.2f} stop as it crossed the face")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, centre, occ = make_scene(rng)
         g.write_video(inst.gt / "source.mov", src)
         g.write_masks(inst.gt / "masks.npz", masks)

@@ -13,15 +13,17 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, binary_erosion
 
-from verifiers.base import Checks, ScoreContext, TaskVerifier
+from verifiers.base import Checks, ScoreContext
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     circular_mean_hue,
+    floor_de,
     frame_share_score,
     interior,
-    load_shot,
     masked_mean,
     per_frame_de,
     untouched_check,
@@ -51,11 +53,16 @@ def in_range(h: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 @register
-class NeonSpill(TaskVerifier):
+class NeonSpill(GradingVerifier):
     task_id = "R06.04.02.02-T19"
+    output = OUTPUT
+    preserves = ("neon_untouched", "clean_edges")
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = load_shot(ctx, OUTPUT)
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return shot.mask("face")
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+        shot = self.load(ctx, OUTPUT)
         face = shot.mask("face")
         core = interior(face, EDGE_PX)
         ls, lo = shot.lab("src"), shot.lab("out")
@@ -72,10 +79,15 @@ class NeonSpill(TaskVerifier):
         sc, ev, msg = untouched_check(shot, ["neon", "wall"], checks.params("neon_untouched")["max_delta_e2000"])
         checks.set("neon_untouched", sc, ev, msg)
 
-        inner = face & ~core
-        outer = np.stack([binary_dilation(m, iterations=EDGE_PX) & ~m for m in face])
+        # rings start the render's chroma share away from the outline: that share is both sides' colour
+        gpx = max(shot.guard_px())
+        near = interior(face, gpx)
+        inner = near & ~interior(face, gpx + EDGE_PX)
+        inner = np.where(inner.reshape(shot.n, -1).any(axis=1)[:, None, None], inner, face & ~core)
+        outer = np.stack([binary_dilation(m, iterations=gpx + EDGE_PX) & ~(binary_dilation(m, iterations=gpx) if gpx
+                                                                            else m) for m in face])
         ring_hue = np.array([circular_mean_hue(lo[i], inner[i]) for i in range(shot.n)])
-        ring_de = per_frame_de(shot, outer, stride=1)
+        ring_de = np.maximum(per_frame_de(shot, outer, stride=1) - floor_de(shot, outer), 0.0)
         lo_h, hi_h = p["min_hue_deg"] - RING_SLACK_DEG, p["max_hue_deg"] + RING_SLACK_DEG
         ok = in_range(ring_hue, lo_h, hi_h) & (ring_de <= RING_MAX_DE)
         sc, pct = frame_share_score(ok)
@@ -85,7 +97,7 @@ class NeonSpill(TaskVerifier):
                    "" if sc == 1 else f"fringe at the face edge: ring hue {ring_hue.mean():.0f}°, "
                                       f"wall ring ΔE2000 {ring_de.max():.1f}")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         g.write_shot(inst, src, masks, {"face_source_hue_deg": 350})
         face = masks["face"]

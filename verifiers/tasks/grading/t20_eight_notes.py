@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext, TaskVerifier
+from verifiers.base import Checks, GTError, ScoreContext
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading.common import (
+    GradingVerifier,
+    Shot,
     chroma_of,
     circular_mean_hue,
+    floor_de,
     frame_share_score,
     gain_map_stops,
-    load_shot,
+    guarded,
     masked_mean,
     outside,
     per_frame_de,
@@ -74,14 +77,19 @@ def apply_note(frames: np.ndarray, mask: np.ndarray, grade: dict) -> np.ndarray:
 
 
 @register
-class EightNotes(TaskVerifier):
+class EightNotes(GradingVerifier):
     task_id = "R06.04.02.02-T20"
+    output = OUTPUT
+    preserves = ("untouched_regions",)
 
-    def score(self, ctx: ScoreContext, checks: Checks) -> None:
+    def primary_region(self, shot: Shot) -> np.ndarray:
+        return np.any([shot.masks[k] for k in shot.masks if k.startswith("note_")], axis=0)
+
+    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
         notes = ctx.gt_json("notes.json")
         if not isinstance(notes, list) or len(notes) != 8:
             raise GTError("GT notes.json must list the eight notes")
-        shot = load_shot(ctx, OUTPUT)
+        shot = self.load(ctx, OUTPUT)
         gmap = None
         union = np.zeros_like(shot.src[..., 0], dtype=bool)
         for note in notes:
@@ -110,14 +118,15 @@ class EightNotes(TaskVerifier):
                        "" if sc == 1 else f"note {note['note']} ({note['kind']}): measured {np.nanmean(v):+.2f} {unit}, "
                                           f"wanted {lo_}..{hi_}")
         p = checks.params("untouched_regions")
-        rest = outside(union, GUARD_PX)
-        de = per_frame_de(shot, rest)
+        rest, thin = guarded(shot, outside(union, GUARD_PX))
+        de = np.maximum(per_frame_de(shot, rest, luma_only=thin) - floor_de(shot, rest, luma_only=thin), 0.0)
         sc, pct = frame_share_score(de <= p["max_delta_e2000"])
         checks.set("untouched_regions", sc, {"worst_frame_mean_delta_e2000": float(de.max()),
-                                             "worst_frame": int(np.argmax(de)), "guard_px": GUARD_PX, "frames_ok_pct": pct},
+                                             "worst_frame": int(np.argmax(de)), "guard_px": GUARD_PX, "frames_ok_pct": pct,
+                                             "statistic": "mean ΔE2000 above the export floor", **shot.floor_info()},
                    "" if sc == 1 else f"outside the notes changed {de.max():.2f} ΔE2000 on frame {int(np.argmax(de))}")
 
-    def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
+    def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, notes = make_scene(rng)
         g.write_video(inst.gt / "source.mov", src)
         g.write_masks(inst.gt / "masks.npz", masks)
@@ -141,7 +150,8 @@ class EightNotes(TaskVerifier):
             return out
 
         g.write_video(inst.oracle / OUTPUT, render())
-        m = inst.mutant("note_3_skipped", ["note_3"], "the awning note was missed")
+        m = inst.mutant("note_3_skipped", ["note_3", "untouched_regions"],
+                        "the awning note was missed (untouched regions credited for the 7 notes done of 8)")
         g.write_video(m / OUTPUT, render(skip=3))
         m = inst.mutant("note_5_wrong_way", ["note_5"], "the back wall brightened instead of darkened")
         g.write_video(m / OUTPUT, render(override={5: {"stops": 0.5}}))
@@ -150,8 +160,8 @@ class EightNotes(TaskVerifier):
         m = inst.mutant("note_2_whole_frame", ["untouched_regions"], "face lift done as a global exposure change")
         g.write_video(m / OUTPUT, render(leak=2))
         undone = {"hue": {"hue_deg": 0.0}, "stop": {"stops": 0.0}, "chroma": {"chroma_scale": 1.0}}
-        m = inst.mutant("note_1_not_done", ["note_1"], "the sky note left undone")
+        m = inst.mutant("note_1_not_done", ["note_1", "untouched_regions"], "the sky note left undone")
         g.write_video(m / OUTPUT, render(override={1: undone["hue"]}))
         even = (2, 4, 6, 8)
-        m = inst.mutant("even_notes_not_done", [f"note_{k}" for k in even], "notes 2, 4, 6 and 8 left undone")
+        m = inst.mutant("even_notes_not_done", [*(f"note_{k}" for k in even), "untouched_regions"], "notes 2, 4, 6 and 8 left undone")
         g.write_video(m / OUTPUT, render(override={k: undone[_NOTES[k - 1][2]] for k in even}))
