@@ -24,7 +24,7 @@ import pytest
 from tests.rtmp.attackers import MIB, TinyAudioFlood, TinyChunkAttacker, rss_bytes
 from tests.rtmp.helpers import FFMPEG, EncodeSpec, encode, free_port
 
-pytestmark = [pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.timeout(180), pytest.mark.realtime]  # RSS and a good publisher's real-time rate: serial phase
 
 PER_CONNECTION_LIMIT = 64 * 1000 * 1000
 TOTAL_LIMIT = 256 * 1000 * 1000

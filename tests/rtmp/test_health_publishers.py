@@ -22,7 +22,7 @@ import pytest
 from rtmp.api import metrics_text, streams_payload
 from tests.rtmp.helpers import FFMPEG, EncodeSpec, Harness, encode, running_ingest
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.realtime]  # issues within 2 stats ticks of real time: serial phase
 
 GOOD_S = float(os.environ.get("TALLY_HEALTH_GOOD_S", "10"))
 PROFILES = ["youtube", "twitch", "broadcast"]
