@@ -13,7 +13,7 @@ from verifiers.checks import CheckedTask
 from verifiers.registry import scorer_index, verifier_class
 
 #: families whose scorers are all declared checks (the others still use TaskVerifier.score)
-CONVERTED = ("streaming",)
+CONVERTED = ("streaming", "sound", "shortform")  # grading: still procedural (issue 17, next step)
 MAX_CHECK_LINES = 40
 MAX_SCORE_LINES = 25
 
