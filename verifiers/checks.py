@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 from verifiers.base import AgentOutputError, Checks, GTError, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.catalog import CheckSpec, load_catalog
 from verifiers.curves import Curve
+from verifiers.measure.safe_io import UnsafeFile
 from verifiers.params import NoParams
 
 
@@ -183,6 +184,15 @@ def run_check(task: CheckedTask, spec: CheckSpec, checks: Checks) -> None:
         return
     except (GTError, NoLiveEvidence) as exc:
         checks.error(spec.name, str(exc))
+        return
+    except UnsafeFile as exc:  # the safe opener refused an agent file this check reached for
+        checks.fail(spec.name, f"refused agent file: {exc}")
+        return
+    except RecursionError:  # what an agent wrote is nested too deeply: the agent's failure (scoring.py's rule)
+        checks.fail(spec.name, "an agent file is nested too deeply to score (RecursionError): the agent's failure")
+        return
+    except MemoryError:
+        checks.fail(spec.name, "an agent file is too large to score (MemoryError): the agent's failure")
         return
     except Exception as exc:  # a verifier bug: this check could not be judged; the others run on
         where = traceback.extract_tb(exc.__traceback__)[-1]

@@ -48,6 +48,10 @@ def test_allow_list_is_reads_only() -> None:
 
 def test_obsws_connection_log_never_shows_password(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
+    # obsws-python's own loggers: another test in this process may have quietened them (the focus
+    # responder sets them to WARNING), and caplog.set_level alone sets only the root logger
+    for name in ("obsws_python", "obsws_python.baseclient", "obsws_python.baseclient.ObsClient"):
+        caplog.set_level(logging.DEBUG, logger=name)
     secret = "do-not-log-me-123"
     with pytest.raises(ObsConnectionLost) as err:
         ReadOnlyRequester("127.0.0.1", free_tcp_port(), secret, timeout_s=1)
