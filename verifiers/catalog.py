@@ -27,7 +27,7 @@ LIVE_NEEDS = ("ingest", "obs", "vmix", "scenario", "audit", "probe_audio", "prob
 
 _FILE_KEYS = {"family", "seed", "title", "tasks"}
 _TASK_KEYS = {"id", "title", "apps", "inputs", "artifacts", "live", "checks", "notes", "emulated",
-              "forbidden_writers", "params"}
+              "forbidden_writers", "app_files", "app_writers", "params"}
 _ARTIFACT_KEYS = {"path", "kind", "optional", "description"}
 _CHECK_KEYS = {"name", "weight", "description", "params", "evidence", "group", "curve"}
 _ARTIFACT_KINDS = {"audio", "video", "image", "text", "json", "csv", "project", "config", "dir", "any",
@@ -75,6 +75,8 @@ class TaskSpec:
     notes: str = ""
     emulated: str = ""
     forbidden_writers: tuple[str, ...] = ()
+    app_files: tuple[str, ...] = ()  # file suffixes only `app_writers` may write (verifiers/provenance.py)
+    app_writers: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     source_file: str = ""
 
@@ -191,6 +193,7 @@ def _parse_task(raw: Any, family: str, fname: str) -> TaskSpec:
         inputs=tuple(raw.get("inputs") or ()), apps=tuple(raw.get("apps") or ()),
         live=frozenset(k for k, v in live.items() if v), notes=str(raw.get("notes") or ""),
         emulated=str(raw.get("emulated") or ""), forbidden_writers=tuple(raw.get("forbidden_writers") or ()),
+        app_files=tuple(raw.get("app_files") or ()), app_writers=tuple(raw.get("app_writers") or ()),
         params=dict(raw.get("params") or {}), source_file=fname,
     )
 

@@ -2,8 +2,12 @@
 processes are detected" gate, shared by every family.
 
 Why here and not in a family: the sound family refuses a render bounced by ffmpeg instead of the
-DAW, the short-form family an export rendered by ffmpeg instead of CapCut/Jianying; both read the
-same audit events (docs/audit.md) the same way. Without audit evidence nothing is refused.
+DAW, the short-form family an export rendered by ffmpeg instead of CapCut/Jianying, the grading
+family a LUT/DRX/CDL/BLG/project written by anything but the grading app; all read the same audit
+events (docs/audit.md) the same way, with one rule for naming the writer (`writer_name`). The
+policy is catalog data: a deny-list (`forbidden_writers`: these programs must not write the
+artifact) or an allow-list (`app_files` suffixes that only `app_writers` may write). Without audit
+evidence nothing is refused.
 """
 
 from __future__ import annotations
@@ -22,16 +26,33 @@ def writer_name(payload: dict) -> str:
     return ""
 
 
+def audit_writes(ctx: ScoreContext) -> list[dict]:
+    """Payloads of the run's audit write records (empty without audit evidence)."""
+    return [e.get("payload") or {} for e in ctx.events or []
+            if e.get("source") == "audit" and e.get("kind") in AUDIT_WRITE_KINDS]
+
+
 def outside_writes(ctx: ScoreContext, rel: str, forbidden: tuple[str, ...] | list[str]) -> list[dict]:
     """Audit records of `rel` written by a forbidden program (empty without audit evidence)."""
     bad = {f.lower() for f in forbidden}
-    out = []
-    for e in ctx.events or []:
-        p = e.get("payload") or {}
-        if e.get("source") == "audit" and e.get("kind") in AUDIT_WRITE_KINDS \
-                and str(p.get("path", "")).lstrip("./") == rel and writer_name(p) in bad:
-            out.append(p)
-    return out
+    return [p for p in audit_writes(ctx) if str(p.get("path", "")).lstrip("./") == rel and writer_name(p) in bad]
+
+
+def outside_app_writes(ctx: ScoreContext) -> list[str]:
+    """The allow-list rule: files ending in one of the task's `app_files` suffixes that the audit saw
+    written by a program whose name contains none of its `app_writers` ("Resolve", "Adobe Premiere
+    Pro.exe" and "resolve" all name the app: program names vary by platform), each as "<path> by
+    <program>"; empty without audit evidence or without `app_files` in the catalog."""
+    suffixes = tuple(s.lower() for s in ctx.task.app_files)
+    apps = tuple(a.lower() for a in ctx.task.app_writers)
+    if not suffixes:
+        return []
+    bad = []
+    for p in audit_writes(ctx):
+        path, who = str(p.get("path", "")), writer_name(p)
+        if path.lower().endswith(suffixes) and not any(a in who for a in apps):
+            bad.append(f"{path} by {who or 'unknown'}")
+    return bad
 
 
 def refuse_outside_writes(ctx: ScoreContext, rel: str, app: str) -> None:

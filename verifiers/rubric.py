@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result
 
 
 def rubric_check(ctx: ScoreContext, checks: Checks, name: str, what: str = "human rubric") -> None:
@@ -37,3 +38,24 @@ def rubric_check(ctx: ScoreContext, checks: Checks, name: str, what: str = "huma
 def rubric_event(name: str, score: float, rater: str = "synthetic stand-in for a human rater") -> dict[str, Any]:
     """The judgment event a rater would record (for synthetic instances: tests the plumbing only)."""
     return {"source": "rubric", "kind": "judgment", "payload": {"check": name, "score": score, "rater": rater}}
+
+
+class _OneCheck:
+    """Receives what rubric_check records for its one check."""
+
+    result: Result | None = None
+
+    def set(self, name: str, score: float, evidence: dict[str, Any] | None = None, message: str = "") -> None:
+        self.result = Result(score, evidence or {}, message)
+
+    def error(self, name: str, message: str, evidence: dict[str, Any] | None = None) -> None:
+        self.result = Result.cannot_judge(message, evidence)
+
+
+def rubric_result(ctx: ScoreContext, name: str, what: str = "human rubric") -> Result:
+    """A declared check's form of rubric_check: the mean of the recorded judgments for check `name`
+    as a Result (its curve is per_item: the mean of 0..1 judgments); cannot_judge without any."""
+    sink = _OneCheck()
+    rubric_check(ctx, sink, name, what)  # type: ignore[arg-type]  (duck-typed: set/error only)
+    assert sink.result is not None
+    return sink.result

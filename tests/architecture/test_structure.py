@@ -1,6 +1,7 @@
 """Structure the scorer architecture promises (issue 17), checked on the source of the task modules:
-converted families define no procedural score(), every check body is short, mutants name checks
-through the catalog symbols (no check-name string typed again), and no task module imports another."""
+all 80 scorers of the four families are declared checks (no procedural score(); a score() in a task
+module would be at most MAX_SCORE_LINES), every check body is at most MAX_CHECK_LINES, mutants name
+checks through the catalog symbols (no check-name string typed again), and no task module imports another."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from verifiers.catalog import load_catalog
 from verifiers.checks import CheckedTask
 from verifiers.registry import scorer_index, verifier_class
 
-#: families whose scorers are all declared checks (the others still use TaskVerifier.score)
-CONVERTED = ("streaming", "sound", "shortform")  # grading: still procedural (issue 17, next step)
+#: every family's scorers are declared checks (all 80 tasks)
+CONVERTED = ("streaming", "sound", "grading", "shortform")
 MAX_CHECK_LINES = 40
 MAX_SCORE_LINES = 25
 
@@ -52,6 +53,12 @@ def test_check_bodies_are_short_and_mutants_use_symbols(task_id: str) -> None:
                 if isinstance(arg, (ast.List, ast.Tuple)):
                     typed = [e.value for e in arg.elts if isinstance(e, ast.Constant) and e.value in names]
                     assert not typed, f"{task_id} line {node.lineno}: mutant names checks as strings {typed}"
+
+
+def test_all_80_tasks_are_declared_checks() -> None:
+    ids = [t for f in CONVERTED for t in _tasks(f)]
+    assert len(ids) == 80
+    assert all(issubclass(verifier_class(t), CheckedTask) for t in ids)
 
 
 def test_no_task_module_imports_another() -> None:

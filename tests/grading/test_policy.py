@@ -10,7 +10,8 @@ from scipy.ndimage import gaussian_filter
 
 from verifiers.base import AgentOutputError
 from verifiers.measure.export_floor import RenderProfile, x264_rate_control
-from verifiers.tasks.grading.common import Shot, guarded, identity_corr, require_identity
+from verifiers.tasks.grading._shared.identity import identity_corr, require_identity
+from verifiers.tasks.grading._shared.shot import Shot, guarded
 
 
 def _panning_shot(n: int = 12, h: int = 48, w: int = 64) -> np.ndarray:
@@ -59,3 +60,24 @@ def test_x264_rate_control_from_its_settings_string() -> None:
     assert x264_rate_control("cabac=1 ref=3 rc=crf mbtree=1 crf=23.0 qcomp=0.60") == ["-crf", "23.0"]
     assert x264_rate_control("rc=abr mbtree=1 bitrate=2500 ratetol=1.0") == ["-b:v", "2500k"]
     assert x264_rate_control("") == []
+
+
+def _audit_ctx(tmp_path, writes: list[dict]):
+    from verifiers.base import ScoreContext
+    from verifiers.catalog import load_catalog
+
+    events = [{"source": "audit", "kind": "write", "payload": w} for w in writes]
+    return ScoreContext(load_catalog().get("R06.04.02.02-T01"), tmp_path, tmp_path, events)
+
+
+def test_grade_files_written_outside_the_grading_app_are_named(tmp_path) -> None:
+    """The allow-list rule (catalog app_files/app_writers, verifiers/provenance.py): a LUT written by
+    python is named; Resolve (any platform's program name) and non-grade files are not."""
+    from verifiers.provenance import outside_app_writes
+
+    ctx = _audit_ctx(tmp_path, [{"path": "luts/look.cube", "process": "python3"},
+                                {"path": "state/grade.drx", "exe": "/opt/resolve/bin/resolve"},
+                                {"path": "state/grade.drx", "process": "DaVinci Resolve.exe"},
+                                {"path": "out/umbrella.mov", "process": "ffmpeg"}])
+    assert outside_app_writes(ctx) == ["luts/look.cube by python3"]
+    assert outside_app_writes(_audit_ctx(tmp_path, [])) == []

@@ -179,7 +179,7 @@ def set_lab(src8: np.ndarray, alpha: np.ndarray, target_lab: tuple[float, float,
 
 
 def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
-    """A node-graph export in the XML shape `verifiers.tasks.grading.common.drx_nodes` reads.
+    """A node-graph export in the XML shape `verifiers.tasks.grading._shared.node_graph.drx_nodes` reads.
 
     Synthetic: it stands for the harness's DRX export; see docs/grading.md for what is assumed.
     """

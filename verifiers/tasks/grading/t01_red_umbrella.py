@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import ChromaKept, ChromaReduced, MaskIou
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    chroma_of,
-    frame_share_score,
-    masked_mean,
-    node_check,
-    outside,
-)
+from verifiers.tasks.grading._shared.node_graph import node_check
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, outside
+from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/umbrella.mov"
 DRX = "state/grade.drx"
@@ -44,45 +42,51 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
     return g.to_rgb8(lab), {"umbrella": umbrella}
 
 
+TASK = "R06.04.02.02-T01"
+N = check_names(TASK)
+
+
 @register
-class RedUmbrella(GradingVerifier):
-    task_id = "R06.04.02.02-T01"
+class RedUmbrella(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("umbrella_saturation", "qualifier_node")
+    preserves = (N.umbrella_saturation, N.qualifier_node)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
         return outside(shot.mask("umbrella"), 2)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        s, ev, msg = node_check(ctx, DRX, ("qualifier", "hsl"), "qualifier")
-        checks.set("qualifier_node", s, ev, msg)
-        shot = self.load(ctx, OUTPUT)
-        um = shot.mask("umbrella")
-        c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
+    @check(N.qualifier_node)
+    def qualifier_node(self, p: NoParams, curve: Curve) -> Result:
+        return node_check(self.ctx, DRX, ("qualifier", "hsl"), "qualifier", curve)
 
-        p = checks.params("umbrella_saturation")
+    @check(N.umbrella_saturation)
+    def umbrella_saturation(self, p: ChromaKept, curve: Curve) -> Result:
+        um, (c0, c1) = self.shot.mask("umbrella"), self.chroma
         ratio = masked_mean(c1, um) / masked_mean(c0, um)
-        sc, pct = frame_share_score(ratio >= p["min_chroma_ratio"])
-        checks.set("umbrella_saturation", sc, {"min_frame_chroma_ratio": float(np.nanmin(ratio)), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"umbrella chroma falls to {np.nanmin(ratio):.2f} of source")
+        sc, pct = frame_share(curve, ratio >= p.min_chroma_ratio)
+        return Result(sc, {"min_frame_chroma_ratio": float(np.nanmin(ratio)), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"umbrella chroma falls to {np.nanmin(ratio):.2f} of source")
 
-        p = checks.params("background_desaturated")
-        bg = outside(um, 2)
+    @check(N.background_desaturated)
+    def background_desaturated(self, p: ChromaReduced, curve: Curve) -> Result:
+        bg, (c0, c1) = outside(self.shot.mask("umbrella"), 2), self.chroma
         red = 100.0 * (1 - masked_mean(c1, bg) / masked_mean(c0, bg))
-        sc, pct = frame_share_score(red >= p["min_chroma_reduction_pct"])
-        checks.set("background_desaturated", sc, {"min_frame_reduction_pct": float(np.nanmin(red)), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"background chroma only reduced {np.nanmin(red):.1f}%")
+        sc, pct = frame_share(curve, red >= p.min_chroma_reduction_pct)
+        return Result(sc, {"min_frame_reduction_pct": float(np.nanmin(red)), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"background chroma only reduced {np.nanmin(red):.1f}%")
 
-        p = checks.params("mask_iou")
+    @check(N.mask_iou)
+    def mask_iou(self, p: MaskIou, curve: Curve) -> Result:
+        um, (c0, c1) = self.shot.mask("umbrella"), self.chroma
         chromatic = c0 >= CHROMATIC
         implied = chromatic & (c1 >= 0.5 * c0)
         gt = um & chromatic
         inter = (implied & gt).sum(axis=(1, 2))
         union = (implied | gt).sum(axis=(1, 2))
         iou = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
-        sc, pct = frame_share_score(iou >= p["min_iou"], p["min_frames_pct"])
-        checks.set("mask_iou", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"implied mask IoU ≥ {p['min_iou']} on only {pct:.1f}% of frames")
+        sc, pct = frame_share(curve, iou >= p.min_iou)
+        return Result(sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"implied mask IoU ≥ {p.min_iou} on only {pct:.1f}% of frames")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -97,19 +101,19 @@ class RedUmbrella(GradingVerifier):
         g.write_video(inst.oracle / OUTPUT, desat(um))
         g.drx(inst.oracle / DRX, nodes)
 
-        m = inst.mutant("window_only_no_qualifier", ["qualifier_node"], "tracked window only, no qualifier node")
+        m = inst.mutant("window_only_no_qualifier", [N.qualifier_node], "tracked window only, no qualifier node")
         g.write_video(m / OUTPUT, desat(um))
         g.drx(m / DRX, [*nodes[:1], {"id": "2", "type": "Corrector", "window": "Circle"}])
 
-        m = inst.mutant("umbrella_dulled", ["umbrella_saturation"], "qualifier also pulled umbrella chroma 30%")
+        m = inst.mutant("umbrella_dulled", [N.umbrella_saturation], "qualifier also pulled umbrella chroma 30%")
         g.write_video(m / OUTPUT, g.grade_lab(desat(um), um, chroma_scale=0.7))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("half_desaturated", ["background_desaturated"], "background saturation only at 45%")
+        m = inst.mutant("half_desaturated", [N.background_desaturated], "background saturation only at 45%")
         g.write_video(m / OUTPUT, desat(um, 0.45))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("track_lags_3_frames", ["umbrella_saturation", "mask_iou"],
+        m = inst.mutant("track_lags_3_frames", [N.umbrella_saturation, N.mask_iou],
                         "the window trails the umbrella by 3 frames: its front edge greys out")
         g.write_video(m / OUTPUT, desat(g.lag(um, 3)))
         g.drx(m / DRX, nodes)

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import hue_difference_deg
+from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
-    frame_share_score,
+    frame_share,
     interior,
     masked_mean,
     outside,
@@ -69,72 +70,77 @@ def window_alpha(rows: np.ndarray, softness_px: float = 4.0) -> np.ndarray:
     return np.clip((rows[:, None, :] + 1 - yy) / softness_px + 1.0, 0.0, 1.0) * (yy < rows[:, None, :] + softness_px)
 
 
+TASK = "R06.04.02.02-T03"
+N = check_names(TASK)
+
+
+def band_distance_px(change: np.ndarray, core: np.ndarray, rows: np.ndarray) -> float:
+    """Mean over every 4th column of |row where the change falls below half the sky's - horizon row|."""
+    ref = np.median(change[core])
+    if ref < 1.0:
+        return np.inf
+    cols = []
+    for x in range(0, change.shape[1], 4):
+        below = np.nonzero(change[:, x] < 0.5 * ref)[0]
+        edge = below[0] if len(below) else change.shape[0]
+        cols.append(abs(edge - rows[x]))
+    return float(np.mean(cols))
+
+
 @register
-class SkyTeal(GradingVerifier):
-    task_id = "R06.04.02.02-T03"
+class SkyTeal(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("cliffs_sea_unchanged", "sky_luminance")
+    preserves = (N.cliffs_sea_unchanged, N.sky_luminance)
+    primary_mask = "sky"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("sky")
+    @provides
+    def core(self) -> np.ndarray:
+        return interior(self.shot.mask("sky"), 3)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        sky = shot.mask("sky")
-        core = interior(sky, 3)
+    @check(N.sky_hue)
+    def sky_hue(self, p: HueShift, curve: Curve) -> Result:
+        shot, core = self.shot, self.core
         ls, lo = shot.lab("src"), shot.lab("out")
-
-        p = checks.params("sky_hue")
         toward = np.zeros(shot.n)
         for i in range(shot.n):
             h0 = circular_mean_hue(ls[i], core[i])
             h1 = circular_mean_hue(lo[i], core[i])
             toward[i] = abs(hue_difference_deg(h0, TEAL_HUE_DEG)) - abs(hue_difference_deg(h1, TEAL_HUE_DEG))
-        ok = (toward >= p["min_hue_shift_deg"]) & (toward <= p["max_hue_shift_deg"])
-        sc, pct = frame_share_score(ok)
-        checks.set("sky_hue", sc, {"min_shift_toward_teal_deg": float(toward.min()),
-                                   "max_shift_toward_teal_deg": float(toward.max()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"sky hue moved {toward.min():.1f}..{toward.max():.1f}° toward teal")
+        sc, pct = frame_share(curve, (toward >= p.min_hue_shift_deg) & (toward <= p.max_hue_shift_deg))
+        return Result(sc, {"min_shift_toward_teal_deg": float(toward.min()),
+                           "max_shift_toward_teal_deg": float(toward.max()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"sky hue moved {toward.min():.1f}..{toward.max():.1f}° toward teal")
 
-        p = checks.params("sky_luminance")
-        drop = masked_mean(ls[..., 0], core) - masked_mean(lo[..., 0], core)
-        ok = (drop >= p["min_l_drop"] - 0.05) & (drop <= p["max_l_drop"])
-        sc, pct = frame_share_score(ok)
-        checks.set("sky_luminance", sc, {"min_l_drop": float(drop.min()), "max_l_drop": float(drop.max()),
-                                         "frames_ok_pct": pct},
-                   "" if sc == 1 else f"sky L* drop {drop.min():.1f}..{drop.max():.1f} outside range")
+    @check(N.sky_luminance)
+    def sky_luminance(self, p: LDropRange, curve: Curve) -> Result:
+        shot, core = self.shot, self.core
+        drop = masked_mean(shot.lab("src")[..., 0], core) - masked_mean(shot.lab("out")[..., 0], core)
+        sc, pct = frame_share(curve, (drop >= p.min_l_drop_lab - 0.05) & (drop <= p.max_l_drop_lab))
+        return Result(sc, {"min_l_drop": float(drop.min()), "max_l_drop": float(drop.max()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"sky L* drop {drop.min():.1f}..{drop.max():.1f} outside range")
 
-        p = checks.params("cliffs_sea_unchanged")
-        away = outside(sky, BAND_PX)
+    @check(N.cliffs_sea_unchanged)
+    def cliffs_sea_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
+        shot = self.shot
+        away = outside(shot.mask("sky"), BAND_PX)
         shot.masks["_cliffs_away"] = shot.mask("cliffs") & away
         shot.masks["_sea_away"] = shot.mask("sea") & away
-        sc, ev, msg = untouched_check(shot, ["_cliffs_away", "_sea_away"], p["max_delta_e2000"])
-        ev["excluded_band_below_horizon_px"] = BAND_PX
-        checks.set("cliffs_sea_unchanged", sc, ev, msg)
+        res = untouched_check(shot, ["_cliffs_away", "_sea_away"], p.max_de2000, curve)
+        return Result(res.score, {**res.evidence, "excluded_band_below_horizon_px": BAND_PX}, res.message)
 
-        p = checks.params("window_tracks_horizon")
+    @check(N.window_tracks_horizon)
+    def window_tracks_horizon(self, p: HorizonBand, curve: Curve) -> Result:
+        shot = self.shot
         rows = np.asarray(shot.meta.get("horizon_y") or [], dtype=float)
         if rows.shape != (shot.n, shot.src.shape[2]):
-            checks.error("window_tracks_horizon", "GT shot.json has no per-frame horizon rows")
-            return
-        limit_px = p["max_band_distance_px"] * shot.src.shape[1] / REFERENCE_HEIGHT_PX
-        change = np.linalg.norm(lo[..., 1:] - ls[..., 1:], axis=-1)
-        dist = np.zeros(shot.n)
-        for i in range(shot.n):
-            ref = np.median(change[i][core[i]])
-            if ref < 1.0:
-                dist[i] = np.inf
-                continue
-            cols = []
-            for x in range(0, shot.src.shape[2], 4):
-                below = np.nonzero(change[i][:, x] < 0.5 * ref)[0]
-                edge = below[0] if len(below) else shot.src.shape[1]
-                cols.append(abs(edge - rows[i, x]))
-            dist[i] = float(np.mean(cols))
-        sc, pct = frame_share_score(dist <= limit_px)
-        checks.set("window_tracks_horizon", sc, {"max_mean_band_distance_px": float(dist.max()), "limit_px": limit_px,
-                                                 "frames_ok_pct": pct},
-                   "" if sc == 1 else f"window band {dist.max():.1f} px from the horizon (limit {limit_px:.1f})")
+            return Result.cannot_judge("GT shot.json has no per-frame horizon rows")
+        limit_px = p.max_band_distance_px * shot.src.shape[1] / REFERENCE_HEIGHT_PX
+        change = np.linalg.norm(shot.lab("out")[..., 1:] - shot.lab("src")[..., 1:], axis=-1)
+        dist = np.array([band_distance_px(change[i], self.core[i], rows[i]) for i in range(shot.n)])
+        sc, pct = frame_share(curve, dist <= limit_px)
+        return Result(sc, {"max_mean_band_distance_px": float(dist.max()), "limit_px": limit_px, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"window band {dist.max():.1f} px from the horizon (limit {limit_px:.1f})")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, rows = make_scene(rng)
@@ -143,20 +149,20 @@ class SkyTeal(GradingVerifier):
         alpha = window_alpha(rows)
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, alpha, hue_deg=-15, dl=-2))
 
-        m = inst.mutant("hue_wrong_way", ["sky_hue"], "sky rotated 15° away from teal (toward purple)")
+        m = inst.mutant("hue_wrong_way", [N.sky_hue], "sky rotated 15° away from teal (toward purple)")
         g.write_video(m / OUTPUT, g.grade_lab(src, alpha, hue_deg=15, dl=-2))
 
-        m = inst.mutant("sky_darkened", ["sky_luminance"], "sky pulled down 10 L*")
+        m = inst.mutant("sky_darkened", [N.sky_luminance], "sky pulled down 10 L*")
         g.write_video(m / OUTPUT, g.grade_lab(src, alpha, hue_deg=-15, dl=-10))
 
-        m = inst.mutant("window_too_soft", ["cliffs_sea_unchanged", "window_tracks_horizon"],
+        m = inst.mutant("window_too_soft", [N.cliffs_sea_unchanged, N.window_tracks_horizon],
                         "gradient softness reaches 40 px into the cliffs and sea (its half-change row "
                         "drops below the horizon too)")
         a = window_alpha(rows + 36, softness_px=40)
         a = np.maximum(a * (np.arange(g.HEIGHT_PX)[None, :, None] >= rows[:, None, :]), alpha)
         g.write_video(m / OUTPUT, g.grade_lab(src, a, hue_deg=-15, dl=-2))
 
-        m = inst.mutant("window_not_tracked", ["window_tracks_horizon"],
+        m = inst.mutant("window_not_tracked", [N.window_tracks_horizon],
                         "window frozen at the first frame's horizon: later frames grade only the upper sky")
         static = window_alpha(np.repeat(rows[:1] - 0, len(rows), axis=0))
         g.write_video(m / OUTPUT, g.grade_lab(src, static, hue_deg=-15, dl=-2))

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import HueSpread, MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-    node_check,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.node_graph import node_check
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share, untouched_check
+from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/beauty.mov"
 DRX = "state/grade.drx"
@@ -72,47 +72,54 @@ def even_hue(src8: np.ndarray, mask: np.ndarray, keep: float, rotate_deg: float 
     return out
 
 
-@register
-class SkinHue(GradingVerifier):
-    task_id = "R06.04.02.02-T04"
-    output = OUTPUT
-    preserves = ("mean_skin", "lips_eyes", "qualifier_node")
+TASK = "R06.04.02.02-T04"
+N = check_names(TASK)
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("skin")
+
+def spread_reduction_pct(shot: Shot, skin: np.ndarray, i: int) -> float:
+    """How much the skin's circular hue spread tightened on frame i, percent of the source's."""
+    ls, lo = shot.lab("src"), shot.lab("out")
+    return 100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
+
+
+@register
+class SkinHue(GradingTask):
+    task_id = TASK
+    output = OUTPUT
+    preserves = (N.mean_skin, N.lips_eyes, N.qualifier_node)
+    primary_mask = "skin"
 
     def change_present(self, shot: Shot) -> np.ndarray:
         """Evening skin hue barely moves ΔE2000: the change is the hue spread tightening by at least
         a sixth of the seed's 30 % (the unedited exports score ≤ 5 with it: docs/grading.md)."""
         skin = shot.mask("skin")
-        ls, lo = shot.lab("src"), shot.lab("out")
-        red = np.array([100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
-                        for i in range(shot.n) if skin[i].any()])
+        red = np.array([spread_reduction_pct(shot, skin, i) for i in range(shot.n) if skin[i].any()])
         return red >= CHANGE_MIN_SPREAD_PCT
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        s, ev, msg = node_check(ctx, DRX, ("qualifier", "hsl"), "qualifier")
-        checks.set("qualifier_node", s, ev, msg)
-        shot = self.load(ctx, OUTPUT)
-        skin = shot.mask("skin")
-        ls, lo = shot.lab("src"), shot.lab("out")
+    @check(N.qualifier_node)
+    def qualifier_node(self, p: NoParams, curve: Curve) -> Result:
+        return node_check(self.ctx, DRX, ("qualifier", "hsl"), "qualifier", curve)
 
-        p = checks.params("hue_variance")
-        red = np.array([100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
-                        for i in range(shot.n)])
-        sc, pct = frame_share_score(red >= p["min_reduction_pct"])
-        checks.set("hue_variance", sc, {"min_reduction_pct": float(red.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"skin hue spread reduced only {red.min():.0f}%")
+    @check(N.hue_variance)
+    def hue_variance(self, p: HueSpread, curve: Curve) -> Result:
+        shot, skin = self.shot, self.shot.mask("skin")
+        red = np.array([spread_reduction_pct(shot, skin, i) for i in range(shot.n)])
+        sc, pct = frame_share(curve, red >= p.min_reduction_pct)
+        return Result(sc, {"min_reduction_pct": float(red.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"skin hue spread reduced only {red.min():.0f}%")
 
-        p = checks.params("mean_skin")
+    @check(N.mean_skin)
+    def mean_skin(self, p: MaxDeltaE, curve: Curve) -> Result:
+        shot, skin = self.shot, self.shot.mask("skin")
         de = np.array([float(delta_e2000(mean_lab(shot.src[i], skin[i]), mean_lab(shot.out[i], skin[i])))
                        for i in range(shot.n)])
-        sc, pct = frame_share_score(de <= p["max_delta_e2000"])
-        checks.set("mean_skin", sc, {"max_mean_colour_delta_e2000": float(de.max()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"mean skin colour moved {de.max():.1f} ΔE2000")
+        sc, pct = frame_share(curve, de <= p.max_de2000)
+        return Result(sc, {"max_mean_colour_delta_e2000": float(de.max()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"mean skin colour moved {de.max():.1f} ΔE2000")
 
-        sc, ev, msg = untouched_check(shot, ["lips", "eyes"], checks.params("lips_eyes")["max_delta_e2000"])
-        checks.set("lips_eyes", sc, ev, msg)
+    @check(N.lips_eyes)
+    def lips_eyes(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["lips", "eyes"], p.max_de2000, curve)
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -122,19 +129,19 @@ class SkinHue(GradingVerifier):
         g.write_video(inst.oracle / OUTPUT, even_hue(src, skin, 0.45))
         g.drx(inst.oracle / DRX, nodes)
 
-        m = inst.mutant("barely_evened", ["hue_variance"], "hue spread only 15% tighter")
+        m = inst.mutant("barely_evened", [N.hue_variance], "hue spread only 15% tighter")
         g.write_video(m / OUTPUT, even_hue(src, skin, 0.85))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("skin_turned_orange", ["mean_skin"], "spread evened but the whole skin rotated 12°")
+        m = inst.mutant("skin_turned_orange", [N.mean_skin], "spread evened but the whole skin rotated 12°")
         g.write_video(m / OUTPUT, even_hue(src, skin, 0.45, rotate_deg=-12))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("lips_in_key", ["lips_eyes"], "qualifier caught the lips: they go skin-coloured")
+        m = inst.mutant("lips_in_key", [N.lips_eyes], "qualifier caught the lips: they go skin-coloured")
         out = even_hue(src, skin, 0.45)
         g.write_video(m / OUTPUT, g.grade_lab(out, masks["lips"], hue_deg=18))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("no_qualifier_node", ["qualifier_node"], "graph has no qualifier (mask painted elsewhere)")
+        m = inst.mutant("no_qualifier_node", [N.qualifier_node], "graph has no qualifier (mask painted elsewhere)")
         g.write_video(m / OUTPUT, even_hue(src, skin, 0.45))
         g.drx(m / DRX, [nodes[0], {"id": "2", "type": "Corrector", "window": "Circle"}])

@@ -12,18 +12,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, binary_erosion
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab
+from verifiers.paramtypes.grading import MaxDeltaE, Neutral
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-    outside,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched_check
 
 OUTPUT = "out/office_wall.mov"
 BAND_PX = 4
@@ -61,34 +58,41 @@ def bands(actor: np.ndarray, guard_px: int = 0) -> tuple[np.ndarray, np.ndarray]
     return inner, outer
 
 
+TASK = "R06.04.02.02-T05"
+N = check_names(TASK)
+
+
 @register
-class WallCast(GradingVerifier):
-    task_id = "R06.04.02.02-T05"
+class WallCast(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("skin_untouched", "clean_edges")
+    preserves = (N.skin_untouched, N.clean_edges)
+    primary_mask = "wall"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("wall")
+    @provides
+    def core(self) -> np.ndarray:
+        """The wall away from the actor (2 bands): where its corrected colour is read."""
+        return self.shot.mask("wall") & outside(self.shot.mask("actor"), 2 * BAND_PX)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        wall, actor = shot.mask("wall"), shot.mask("actor")
-        core = wall & outside(actor, 2 * BAND_PX)
-
-        p = checks.params("wall_neutral")
+    @check(N.wall_neutral)
+    def wall_neutral(self, p: Neutral, curve: Curve) -> Result:
+        shot, core = self.shot, self.core
         ab = np.array([mean_lab(shot.out[i], core[i])[1:] for i in range(shot.n)])
-        ok = (np.abs(ab[:, 0]) <= p["max_abs_a"]) & (np.abs(ab[:, 1]) <= p["max_abs_b"])
-        sc, pct = frame_share_score(ok)
+        ok = (np.abs(ab[:, 0]) <= p.max_abs_a_lab) & (np.abs(ab[:, 1]) <= p.max_abs_b_lab)
+        sc, pct = frame_share(curve, ok)
         worst = int(np.argmax(np.abs(ab).max(axis=1)))
-        checks.set("wall_neutral", sc, {"worst_frame_a": float(ab[worst, 0]), "worst_frame_b": float(ab[worst, 1]),
-                                        "frames_ok_pct": pct},
-                   "" if sc == 1 else f"wall reads a*={ab[worst, 0]:.1f} b*={ab[worst, 1]:.1f}")
+        return Result(sc, {"worst_frame_a": float(ab[worst, 0]), "worst_frame_b": float(ab[worst, 1]),
+                           "frames_ok_pct": pct},
+                      "" if sc == 1 else f"wall reads a*={ab[worst, 0]:.1f} b*={ab[worst, 1]:.1f}")
 
-        sc, ev, msg = untouched_check(shot, ["skin"], checks.params("skin_untouched")["max_delta_e2000"])
-        checks.set("skin_untouched", sc, ev, msg)
+    @check(N.skin_untouched)
+    def skin_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["skin"], p.max_de2000, curve)
 
-        p = checks.params("clean_edges")
-        inner, outer = bands(actor & ~shot.mask("wall"), max(shot.guard_px()))
+    @check(N.clean_edges)
+    def clean_edges(self, p: MaxDeltaE, curve: Curve) -> Result:
+        shot, core, wall = self.shot, self.core, self.shot.mask("wall")
+        inner, outer = bands(shot.mask("actor") & ~wall, max(shot.guard_px()))
         lo, ls = shot.lab("out"), shot.lab("src")
         fringe = np.zeros(shot.n)
         for i in range(shot.n):
@@ -96,12 +100,10 @@ class WallCast(GradingVerifier):
             ring = lo[i][outer[i] & wall[i]]
             ref = ring.copy()
             ref[:, 1:] = lo[i][core[i]][:, 1:].mean(axis=0)
-            de_out = delta_e2000(ring, ref).mean()
-            fringe[i] = max(de_in, de_out)
-        sc, pct = frame_share_score(fringe <= p["max_delta_e2000"])
-        checks.set("clean_edges", sc, {"worst_band_delta_e2000": float(fringe.max()), "band_px": BAND_PX,
-                                       "frames_ok_pct": pct},
-                   "" if sc == 1 else f"fringe at the actor's edge: band ΔE2000 {fringe.max():.2f}")
+            fringe[i] = max(de_in, delta_e2000(ring, ref).mean())
+        sc, pct = frame_share(curve, fringe <= p.max_de2000)
+        return Result(sc, {"worst_band_delta_e2000": float(fringe.max()), "band_px": BAND_PX, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"fringe at the actor's edge: band ΔE2000 {fringe.max():.2f}")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -109,12 +111,12 @@ class WallCast(GradingVerifier):
         wall = masks["wall"]
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, wall, da=8, db=-3))
 
-        m = inst.mutant("global_correction", ["skin_untouched", "clean_edges"], "cast removed from the whole frame")
+        m = inst.mutant("global_correction", [N.skin_untouched, N.clean_edges], "cast removed from the whole frame")
         g.write_video(m / OUTPUT, g.grade_lab(src, np.ones(wall.shape), da=8, db=-3))
 
-        m = inst.mutant("half_correction", ["wall_neutral"], "only half the cast removed (a* still -4)")
+        m = inst.mutant("half_correction", [N.wall_neutral], "only half the cast removed (a* still -4)")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=4, db=-1.5))
 
-        m = inst.mutant("key_shrunk_green_halo", ["clean_edges"],
+        m = inst.mutant("key_shrunk_green_halo", [N.clean_edges],
                         "qualifier eroded 5 px: a green ring of wall is left around the actor")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall & outside(masks["actor"], 5), da=8, db=-3))

@@ -12,23 +12,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import SubjectProtected, VignetteOutside
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
+from verifiers.tasks.grading._shared.gain import (
     GAIN_SMOOTH_PX,
-    GradingVerifier,
-    Shot,
-    bbox_region,
     edge_gradient_ratio,
-    frame_share_score,
     gain_map_stops,
-    guarded,
-    node_check,
-    outside,
     per_frame_gain,
 )
+from verifiers.tasks.grading._shared.node_graph import node_check
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, outside
+from verifiers.tasks.grading._shared.shot import Shot, guarded
 
 OUTPUT = "out/market_vignette.mov"
 DRX = "state/grade.drx"
@@ -50,57 +50,68 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
     return g.to_rgb8(lab), {"subject": subject}
 
 
+TASK = "R06.04.02.02-T06"
+N = check_names(TASK)
+
+
+def protected_pct(gmap: np.ndarray, subject: np.ndarray, protected_gain_stops: float) -> np.ndarray:
+    """Per frame: percent of subject pixels whose gain is at or above `protected_gain_stops`."""
+    return np.array([100 * float(np.mean(gmap[i][subject[i]] >= protected_gain_stops)) for i in range(len(gmap))])
+
+
 @register
-class Vignette(GradingVerifier):
-    task_id = "R06.04.02.02-T06"
+class Vignette(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("subject_protected", "soft_edges", "custom_window")
+    preserves = (N.subject_protected, N.soft_edges, N.custom_window)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
-        return ~bbox_region(shot.mask("subject"), self.task.check("outside_darkened").params["bbox_scale"])
+        return ~bbox_region(shot.mask("subject"), self.task.check(N.outside_darkened).typed.bbox_scale_x)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        s, ev, msg = node_check(ctx, DRX, ("custom", "curve"), "custom curve window")
-        checks.set("custom_window", s, ev, msg)
-        shot = self.load(ctx, OUTPUT)
-        subject = shot.mask("subject")
+    @provides
+    def subject(self) -> np.ndarray:
+        """The subject less the render's chroma share at its outline (that share is the vignette's too)."""
+        return guarded(self.shot, self.shot.mask("subject"))[0]
+
+    @check(N.custom_window)
+    def custom_window(self, p: NoParams, curve: Curve) -> Result:
+        return node_check(self.ctx, DRX, ("custom", "curve"), "custom curve window", curve)
+
+    @check(N.outside_darkened)
+    def outside_darkened(self, p: VignetteOutside, curve: Curve) -> Result:
+        gain = per_frame_gain(gain_map_stops(self.shot), ~bbox_region(self.shot.mask("subject"), p.bbox_scale_x))
+        sc, pct = frame_share(curve, (gain >= p.min_gain_stops) & (gain <= p.max_gain_stops))
+        return Result(sc, {"gain_stop": [float(np.nanmin(gain)), float(np.nanmax(gain))], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"outside gain {np.nanmean(gain):+.2f} stop")
+
+    @check(N.subject_protected)
+    def subject_protected(self, p: SubjectProtected, curve: Curve) -> Result:
+        shot, subject = self.shot, self.subject
         gmap = gain_map_stops(shot)
-
-        p = checks.params("outside_darkened")
-        far = ~bbox_region(subject, p["bbox_scale"])
-        gain = per_frame_gain(gmap, far)
-        ok = (gain >= p["min_gain_stop"]) & (gain <= p["max_gain_stop"])
-        sc, pct = frame_share_score(ok)
-        checks.set("outside_darkened", sc, {"gain_stop": [float(np.nanmin(gain)), float(np.nanmax(gain))],
-                                            "frames_ok_pct": pct},
-                   "" if sc == 1 else f"outside gain {np.nanmean(gain):+.2f} stop")
-
-        p = checks.params("subject_protected")
-        subject = guarded(shot, subject)[0]  # the render's chroma share at the outline is the vignette's too
         if max(shot.guard_px()) > 0:  # per-pixel gain of a lossy render: smoothed over its chroma share too
             gmap = gain_map_stops(shot, smooth_px=GAIN_SMOOTH_PX + max(shot.guard_px()) / 2)
         med = per_frame_gain(gmap, subject)
-        prot = np.array([100 * float(np.mean(gmap[i][subject[i]] >= p["protected_gain_stop"])) for i in range(shot.n)])
-        need = np.full(shot.n, float(p["min_protected_pixels_pct"]))
+        prot = protected_pct(gmap, subject, p.protected_gain_stops)
+        need = np.full(shot.n, float(p.min_protected_pixels_pct))
         if shot.floor is not None:  # rule 4: what the export alone darkens or unprotects is not the agent's
             gfl = gain_map_stops(shot, which="floor", smooth_px=GAIN_SMOOTH_PX + max(shot.guard_px()) / 2)
             med = med - np.minimum(per_frame_gain(gfl, subject), 0.0)
-            prot_fl = np.array([100 * float(np.mean(gfl[i][subject[i]] >= p["protected_gain_stop"])) for i in range(shot.n)])
-            need = need - (100.0 - prot_fl)
-        ok = (med >= p["min_subject_gain_stop"]) & (prot >= need)
-        sc, pct = frame_share_score(ok)
-        checks.set("subject_protected", sc, {"min_median_gain_stop": float(np.nanmin(med)),
-                                             "min_protected_pixels_pct": float(prot.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"subject darkened on {100 - pct:.0f}% of frames")
+            need = need - (100.0 - protected_pct(gfl, subject, p.protected_gain_stops))
+        sc, pct = frame_share(curve, (med >= p.min_subject_gain_stops) & (prot >= need))
+        return Result(sc, {"min_median_gain_stop": float(np.nanmin(med)),
+                           "min_protected_pixels_pct": float(prot.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"subject darkened on {100 - pct:.0f}% of frames")
 
-        band = bbox_region(subject, BAND_SCALE) & outside(subject, 3)
+    @check(N.soft_edges)
+    def soft_edges(self, p: NoParams, curve: Curve) -> Result:
+        shot = self.shot
+        band = bbox_region(self.subject, BAND_SCALE) & outside(self.subject, 3)
         # edges judged on the unsmoothed map, less the ratio the export alone produces there (rule 4)
         fl = edge_gradient_ratio(shot, band, 1.0, "floor") if shot.floor is not None else np.zeros(shot.n)
         ratio = np.maximum(edge_gradient_ratio(shot, band, 1.0) - fl, 0.0)
-        sc, pct = frame_share_score(ratio <= SOFT_MAX_RATIO)
-        checks.set("soft_edges", sc, {"max_gradient_ratio": float(ratio.max()), "limit": SOFT_MAX_RATIO,
-                                      "frames_ok_pct": pct},
-                   "" if sc == 1 else f"window edge is hard: gain gradient ×{ratio.max():.2f} the picture's")
+        sc, pct = frame_share(curve, ratio <= SOFT_MAX_RATIO)
+        return Result(sc, {"max_gradient_ratio": float(ratio.max()), "limit": SOFT_MAX_RATIO, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"window edge is hard: gain gradient ×{ratio.max():.2f} the picture's")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -115,19 +126,19 @@ class Vignette(GradingVerifier):
         g.write_video(inst.oracle / OUTPUT, vignette(window))
         g.drx(inst.oracle / DRX, nodes)
 
-        m = inst.mutant("circle_window", ["custom_window"], "a circle window instead of a custom curve")
+        m = inst.mutant("circle_window", [N.custom_window], "a circle window instead of a custom curve")
         g.write_video(m / OUTPUT, vignette(window))
         g.drx(m / DRX, [nodes[0], {"id": "2", "type": "Corrector", "window": "Circle"}])
 
-        m = inst.mutant("vignette_too_light", ["outside_darkened"], "outside only −0.2 stop")
+        m = inst.mutant("vignette_too_light", [N.outside_darkened], "outside only −0.2 stop")
         g.write_video(m / OUTPUT, vignette(window, stops=-0.2))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("window_not_tracked", ["subject_protected"],
+        m = inst.mutant("window_not_tracked", [N.subject_protected],
                         "window left where the subject started: she walks into the dark")
         g.write_video(m / OUTPUT, vignette(np.repeat(window[:1], len(window), axis=0)))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("hard_window", ["soft_edges"], "softness 0: a visible dark frame edge")
+        m = inst.mutant("hard_window", [N.soft_edges], "softness 0: a visible dark frame edge")
         g.write_video(m / OUTPUT, vignette(window, soft_px=0))
         g.drx(m / DRX, nodes)

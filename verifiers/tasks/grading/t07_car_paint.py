@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
 from verifiers.measure.colour import hue_deg, hue_difference_deg
+from verifiers.paramtypes.grading import MaskIou, MaxDeltaE, PaintRecolor, Reflections
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    chroma_of,
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
-    frame_share_score,
+    frame_share,
     masked_mean,
     untouched_check,
 )
@@ -57,55 +57,56 @@ def hue_in(h: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return ((h >= lo) | (h <= hi)) if lo > hi else ((h >= lo) & (h <= hi))
 
 
+TASK = "R06.04.02.02-T07"
+N = check_names(TASK)
+
+
+def l_correlation(ls: np.ndarray, lo: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per frame: Pearson r of L* over the mask, source vs `lo` (NaN where undefined)."""
+    return np.array([np.corrcoef(ls[i][..., 0][mask[i]], lo[i][..., 0][mask[i]])[0, 1] for i in range(len(mask))])
+
+
 @register
-class CarPaint(GradingVerifier):
-    task_id = "R06.04.02.02-T07"
+class CarPaint(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("reflections_preserved", "sky_glass_untouched")
+    preserves = (N.reflections_preserved, N.sky_glass_untouched)
+    primary_mask = "paint"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("paint")
-
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        paint = shot.mask("paint")
-        ls, lo = shot.lab("src"), shot.lab("out")
-        c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
-
-        p = checks.params("paint_recolored")
-        hue = np.array([circular_mean_hue(lo[i], paint[i]) for i in range(shot.n)])
+    @check(N.paint_recolored)
+    def paint_recolored(self, p: PaintRecolor, curve: Curve) -> Result:
+        shot, paint, (c0, c1) = self.shot, self.shot.mask("paint"), self.chroma
+        hue = np.array([circular_mean_hue(shot.lab("out")[i], paint[i]) for i in range(shot.n)])
         ratio = masked_mean(c1, paint) / masked_mean(c0, paint)
-        ok = hue_in(hue, p["min_hue_deg"], p["max_hue_deg"]) & (ratio >= p["min_chroma_ratio"])
-        sc, pct = frame_share_score(ok)
-        checks.set("paint_recolored", sc, {"paint_hue_deg": [float(hue.min()), float(hue.max())],
-                                           "min_chroma_ratio": float(ratio.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"paint hue {hue.mean():.0f}°, chroma ×{ratio.mean():.2f} (frames ok {pct:.0f}%)")
+        sc, pct = frame_share(curve, hue_in(hue, p.min_hue_deg, p.max_hue_deg) & (ratio >= p.min_chroma_ratio))
+        return Result(sc, {"paint_hue_deg": [float(hue.min()), float(hue.max())],
+                           "min_chroma_ratio": float(ratio.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"paint hue {hue.mean():.0f}°, chroma ×{ratio.mean():.2f} (frames ok {pct:.0f}%)")
 
-        p = checks.params("reflections_preserved")
-        corr = np.array([np.corrcoef(ls[i][..., 0][paint[i]], lo[i][..., 0][paint[i]])[0, 1] for i in range(shot.n)])
-        corr = np.nan_to_num(corr, nan=0.0)
+    @check(N.reflections_preserved)
+    def reflections_preserved(self, p: Reflections, curve: Curve) -> Result:
+        shot, paint = self.shot, self.shot.mask("paint")
+        corr = np.nan_to_num(l_correlation(shot.lab("src"), shot.lab("out"), paint), nan=0.0)
         if shot.floor is not None:  # rule 4: the correlation the export alone loses is not the agent's
-            lf = shot.lab("floor")
-            cf = np.array([np.corrcoef(ls[i][..., 0][paint[i]], lf[i][..., 0][paint[i]])[0, 1] for i in range(shot.n)])
+            cf = l_correlation(shot.lab("src"), shot.lab("floor"), paint)
             corr = np.minimum(corr + (1.0 - np.nan_to_num(cf, nan=1.0)), 1.0)
-        sc, pct = frame_share_score(corr >= p["min_correlation"])
-        checks.set("reflections_preserved", sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
+        sc, pct = frame_share(curve, corr >= p.min_correlation_ratio)
+        return Result(sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
 
-        sc, ev, msg = untouched_check(shot, ["sky", "glass", "chrome"],
-                                      checks.params("sky_glass_untouched")["max_delta_e2000"])
-        checks.set("sky_glass_untouched", sc, ev, msg)
+    @check(N.sky_glass_untouched)
+    def sky_glass_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["sky", "glass", "chrome"], p.max_de2000, curve)
 
-        p = checks.params("mask_stability")
-        moved = np.abs(hue_difference_deg(hue_deg(ls), hue_deg(lo))) > RECOLOURED_DEG
+    @check(N.mask_stability)
+    def mask_stability(self, p: MaskIou, curve: Curve) -> Result:
+        shot, paint, (c0, c1) = self.shot, self.shot.mask("paint"), self.chroma
+        moved = np.abs(hue_difference_deg(hue_deg(shot.lab("src")), hue_deg(shot.lab("out")))) > RECOLOURED_DEG
         recol = moved & (c0 >= CHROMATIC) & (c1 >= CHROMATIC)
-        inter = (recol & paint).sum(axis=(1, 2))
-        union = (recol | paint).sum(axis=(1, 2))
-        iou = inter / np.maximum(union, 1)
-        sc, pct = frame_share_score(iou >= p["min_iou"], p["min_frames_pct"])
-        checks.set("mask_stability", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()),
-                                          "frames_ok_pct": pct},
-                   "" if sc == 1 else f"recoloured region IoU ≥ {p['min_iou']} on only {pct:.0f}% of frames")
+        iou = (recol & paint).sum(axis=(1, 2)) / np.maximum((recol | paint).sum(axis=(1, 2)), 1)
+        sc, pct = frame_share(curve, iou >= p.min_iou)
+        return Result(sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"recoloured region IoU ≥ {p.min_iou} on only {pct:.0f}% of frames")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -113,15 +114,15 @@ class CarPaint(GradingVerifier):
         paint = masks["paint"]
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, paint, hue_deg=84))
 
-        m = inst.mutant("magenta_not_red", ["paint_recolored"], "hue stopped at magenta (about 330°)")
+        m = inst.mutant("magenta_not_red", [N.paint_recolored], "hue stopped at magenta (about 330°)")
         g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=50))
 
-        m = inst.mutant("flat_paint", ["reflections_preserved"], "paint filled flat: reflections gone")
+        m = inst.mutant("flat_paint", [N.reflections_preserved], "paint filled flat: reflections gone")
         g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=84, l_scale=0.0, l_pivot=40))
 
-        m = inst.mutant("glass_caught", ["sky_glass_untouched"], "qualifier caught the bluish glass too")
+        m = inst.mutant("glass_caught", [N.sky_glass_untouched], "qualifier caught the bluish glass too")
         g.write_video(m / OUTPUT, g.grade_lab(src, paint | masks["glass"], hue_deg=84))
 
-        m = inst.mutant("noisy_key", ["mask_stability"], "a noisy qualifier leaves a fifth of the paint blue")
+        m = inst.mutant("noisy_key", [N.mask_stability], "a noisy qualifier leaves a fifth of the paint blue")
         holes = paint & (rng.random(paint.shape) < 0.2)
         g.write_video(m / OUTPUT, g.grade_lab(src, paint & ~holes, hue_deg=84))

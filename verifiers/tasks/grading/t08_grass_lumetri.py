@@ -15,19 +15,21 @@ import re
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
 from verifiers.measure.colour import hue_difference_deg
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import GrassChange, MaxDeltaE
+from verifiers.provenance import outside_app_writes
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import (
     chroma_of,
     circular_mean_hue,
-    frame_share_score,
+    frame_share,
     masked_mean,
-    outside_grade_writes,
     untouched_check,
 )
 
@@ -60,45 +62,47 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
     return g.to_rgb8(lab), {"grass": grass, "skin": skin, "dress": dress}
 
 
+TASK = "R06.04.02.02-T08"
+N = check_names(TASK)
+
+
 @register
-class GrassLumetri(GradingVerifier):
-    task_id = "R06.04.02.02-T08"
+class GrassLumetri(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("skin_dress_untouched", "hsl_secondary")
+    preserves = (N.skin_dress_untouched, N.hsl_secondary)
+    primary_mask = "grass"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("grass")
-
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        path = ctx.workdir / PROJECT
-        bad = outside_grade_writes(ctx)
+    @check(N.hsl_secondary)
+    def hsl_secondary(self, p: NoParams, curve: Curve) -> Result:
+        path = self.ctx.workdir / PROJECT
+        bad = outside_app_writes(self.ctx)
         if bad:
-            checks.fail("hsl_secondary", f"grade file written outside Premiere: {bad[0]} (audit)", {"outside_writes": bad})
-        elif not path.exists():
-            checks.fail("hsl_secondary", f"{PROJECT} missing: no project to inspect")
-        else:
-            found = bool(_HSL.search(read_prproj(path.read_bytes())))
-            checks.set("hsl_secondary", 1.0 if found else 0.0,
-                       {"file": PROJECT, "audit": "not recorded" if ctx.events is None else "checked"},
-                       "" if found else "no enabled Lumetri HSL Secondary in the project")
+            return Result(curve.passes(False), {"outside_writes": bad},
+                          f"grade file written outside Premiere: {bad[0]} (audit)")
+        if not path.exists():
+            return Result(curve.passes(False), {}, f"{PROJECT} missing: no project to inspect")
+        found = bool(_HSL.search(read_prproj(path.read_bytes())))
+        return Result(curve.passes(found), {"file": PROJECT, "audit": "not recorded" if self.ctx.events is None else "checked"},
+                      "" if found else "no enabled Lumetri HSL Secondary in the project")
 
-        shot = self.load(ctx, OUTPUT)
-        grass = shot.mask("grass")
-        p = checks.params("grass_change")
-        ls, lo = shot.lab("src"), shot.lab("out")
-        target = p["target_hue_deg"]
+    @check(N.grass_change)
+    def grass_change(self, p: GrassChange, curve: Curve) -> Result:
+        shot, grass = self.shot, self.shot.mask("grass")
+        ls, lo, target = shot.lab("src"), shot.lab("out"), p.target_hue_deg
         toward = np.array([abs(hue_difference_deg(circular_mean_hue(ls[i], grass[i]), target))
                            - abs(hue_difference_deg(circular_mean_hue(lo[i], grass[i]), target)) for i in range(shot.n)])
         gain = 100 * (masked_mean(chroma_of(shot, "out"), grass) / masked_mean(chroma_of(shot, "src"), grass) - 1)
-        ok = ((toward >= p["min_hue_shift_deg"]) & (toward <= p["max_hue_shift_deg"])
-              & (gain >= p["min_chroma_gain_pct"]) & (gain <= p["max_chroma_gain_pct"]))
-        sc, pct = frame_share_score(ok)
-        checks.set("grass_change", sc, {"hue_toward_target_deg": [float(toward.min()), float(toward.max())],
-                                        "chroma_gain_pct": [float(gain.min()), float(gain.max())], "frames_ok_pct": pct},
-                   "" if sc == 1 else f"grass hue moved {toward.mean():.1f}° toward {target}°, chroma {gain.mean():+.0f}%")
+        ok = ((toward >= p.min_hue_shift_deg) & (toward <= p.max_hue_shift_deg)
+              & (gain >= p.min_chroma_gain_pct) & (gain <= p.max_chroma_gain_pct))
+        sc, pct = frame_share(curve, ok)
+        return Result(sc, {"hue_toward_target_deg": [float(toward.min()), float(toward.max())],
+                           "chroma_gain_pct": [float(gain.min()), float(gain.max())], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"grass hue moved {toward.mean():.1f}° toward {target:g}°, chroma {gain.mean():+.0f}%")
 
-        sc, ev, msg = untouched_check(shot, ["skin", "dress"], checks.params("skin_dress_untouched")["max_delta_e2000"])
-        checks.set("skin_dress_untouched", sc, ev, msg)
+    @check(N.skin_dress_untouched)
+    def skin_dress_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["skin", "dress"], p.max_de2000, curve)
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -118,14 +122,14 @@ class GrassLumetri(GradingVerifier):
         render(inst.oracle, grass)
         project(inst.oracle, True)
 
-        m = inst.mutant("saturation_only", ["grass_change"], "grass saturated but its hue left yellowish")
+        m = inst.mutant("saturation_only", [N.grass_change], "grass saturated but its hue left yellowish")
         render(m, grass, hue=0.0)
         project(m, True)
 
-        m = inst.mutant("key_catches_dress", ["skin_dress_untouched"], "the green key also caught the yellow dress")
+        m = inst.mutant("key_catches_dress", [N.skin_dress_untouched], "the green key also caught the yellow dress")
         render(m, grass | masks["dress"])
         project(m, True)
 
-        m = inst.mutant("basic_correction_not_hsl", ["hsl_secondary"], "HSL Secondary left disabled (mask from elsewhere)")
+        m = inst.mutant("basic_correction_not_hsl", [N.hsl_secondary], "HSL Secondary left disabled (mask from elsewhere)")
         render(m, grass)
         project(m, False)

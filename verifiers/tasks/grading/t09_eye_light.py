@@ -15,20 +15,17 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import EyeOffset, GainOutsideBox, GainRange
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    bbox_region,
-    frame_share_score,
-    gain_map_stops,
-    mask_centroid,
-    p95_abs_gain_above_floor,
-    per_frame_gain,
-)
+from verifiers.tasks.grading._shared.gain import gain_map_stops, p95_abs_gain_above_floor, per_frame_gain
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, mask_centroid
+from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/eyelight.mov"
 MIN_OFFSET_PX = 2.0
@@ -59,67 +56,82 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
     return g.to_rgb8(lab), {"eye_l": eye_l, "eye_r": eye_r, "skin": face & ~(eye_l | eye_r)}, (left, right)
 
 
+TASK = "R06.04.02.02-T09"
+N = check_names(TASK)
+
+
+def light_offset_px(gmap: np.ndarray, eye: np.ndarray, zone: np.ndarray) -> float:
+    """Distance from the eye mask's centroid to the positive gain's (> 0.05 stop) near it, px."""
+    want = mask_centroid(eye)
+    pos = np.where(zone & (gmap > 0.05), gmap, 0.0)
+    got = mask_centroid(pos > 0, pos)
+    return np.inf if want is None or got is None else float(np.hypot(got[0] - want[0], got[1] - want[1]))
+
+
+def edge_width_px(raw: np.ndarray, zone: np.ndarray) -> float:
+    """p99 |gain| over p99 gain gradient (1 px smoothing) in the zone: how wide the window's edge is."""
+    gg = np.hypot(*np.gradient(gaussian_filter(raw, 1.0)))[zone]
+    steep = float(np.percentile(gg, 99)) if len(gg) else 0.0
+    peak = float(np.percentile(np.abs(raw[zone]), 99)) if zone.any() else 0.0
+    return peak / steep if steep > 1e-4 else np.inf
+
+
 @register
-class EyeLight(GradingVerifier):
-    task_id = "R06.04.02.02-T09"
+class EyeLight(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("skin_unchanged", "soft_edges")
+    preserves = (N.skin_unchanged, N.soft_edges)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
         return shot.mask("eye_l") | shot.mask("eye_r")
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        eyes = [shot.mask("eye_l"), shot.mask("eye_r")]
-        gmap = gain_map_stops(shot)
-        h = shot.src.shape[1]
+    @provides
+    def eyes(self) -> list[np.ndarray]:
+        return [self.shot.mask("eye_l"), self.shot.mask("eye_r")]
 
-        p = checks.params("eye_gain")
-        gains = np.stack([per_frame_gain(gmap, e) for e in eyes])
-        ok = np.all((gains >= p["min_gain_stop"]) & (gains <= p["max_gain_stop"]), axis=0)
-        sc, pct = frame_share_score(ok)
-        checks.set("eye_gain", sc, {"gain_stop": [float(np.nanmin(gains)), float(np.nanmax(gains))], "frames_ok_pct": pct},
-                   "" if sc == 1 else f"eye gain {np.nanmean(gains):+.2f} stop (frames ok {pct:.0f}%)")
+    @check(N.eye_gain)
+    def eye_gain(self, p: GainRange, curve: Curve) -> Result:
+        gains = np.stack([per_frame_gain(self.gmap, e) for e in self.eyes])
+        ok = np.all((gains >= p.min_gain_stops) & (gains <= p.max_gain_stops), axis=0)
+        sc, pct = frame_share(curve, ok)
+        return Result(sc, {"gain_stop": [float(np.nanmin(gains)), float(np.nanmax(gains))], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"eye gain {np.nanmean(gains):+.2f} stop (frames ok {pct:.0f}%)")
 
-        p = checks.params("skin_unchanged")
-        skin = shot.mask("skin") & ~bbox_region(eyes[0], p["bbox_scale"]) & ~bbox_region(eyes[1], p["bbox_scale"])
-        sk, fl = p95_abs_gain_above_floor(shot, gmap, skin)
-        sc, pct = frame_share_score(sk <= p["max_gain_stop"])
-        checks.set("skin_unchanged", sc, {"max_p95_abs_gain_stop": float(sk.max()), "frames_ok_pct": pct,
-                                          "export_floor_p95_abs_gain_stop": float(fl.mean()), **shot.floor_info()},
-                   "" if sc == 1 else f"face skin changed by {sk.max():.3f} stop")
+    @check(N.skin_unchanged)
+    def skin_unchanged(self, p: GainOutsideBox, curve: Curve) -> Result:
+        shot, eyes = self.shot, self.eyes
+        skin = shot.mask("skin") & ~bbox_region(eyes[0], p.bbox_scale_x) & ~bbox_region(eyes[1], p.bbox_scale_x)
+        sk, fl = p95_abs_gain_above_floor(shot, self.gmap, skin)
+        sc, pct = frame_share(curve, sk <= p.max_gain_stops)
+        return Result(sc, {"max_p95_abs_gain_stop": float(sk.max()), "frames_ok_pct": pct,
+                           "export_floor_p95_abs_gain_stop": float(fl.mean()), **shot.floor_info()},
+                      "" if sc == 1 else f"face skin changed by {sk.max():.3f} stop")
 
-        p = checks.params("tracking")
-        limit = max(MIN_OFFSET_PX, p["max_offset_px"] * h / REFERENCE_HEIGHT_PX)
+    @check(N.tracking)
+    def tracking(self, p: EyeOffset, curve: Curve) -> Result:
+        shot, gmap = self.shot, self.gmap
+        limit = max(MIN_OFFSET_PX, p.max_offset_px * shot.src.shape[1] / REFERENCE_HEIGHT_PX)
         off = np.zeros(shot.n)
-        for eye in eyes:
+        for eye in self.eyes:
             zone = bbox_region(eye, 3.0)
-            for i in range(shot.n):
-                want = mask_centroid(eye[i])
-                pos = np.where(zone[i] & (gmap[i] > 0.05), gmap[i], 0.0)
-                got = mask_centroid(pos > 0, pos)
-                d = np.inf if want is None or got is None else float(np.hypot(got[0] - want[0], got[1] - want[1]))
-                off[i] = max(off[i], d)
-        sc, pct = frame_share_score(off <= limit, p["min_frames_pct"])
-        checks.set("tracking", sc, {"max_offset_px": float(off.max()) if np.isfinite(off).all() else None,
-                                    "limit_px": limit, "frames_ok_pct": pct},
-                   "" if sc == 1 else f"eye light off the eyes on {100 - pct:.0f}% of frames")
+            off = np.maximum(off, [light_offset_px(gmap[i], eye[i], zone[i]) for i in range(shot.n)])
+        sc, pct = frame_share(curve, off <= limit)
+        return Result(sc, {"max_offset_px": float(off.max()) if np.isfinite(off).all() else None,
+                           "limit_px": limit, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"eye light off the eyes on {100 - pct:.0f}% of frames")
 
+    @check(N.soft_edges)
+    def soft_edges(self, p: NoParams, curve: Curve) -> Result:
+        shot = self.shot
         raw = gain_map_stops(shot, smooth_px=0)  # edges judged on the unsmoothed map
-        zone = bbox_region(eyes[0], 3.0) | bbox_region(eyes[1], 3.0)
-        width = np.full(shot.n, np.inf)
-        for i in range(shot.n):
-            gg = np.hypot(*np.gradient(gaussian_filter(raw[i], 1.0)))[zone[i]]
-            steep = float(np.percentile(gg, 99)) if len(gg) else 0.0
-            peak = float(np.percentile(np.abs(raw[i][zone[i]]), 99)) if zone[i].any() else 0.0
-            if steep > 1e-4:
-                width[i] = peak / steep
-        limit = MIN_SOFT_PX_AT_144 * h / 144
-        sc, pct = frame_share_score(width >= limit)
-        checks.set("soft_edges", sc, {"min_edge_width_px": float(width.min()) if np.isfinite(width.min()) else None,
-                                      "limit_px": limit, "frames_ok_pct": pct,
-                                      "statistic": "p99 |gain| / p99 gain-map gradient near the eyes (1 px smoothing)"},
-                   "" if sc == 1 else f"eye window edge only {width.min():.1f} px wide: a ring shows")
+        zone = bbox_region(self.eyes[0], 3.0) | bbox_region(self.eyes[1], 3.0)
+        width = np.array([edge_width_px(raw[i], zone[i]) for i in range(shot.n)])
+        limit = MIN_SOFT_PX_AT_144 * shot.src.shape[1] / 144
+        sc, pct = frame_share(curve, width >= limit)
+        return Result(sc, {"min_edge_width_px": float(width.min()) if np.isfinite(width.min()) else None,
+                           "limit_px": limit, "frames_ok_pct": pct,
+                           "statistic": "p99 |gain| / p99 gain-map gradient near the eyes (1 px smoothing)"},
+                      "" if sc == 1 else f"eye window edge only {width.min():.1f} px wide: a ring shows")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, (left, right) = make_scene(rng)
@@ -132,16 +144,16 @@ class EyeLight(GradingVerifier):
 
         g.write_video(inst.oracle / OUTPUT, light(left, right))
 
-        m = inst.mutant("too_bright", ["eye_gain"], "0.6 stop: glowing eyes")
+        m = inst.mutant("too_bright", [N.eye_gain], "0.6 stop: glowing eyes")
         g.write_video(m / OUTPUT, light(left, right, stops=0.6))
 
         lag = np.clip(np.arange(n) - 3, 0, n - 1)
-        m = inst.mutant("track_lags_3_frames", ["tracking", "eye_gain"], "the eye windows trail the head by 3 frames")
+        m = inst.mutant("track_lags_3_frames", [N.tracking, N.eye_gain], "the eye windows trail the head by 3 frames")
         g.write_video(m / OUTPUT, light(left[lag], right[lag]))
 
-        m = inst.mutant("whole_face_lift", ["skin_unchanged"], "the lift applied to the whole face")
+        m = inst.mutant("whole_face_lift", [N.skin_unchanged], "the lift applied to the whole face")
         g.write_video(m / OUTPUT, g.grade_gain(src, np.clip(g.soften(masks["skin"] | masks["eye_l"] | masks["eye_r"], 2.0),
                                                             0, 1), 0.25))
 
-        m = inst.mutant("hard_edge", ["soft_edges"], "eye windows with no softness")
+        m = inst.mutant("hard_edge", [N.soft_edges], "eye windows with no softness")
         g.write_video(m / OUTPUT, light(left, right, soft_px=0))

@@ -10,23 +10,26 @@ source), over the background away from a 3 px band round the skater.
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import binary_dilation, binary_erosion
+from scipy.ndimage import binary_dilation, binary_erosion, gaussian_filter
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask, MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
+from verifiers.tasks.grading._shared.node_graph import node_check
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import (
     chroma_of,
-    frame_share_score,
+    frame_share,
     masked_mean,
-    node_check,
     outside,
     untouched_check,
 )
+from verifiers.tasks.grading._shared.shot import Shot, erode_xy
 
 OUTPUT = "out/skate_mask.mov"
 DRX = "state/grade.drx"
@@ -48,58 +51,61 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
     return g.to_rgb8(lab), {"skater": body}
 
 
+TASK = "R06.04.02.02-T10"
+N = check_names(TASK)
+
+
 @register
-class MagicMask(GradingVerifier):
-    task_id = "R06.04.02.02-T10"
+class MagicMask(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("skater_untouched", "magic_mask_node")
+    preserves = (N.skater_untouched, N.magic_mask_node)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
         return outside(shot.mask("skater"), 3)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        s, ev, msg = node_check(ctx, DRX, ("magicmask",), "Magic Mask")
-        checks.set("magic_mask_node", s, ev, msg)
-        shot = self.load(ctx, OUTPUT)
-        sk = shot.mask("skater")
+    @check(N.magic_mask_node)
+    def magic_mask_node(self, p: NoParams, curve: Curve) -> Result:
+        return node_check(self.ctx, DRX, ("magicmask",), "Magic Mask", curve)
 
-        p = checks.params("mask_quality")
+    @check(N.mask_quality)
+    def mask_quality(self, p: ImpliedMask, curve: Curve) -> Result:
+        shot = self.shot
         ls, lo = shot.lab("src")[:, ::GRID, ::GRID], shot.lab("out")[:, ::GRID, ::GRID]
         # rule 4: a pixel is "unchanged" when it moved < the seed's ΔE above what the export alone moved it
         de = delta_e2000(ls, lo)
         if shot.floor is not None:  # both maps smoothed 1 px so two codec-noise draws compare like for like
-            from scipy.ndimage import gaussian_filter
-
             fl = delta_e2000(ls, shot.lab("floor")[:, ::GRID, ::GRID])
             de = gaussian_filter(de, (0, 1.0, 1.0)) - gaussian_filter(fl, (0, 1.0, 1.0))
-        implied = de < p["implied_mask_max_delta_e"]
-        gt = sk[:, ::GRID, ::GRID]
+        implied = de < p.implied_mask_max_de2000
+        gt = shot.mask("skater")[:, ::GRID, ::GRID]
         gy, gx = shot.guard_px()
         if gy or gx:  # the render's chroma share at the skater's outline belongs to both sides: not judged
-            from verifiers.tasks.grading.common import erode_xy
-
             cy, cx = -(-gy // GRID), -(-gx // GRID)
             edge = ~erode_xy(gt, cy, cx) & ~erode_xy(~gt, cy, cx)
             implied, gt = implied & ~edge, gt & ~edge
         iou = (implied & gt).sum(axis=(1, 2)) / np.maximum((implied | gt).sum(axis=(1, 2)), 1)
-        sc, pct = frame_share_score(iou >= p["min_iou"], p["min_frames_pct"])
-        checks.set("mask_quality", sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "grid_px": GRID,
-                                        "frames_ok_pct": pct, **shot.floor_info()},
-                   "" if sc == 1 else f"implied mask IoU ≥ {p['min_iou']} on only {pct:.0f}% of frames")
+        sc, pct = frame_share(curve, iou >= p.min_iou)
+        return Result(sc, {"min_iou": float(iou.min()), "mean_iou": float(iou.mean()), "grid_px": GRID,
+                           "frames_ok_pct": pct, **shot.floor_info()},
+                      "" if sc == 1 else f"implied mask IoU ≥ {p.min_iou} on only {pct:.0f}% of frames")
 
-        p = checks.params("background_grade")
-        bg = outside(sk, 3)
+    @check(N.background_grade)
+    def background_grade(self, p: BackgroundGrade, curve: Curve) -> Result:
+        shot = self.shot
+        bg = outside(shot.mask("skater"), 3)
         dc = 100 * (masked_mean(chroma_of(shot, "out"), bg) / masked_mean(chroma_of(shot, "src"), bg) - 1)
         db = masked_mean(shot.lab("out")[..., 2], bg) - masked_mean(shot.lab("src")[..., 2], bg)
-        ok = ((dc >= p["min_chroma_change_pct"]) & (dc <= p["max_chroma_change_pct"])
-              & (db >= p["min_b_shift"]) & (db <= p["max_b_shift"]))
-        sc, pct = frame_share_score(ok)
-        checks.set("background_grade", sc, {"chroma_change_pct": [float(dc.min()), float(dc.max())],
-                                            "b_shift": [float(db.min()), float(db.max())], "frames_ok_pct": pct},
-                   "" if sc == 1 else f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
+        ok = ((dc >= p.min_chroma_change_pct) & (dc <= p.max_chroma_change_pct)
+              & (db >= p.min_b_shift_lab) & (db <= p.max_b_shift_lab))
+        sc, pct = frame_share(curve, ok)
+        return Result(sc, {"chroma_change_pct": [float(dc.min()), float(dc.max())],
+                           "b_shift": [float(db.min()), float(db.max())], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
 
-        sc, ev, msg = untouched_check(shot, ["skater"], checks.params("skater_untouched")["max_delta_e2000"])
-        checks.set("skater_untouched", sc, ev, msg)
+    @check(N.skater_untouched)
+    def skater_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["skater"], p.max_de2000, curve)
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -114,19 +120,19 @@ class MagicMask(GradingVerifier):
         g.write_video(inst.oracle / OUTPUT, grade(sk))
         g.drx(inst.oracle / DRX, nodes)
 
-        m = inst.mutant("matte_too_loose", ["mask_quality"], "matte 4 px too big: an ungraded halo round the skater")
+        m = inst.mutant("matte_too_loose", [N.mask_quality], "matte 4 px too big: an ungraded halo round the skater")
         g.write_video(m / OUTPUT, grade(np.stack([binary_dilation(f, iterations=4) for f in sk])))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("matte_choked", ["mask_quality", "skater_untouched"],
+        m = inst.mutant("matte_choked", [N.mask_quality, N.skater_untouched],
                         "matte eroded 3 px: the skater's edges take the cool grade")
         g.write_video(m / OUTPUT, grade(np.stack([binary_erosion(f, iterations=3) for f in sk])))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("desaturated_not_cooled", ["background_grade"], "background desaturated but not cooled")
+        m = inst.mutant("desaturated_not_cooled", [N.background_grade], "background desaturated but not cooled")
         g.write_video(m / OUTPUT, grade(sk, db=0.0))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("window_not_magic_mask", ["magic_mask_node"], "skater isolated with a tracked window")
+        m = inst.mutant("window_not_magic_mask", [N.magic_mask_node], "skater isolated with a tracked window")
         g.write_video(m / OUTPUT, grade(sk))
         g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "window": "Circle", "tracked": "1"}])

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered, MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-    interior,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched_check
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -61,50 +59,61 @@ def recover(lab: np.ndarray, sky: np.ndarray, *, stretch: float = 1.6, drop_l: f
     return out
 
 
+TASK = "R06.04.02.02-T11"
+N = check_names(TASK)
+
+
+def empty_codes_pct(codes: np.ndarray) -> float:
+    """Share of unused 8-bit codes between the values' 2nd and 98th percentile (banding leaves gaps)."""
+    lo, hi = np.percentile(codes, [2, 98]).astype(int)
+    v = codes[(codes >= lo) & (codes <= hi)]
+    used = np.bincount(v - lo, minlength=hi - lo + 1) if hi > lo else np.ones(1)
+    return 100.0 * float(np.mean(used == 0))
+
+
 @register
-class HotSky(GradingVerifier):
-    task_id = "R06.04.02.02-T11"
+class HotSky(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("road_car_unchanged", "no_banding")
+    preserves = (N.road_car_unchanged, N.no_banding)
+    primary_mask = "sky"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("sky")
+    @provides
+    def sky(self) -> np.ndarray:
+        return interior(self.shot.mask("sky"), 2)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        sky = interior(shot.mask("sky"), 2)
+    @check(N.highlights_lowered)
+    def highlights_lowered(self, p: HighlightsLowered, curve: Curve) -> Result:
+        shot, sky = self.shot, self.sky
         y0, y1 = luma(shot.src), luma(shot.out)
-
-        p = checks.params("highlights_lowered")
         drop = np.array([100 * (1 - np.percentile(y1[i][sky[i]], 99) / np.percentile(y0[i][sky[i]], 99))
                          for i in range(shot.n)])
-        sc, pct = frame_share_score(drop >= p["min_p99_drop_pct"])
-        checks.set("highlights_lowered", sc, {"min_p99_drop_pct": float(drop.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"sky p99 luma dropped only {drop.min():.1f}%")
+        sc, pct = frame_share(curve, drop >= p.min_p99_drop_pct)
+        return Result(sc, {"min_p99_drop_pct": float(drop.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"sky p99 luma dropped only {drop.min():.1f}%")
 
-        p = checks.params("cloud_detail")
+    @check(N.cloud_detail)
+    def cloud_detail(self, p: CloudDetail, curve: Curve) -> Result:
+        shot, sky = self.shot, self.sky
         l0, l1 = shot.lab("src")[..., 0], shot.lab("out")[..., 0]
         gain = np.array([100 * (l1[i][sky[i]].std() / max(l0[i][sky[i]].std(), 1e-6) - 1) for i in range(shot.n)])
-        sc, pct = frame_share_score(gain >= p["min_std_gain_pct"])
-        checks.set("cloud_detail", sc, {"min_std_gain_pct": float(gain.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"cloud L* std rose only {gain.min():.1f}%")
+        sc, pct = frame_share(curve, gain >= p.min_std_gain_pct)
+        return Result(sc, {"min_std_gain_pct": float(gain.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"cloud L* std rose only {gain.min():.1f}%")
 
-        sc, ev, msg = untouched_check(shot, ["road", "car"], checks.params("road_car_unchanged")["max_delta_e2000"])
-        checks.set("road_car_unchanged", sc, ev, msg)
+    @check(N.road_car_unchanged)
+    def road_car_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["road", "car"], p.max_de2000, curve)
 
-        codes = np.round(y1 * 255).astype(int)
-        empty = []
-        for i in range(shot.n):
-            v = codes[i][sky[i]]
-            lo, hi = np.percentile(v, [2, 98]).astype(int)
-            v = v[(v >= lo) & (v <= hi)]
-            used = np.bincount(v - lo, minlength=hi - lo + 1) if hi > lo else np.ones(1)
-            empty.append(100.0 * float(np.mean(used == 0)))
-        empty_arr = np.array(empty)
-        sc, pct = frame_share_score(empty_arr <= MAX_EMPTY_CODES_PCT)
-        checks.set("no_banding", sc, {"max_empty_codes_pct": float(empty_arr.max()), "limit_pct": MAX_EMPTY_CODES_PCT,
-                                      "frames_ok_pct": pct},
-                   "" if sc == 1 else f"sky histogram has {empty_arr.max():.0f}% empty luma codes (banding)")
+    @check(N.no_banding)
+    def no_banding(self, p: NoParams, curve: Curve) -> Result:
+        shot, sky = self.shot, self.sky
+        codes = np.round(luma(shot.out) * 255).astype(int)
+        empty = np.array([empty_codes_pct(codes[i][sky[i]]) for i in range(shot.n)])
+        sc, pct = frame_share(curve, empty <= MAX_EMPTY_CODES_PCT)
+        return Result(sc, {"max_empty_codes_pct": float(empty.max()), "limit_pct": MAX_EMPTY_CODES_PCT,
+                           "frames_ok_pct": pct},
+                      "" if sc == 1 else f"sky histogram has {empty.max():.0f}% empty luma codes (banding)")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         lab, masks = make_scene(rng)
@@ -114,7 +123,7 @@ class HotSky(GradingVerifier):
         oracle = g.to_rgb8(recover(lab, sky))
         g.write_video(inst.oracle / OUTPUT, oracle)
 
-        m = inst.mutant("luma_key_catches_car", ["road_car_unchanged"], "the luma key also darkened the white car")
+        m = inst.mutant("luma_key_catches_car", [N.road_car_unchanged], "the luma key also darkened the white car")
         car = masks["car"]
         leak = g.to_rgb8(recover(lab, sky))
         car_lab = lab.copy()
@@ -122,14 +131,14 @@ class HotSky(GradingVerifier):
         leak[car] = g.to_rgb8(car_lab)[car]
         g.write_video(m / OUTPUT, leak)
 
-        m = inst.mutant("darken_only", ["cloud_detail"], "sky lowered without any contrast: clouds stay flat")
+        m = inst.mutant("darken_only", [N.cloud_detail], "sky lowered without any contrast: clouds stay flat")
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, stretch=1.0)))
 
-        m = inst.mutant("contrast_only", ["highlights_lowered", "no_banding", "road_car_unchanged"],
+        m = inst.mutant("contrast_only", [N.highlights_lowered, N.no_banding, N.road_car_unchanged],
                         "contrast added but highlights not pulled down (no primary change: preservation not credited)")
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=0.0)))
 
-        m = inst.mutant("posterised_sky", ["no_banding"], "8-bit stretch: sky codes in steps of 4")
+        m = inst.mutant("posterised_sky", [N.no_banding], "8-bit stretch: sky codes in steps of 4")
         band = oracle.copy()
         band[sky] = (band[sky] // 4) * 4
         g.write_video(m / OUTPUT, band)

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.base import GTError
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import BrandShot, MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    DE_STRIDE,
-    GradingVerifier,
-    Shot,
-    node_check,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.node_graph import node_present
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import untouched_check
+from verifiers.tasks.grading._shared.shot import DE_STRIDE
 
 OUTPUT = "out/team_blue.mov"
 GRADES = "state/grades"
@@ -60,45 +61,73 @@ def make_scene(rng: np.random.Generator) -> tuple[np.ndarray, dict[str, np.ndarr
     return np.concatenate(stacks), {k: np.concatenate(v) for k, v in masks.items()}, shots
 
 
+TASK = "R06.04.02.02-T12"
+N = check_names(TASK)
+
+
 @register
-class BrandBlue(GradingVerifier):
-    task_id = "R06.04.02.02-T12"
+class BrandBlue(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("skin_pitch_untouched", "qualifier_nodes")
+    preserves = (N.skin_pitch_untouched, N.qualifier_nodes)
+    primary_mask = "jersey"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("jersey")
-
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        have = 0
-        per_shot = {}
-        for k in range(1, SHOTS + 1):
-            s, ev, _msg = node_check(ctx, f"{GRADES}/shot_{k}.drx", ("qualifier", "hsl"), "qualifier")
-            per_shot[k] = s
-            have += s
-        missing = [k for k, s in per_shot.items() if s < 1]
-        checks.set("qualifier_nodes", have / SHOTS, {"shots_with_qualifier": [k for k, s in per_shot.items() if s == 1],
-                                                     "audit": ev.get("audit", "not recorded")},
-                   "" if not missing else f"no qualifier node for shot(s) {missing}")
-
-        shot = self.load(ctx, OUTPUT)
-        bounds = shot.meta.get("shots")
+    @provides
+    def bounds(self) -> list[list[int]]:
+        """[first, end) frames of each of the six shots (GT shot.json)."""
+        bounds = self.shot.meta.get("shots")
         if not bounds or len(bounds) != SHOTS:
-            from verifiers.base import GTError
-
             raise GTError("GT shot.json must list the six shots' frame ranges")
-        jersey, lo = shot.mask("jersey"), shot.lab("out")
-        for k, (a, b) in enumerate(bounds, start=1):
-            name = f"shot_{k}"
-            p = checks.params(name)
-            px = np.concatenate([lo[i].reshape(-1, 3)[np.flatnonzero(jersey[i])[::DE_STRIDE]] for i in range(a, b)])
-            med = float(np.median(delta_e2000(px, np.tile(np.asarray(p["target_lab"], dtype=float), (len(px), 1)))))
-            ok = med <= p["max_delta_e2000"]
-            checks.set(name, 1.0 if ok else 0.0, {"median_delta_e2000": med, "frames": [a, b], "pixel_stride": DE_STRIDE},
-                       "" if ok else f"shot {k} jerseys {med:.1f} ΔE2000 from brand blue")
+        return bounds
 
-        sc, ev, msg = untouched_check(shot, ["skin", "grass"], checks.params("skin_pitch_untouched")["max_delta_e2000"])
-        checks.set("skin_pitch_untouched", sc, ev, msg)
+    @check(N.qualifier_nodes)
+    def qualifier_nodes(self, p: NoParams, curve: Curve) -> Result:
+        per_shot, ev = {}, {}
+        for k in range(1, SHOTS + 1):
+            per_shot[k], ev, _msg = node_present(self.ctx, f"{GRADES}/shot_{k}.drx", ("qualifier", "hsl"), "qualifier")
+        missing = [k for k, ok in per_shot.items() if not ok]
+        return Result(curve.count(per_shot.values()),
+                      {"shots_with_qualifier": [k for k, ok in per_shot.items() if ok],
+                       "audit": ev.get("audit", "not recorded")},
+                      "" if not missing else f"no qualifier node for shot(s) {missing}")
+
+    def on_brand(self, k: int, p: BrandShot, curve: Curve) -> Result:
+        """Shot k: median ΔE2000 of its jersey pixels (every DE_STRIDE-th) to the brand colour."""
+        a, b = self.bounds[k - 1]
+        jersey, lo = self.shot.mask("jersey"), self.shot.lab("out")
+        px = np.concatenate([lo[i].reshape(-1, 3)[np.flatnonzero(jersey[i])[::DE_STRIDE]] for i in range(a, b)])
+        med = float(np.median(delta_e2000(px, np.tile(np.asarray(p.target_lab, dtype=float), (len(px), 1)))))
+        ok = med <= p.max_de2000
+        return Result(curve.passes(ok), {"median_delta_e2000": med, "frames": [a, b], "pixel_stride": DE_STRIDE},
+                      "" if ok else f"shot {k} jerseys {med:.1f} ΔE2000 from brand blue")
+
+    @check(N.shot_1)
+    def shot_1(self, p: BrandShot, curve: Curve) -> Result:
+        return self.on_brand(1, p, curve)
+
+    @check(N.shot_2)
+    def shot_2(self, p: BrandShot, curve: Curve) -> Result:
+        return self.on_brand(2, p, curve)
+
+    @check(N.shot_3)
+    def shot_3(self, p: BrandShot, curve: Curve) -> Result:
+        return self.on_brand(3, p, curve)
+
+    @check(N.shot_4)
+    def shot_4(self, p: BrandShot, curve: Curve) -> Result:
+        return self.on_brand(4, p, curve)
+
+    @check(N.shot_5)
+    def shot_5(self, p: BrandShot, curve: Curve) -> Result:
+        return self.on_brand(5, p, curve)
+
+    @check(N.shot_6)
+    def shot_6(self, p: BrandShot, curve: Curve) -> Result:
+        return self.on_brand(6, p, curve)
+
+    @check(N.skin_pitch_untouched)
+    def skin_pitch_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["skin", "grass"], p.max_de2000, curve)
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, shots = make_scene(rng)
@@ -118,7 +147,7 @@ class BrandBlue(GradingVerifier):
         g.write_video(inst.oracle / OUTPUT, oracle)
         grades(inst.oracle)
 
-        m = inst.mutant("shot_3_skipped", ["shot_3", "qualifier_nodes", "skin_pitch_untouched"],
+        m = inst.mutant("shot_3_skipped", [N.shot_3, N.qualifier_nodes, N.skin_pitch_untouched],
                         "shot 3 left with the camera's jersey colour (preservation credited for 5 shots of 6)")
         a, b = shots[2]
         out = oracle.copy()
@@ -126,17 +155,17 @@ class BrandBlue(GradingVerifier):
         g.write_video(m / OUTPUT, out)
         grades(m)
 
-        m = inst.mutant("shot_6_matched_by_eye", ["shot_6"], "shot 6 pushed the wrong way: 6 ΔE off brand")
+        m = inst.mutant("shot_6_matched_by_eye", [N.shot_6], "shot 6 pushed the wrong way: 6 ΔE off brand")
         a, b = shots[5]
         out = oracle.copy()
         out[a:b] = g.set_lab(src[a:b], jersey[a:b], (38.0, 4.0, -48.0))
         g.write_video(m / OUTPUT, out)
         grades(m)
 
-        m = inst.mutant("key_on_skin", ["skin_pitch_untouched"], "the blue key's softness spilled onto faces")
+        m = inst.mutant("key_on_skin", [N.skin_pitch_untouched], "the blue key's softness spilled onto faces")
         g.write_video(m / OUTPUT, g.grade_lab(oracle, masks["skin"], db=-6))
         grades(m)
 
-        m = inst.mutant("window_not_qualifier_shot_4", ["qualifier_nodes"], "shot 4 graded with a window only")
+        m = inst.mutant("window_not_qualifier_shot_4", [N.qualifier_nodes], "shot 4 graded with a window only")
         g.write_video(m / OUTPUT, oracle)
         grades(m, skip=4)

@@ -11,19 +11,16 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import MaxDeltaE, SignToned
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    chroma_of,
-    frame_share_score,
-    linear_y,
-    masked_mean,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.gain import linear_y
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import chroma_of, frame_share, masked_mean, untouched_check
 
 OUTPUT = "out/diner_sign.mov"
 COVER_PCT = 90.0
@@ -48,42 +45,41 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES) -> tuple[np.ndarray,
     return g.to_rgb8(lab), {"sign": sign & ~actors, "actors": actors}
 
 
+TASK = "R06.04.02.02-T13"
+N = check_names(TASK)
+
+
 @register
-class NeonSign(GradingVerifier):
-    task_id = "R06.04.02.02-T13"
+class NeonSign(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("actors_untouched",)
+    preserves = (N.actors_untouched,)
+    primary_mask = "sign"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("sign")
+    @check(N.sign_toned_down)
+    def sign_toned_down(self, p: SignToned, curve: Curve) -> Result:
+        shot, sign = self.shot, self.shot.mask("sign")
+        dy = 100 * (masked_mean(linear_y(shot.out), sign) / masked_mean(linear_y(shot.src), sign) - 1)
+        dc = 100 * (masked_mean(chroma_of(shot, "out"), sign) / masked_mean(chroma_of(shot, "src"), sign) - 1)
+        ok = ((dy >= p.min_luma_change_pct) & (dy <= p.max_luma_change_pct)
+              & (dc >= p.min_chroma_change_pct) & (dc <= p.max_chroma_change_pct))
+        sc, pct = frame_share(curve, ok)
+        return Result(sc, {"luma_change_pct": [float(dy.min()), float(dy.max())],
+                           "chroma_change_pct": [float(dc.min()), float(dc.max())], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"sign luminance {dy.mean():.0f}%, chroma {dc.mean():.0f}% (frames ok {pct:.0f}%)")
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        sign = shot.mask("sign")
-        y0, y1 = linear_y(shot.src), linear_y(shot.out)
-        c0, c1 = chroma_of(shot, "src"), chroma_of(shot, "out")
+    @check(N.actors_untouched)
+    def actors_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["actors"], p.max_de2000, curve)
 
-        p = checks.params("sign_toned_down")
-        dy = 100 * (masked_mean(y1, sign) / masked_mean(y0, sign) - 1)
-        dc = 100 * (masked_mean(c1, sign) / masked_mean(c0, sign) - 1)
-        ok = ((dy >= p["min_luma_change_pct"]) & (dy <= p["max_luma_change_pct"])
-              & (dc >= p["min_chroma_change_pct"]) & (dc <= p["max_chroma_change_pct"]))
-        sc, pct = frame_share_score(ok)
-        checks.set("sign_toned_down", sc, {"luma_change_pct": [float(dy.min()), float(dy.max())],
-                                           "chroma_change_pct": [float(dc.min()), float(dc.max())],
-                                           "frames_ok_pct": pct},
-                   "" if sc == 1 else f"sign luminance {dy.mean():.0f}%, chroma {dc.mean():.0f}% (frames ok {pct:.0f}%)")
-
-        sc, ev, msg = untouched_check(shot, ["actors"], checks.params("actors_untouched")["max_delta_e2000"])
-        checks.set("actors_untouched", sc, ev, msg)
-
-        p = checks.params("tracking")
+    @check(N.tracking)
+    def tracking(self, p: NoParams, curve: Curve) -> Result:
+        shot, sign = self.shot, self.shot.mask("sign")
         changed = np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1) > CHANGED_LAB
         cover = 100 * (changed & sign).sum(axis=(1, 2)) / np.maximum(sign.sum(axis=(1, 2)), 1)
-        sc, pct = frame_share_score(cover >= COVER_PCT, p["min_frames_pct"])
-        checks.set("tracking", sc, {"min_sign_cover_pct": float(cover.min()), "cover_needed_pct": COVER_PCT,
-                                    "frames_ok_pct": pct},
-                   "" if sc == 1 else f"window on the sign in only {pct:.0f}% of frames")
+        sc, pct = frame_share(curve, cover >= COVER_PCT)
+        return Result(sc, {"min_sign_cover_pct": float(cover.min()), "cover_needed_pct": COVER_PCT, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"window on the sign in only {pct:.0f}% of frames")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -96,18 +92,18 @@ class NeonSign(GradingVerifier):
 
         g.write_video(inst.oracle / OUTPUT, tame(window))
 
-        m = inst.mutant("desaturate_only", ["sign_toned_down"], "chroma lowered, brightness left")
+        m = inst.mutant("desaturate_only", [N.sign_toned_down], "chroma lowered, brightness left")
         g.write_video(m / OUTPUT, tame(window, l_scale=1.0))
 
-        m = inst.mutant("window_over_actor", ["actors_untouched"], "window not masked out of the actor's head")
+        m = inst.mutant("window_over_actor", [N.actors_untouched], "window not masked out of the actor's head")
         g.write_video(m / OUTPUT, tame(np.stack([binary_dilation(w, iterations=2) for w in sign]) | masks["actors"]))
 
-        m = inst.mutant("static_window", ["tracking", "sign_toned_down"],
+        m = inst.mutant("static_window", [N.tracking, N.sign_toned_down],
                         "window placed on frame 1 and never tracked: the sign drifts out of it")
         g.write_video(m / OUTPUT, tame(np.repeat(window[:1], len(window), axis=0)))
 
         # near misses at the seed's chroma line (−50 … −30 %): −32 % passes in full, −27 % fails every frame
         m = inst.mutant("near_miss_chroma_inside", [], "chroma −32 %: just inside the seed's −30 % edge")
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.68))
-        m = inst.mutant("near_miss_chroma_outside", ["sign_toned_down"], "chroma −27 %: just outside the −30 % edge")
+        m = inst.mutant("near_miss_chroma_outside", [N.sign_toned_down], "chroma −27 %: just outside the −30 % edge")
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.73))

@@ -15,24 +15,26 @@ exports.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
 from verifiers.measure.errors import MediaError, describe
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import LeadWarmed, MaxDeltaE
+from verifiers.provenance import outside_app_writes
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    CHANGE_MIN_DE,
-    DE_STRIDE,
-    IDENTITY_MIN_CORR,
-    GradingVerifier,
-    outside_grade_writes,
-    structure_corr,
-)
+from verifiers.tasks.grading._shared.identity import IDENTITY_MIN_CORR, structure_corr
+from verifiers.tasks.grading._shared.preservation import CHANGE_MIN_DE, GradingTask
+from verifiers.tasks.grading._shared.shot import DE_STRIDE
 
 EXR_DIR = "out/exr"
 BLG_DIR = "out/blg"
@@ -109,81 +111,107 @@ def make_shots(rng: np.random.Generator) -> tuple[dict[int, np.ndarray], dict[st
     return {s: lin[i] for i, s in enumerate(SHOTS)}, {"lead_skin": lead, "crowd": crowd}
 
 
-@register
-class BaselightSkin(GradingVerifier):
-    task_id = "R06.04.02.02-T14"
-    #: scaled by the share of shots whose lead skin changed (≥ CHANGE_MIN_DE mean ΔE2000; EXR is exact)
-    preserves = ("crowd_unchanged", "blg_layers")
+TASK = "R06.04.02.02-T14"
+N = check_names(TASK)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        self._blg(ctx, checks)
+
+@dataclass(frozen=True)
+class ExrShot:
+    """One graded shot: the GT source and every render of it (an image sequence: several), CIELAB."""
+
+    shot: int
+    src: np.ndarray
+    outs: list[np.ndarray]
+    lead: np.ndarray
+    crowd: np.ndarray
+
+    def mean_de(self, mask: np.ndarray, out: np.ndarray) -> float:
+        idx = np.flatnonzero(mask)[::DE_STRIDE]
+        return float(delta_e2000(self.src.reshape(-1, 3)[idx], out.reshape(-1, 3)[idx]).mean())
+
+
+def load_exr_shots(ctx: Any) -> list[ExrShot]:
+    """GT masks and source EXRs, the agent's EXR per shot; the content-identity gate per shot (rule 2)."""
+    try:
+        with np.load(ctx.gt_path("masks.npz")) as z:
+            masks = {k: z[k].astype(bool) for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise GTError(f"GT masks unreadable: {exc}") from None
+    files = shot_files(ctx.artifact(EXR_DIR))
+    missing = [s for s in SHOTS if s not in files]
+    if missing:
+        raise AgentOutputError(f"{EXR_DIR}: no EXR for shot(s) {missing}")
+    shots = []
+    for i, s in enumerate(SHOTS):
         try:
-            with np.load(ctx.gt_path("masks.npz")) as z:
-                masks = {k: z[k].astype(bool) for k in z.files}
-        except (OSError, ValueError) as exc:
-            raise GTError(f"GT masks unreadable: {exc}") from None
-        folder = ctx.artifact(EXR_DIR)
-        files = shot_files(folder)
-        missing = [s for s in SHOTS if s not in files]
-        if missing:
-            raise AgentOutputError(f"{EXR_DIR}: no EXR for shot(s) {missing}")
-        p_lead, p_crowd = checks.params("lead_skin_warmed"), checks.params("crowd_unchanged")
-        lead_ok, lead_ev, crowd_de, present = [], {}, [], []
-        for i, s in enumerate(SHOTS):
-            try:
-                src = linear_to_lab(read_exr(ctx.gt_path(f"source_exr/shot_{s}.exr")))
-            except MediaError as exc:
-                raise GTError(f"GT source unusable: {exc}") from None
-            try:
-                outs = [linear_to_lab(read_exr(p)) for p in files[s]]
-            except MediaError as exc:
-                raise AgentOutputError(f"{EXR_DIR}: {exc}") from None
-            if any(o.shape != src.shape for o in outs):
-                raise AgentOutputError(f"shot {s}: EXR size differs from the shot's {src.shape[1]}x{src.shape[0]}")
-            lead, crowd = masks["lead_skin"][i], masks["crowd"][i]
-            corr = min(structure_corr(src[..., 0], o[..., 0]) for o in outs)
-            if corr < IDENTITY_MIN_CORR:
-                raise AgentOutputError(f"{EXR_DIR}: shot {s} is not derived from the given shot (high-passed L* "
-                                       f"correlation {corr:.2f} < {IDENTITY_MIN_CORR})")
-            lidx = np.flatnonzero(lead)[::DE_STRIDE]
-            present.append(min(float(delta_e2000(src.reshape(-1, 3)[lidx], o.reshape(-1, 3)[lidx]).mean())
-                               for o in outs) >= CHANGE_MIN_DE)
-            db = float(np.mean([o[lead][:, 2].mean() - src[lead][:, 2].mean() for o in outs]))
-            dl = float(np.mean([o[lead][:, 0].mean() - src[lead][:, 0].mean() for o in outs]))
-            ok = p_lead["min_b_shift"] <= db <= p_lead["max_b_shift"] and abs(dl) <= p_lead["max_l_change"]
-            lead_ok.append(ok)
-            lead_ev[f"shot_{s}"] = {"b_shift": db, "l_change": dl}
-            idx = np.flatnonzero(crowd)[::DE_STRIDE]
-            crowd_de.append(max(float(delta_e2000(src.reshape(-1, 3)[idx], o.reshape(-1, 3)[idx]).mean()) for o in outs))
-        self._present = np.array(present)
-        failed = [s for s, ok in zip(SHOTS, lead_ok, strict=True) if not ok]
-        checks.set("lead_skin_warmed", float(np.mean(lead_ok)), lead_ev,
-                   "" if not failed else f"lead skin not warmed within range on shot(s) {failed}")
-        bad = [s for s, d in zip(SHOTS, crowd_de, strict=True) if d > p_crowd["max_delta_e2000"]]
-        checks.set("crowd_unchanged", 0.0 if bad else 1.0,
-                   {"mean_delta_e2000_by_shot": dict(zip(map(str, SHOTS), crowd_de, strict=True)),
-                    "pixel_stride": DE_STRIDE},
-                   "" if not bad else f"crowd skin changed on shot(s) {bad}")
+            src = linear_to_lab(read_exr(ctx.gt_path(f"source_exr/shot_{s}.exr")))
+        except MediaError as exc:
+            raise GTError(f"GT source unusable: {exc}") from None
+        try:
+            outs = [linear_to_lab(read_exr(p)) for p in files[s]]
+        except MediaError as exc:
+            raise AgentOutputError(f"{EXR_DIR}: {exc}") from None
+        if any(o.shape != src.shape for o in outs):
+            raise AgentOutputError(f"shot {s}: EXR size differs from the shot's {src.shape[1]}x{src.shape[0]}")
+        corr = min(structure_corr(src[..., 0], o[..., 0]) for o in outs)
+        if corr < IDENTITY_MIN_CORR:
+            raise AgentOutputError(f"{EXR_DIR}: shot {s} is not derived from the given shot (high-passed L* "
+                                   f"correlation {corr:.2f} < {IDENTITY_MIN_CORR})")
+        shots.append(ExrShot(s, src, outs, masks["lead_skin"][i], masks["crowd"][i]))
+    return shots
 
-    def _blg(self, ctx: ScoreContext, checks: Checks) -> None:
-        bad = outside_grade_writes(ctx)
+
+@register
+class BaselightSkin(GradingTask):
+    task_id = TASK
+    #: scaled by the share of shots whose lead skin changed (≥ CHANGE_MIN_DE mean ΔE2000; EXR is exact)
+    preserves = (N.crowd_unchanged, N.blg_layers)
+
+    @provides
+    def exrs(self) -> list[ExrShot]:
+        return load_exr_shots(self.ctx)
+
+    def presence(self) -> tuple[np.ndarray, dict[str, Any]]:
+        present = np.array([min(x.mean_de(x.lead, o) for o in x.outs) >= CHANGE_MIN_DE for x in self.exrs])
+        return present, {"primary_change_units_pct": 100.0 * float(np.mean(present))}
+
+    @check(N.lead_skin_warmed)
+    def lead_skin_warmed(self, p: LeadWarmed, curve: Curve) -> Result:
+        ok, ev = [], {}
+        for x in self.exrs:
+            db = float(np.mean([o[x.lead][:, 2].mean() - x.src[x.lead][:, 2].mean() for o in x.outs]))
+            dl = float(np.mean([o[x.lead][:, 0].mean() - x.src[x.lead][:, 0].mean() for o in x.outs]))
+            ok.append(p.min_b_shift_lab <= db <= p.max_b_shift_lab and abs(dl) <= p.max_l_change_lab)
+            ev[f"shot_{x.shot}"] = {"b_shift": db, "l_change": dl}
+        failed = [s for s, good in zip(SHOTS, ok, strict=True) if not good]
+        return Result(curve.count(ok), ev, "" if not failed else f"lead skin not warmed within range on shot(s) {failed}")
+
+    @check(N.crowd_unchanged)
+    def crowd_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
+        crowd_de = [max(x.mean_de(x.crowd, o) for o in x.outs) for x in self.exrs]
+        bad = [s for s, d in zip(SHOTS, crowd_de, strict=True) if d > p.max_de2000]
+        return Result(curve.passes(not bad), {"mean_delta_e2000_by_shot": dict(zip(map(str, SHOTS), crowd_de, strict=True)),
+                                              "pixel_stride": DE_STRIDE},
+                      "" if not bad else f"crowd skin changed on shot(s) {bad}")
+
+    @check(N.blg_layers)
+    def blg_layers(self, p: NoParams, curve: Curve) -> Result:
+        bad = outside_app_writes(self.ctx)
         if bad:
-            checks.fail("blg_layers", f"grade file written outside Baselight: {bad[0]} (audit)", {"outside_writes": bad})
-            return
-        folder = ctx.workdir / BLG_DIR
+            return Result(curve.passes(False), {"outside_writes": bad}, f"grade file written outside Baselight: {bad[0]} (audit)")
+        folder = self.ctx.workdir / BLG_DIR
         blgs = sorted(folder.glob("*.blg")) if folder.is_dir() else []
         if not blgs:
-            checks.fail("blg_layers", f"no BLG files in {BLG_DIR}/")
-            return
+            return Result(curve.passes(False), {}, f"no BLG files in {BLG_DIR}/")
         found = {"hueangle": 0, "shape": 0}
-        for p in blgs:
-            head = p.read_bytes()[:HEADER_BYTES].lower().replace(b" ", b"")
+        for path in blgs:
+            head = path.read_bytes()[:HEADER_BYTES].lower().replace(b" ", b"")
             for tok in found:
                 found[tok] += tok.encode() in head
         ok = all(found.values())
-        checks.set("blg_layers", 1.0 if ok else 0.0, {"files": len(blgs), "files_with": found,
-                                                        "audit": "not recorded" if ctx.events is None else "checked"},
-                   "" if ok else f"BLGs lack {[k for k, v in found.items() if not v]} layers")
+        return Result(curve.passes(ok), {"files": len(blgs), "files_with": found,
+                                         "audit": "not recorded" if self.ctx.events is None else "checked"},
+                      "" if ok else f"BLGs lack {[k for k, v in found.items() if not v]} layers")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         shots, masks = make_shots(rng)
@@ -215,17 +243,17 @@ class BaselightSkin(GradingVerifier):
         render(inst.oracle)
         blgs(inst.oracle)
 
-        m = inst.mutant("hueangle_without_shape", ["crowd_unchanged", "blg_layers"],
+        m = inst.mutant("hueangle_without_shape", [N.crowd_unchanged, N.blg_layers],
                         "HueAngle keyed all skin, no Shape to isolate the lead: the crowd warms too")
         render(m, region="all_skin")
         blgs(m, ("HueAngle",))
 
-        m = inst.mutant("shot_4_skipped", ["lead_skin_warmed", "crowd_unchanged", "blg_layers"],
+        m = inst.mutant("shot_4_skipped", [N.lead_skin_warmed, N.crowd_unchanged, N.blg_layers],
                         "shot 4 left ungraded (preservation shares are credited for the 3 graded shots of 4)")
         render(m, skip=4)
         blgs(m)
 
-        m = inst.mutant("warm_and_bright", ["lead_skin_warmed"], "skin warmed but also lifted 4 L*")
+        m = inst.mutant("warm_and_bright", [N.lead_skin_warmed], "skin warmed but also lifted 4 L*")
         render(m, dl=4.0)
         blgs(m)
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import Falloff, Rim, WarmCool
 from verifiers.registry import register
-from verifiers.rubric import rubric_check, rubric_event
+from verifiers.rubric import rubric_event, rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-)
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share
+from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/golden.mov"
 RIM_PX = 4
@@ -69,66 +70,76 @@ def golden(src8: np.ndarray, subject: np.ndarray, *, falloff: float = 14.0, spli
     return g.to_rgb8(lab)
 
 
+TASK = "R06.04.02.02-T15"
+N = check_names(TASK)
+
+
 @register
-class GoldenHour(GradingVerifier):
-    task_id = "R06.04.02.02-T15"
+class GoldenHour(GradingTask):
+    task_id = TASK
     output = OUTPUT
     preserves = ()
 
     def primary_region(self, shot: Shot) -> np.ndarray:
         return np.ones_like(shot.mask("subject"))
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        rubric_check(ctx, checks, "vlm_plausibility", "a VLM judge")
-        shot = self.load(ctx, OUTPUT)
-        ls, lo = shot.lab("src"), shot.lab("out")
-        w = shot.src.shape[2]
+    @check(N.vlm_plausibility)
+    def vlm_plausibility(self, p: NoParams, curve: Curve) -> Result:
+        res = rubric_result(self.ctx, N.vlm_plausibility, "a VLM judge")
+        return res if res.error else Result(curve.count([res.score]), res.evidence, res.message)
 
-        p = checks.params("luminance_falloff")
+    @check(N.luminance_falloff)
+    def luminance_falloff(self, p: Falloff, curve: Curve) -> Result:
+        shot = self.shot
+        lo, w = shot.lab("out"), shot.src.shape[2]
         x = np.arange(w)
         drop = np.array([-np.polyfit(x, lo[i][..., 0].mean(axis=0), 1)[0] * (w - 1) for i in range(shot.n)])
-        sc, pct = frame_share_score(drop >= p["min_l_drop"])
-        checks.set("luminance_falloff", sc, {"min_l_drop": float(drop.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"L* falls only {drop.min():.1f} left to right")
+        sc, pct = frame_share(curve, drop >= p.min_l_drop_lab)
+        return Result(sc, {"min_l_drop": float(drop.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"L* falls only {drop.min():.1f} left to right")
 
-        p = checks.params("warm_highlights_cool_shadows")
+    @check(N.warm_highlights_cool_shadows)
+    def warm_highlights_cool_shadows(self, p: WarmCool, curve: Curve) -> Result:
+        shot = self.shot
+        ls, lo = shot.lab("src"), shot.lab("out")
         hb, sb = np.zeros(shot.n), np.zeros(shot.n)
         for i in range(shot.n):
             lum = ls[i][..., 0]
             hi_m, lo_m = lum >= np.percentile(lum, 70), lum <= np.percentile(lum, 30)
             hb[i], sb[i] = lo[i][..., 2][hi_m].mean(), lo[i][..., 2][lo_m].mean()
-        ok = (hb >= p["min_highlight_b"]) & (sb <= p["max_shadow_b"])
-        sc, pct = frame_share_score(ok)
-        checks.set("warm_highlights_cool_shadows", sc, {"min_highlight_b": float(hb.min()), "max_shadow_b": float(sb.max()),
-                                                         "frames_ok_pct": pct},
-                   "" if sc == 1 else f"highlights b* {hb.mean():.1f}, shadows b* {sb.mean():.1f}")
+        sc, pct = frame_share(curve, (hb >= p.min_highlight_b_lab) & (sb <= p.max_shadow_b_lab))
+        return Result(sc, {"min_highlight_b": float(hb.min()), "max_shadow_b": float(sb.max()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"highlights b* {hb.mean():.1f}, shadows b* {sb.mean():.1f}")
 
-        p = checks.params("subject_rim")
+    @check(N.subject_rim)
+    def subject_rim(self, p: Rim, curve: Curve) -> Result:
+        shot = self.shot
+        lo = shot.lab("out")
         left, right = edge_bands(shot.mask("subject"), RIM_PX)
         delta = np.array([lo[i][..., 0][left[i]].mean() - lo[i][..., 0][right[i]].mean() for i in range(shot.n)])
-        sc, pct = frame_share_score(delta >= p["min_rim_l_delta"])
-        checks.set("subject_rim", sc, {"min_rim_l_delta": float(delta.min()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"subject's left edge only {delta.min():.1f} L* above its right")
+        sc, pct = frame_share(curve, delta >= p.min_rim_l_delta_lab)
+        return Result(sc, {"min_rim_l_delta": float(delta.min()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"subject's left edge only {delta.min():.1f} L* above its right")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
         subject = masks["subject"]
         g.write_shot(inst, src, masks)
         g.write_video(inst.oracle / OUTPUT, golden(src, subject))
-        judged = [rubric_event("vlm_plausibility", 1.0, "synthetic stand-in for a VLM judge")]
+        judged = [rubric_event(N.vlm_plausibility, 1.0, "synthetic stand-in for a VLM judge")]
         inst.write_events(inst.oracle, judged)
 
-        m = inst.mutant("flat_light", ["luminance_falloff"], "no left-to-right falloff")
+        m = inst.mutant("flat_light", [N.luminance_falloff], "no left-to-right falloff")
         g.write_video(m / OUTPUT, golden(src, subject, falloff=0.0))
         inst.write_events(m, judged)
 
-        m = inst.mutant("orange_everything", ["warm_highlights_cool_shadows"], "a global warm tint: shadows warm too")
+        m = inst.mutant("orange_everything", [N.warm_highlights_cool_shadows], "a global warm tint: shadows warm too")
         g.write_video(m / OUTPUT, golden(src, subject, split=0.0, warm=14.0))
         inst.write_events(m, judged)
 
-        m = inst.mutant("no_rim", ["subject_rim"], "no rim light on the subject")
+        m = inst.mutant("no_rim", [N.subject_rim], "no rim light on the subject")
         g.write_video(m / OUTPUT, golden(src, subject, rim=0.0))
         inst.write_events(m, judged)
 
-        m = inst.mutant("no_judgment", ["vlm_plausibility"], "the right render, but no judge recorded a verdict")
+        m = inst.mutant("no_judgment", [N.vlm_plausibility], "the right render, but no judge recorded a verdict")
         g.write_video(m / OUTPUT, golden(src, subject))

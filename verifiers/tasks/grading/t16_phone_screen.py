@@ -15,18 +15,17 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, gaussian_filter, label
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
+from verifiers.base import AgentOutputError, GTError
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
+from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    DE_STRIDE,
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share, untouched_check
+from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot
 
 OUTPUT = "out/app_screen.mov"
 REFERENCE = "input/ui_ref.png"
@@ -88,82 +87,103 @@ def reference_in_frame(ref: np.ndarray, corners: np.ndarray, shape: tuple[int, i
     return canvas, mask
 
 
+TASK = "R06.04.02.02-T16"
+N = check_names(TASK)
+
+
+def changed_pixels(shot: Shot) -> np.ndarray:
+    """Per frame: pixels the grade changed by more than CHANGED_LAB beyond what the export alone changed."""
+    # smoothed over the render's chroma share (1 px for exact renders, 2 px for 4:2:0)
+    sig = 1.0 + 0.5 * (max(shot.guard_px()) > 0) + 0.5 * (min(shot.guard_px()) > 1)
+    diff = gaussian_filter(np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1), (0, sig, sig))
+    if shot.floor is not None:  # rule 4: changed beyond what the export alone changed
+        diff = diff - gaussian_filter(np.linalg.norm(shot.lab("floor") - shot.lab("src"), axis=-1), (0, sig, sig))
+    changed = diff > CHANGED_LAB
+    if shot.profile is not None and shot.profile.lossy:  # codec speckle must not bridge onto the window
+        from scipy.ndimage import binary_opening
+
+        changed = np.stack([binary_opening(c) for c in changed])
+    return changed
+
+
+def box_corner_error_px(changed: np.ndarray, corners: np.ndarray) -> float:
+    """Largest distance from the biggest changed blob's bounding-box corners to the GT corners (inf: none)."""
+    lab_cc, count = label(changed)
+    if count == 0:
+        return np.inf
+    biggest = 1 + int(np.argmax(np.bincount(lab_cc.ravel())[1:]))
+    ys, xs = np.nonzero(lab_cc == biggest)
+    if not len(xs):
+        return np.inf
+    found = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.min()], [xs.max() + 1, ys.max() + 1],
+                      [xs.min(), ys.max() + 1]], dtype=float)
+    return float(np.linalg.norm(found - corners, axis=1).max())
+
+
 @register
-class PhoneScreen(GradingVerifier):
-    task_id = "R06.04.02.02-T16"
+class PhoneScreen(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("surroundings_untouched",)
+    preserves = (N.surroundings_untouched,)
+    primary_mask = "screen"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("screen")
-
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
+    @provides
+    def ref(self) -> np.ndarray:
+        """The reference UI (input/ui_ref.png) as RGB."""
         import cv2
 
-        ref_bgr = cv2.imread(str(ctx.input(REFERENCE)), cv2.IMREAD_COLOR)
+        ref_bgr = cv2.imread(str(self.ctx.input(REFERENCE)), cv2.IMREAD_COLOR)
         if ref_bgr is None:
             raise GTError(f"{REFERENCE} is not a readable image")
-        ref = ref_bgr[..., ::-1].copy()
-        shot = self.load(ctx, OUTPUT)
-        corners = np.asarray(shot.meta.get("corners") or [], dtype=float)
-        if corners.shape != (shot.n, 4, 2):
-            raise GTError("GT shot.json has no per-frame screen corners")
-        h, w = shot.src.shape[1:3]
+        return ref_bgr[..., ::-1].copy()
 
-        p = checks.params("screen_corrected")
+    @provides
+    def corners(self) -> np.ndarray:
+        corners = np.asarray(self.shot.meta.get("corners") or [], dtype=float)
+        if corners.shape != (self.shot.n, 4, 2):
+            raise GTError("GT shot.json has no per-frame screen corners")
+        return corners
+
+    @check(N.screen_corrected)
+    def screen_corrected(self, p: MaxDeltaE, curve: Curve) -> Result:
+        shot, ref, corners = self.shot, self.ref, self.corners
         de = np.zeros(shot.n)
         for i in range(shot.n):
-            canvas, quad = reference_in_frame(ref, corners[i], (h, w))
+            canvas, quad = reference_in_frame(ref, corners[i], shot.src.shape[1:3])
             sel = np.flatnonzero(quad & shot.mask("screen")[i])[::DE_STRIDE]
             if not len(sel):
                 raise GTError(f"GT screen quad empty on frame {i}")
             de[i] = float(delta_e2000(rgb_to_lab(shot.out[i].reshape(-1, 3)[sel][None])[0],
                                       rgb_to_lab(canvas.reshape(-1, 3)[sel][None])[0]).mean())
-        sc, pct = frame_share_score(de <= p["max_delta_e2000"])
-        checks.set("screen_corrected", sc, {"worst_frame_mean_delta_e2000": float(de.max()), "pixel_stride": DE_STRIDE,
-                                            "frames_ok_pct": pct},
-                   "" if sc == 1 else f"screen {de.max():.1f} ΔE2000 from the reference UI")
+        sc, pct = frame_share(curve, de <= p.max_de2000)
+        return Result(sc, {"worst_frame_mean_delta_e2000": float(de.max()), "pixel_stride": DE_STRIDE,
+                           "frames_ok_pct": pct},
+                      "" if sc == 1 else f"screen {de.max():.1f} ΔE2000 from the reference UI")
 
-        p = checks.params("whites_neutral")
+    @check(N.whites_neutral)
+    def whites_neutral(self, p: Neutral, curve: Curve) -> Result:
+        shot = self.shot
         ab = np.array([mean_lab(shot.out[i], shot.mask("ui_white")[i])[1:] for i in range(shot.n)])
-        ok = (np.abs(ab[:, 0]) <= p["max_abs_a"]) & (np.abs(ab[:, 1]) <= p["max_abs_b"])
-        sc, pct = frame_share_score(ok)
-        checks.set("whites_neutral", sc, {"max_abs_a": float(np.abs(ab[:, 0]).max()), "max_abs_b": float(np.abs(ab[:, 1]).max()),
-                                          "frames_ok_pct": pct},
-                   "" if sc == 1 else f"UI whites read a*={ab[:, 0].mean():.1f} b*={ab[:, 1].mean():.1f}")
+        sc, pct = frame_share(curve, (np.abs(ab[:, 0]) <= p.max_abs_a_lab) & (np.abs(ab[:, 1]) <= p.max_abs_b_lab))
+        return Result(sc, {"max_abs_a": float(np.abs(ab[:, 0]).max()), "max_abs_b": float(np.abs(ab[:, 1]).max()),
+                           "frames_ok_pct": pct},
+                      "" if sc == 1 else f"UI whites read a*={ab[:, 0].mean():.1f} b*={ab[:, 1].mean():.1f}")
 
-        sc, ev, msg = untouched_check(shot, ["hand", "background"],
-                                      checks.params("surroundings_untouched")["max_delta_e2000"])
-        checks.set("surroundings_untouched", sc, ev, msg)
+    @check(N.surroundings_untouched)
+    def surroundings_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["hand", "background"], p.max_de2000, curve)
 
-        p = checks.params("window_tracking")
+    @check(N.window_tracking)
+    def window_tracking(self, p: CornerError, curve: Curve) -> Result:
+        shot, corners = self.shot, self.corners
         # a window edge is only placeable to the render's chroma share (4:2:0: 2 px): the guard widens the line
-        limit = max(MIN_CORNER_PX, p["max_corner_error_px"] * h / REFERENCE_HEIGHT_PX) + max(shot.guard_px())
-        # smoothed over the render's chroma share (1 px for exact renders, 2 px for 4:2:0)
-        sig = 1.0 + 0.5 * (max(shot.guard_px()) > 0) + 0.5 * (min(shot.guard_px()) > 1)
-        diff = gaussian_filter(np.linalg.norm(shot.lab("out") - shot.lab("src"), axis=-1), (0, sig, sig))
-        if shot.floor is not None:  # rule 4: changed beyond what the export alone changed
-            diff = diff - gaussian_filter(np.linalg.norm(shot.lab("floor") - shot.lab("src"), axis=-1), (0, sig, sig))
-        changed = diff > CHANGED_LAB
-        if shot.profile is not None and shot.profile.lossy:  # codec speckle must not bridge onto the window
-            from scipy.ndimage import binary_opening
-
-            changed = np.stack([binary_opening(c) for c in changed])
-        err = np.full(shot.n, np.inf)
-        for i in range(shot.n):
-            lab_cc, count = label(changed[i])
-            if count == 0:
-                continue
-            biggest = 1 + int(np.argmax(np.bincount(lab_cc.ravel())[1:]))
-            ys, xs = np.nonzero(lab_cc == biggest)
-            if len(xs):
-                found = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.min()], [xs.max() + 1, ys.max() + 1],
-                                  [xs.min(), ys.max() + 1]], dtype=float)
-                err[i] = float(np.linalg.norm(found - corners[i], axis=1).max())
-        sc, pct = frame_share_score(err <= limit, p["min_frames_pct"])
-        checks.set("window_tracking", sc, {"max_corner_error_px": float(err.max()) if np.isfinite(err).all() else None,
-                                           "limit_px": limit, "frames_ok_pct": pct},
-                   "" if sc == 1 else f"window corners off the screen's by up to {err.max():.1f} px")
+        limit = max(MIN_CORNER_PX, p.max_corner_error_px * shot.src.shape[1] / REFERENCE_HEIGHT_PX) + max(shot.guard_px())
+        changed = changed_pixels(shot)
+        err = np.array([box_corner_error_px(changed[i], corners[i]) for i in range(shot.n)])
+        sc, pct = frame_share(curve, err <= limit)
+        return Result(sc, {"max_corner_error_px": float(err.max()) if np.isfinite(err).all() else None,
+                           "limit_px": limit, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"window corners off the screen's by up to {err.max():.1f} px")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         import cv2
@@ -187,14 +207,14 @@ class PhoneScreen(GradingVerifier):
 
         g.write_video(inst.oracle / OUTPUT, corrected(screen, ui))
 
-        m = inst.mutant("cast_halved", ["screen_corrected", "whites_neutral"], "only half of the warm cast taken out")
+        m = inst.mutant("cast_halved", [N.screen_corrected, N.whites_neutral], "only half of the warm cast taken out")
         half = g.grade_lab(src, screen, da=1.5, db=-4.5)
         g.write_video(m / OUTPUT, half)
 
-        m = inst.mutant("whites_left_warm", ["whites_neutral"], "contrast matched but whites left 3.5 b* warm")
+        m = inst.mutant("whites_left_warm", [N.whites_neutral], "contrast matched but whites left 3.5 b* warm")
         g.write_video(m / OUTPUT, g.grade_lab(corrected(screen, ui), masks["ui_white"], db=3.5))
 
-        m = inst.mutant("window_oversized", ["surroundings_untouched", "window_tracking"],
+        m = inst.mutant("window_oversized", [N.surroundings_untouched, N.window_tracking],
                         "window drawn 6 px too big: the correction spills onto the hand and table")
         big = np.stack([binary_dilation(s, iterations=6) for s in screen])
         out = corrected(screen, ui)

@@ -13,18 +13,17 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import BShift, MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-    masked_mean,
-    node_check,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.node_graph import node_check
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched_check
+from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/alley_depth.mov"
 DRX = "state/grade.drx"
@@ -53,44 +52,50 @@ def smoothstep(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return t * t * (3 - 2 * t)
 
 
+TASK = "R06.04.02.02-T17"
+N = check_names(TASK)
+
+
+def b_shift(shot: Shot) -> np.ndarray:
+    """Per pixel: the grade's b* shift, render minus source."""
+    return shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
+
+
 @register
-class DepthCool(GradingVerifier):
-    task_id = "R06.04.02.02-T17"
+class DepthCool(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("foreground_unchanged", "smooth_transitions", "depth_node")
+    preserves = (N.foreground_unchanged, N.smooth_transitions, N.depth_node)
+    primary_mask = "far_shadows"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("far_shadows")
+    @check(N.depth_node)
+    def depth_node(self, p: NoParams, curve: Curve) -> Result:
+        return node_check(self.ctx, DRX, ("depthmap", "depth"), "Depth Map", curve)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        s, ev, msg = node_check(ctx, DRX, ("depthmap", "depth"), "Depth Map")
-        checks.set("depth_node", s, ev, msg)
-        shot = self.load(ctx, OUTPUT)
-        db = shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
-        db_smooth = gaussian_filter(db, (0, SMOOTH_PX, SMOOTH_PX))  # codec noise is not a transition
+    @check(N.far_shadows_cooled)
+    def far_shadows_cooled(self, p: BShift, curve: Curve) -> Result:
+        shift = masked_mean(b_shift(self.shot), self.shot.mask("far_shadows"))
+        sc, pct = frame_share(curve, (shift >= p.min_b_shift_lab) & (shift <= p.max_b_shift_lab))
+        return Result(sc, {"b_shift": [float(np.nanmin(shift)), float(np.nanmax(shift))], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"far shadows b* shift {np.nanmean(shift):+.1f}")
 
-        p = checks.params("far_shadows_cooled")
-        shift = masked_mean(db, shot.mask("far_shadows"))
-        ok = (shift >= p["min_b_shift"]) & (shift <= p["max_b_shift"])
-        sc, pct = frame_share_score(ok)
-        checks.set("far_shadows_cooled", sc, {"b_shift": [float(np.nanmin(shift)), float(np.nanmax(shift))],
-                                              "frames_ok_pct": pct},
-                   "" if sc == 1 else f"far shadows b* shift {np.nanmean(shift):+.1f}")
+    @check(N.foreground_unchanged)
+    def foreground_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["foreground"], p.max_de2000, curve)
 
-        sc, ev, msg = untouched_check(shot, ["foreground"], checks.params("foreground_unchanged")["max_delta_e2000"])
-        checks.set("foreground_unchanged", sc, ev, msg)
-
-        band = shot.mask("transition")
+    @check(N.smooth_transitions)
+    def smooth_transitions(self, p: NoParams, curve: Curve) -> Result:
+        shot, band = self.shot, self.shot.mask("transition")
+        db_smooth = gaussian_filter(b_shift(shot), (0, SMOOTH_PX, SMOOTH_PX))  # codec noise is not a transition
         steps = np.zeros(shot.n)
         for i in range(shot.n):
             dy = np.abs(np.diff(db_smooth[i], axis=0))[band[i][1:] & band[i][:-1]]
             dx = np.abs(np.diff(db_smooth[i], axis=1))[band[i][:, 1:] & band[i][:, :-1]]
             steps[i] = float(np.percentile(np.concatenate([dy, dx]), 99.5)) if len(dy) + len(dx) else 0.0
-        sc, pct = frame_share_score(steps <= MAX_STEP_B)
-        checks.set("smooth_transitions", sc, {"worst_b_step": float(steps.max()), "limit": MAX_STEP_B,
-                                              "statistic": "99.5th percentile of neighbour b* shift steps",
-                                              "frames_ok_pct": pct},
-                   "" if sc == 1 else f"b* shift jumps {steps.max():.1f} between neighbouring pixels (hard key)")
+        sc, pct = frame_share(curve, steps <= MAX_STEP_B)
+        return Result(sc, {"worst_b_step": float(steps.max()), "limit": MAX_STEP_B,
+                           "statistic": "99.5th percentile of neighbour b* shift steps", "frames_ok_pct": pct},
+                      "" if sc == 1 else f"b* shift jumps {steps.max():.1f} between neighbouring pixels (hard key)")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, depth = make_scene(rng)
@@ -101,18 +106,18 @@ class DepthCool(GradingVerifier):
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, soft, db=-6))
         g.drx(inst.oracle / DRX, nodes)
 
-        m = inst.mutant("too_subtle", ["far_shadows_cooled"], "far background cooled by only 2 b*")
+        m = inst.mutant("too_subtle", [N.far_shadows_cooled], "far background cooled by only 2 b*")
         g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=-2))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("whole_frame_cooled", ["foreground_unchanged"], "cooling applied without the depth key")
+        m = inst.mutant("whole_frame_cooled", [N.foreground_unchanged], "cooling applied without the depth key")
         g.write_video(m / OUTPUT, g.grade_lab(src, np.ones(depth.shape), db=-6))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("hard_depth_key", ["smooth_transitions"], "depth key without softness: a hard line")
+        m = inst.mutant("hard_depth_key", [N.smooth_transitions], "depth key without softness: a hard line")
         g.write_video(m / OUTPUT, g.grade_lab(src, (depth >= 0.6).astype(float), db=-6))
         g.drx(m / DRX, nodes)
 
-        m = inst.mutant("luma_key_not_depth", ["depth_node"], "shadows keyed by luma, no Depth Map node")
+        m = inst.mutant("luma_key_not_depth", [N.depth_node], "shadows keyed by luma, no Depth Map node")
         g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=-6))
         g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "qualifier": "Luma"}])

@@ -3,7 +3,7 @@
 Render: state/confession_render.mov (made by the harness from the project: the instruction asks
 for no render). GT: gt/source.mov, gt/masks.npz {face (visible face only), hand}, gt/shot.json
 {occlusion_frames: [first, end)} — the seed's 00:00:09–00:00:11 mapped onto the synthetic clip.
-Face gain, background and drift reuse T02's window checks (gain in stops from linear Y; background
+Face gain, background and drift are the tracked-window checks of _shared/face_window.py (as T02) (gain in stops from linear Y; background
 is the 95th percentile |gain| outside 1.3× the face box; drift is the positive-gain centroid against
 the visible face's centroid, every frame). Occlusion: the hand's median gain on occlusion frames.
 """
@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext
+from verifiers.base import GTError
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.paramtypes.grading import FaceOffset, GainOutsideBox, GainRange, HandGain
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
-    frame_share_score,
-    gain_map_stops,
-    per_frame_gain,
-)
-from verifiers.tasks.grading.t02_face_window import score_window
+from verifiers.tasks.grading._shared.face_window import gain_outside_box, window_gain, window_tracking
+from verifiers.tasks.grading._shared.gain import per_frame_gain
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import frame_share
 
 OUTPUT = "state/confession_render.mov"
 N_FRAMES = 30
@@ -47,34 +46,47 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
     return g.to_rgb8(lab), {"face": face & ~hand, "hand": hand}, centre, occ
 
 
+TASK = "R06.04.02.02-T18"
+N = check_names(TASK)
+
+
 @register
-class OccludedFace(GradingVerifier):
-    task_id = "R06.04.02.02-T18"
+class OccludedFace(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("background_untouched", "occlusion_frames")
+    preserves = (N.background_untouched, N.occlusion_frames)
+    primary_mask = "face"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("face")
-
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        occ = shot.meta.get("occlusion_frames")
+    @provides
+    def occlusion(self) -> tuple[int, int]:
+        """[first, end) frames of the hand crossing the face (GT shot.json)."""
+        occ = self.shot.meta.get("occlusion_frames")
         if not occ or len(occ) != 2:
             raise GTError("GT shot.json has no occlusion_frames")
-        score_window(shot, checks, shot.mask("face"), "face_gain", "background_untouched", "no_drift", None,
-                     "max_offset_face_width_pct")
-        p = checks.params("occlusion_frames")
-        a, b = int(occ[0]), int(occ[1])
-        hand = shot.mask("hand")[a:b]
-        gmap = gain_map_stops(shot)[a:b]
-        gain = per_frame_gain(gmap, hand)
+        return int(occ[0]), int(occ[1])
+
+    @check(N.face_gain)
+    def face_gain(self, p: GainRange, curve: Curve) -> Result:
+        return window_gain(self.gmap, self.shot.mask("face"), p, curve)
+
+    @check(N.background_untouched)
+    def background_untouched(self, p: GainOutsideBox, curve: Curve) -> Result:
+        return gain_outside_box(self.shot, self.gmap, self.shot.mask("face"), p, curve)
+
+    @check(N.no_drift)
+    def no_drift(self, p: FaceOffset, curve: Curve) -> Result:
+        return window_tracking(self.gmap, self.shot.mask("face"), p.max_offset_face_width_pct, curve)
+
+    @check(N.occlusion_frames)
+    def occlusion_frames(self, p: HandGain, curve: Curve) -> Result:
+        a, b = self.occlusion
+        gain = per_frame_gain(self.gmap[a:b], self.shot.mask("hand")[a:b])
         gain = gain[np.isfinite(gain)]
         if not len(gain):
             raise GTError("GT hand mask is empty on the occlusion frames")
-        sc, pct = frame_share_score(gain <= p["max_hand_gain_stop"])
-        checks.set("occlusion_frames", sc, {"max_hand_gain_stop": float(gain.max()), "frames": [a, b],
-                                            "frames_ok_pct": pct},
-                   "" if sc == 1 else f"the hand brightened {gain.max():+.2f} stop as it crossed the face")
+        sc, pct = frame_share(curve, gain <= p.max_hand_gain_stops)
+        return Result(sc, {"max_hand_gain_stop": float(gain.max()), "frames": [a, b], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"the hand brightened {gain.max():+.2f} stop as it crossed the face")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, centre, occ = make_scene(rng)
@@ -93,17 +105,17 @@ class OccludedFace(GradingVerifier):
 
         g.write_video(inst.oracle / OUTPUT, relight(centre))
 
-        m = inst.mutant("hand_brightened", ["occlusion_frames"], "window not keyed off the hand: it lights up")
+        m = inst.mutant("hand_brightened", [N.occlusion_frames], "window not keyed off the hand: it lights up")
         g.write_video(m / OUTPUT, relight(centre, keep_hand=False))
 
-        m = inst.mutant("too_subtle", ["face_gain"], "only +0.15 stop")
+        m = inst.mutant("too_subtle", [N.face_gain], "only +0.15 stop")
         g.write_video(m / OUTPUT, relight(centre, stops=0.15))
 
-        m = inst.mutant("tracker_lost_after_hand", ["no_drift", "face_gain"],
+        m = inst.mutant("tracker_lost_after_hand", [N.no_drift, N.face_gain],
                         "the tracker follows the hand off the face after the occlusion")
         drift = centre.copy()
         drift[occ[0]:, 0] += np.minimum(np.arange(n - occ[0]) * 4.0, 30)
         g.write_video(m / OUTPUT, relight(drift))
 
-        m = inst.mutant("window_too_big", ["background_untouched"], "window 1.8× the face: the wall lifts too")
+        m = inst.mutant("window_too_big", [N.background_untouched], "window 1.8× the face: the wall lifts too")
         g.write_video(m / OUTPUT, relight(centre, scale=1.8))

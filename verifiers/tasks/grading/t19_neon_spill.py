@@ -13,21 +13,24 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, binary_erosion
 
-from verifiers.base import Checks, ScoreContext
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import MaxDeltaE, SpillRemoved
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
     floor_de,
-    frame_share_score,
+    frame_share,
     interior,
     masked_mean,
     per_frame_de,
     untouched_check,
 )
+from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/club_skin.mov"
 EDGE_PX = 3
@@ -52,50 +55,61 @@ def in_range(h: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return (h >= lo) & (h <= hi)
 
 
+TASK = "R06.04.02.02-T19"
+N = check_names(TASK)
+
+
+def edge_rings(shot: Shot, face: np.ndarray, core: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(face-side ring, wall-side ring) of EDGE_PX each, starting the render's chroma share away from the
+    outline: that share is both sides' colour."""
+    gpx = max(shot.guard_px())
+    inner = interior(face, gpx) & ~interior(face, gpx + EDGE_PX)
+    inner = np.where(inner.reshape(shot.n, -1).any(axis=1)[:, None, None], inner, face & ~core)
+    outer = np.stack([binary_dilation(m, iterations=gpx + EDGE_PX) & ~(binary_dilation(m, iterations=gpx) if gpx
+                                                                        else m) for m in face])
+    return inner, outer
+
+
 @register
-class NeonSpill(GradingVerifier):
-    task_id = "R06.04.02.02-T19"
+class NeonSpill(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("neon_untouched", "clean_edges")
+    preserves = (N.neon_untouched, N.clean_edges)
+    primary_mask = "face"
 
-    def primary_region(self, shot: Shot) -> np.ndarray:
-        return shot.mask("face")
+    @provides
+    def core(self) -> np.ndarray:
+        return interior(self.shot.mask("face"), EDGE_PX)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        shot = self.load(ctx, OUTPUT)
-        face = shot.mask("face")
-        core = interior(face, EDGE_PX)
+    @check(N.spill_removed)
+    def spill_removed(self, p: SpillRemoved, curve: Curve) -> Result:
+        shot, core = self.shot, self.core
         ls, lo = shot.lab("src"), shot.lab("out")
-
-        p = checks.params("spill_removed")
         hue = np.array([circular_mean_hue(lo[i], core[i]) for i in range(shot.n)])
         dl = masked_mean(lo[..., 0], core) - masked_mean(ls[..., 0], core)
-        ok = in_range(hue, p["min_hue_deg"], p["max_hue_deg"]) & (np.abs(dl) <= p["max_l_change"])
-        sc, pct = frame_share_score(ok)
-        checks.set("spill_removed", sc, {"face_hue_deg": [float(hue.min()), float(hue.max())],
-                                         "max_abs_l_change": float(np.abs(dl).max()), "frames_ok_pct": pct},
-                   "" if sc == 1 else f"face hue {hue.mean():.0f}°, ΔL* {dl.mean():.1f} (frames ok {pct:.0f}%)")
+        sc, pct = frame_share(curve, in_range(hue, p.min_hue_deg, p.max_hue_deg) & (np.abs(dl) <= p.max_l_change_lab))
+        return Result(sc, {"face_hue_deg": [float(hue.min()), float(hue.max())],
+                           "max_abs_l_change": float(np.abs(dl).max()), "frames_ok_pct": pct},
+                      "" if sc == 1 else f"face hue {hue.mean():.0f}°, ΔL* {dl.mean():.1f} (frames ok {pct:.0f}%)")
 
-        sc, ev, msg = untouched_check(shot, ["neon", "wall"], checks.params("neon_untouched")["max_delta_e2000"])
-        checks.set("neon_untouched", sc, ev, msg)
+    @check(N.neon_untouched)
+    def neon_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, ["neon", "wall"], p.max_de2000, curve)
 
-        # rings start the render's chroma share away from the outline: that share is both sides' colour
-        gpx = max(shot.guard_px())
-        near = interior(face, gpx)
-        inner = near & ~interior(face, gpx + EDGE_PX)
-        inner = np.where(inner.reshape(shot.n, -1).any(axis=1)[:, None, None], inner, face & ~core)
-        outer = np.stack([binary_dilation(m, iterations=gpx + EDGE_PX) & ~(binary_dilation(m, iterations=gpx) if gpx
-                                                                            else m) for m in face])
-        ring_hue = np.array([circular_mean_hue(lo[i], inner[i]) for i in range(shot.n)])
+    @check(N.clean_edges)
+    def clean_edges(self, p: NoParams, curve: Curve) -> Result:
+        shot = self.shot
+        spill = self.task.check(N.spill_removed).typed  # the ring's hue range is the spill check's, widened
+        inner, outer = edge_rings(shot, shot.mask("face"), self.core)
+        ring_hue = np.array([circular_mean_hue(shot.lab("out")[i], inner[i]) for i in range(shot.n)])
         ring_de = np.maximum(per_frame_de(shot, outer, stride=1) - floor_de(shot, outer), 0.0)
-        lo_h, hi_h = p["min_hue_deg"] - RING_SLACK_DEG, p["max_hue_deg"] + RING_SLACK_DEG
-        ok = in_range(ring_hue, lo_h, hi_h) & (ring_de <= RING_MAX_DE)
-        sc, pct = frame_share_score(ok)
-        checks.set("clean_edges", sc, {"face_ring_hue_deg": [float(ring_hue.min()), float(ring_hue.max())],
-                                       "ring_hue_range_deg": [lo_h, hi_h], "wall_ring_max_delta_e2000": float(ring_de.max()),
-                                       "ring_px": EDGE_PX, "frames_ok_pct": pct},
-                   "" if sc == 1 else f"fringe at the face edge: ring hue {ring_hue.mean():.0f}°, "
-                                      f"wall ring ΔE2000 {ring_de.max():.1f}")
+        lo_h, hi_h = spill.min_hue_deg - RING_SLACK_DEG, spill.max_hue_deg + RING_SLACK_DEG
+        sc, pct = frame_share(curve, in_range(ring_hue, lo_h, hi_h) & (ring_de <= RING_MAX_DE))
+        return Result(sc, {"face_ring_hue_deg": [float(ring_hue.min()), float(ring_hue.max())],
+                           "ring_hue_range_deg": [lo_h, hi_h], "wall_ring_max_delta_e2000": float(ring_de.max()),
+                           "ring_px": EDGE_PX, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"fringe at the face edge: ring hue {ring_hue.mean():.0f}°, "
+                                         f"wall ring ΔE2000 {ring_de.max():.1f}")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)
@@ -103,16 +117,16 @@ class NeonSpill(GradingVerifier):
         face = masks["face"]
         g.write_video(inst.oracle / OUTPUT, g.grade_lab(src, face, hue_deg=50))
 
-        m = inst.mutant("overcorrected_yellow_green", ["spill_removed", "clean_edges"],
+        m = inst.mutant("overcorrected_yellow_green", [N.spill_removed, N.clean_edges],
                         "hue pushed 110° round: the face turns yellow-green")
         g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=110))
 
-        m = inst.mutant("brightened_face", ["spill_removed"], "spill fixed but the face lifted 8 L*")
+        m = inst.mutant("brightened_face", [N.spill_removed], "spill fixed but the face lifted 8 L*")
         g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=50, dl=8))
 
-        m = inst.mutant("whole_frame_rotated", ["neon_untouched", "clean_edges"], "hue vs hue applied to the frame")
+        m = inst.mutant("whole_frame_rotated", [N.neon_untouched, N.clean_edges], "hue vs hue applied to the frame")
         g.write_video(m / OUTPUT, g.grade_lab(src, np.ones(face.shape), hue_deg=50))
 
-        m = inst.mutant("qualifier_too_tight", ["clean_edges"], "the key misses the face's outer 3 px: magenta rim")
+        m = inst.mutant("qualifier_too_tight", [N.clean_edges], "the key misses the face's outer 3 px: magenta rim")
         g.write_video(m / OUTPUT, g.grade_lab(src, np.stack([binary_erosion(f, iterations=EDGE_PX) for f in face]),
                                               hue_deg=50))

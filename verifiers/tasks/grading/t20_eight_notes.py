@@ -12,25 +12,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import Checks, GTError, ScoreContext
+from verifiers.base import GTError
+from verifiers.checks import Result, check, check_names, provides
+from verifiers.curves import Curve
 from verifiers.measure.colour import hue_difference_deg
+from verifiers.params import NoParams
+from verifiers.paramtypes.grading import MaxDeltaE
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading.common import (
-    GradingVerifier,
-    Shot,
+from verifiers.tasks.grading._shared.gain import per_frame_gain
+from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import (
     chroma_of,
     circular_mean_hue,
     floor_de,
-    frame_share_score,
-    gain_map_stops,
-    guarded,
+    frame_share,
     masked_mean,
     outside,
     per_frame_de,
-    per_frame_gain,
 )
+from verifiers.tasks.grading._shared.shot import Shot, guarded
 
 OUTPUT = "out/perfume_sec.mov"
 NOTES_MD = "input/secondary_notes.md"
@@ -76,55 +78,97 @@ def apply_note(frames: np.ndarray, mask: np.ndarray, grade: dict) -> np.ndarray:
     return g.grade_lab(frames, mask, **grade)
 
 
+TASK = "R06.04.02.02-T20"
+N = check_names(TASK)
+
+
+def note_values(shot: Shot, note: dict, mask: np.ndarray, gmap: np.ndarray | None) -> tuple[np.ndarray, str]:
+    """(per frame of the note's shot: the measured change, its unit) for the note's predicate kind."""
+    a, b = note["frames"]
+    if note["kind"] == "hue":
+        return np.array([hue_difference_deg(circular_mean_hue(shot.lab("src")[i], mask[i]),
+                                            circular_mean_hue(shot.lab("out")[i], mask[i])) for i in range(a, b)]), "deg"
+    if note["kind"] == "stop" and gmap is not None:
+        return per_frame_gain(gmap[a:b], mask[a:b]), "stop"
+    if note["kind"] == "chroma":
+        return 100 * (masked_mean(chroma_of(shot, "out")[a:b], mask[a:b])
+                      / masked_mean(chroma_of(shot, "src")[a:b], mask[a:b]) - 1), "pct"
+    raise GTError(f"note {note['note']}: unknown predicate {note['kind']!r}")
+
+
 @register
-class EightNotes(GradingVerifier):
-    task_id = "R06.04.02.02-T20"
+class EightNotes(GradingTask):
+    task_id = TASK
     output = OUTPUT
-    preserves = ("untouched_regions",)
+    preserves = (N.untouched_regions,)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
         return np.any([shot.masks[k] for k in shot.masks if k.startswith("note_")], axis=0)
 
-    def grade(self, ctx: ScoreContext, checks: Checks) -> None:
-        notes = ctx.gt_json("notes.json")
+    @provides
+    def notes(self) -> list[dict]:
+        notes = self.ctx.gt_json("notes.json")
         if not isinstance(notes, list) or len(notes) != 8:
             raise GTError("GT notes.json must list the eight notes")
-        shot = self.load(ctx, OUTPUT)
-        gmap = None
-        union = np.zeros_like(shot.src[..., 0], dtype=bool)
-        for note in notes:
-            name = f"note_{note['note']}"
-            mask = shot.mask(name)
-            union |= mask
-            a, b = note["frames"]
-            lo_, hi_ = note["min"], note["max"]
-            if note["kind"] == "hue":
-                v = np.array([hue_difference_deg(circular_mean_hue(shot.lab("src")[i], mask[i]),
-                                                 circular_mean_hue(shot.lab("out")[i], mask[i])) for i in range(a, b)])
-                unit = "deg"
-            elif note["kind"] == "stop":
-                gmap = gain_map_stops(shot) if gmap is None else gmap
-                v = per_frame_gain(gmap[a:b], mask[a:b])
-                unit = "stop"
-            elif note["kind"] == "chroma":
-                v = 100 * (masked_mean(chroma_of(shot, "out")[a:b], mask[a:b])
-                           / masked_mean(chroma_of(shot, "src")[a:b], mask[a:b]) - 1)
-                unit = "pct"
-            else:
-                raise GTError(f"note {note['note']}: unknown predicate {note['kind']!r}")
-            sc, pct = frame_share_score((v >= lo_) & (v <= hi_), checks.params(name)["min_frames_pct"])
-            checks.set(name, sc, {"kind": note["kind"], "measured": [float(np.nanmin(v)), float(np.nanmax(v))],
-                                  "range": [lo_, hi_], "unit": unit, "frames": [a, b], "frames_ok_pct": pct},
-                       "" if sc == 1 else f"note {note['note']} ({note['kind']}): measured {np.nanmean(v):+.2f} {unit}, "
-                                          f"wanted {lo_}..{hi_}")
-        p = checks.params("untouched_regions")
+        return notes
+
+    def judge_note(self, k: int, curve: Curve) -> Result:
+        """Note k's predicate (hue shift °, stop change, chroma %) on the frames of its shot, in its mask."""
+        note = next((n for n in self.notes if n.get("note") == k), None)
+        if note is None:
+            raise GTError(f"GT notes.json has no note {k}")
+        shot, mask = self.shot, self.shot.mask(f"note_{k}")
+        v, unit = note_values(shot, note, mask, self.gmap if note["kind"] == "stop" else None)
+        lo_, hi_ = note["min"], note["max"]
+        sc, pct = frame_share(curve, (v >= lo_) & (v <= hi_))
+        return Result(sc, {"kind": note["kind"], "measured": [float(np.nanmin(v)), float(np.nanmax(v))],
+                           "range": [lo_, hi_], "unit": unit, "frames": note["frames"], "frames_ok_pct": pct},
+                      "" if sc == 1 else f"note {k} ({note['kind']}): measured {np.nanmean(v):+.2f} {unit}, "
+                                         f"wanted {lo_}..{hi_}")
+
+    @check(N.note_1)
+    def note_1(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(1, curve)
+
+    @check(N.note_2)
+    def note_2(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(2, curve)
+
+    @check(N.note_3)
+    def note_3(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(3, curve)
+
+    @check(N.note_4)
+    def note_4(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(4, curve)
+
+    @check(N.note_5)
+    def note_5(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(5, curve)
+
+    @check(N.note_6)
+    def note_6(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(6, curve)
+
+    @check(N.note_7)
+    def note_7(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(7, curve)
+
+    @check(N.note_8)
+    def note_8(self, p: NoParams, curve: Curve) -> Result:
+        return self.judge_note(8, curve)
+
+    @check(N.untouched_regions)
+    def untouched_regions(self, p: MaxDeltaE, curve: Curve) -> Result:
+        shot = self.shot
+        union = np.any([shot.mask(f"note_{n['note']}") for n in self.notes], axis=0)
         rest, thin = guarded(shot, outside(union, GUARD_PX))
         de = np.maximum(per_frame_de(shot, rest, luma_only=thin) - floor_de(shot, rest, luma_only=thin), 0.0)
-        sc, pct = frame_share_score(de <= p["max_delta_e2000"])
-        checks.set("untouched_regions", sc, {"worst_frame_mean_delta_e2000": float(de.max()),
-                                             "worst_frame": int(np.argmax(de)), "guard_px": GUARD_PX, "frames_ok_pct": pct,
-                                             "statistic": "mean ΔE2000 above the export floor", **shot.floor_info()},
-                   "" if sc == 1 else f"outside the notes changed {de.max():.2f} ΔE2000 on frame {int(np.argmax(de))}")
+        sc, pct = frame_share(curve, de <= p.max_de2000)
+        return Result(sc, {"worst_frame_mean_delta_e2000": float(de.max()), "worst_frame": int(np.argmax(de)),
+                           "guard_px": GUARD_PX, "frames_ok_pct": pct,
+                           "statistic": "mean ΔE2000 above the export floor", **shot.floor_info()},
+                      "" if sc == 1 else f"outside the notes changed {de.max():.2f} ΔE2000 on frame {int(np.argmax(de))}")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, notes = make_scene(rng)
@@ -150,18 +194,18 @@ class EightNotes(GradingVerifier):
             return out
 
         g.write_video(inst.oracle / OUTPUT, render())
-        m = inst.mutant("note_3_skipped", ["note_3", "untouched_regions"],
+        m = inst.mutant("note_3_skipped", [N.note_3, N.untouched_regions],
                         "the awning note was missed (untouched regions credited for the 7 notes done of 8)")
         g.write_video(m / OUTPUT, render(skip=3))
-        m = inst.mutant("note_5_wrong_way", ["note_5"], "the back wall brightened instead of darkened")
+        m = inst.mutant("note_5_wrong_way", [N.note_5], "the back wall brightened instead of darkened")
         g.write_video(m / OUTPUT, render(override={5: {"stops": 0.5}}))
-        m = inst.mutant("note_7_too_far", ["note_7"], "the dress pushed 35° to magenta")
+        m = inst.mutant("note_7_too_far", [N.note_7], "the dress pushed 35° to magenta")
         g.write_video(m / OUTPUT, render(override={7: {"hue_deg": 35}}))
-        m = inst.mutant("note_2_whole_frame", ["untouched_regions"], "face lift done as a global exposure change")
+        m = inst.mutant("note_2_whole_frame", [N.untouched_regions], "face lift done as a global exposure change")
         g.write_video(m / OUTPUT, render(leak=2))
         undone = {"hue": {"hue_deg": 0.0}, "stop": {"stops": 0.0}, "chroma": {"chroma_scale": 1.0}}
-        m = inst.mutant("note_1_not_done", ["note_1", "untouched_regions"], "the sky note left undone")
+        m = inst.mutant("note_1_not_done", [N.note_1, N.untouched_regions], "the sky note left undone")
         g.write_video(m / OUTPUT, render(override={1: undone["hue"]}))
         even = (2, 4, 6, 8)
-        m = inst.mutant("even_notes_not_done", [*(f"note_{k}" for k in even), "untouched_regions"], "notes 2, 4, 6 and 8 left undone")
+        m = inst.mutant("even_notes_not_done", [*(getattr(N, f"note_{k}") for k in even), N.untouched_regions], "notes 2, 4, 6 and 8 left undone")
         g.write_video(m / OUTPUT, render(override={k: undone[_NOTES[k - 1][2]] for k in even}))

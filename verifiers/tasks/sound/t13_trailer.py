@@ -33,6 +33,7 @@ from verifiers.measure.truepeak import true_peak_dbtp
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BraamSilence, HitSync, Risers, TruePeak
 from verifiers.registry import register
+from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
@@ -42,7 +43,6 @@ from verifiers.tasks.sound._shared.render_files import (
     truncate_file,
     write_wav,
 )
-from verifiers.tasks.sound._shared.rubric_judgment import rubric_result
 
 TASK = "R06.07.01.03-T13"
 N = check_names(TASK)

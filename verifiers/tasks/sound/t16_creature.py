@@ -12,7 +12,7 @@ correlated (NCC) against every source resampled by each ratio of a semitone grid
 5 ms of the same place in the source; a source counts when both NCCs are >= 0.4; >= 2 sources per vocal. A
 time-preserving pitch/formant shifter changes the waveform and is not recognised: a known limit.
 spec_ranges: median YIN f0 of each file inside its GT range (half) and attack the loudest file by
-RMS (half). design_rubric: human judgment only (see _shared/rubric_judgment.py).
+RMS (half). design_rubric: human judgment only (see verifiers/rubric.py: rubric_result).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from verifiers.measure.yin import yin
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import SyncDuration, VocalLayering
 from verifiers.registry import register
+from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
@@ -40,7 +41,6 @@ from verifiers.tasks.sound._shared.render_files import (
     rubric_event,
     write_wav,
 )
-from verifiers.tasks.sound._shared.rubric_judgment import rubric_result
 
 TASK = "R06.07.01.03-T16"
 N = check_names(TASK)

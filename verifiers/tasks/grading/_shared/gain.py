@@ -1,0 +1,72 @@
+"""Exposure gain maps (log2 of linear-light Y, render over source) and the statistics built on them.
+
+Windows, vignettes and eye lights are judged as per-pixel gain in stops; the export's own gain
+(`which="floor"`) is what an unedited render through the same codec shows (policy rule 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers.tasks.grading._shared.shot import Shot
+
+#: per-pixel gain maps are smoothed this much before statistics, to ignore codec noise
+GAIN_SMOOTH_PX = 1.5
+
+
+def linear_y(rgb8: np.ndarray) -> np.ndarray:
+    c = np.asarray(rgb8, dtype=np.float64) / 255.0
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return lin @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def gain_map_stops(shot: Shot, floor: float = 0.01, smooth_px: float = GAIN_SMOOTH_PX,
+                   which: str = "out") -> np.ndarray:
+    """Per-pixel exposure change log2(Y_out / Y_src) (0 where either is near black), each frame
+    smoothed by `smooth_px` so codec noise does not read as gain; windows and leaks are far wider.
+    `which="floor"`: the change the export alone makes (zeros for an exact render)."""
+    from scipy.ndimage import gaussian_filter
+
+    if which == "floor" and shot.floor is None:
+        return np.zeros(shot.src.shape[:3])
+    y0, y1 = linear_y(shot.src), linear_y(shot.out if which == "out" else shot.floor)
+    ok = (y0 > floor) & (y1 > floor)
+    g = np.where(ok, np.log2(np.maximum(y1, 1e-6) / np.maximum(y0, 1e-6)), 0.0)
+    if smooth_px > 0:
+        g = np.stack([gaussian_filter(f, smooth_px) for f in g])
+    return g
+
+
+def per_frame_gain(gmap: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Median gain in stops over each frame's mask (NaN where the mask is empty)."""
+    out = np.full(len(gmap), np.nan)
+    for i in range(len(gmap)):
+        if mask[i].any():
+            out[i] = float(np.median(gmap[i][mask[i]]))
+    return out
+
+
+def edge_gradient_ratio(shot: Shot, ring: np.ndarray, smooth_px: float, which: str = "out") -> np.ndarray:
+    """Per frame: p99 gradient of the unsmoothed gain map over the ring / median source log2-Y gradient."""
+    from scipy.ndimage import gaussian_filter
+
+    raw = gain_map_stops(shot, smooth_px=0, which=which)
+    y0 = np.log2(linear_y(shot.src) + 1e-3)
+    ratio = np.zeros(shot.n)
+    for i in range(shot.n):
+        if not ring[i].any():
+            continue
+        gg = np.hypot(*np.gradient(gaussian_filter(raw[i], smooth_px)))[ring[i]]
+        gs = np.hypot(*np.gradient(gaussian_filter(y0[i], smooth_px)))[ring[i]]
+        ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6)
+    return ratio
+
+
+def p95_abs_gain_above_floor(shot: Shot, gmap: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(per-frame p95 |gain| over the region minus the export's own p95 there, that floor)."""
+    gfl = gain_map_stops(shot, which="floor")
+    raw = np.array([float(np.percentile(np.abs(gmap[i][region[i]]), 95)) if region[i].any() else 0.0
+                    for i in range(shot.n)])
+    fl = np.array([float(np.percentile(np.abs(gfl[i][region[i]]), 95)) if region[i].any() else 0.0
+                   for i in range(shot.n)])
+    return np.maximum(raw - fl, 0.0), fl
