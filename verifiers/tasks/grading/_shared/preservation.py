@@ -88,8 +88,7 @@ class GradingTask(CheckedTask):
         except AgentOutputError as exc:  # the render is unusable or not the shot: preserves earn nothing
             scale_preserves(checks, self.preserves, 0.0, {"reason": str(exc)})
             return
-        except Exception:  # GT missing or a verifier fault: the checks that read it say so already
-            return
+        # anything else (GT missing: GTError) goes to scoring.py as before the move; every check has its result
         scale_preserves(checks, self.preserves, float(np.mean(present)) if len(present) else 0.0, why)
 
     def build(self, inst: Any, rng: np.random.Generator) -> None:
