@@ -74,11 +74,14 @@ def test_display_errors_are_clear() -> None:
 
 
 async def test_engine_opens_and_focuses_windows(display: str, driver: X11Driver) -> None:
+    # Each focus step waits for the window it focuses: an open_window step is done once the window
+    # manager manages the window, so `fv` follows `open_n` (it once followed only `open_v`, and on a
+    # loaded machine `fn` ran before the Notes window had been mapped: a race in the test itself).
     sc = parse_scenario(f"""
 steps:
   - {{id: open_v, at_ms: 0, open_window: "{VAULT}"}}
-  - {{id: open_n, at_ms: 0, open_window: Notes}}
-  - {{id: fv, after: open_v, delay_ms: 100, focus: "{VAULT}"}}
+  - {{id: open_n, after: open_v, delay_ms: 0, open_window: Notes}}
+  - {{id: fv, after: open_n, delay_ms: 100, focus: "{VAULT}"}}
   - {{id: fn, after: fv, delay_ms: 100, focus: Notes}}
   - {{id: close, after: fn, delay_ms: 50, close_window: "{VAULT}"}}
 """, "x11.yaml")
