@@ -93,6 +93,7 @@ def test_same_seed_same_bytes_and_scores(tmp_path):
     shutil.rmtree(c)
 
 
+@pytest.mark.slow
 def test_selftest_cli_passes_for_t14():
     r = tally("selftest", "--task", T14, "--json")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -13,6 +13,9 @@ import pytest
 
 from verifiers.synth import selftest_task
 
+#: each takes 20-40 s on an idle core (export and baseline cases encode and score 8 more renders)
+pytestmark = pytest.mark.slow
+
 TASKS = [
     "R06.04.02.02-T01",
     "R06.04.02.02-T05",

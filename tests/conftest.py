@@ -1,0 +1,30 @@
+"""Suite-wide collection order for the parallel phase of `make test`.
+
+Why: pytest-xdist's load scheduler hands tests out in collection order. When a 40-60 s self-test
+is collected late, one worker runs it alone at the end while the other sits idle, so the phase's
+wall time is the tail, not the work. Starting the longest modules first (longest-processing-time
+first, the classic list-scheduling rule) lets the many short tests fill in around them.
+
+Only the order changes, and only under xdist (the serial real-app phase keeps its own order, since
+its module fixtures share one OBS). Modules stay whole, so a module-scoped fixture is built once
+per worker as before. The key is the `slow` marker ("takes more than ~20 s"): modules with more
+slow tests go first; the rest keep pytest's order. The sort is deterministic, as xdist requires
+every worker to collect the same list.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    slow = {m: sum(1 for it in its if it.get_closest_marker("slow")) for m, its in modules.items()}
+    order = sorted(modules, key=lambda m: -slow[m])  # stable: ties keep pytest's module order
+    items[:] = [it for m in order for it in modules[m]]
