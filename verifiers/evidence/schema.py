@@ -11,10 +11,22 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from verifiers.evidence import audit, obs, probe, scenario, vmix
 from verifiers.evidence.base import EvidenceEvent, Payload
 from verifiers.evidence.rtmp import RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, StreamSnapshot
 
-EVENTS: tuple[type[EvidenceEvent], ...] = (RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish)
+#: every typed event, by module; the schema (and the round-trip tests) cover exactly these
+EVENTS: tuple[type[EvidenceEvent], ...] = (
+    RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish,
+    obs.ObsConnected, obs.ObsGap, obs.ObsEvent, obs.ObsSnapshot, obs.ObsStats, obs.ObsFiltersChanged,
+    obs.ObsWsLog, obs.ObsLogWsRequest, obs.ProxyWsRequest,
+    scenario.ScenarioAction, scenario.ScenarioExpectation,
+    audit.AuditStarted, audit.AuditWrite,
+    probe.AudioMeter, probe.VideoFrame,
+    vmix.VmixSnapshot, vmix.VmixProgram, vmix.VmixPreview, vmix.VmixOutput, vmix.VmixTally,
+)
+#: the data of the obs-websocket event types read here (`obs/event` payload `data`, by `type`)
+OBS_EVENT_DATA = obs.OBS_EVENT_DATA
 DOC = Path(__file__).resolve().parents[2] / "docs" / "evidence.schema.json"
 
 
@@ -34,6 +46,8 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     if tp in simple:
         return {"type": simple[tp]}
     if origin is dict or tp is dict:
+        if len(args) == 2 and args[1] is not Any:
+            return {"type": "object", "additionalProperties": _type(args[1], defs)}
         return {"type": "object"}
     if origin is list:
         return {"type": "array", "items": _type(args[0], defs) if args else {}}
@@ -67,9 +81,10 @@ def schema() -> dict[str, Any]:
             body["properties"] = {k: v for k, v in body["properties"].items() if k != "snapshot"} | snap["properties"]
             body["required"] = [k for k in body.get("required", []) if k != "snapshot"]
         events[f"{cls.SOURCE}/{cls.KIND}"] = body
+    obs_data = {etype: _type(cls, defs) for etype, cls in sorted(OBS_EVENT_DATA.items())}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "tally event payloads",
             "description": "payload of each recorded event, by source/kind (verifiers/evidence)",
-            "events": events, "$defs": dict(sorted(defs.items()))}
+            "events": events, "obs_event_data": obs_data, "$defs": dict(sorted(defs.items()))}
 
 
 def render() -> str:
