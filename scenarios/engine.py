@@ -32,6 +32,7 @@ from scenarios.evaluate import (
 from scenarios.keys import parse_chord
 from scenarios.model import EventMatch, Scenario, Step
 from scenarios.testwindow import TestWindowProcess, spawn_window
+from verifiers.evidence import ScenarioAction, ScenarioExpectation
 
 if TYPE_CHECKING:  # the bus is passed in: scenarios/ does not import monitor/ at run time
     from monitor.bus import EventBus
@@ -183,7 +184,8 @@ class ScenarioEngine:
             await asyncio.to_thread(_normal_priority(self._close_windows))
         results = evaluate(self.scenario, self.records, self.observed, end_ns)
         for r in results:
-            self.bus.emit("scenario", "expectation", {"scenario": self.scenario.name, **r.to_dict()})
+            ex = ScenarioExpectation(scenario=self.scenario.name, **r.to_dict())
+            self.bus.emit(ex.SOURCE, ex.KIND, ex.to_payload())
         result = ScenarioResult(self.scenario, self.start_ns, end_ns, self.records, results, list(self.observed))
         self.bus.emit("scenario", "end", {
             "scenario": self.scenario.name, "passed": result.passed,
@@ -399,8 +401,8 @@ class ScenarioEngine:
         self._windows.clear()
 
     def _emit_action(self, rec: ActionRecord) -> None:
-        payload = {"scenario": self.scenario.name, **rec.to_dict()}
-        self.bus.emit("scenario", "action", payload, mono_ns=rec.actual_ns or time.monotonic_ns())
+        ev = ScenarioAction(scenario=self.scenario.name, **rec.to_dict())
+        self.bus.emit(ev.SOURCE, ev.KIND, ev.to_payload(), mono_ns=rec.actual_ns or time.monotonic_ns())
 
 
 async def run_scenario(scenario: Scenario, bus: EventBus, driver: Driver | None = None,

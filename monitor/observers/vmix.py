@@ -42,6 +42,7 @@ from verifiers.apps.vmix import (
     parse_api_xml,
     parse_tally,
 )
+from verifiers.evidence import VmixSnapshot
 
 SOURCE = "vmix"
 #: The only TCP commands the observer may send (exact, case-sensitive).
@@ -285,7 +286,7 @@ class VmixObserver:
                     missed = diff_states(self.state, new) if self._http.ever_up and self.state else []
                     self._http.up({"version": new.version, "edition": new.edition})
                     connected = True
-                    self.bus.emit(SOURCE, "snapshot", {"via": "http", **snapshot_payload(new)})
+                    self.bus.emit(SOURCE, "snapshot", VmixSnapshot.from_payload({"via": "http", **snapshot_payload(new)}).to_payload())
                     for kind, payload in missed:
                         self.bus.emit(SOURCE, kind, {"via": "http", "after_gap": True, **payload})
                 elif self.state is not None:
