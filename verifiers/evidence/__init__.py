@@ -28,6 +28,8 @@ from verifiers.evidence.obs import (
 from verifiers.evidence.probe import AudioMeter, VideoFrame
 from verifiers.evidence.rtmp import (
     AudioStats,
+    HealthView,
+    RtmpHealth,
     RtmpListening,
     RtmpPublish,
     RtmpStats,
@@ -55,6 +57,7 @@ __all__ = [
     "AuditWrite",
     "EvidenceError",
     "EvidenceEvent",
+    "HealthView",
     "InputMuteData",
     "ObsConnected",
     "ObsEvent",
@@ -66,6 +69,7 @@ __all__ = [
     "ObsWsLog",
     "OutputStateData",
     "ProxyWsRequest",
+    "RtmpHealth",
     "RtmpListening",
     "RtmpPublish",
     "RtmpStats",

@@ -13,11 +13,18 @@ from typing import Any
 
 from verifiers.evidence import audit, obs, probe, scenario, vmix
 from verifiers.evidence.base import EvidenceEvent, Payload
-from verifiers.evidence.rtmp import RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, StreamSnapshot
+from verifiers.evidence.rtmp import (
+    RtmpHealth,
+    RtmpListening,
+    RtmpPublish,
+    RtmpStats,
+    RtmpUnpublish,
+    StreamSnapshot,
+)
 
 #: every typed event, by module; the schema (and the round-trip tests) cover exactly these
 EVENTS: tuple[type[EvidenceEvent], ...] = (
-    RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish,
+    RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, RtmpHealth,
     obs.ObsConnected, obs.ObsGap, obs.ObsEvent, obs.ObsSnapshot, obs.ObsStats, obs.ObsFiltersChanged,
     obs.ObsWsLog, obs.ObsLogWsRequest, obs.ProxyWsRequest,
     scenario.ScenarioAction, scenario.ScenarioExpectation,
