@@ -105,6 +105,7 @@ class RtmpListening(EvidenceEvent):
     KIND: ClassVar[str] = "listening"
     host: str
     port: int
+    record_dir: str | None = None  # where the ingest records each stream (None: it does not)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,9 @@ class RtmpPublish(EvidenceEvent):
     app: str
     key: str
     client: str | None = None
+    type: str | None = None  # the publish command's type argument ("live"), as the encoder sent it
+    stream_id: int | None = None
+    recording: str | None = None  # the file the ingest records this stream to (None: not recording)
 
 
 @dataclass(frozen=True)
