@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -52,6 +52,17 @@ class Driver(Protocol):
     def key_down(self, chord: Any) -> None: ...
     def key_up(self, chord: Any) -> None: ...
     def find(self, title: str, *, match: str = "exact") -> Any: ...
+
+
+class EventSource(Protocol):
+    """An observer putting its events on the bus the engine reads, running until `stop()`.
+
+    scenarios/ has no OBS client of its own: monitor/ fills this with the product's read-only OBS
+    observer (monitor.commands.scenario.start_obs_events), so a scenario judges exactly the events
+    a scored run records. It must be started after the engine was created (the engine subscribes in
+    its constructor, so the observer's start snapshot reaches it)."""
+
+    async def stop(self) -> None: ...
 
 
 async def sleep_until(target_ns: int) -> int:
@@ -406,5 +417,14 @@ class ScenarioEngine:
 
 
 async def run_scenario(scenario: Scenario, bus: EventBus, driver: Driver | None = None,
-                       display: str | None = None) -> ScenarioResult:
-    return await ScenarioEngine(scenario, bus, driver, display).run()
+                       display: str | None = None,
+                       start_source: Callable[[], Awaitable[EventSource]] | None = None,
+                       realtime: bool = False) -> ScenarioResult:
+    """Create the engine, then start the event source (if any), run, and stop the source."""
+    engine = ScenarioEngine(scenario, bus, driver, display, realtime=realtime)
+    source = await start_source() if start_source is not None else None
+    try:
+        return await engine.run()
+    finally:
+        if source is not None:
+            await source.stop()

@@ -81,6 +81,8 @@ class ObsObserver:
         self.connected = asyncio.Event()
         self.last_snapshot: dict[str, Any] | None = None
         self.reconnects = 0
+        #: why the last connection attempt failed (None once connected)
+        self.last_error: str | None = None
         self._req: ReadOnlyRequester | None = None
         self._reader: EventReader | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="obs-requests")
@@ -110,6 +112,7 @@ class ObsObserver:
                     await self._connect()
                 except Exception as exc:  # refused, auth, odd replies: all mean "retry later"
                     attempts += 1
+                    self.last_error = str(exc)
                     if gap_start is None:
                         gap_start = time.monotonic()
                         self._emit("gap", {"phase": "start", "reason": str(exc)})
@@ -118,6 +121,7 @@ class ObsObserver:
                     delay = min(self.reconnect_max_s, delay * 2)
                     continue
                 delay = self.reconnect_min_s
+                self.last_error = None
                 if gap_start is not None:
                     self._emit("gap", {"phase": "end", "duration_s": round(time.monotonic() - gap_start, 3),
                                        "attempts": attempts})
