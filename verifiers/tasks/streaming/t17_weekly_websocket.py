@@ -33,6 +33,8 @@ from verifiers.apps.obs.collection import Collection
 from verifiers.base import NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import ObsLogWsRequest, ObsWsLog, ProxyWsRequest
+from verifiers.evidence.obs import WsRequestFields
 from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, ScriptedTransition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -107,14 +109,14 @@ class InputLog:
 class _Requests:
     """One evidence source's `ws/request` payloads, split into the script's writes and tally's own."""
 
-    def __init__(self, reqs: list[dict[str, Any]]) -> None:
-        self.script = [p for p in reqs if p.get("client") != "tally" and isinstance(p.get("request_type"), str)]
+    def __init__(self, reqs: list[WsRequestFields]) -> None:
+        self.script = [p for p in reqs if p.client != "tally" and p.request_type is not None]
         # a request OBS answered with result false (ok False) made nothing; no reply read (ok None:
         # OBS tore that log line) still counts, the collection JSON says what was made
-        writes = [p for p in self.script if _is_write(p["request_type"])]
-        self.script_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is not False)
-        self.failed_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is False)
-        self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
+        writes = [p for p in self.script if _is_write(str(p.request_type))]
+        self.script_writes = Counter(str(p.request_type) for p in writes if p.ok is not False)
+        self.failed_writes = Counter(str(p.request_type) for p in writes if p.ok is False)
+        self.tally_requests = sum(1 for p in reqs if p.client == "tally")
 
 
 class RequestLog:
@@ -130,16 +132,14 @@ class RequestLog:
     def __init__(self, ctx: ScoreContext) -> None:
         events = list(ctx.events or [])
         proxy_on = any(e.get("source") == PROXY_SOURCE and e.get("kind") == "listening" for e in events)
-        log_on = any(payload(e).get("debug") for e in events if e.get("source") == "obs" and e.get("kind") == "ws/log")
+        log_on = any(ObsWsLog.from_event(e).debug for e in events if ObsWsLog.matches(e))
         if not proxy_on:
-            logs = [payload(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
-            if not any(p.get("debug") for p in logs):
+            logs = [ObsWsLog.from_event(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
+            if not any(p.debug for p in logs):
                 raise NoLiveEvidence("no live evidence: no obs-websocket proxy ran, and OBS ran without "
                                      "--websocket_debug, its log holds no requests")
-        by_source = {src: [payload(e) for e in events if e.get("source") == src and e.get("kind") == "ws/request"]
-                     for src in (PROXY_SOURCE, "obs")}
-        proxy = _Requests(by_source[PROXY_SOURCE])
-        log = _Requests(by_source["obs"])
+        proxy = _Requests([ProxyWsRequest.from_event(e) for e in events if ProxyWsRequest.matches(e)])
+        log = _Requests([ObsLogWsRequest.from_event(e) for e in events if ObsLogWsRequest.matches(e)])
         if proxy_on and (proxy.script_writes or not (log_on and log.script_writes)):
             self.source, chosen = "obs-websocket proxy (exact)", proxy
         else:
@@ -312,7 +312,7 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
     proxy (its requests are `obs-proxy` events, every reply read) and OBS ran without debug log;
     "around", the proxy listened but the script connected to OBS directly (only the log saw it).
     `around` (with "through"): request types the script sent straight to OBS (only the log has them)."""
-    evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True}),
+    evs = [ObsWsLog("2026-12-01 10-00-00.txt", debug, from_end=True).event(0),
            event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
     if proxy is not None:
         evs.append(event(PROXY_SOURCE, "listening", 2, {"host": "127.0.0.1", "port": 4456,
@@ -328,7 +328,10 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
     def add(kind: str, p: dict[str, Any], src: str = "obs") -> None:
         nonlocal t
         t += 20.0
-        evs.append(event(src, kind, t, p))
+        if kind == "ws/request":  # typed evidence: the log follower's or the proxy's request
+            evs.append((ProxyWsRequest if src == PROXY_SOURCE else ObsLogWsRequest)(**p).event(t))
+        else:
+            evs.append(event(src, kind, t, p))
 
     for session, port, subs in ((1, 50001, 0), (2, 50002, 526335)):
         add("ws/client_connected", {"session": session, "remote": f"127.0.0.1:{port}"})
