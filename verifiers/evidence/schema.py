@@ -47,7 +47,7 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         name = tp.__name__
         if name not in defs:
             defs[name] = {}
-            defs[name] = _object(tp, defs)
+            defs[name] = object_schema(tp, defs)
         return {"$ref": f"#/$defs/{name}"}
     simple = {float: "number", int: "integer", str: "string", bool: "boolean"}
     if tp in simple:
@@ -63,7 +63,7 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no JSON Schema for {tp}")
 
 
-def _object(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
+def object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     props, required = {}, []
     for f in dataclasses.fields(cls):
@@ -82,9 +82,9 @@ def schema() -> dict[str, Any]:
     defs: dict[str, Any] = {}
     events = {}
     for cls in EVENTS:
-        body = _object(cls, defs)
+        body = object_schema(cls, defs)
         if cls is RtmpStats:  # flat: app/key/client beside the snapshot's own keys
-            snap = _object(StreamSnapshot, defs)
+            snap = object_schema(StreamSnapshot, defs)
             body["properties"] = {k: v for k, v in body["properties"].items() if k != "snapshot"} | snap["properties"]
             body["required"] = [k for k in body.get("required", []) if k != "snapshot"]
         events[f"{cls.SOURCE}/{cls.KIND}"] = body
