@@ -267,3 +267,14 @@ def test_dashboard_notes_a_renamed_key_instead_of_guessing() -> None:
     assert st.vmix.program == "CAM2"
     st.apply({"source": "vmix", "kind": "program", "mono_ns": 2, "payload": {"input_title": "CAM3"}})
     assert st.vmix.program == "CAM2" and st.problems and "vmix/program" in st.problems[0]
+
+
+def test_x_input_producer() -> None:
+    from collections import Counter
+
+    from monitor.observers.x_input import Segment, WindowTarget
+    from verifiers.evidence.ui import XInput
+
+    target = WindowTarget(0x1A00007, "xterm", "XTerm", 4242, "agent@box: ~/work")
+    seg = Segment(target, 10, 20, key_presses=3, button_presses=1, buttons=Counter({1: 1}))
+    _exact(XInput, {"source": "x11", "kind": "ui/input", "payload": seg.as_payload()})

@@ -11,7 +11,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from verifiers.evidence import audit, obs, probe, rubric, scenario, vmix
+from verifiers.evidence import audit, obs, probe, rubric, scenario, ui, vmix
 from verifiers.evidence.base import EvidenceEvent, Payload
 from verifiers.evidence.rtmp import (
     RtmpHealth,
@@ -32,6 +32,7 @@ EVENTS: tuple[type[EvidenceEvent], ...] = (
     probe.AudioMeter, probe.VideoFrame,
     vmix.VmixSnapshot, vmix.VmixProgram, vmix.VmixPreview, vmix.VmixOutput, vmix.VmixTally,
     rubric.RubricJudgment,
+    ui.XInputStarted, ui.XInputUnavailable, ui.XInput, ui.ObsSettingsChanged,
 )
 #: the data of the obs-websocket event types read here (`obs/event` payload `data`, by `type`)
 OBS_EVENT_DATA = obs.OBS_EVENT_DATA

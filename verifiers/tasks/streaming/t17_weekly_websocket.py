@@ -35,11 +35,12 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsLogWsRequest, ObsWsLog, ProxyWsRequest
 from verifiers.evidence.obs import WsRequestFields
+from verifiers.evidence.ui import ObsSettingsChanged, XInput, XInputStarted, XInputUnavailable, XWindow
 from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, ScriptedTransition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming import weekly_stream as W
-from verifiers.tasks.streaming.common import event, load_named_collection, payload
+from verifiers.tasks.streaming.common import event, load_named_collection
 
 TASK = "R06.12.01.01-T17"
 N = check_names(TASK)
@@ -60,40 +61,36 @@ OBS_WM_CLASS = "obs"
 
 
 def _ui_text(e: dict[str, Any]) -> str:
-    p = payload(e)
-    if e.get("kind") == "ui/settings_changed":
-        return f"OBS Settings dialog confirmed ({', '.join(map(str, p.get('changed') or [])) or 'no change named'})"
+    if ObsSettingsChanged.matches(e):
+        changed = ObsSettingsChanged.from_event(e).changed
+        return f"OBS Settings dialog confirmed ({', '.join(changed) or 'no change named'})"
     return str(e.get("kind"))
 
 
-def _window_label(window: dict[str, Any]) -> str:
-    cls = f"{window.get('wm_instance') or '?'}/{window.get('wm_class') or '?'}"
-    return f"{cls} {window.get('title')!r}" if window.get("title") else cls
+def _window_label(window: XWindow) -> str:
+    cls = f"{window.wm_instance or '?'}/{window.wm_class or '?'}"
+    return f"{cls} {window.title!r}" if window.title else cls
 
 
-def is_obs_window(window: dict[str, Any]) -> bool:
+def is_obs_window(window: XWindow) -> bool:
     """WM_CLASS (instance or class) names OBS; a title alone does not (a terminal may be titled 'obs')."""
-    return any(OBS_WM_CLASS in str(window.get(k) or "").lower() for k in ("wm_instance", "wm_class"))
+    return any(OBS_WM_CLASS in (v or "").lower() for v in (window.wm_instance, window.wm_class))
 
 
 class InputLog:
     """The run's x11 input events (monitor/observers/x_input.py): presses per window, OBS's apart."""
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
-        x11 = [e for e in events if e.get("source") == "x11"]
-        self.recorded = any(e.get("kind") == "ui/input_started" for e in x11)
-        self.unavailable = [str(payload(e).get("reason")) for e in x11 if e.get("kind") == "ui/input_unavailable"]
+        self.recorded = any(XInputStarted.matches(e) for e in events)
+        self.unavailable = [XInputUnavailable.from_event(e).reason for e in events if XInputUnavailable.matches(e)]
         self.per_window: dict[str, Counter[str]] = {}
         self.obs_windows: list[str] = []
-        for e in x11:
-            if e.get("kind") != "ui/input":
-                continue
-            p = payload(e)
-            window = p.get("window") if isinstance(p.get("window"), dict) else {}
+        for p in (XInput.from_event(e) for e in events if XInput.matches(e)):
+            window = p.window
             label = _window_label(window)
             counts = self.per_window.setdefault(label, Counter())
-            counts["key_presses"] += int(p.get("key_presses") or 0)
-            counts["button_presses"] += int(p.get("button_presses") or 0)
+            counts["key_presses"] += p.key_presses
+            counts["button_presses"] += p.button_presses
             if is_obs_window(window) and label not in self.obs_windows:
                 self.obs_windows.append(label)
 
@@ -313,17 +310,15 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
     "around", the proxy listened but the script connected to OBS directly (only the log saw it).
     `around` (with "through"): request types the script sent straight to OBS (only the log has them)."""
     evs = [ObsWsLog("2026-12-01 10-00-00.txt", debug, from_end=True).event(0),
-           event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
+           XInputStarted(":1", "1.13").event(1)]
     if proxy is not None:
         evs.append(event(PROXY_SOURCE, "listening", 2, {"host": "127.0.0.1", "port": 4456,
                                                        "upstream": "ws://127.0.0.1:4455"}))
     t = 100.0
     for window, keys, buttons in TERMINAL_INPUT if x11_input is None else x11_input:
         t += 20.0
-        evs.append(event("x11", "ui/input", t, {
-            "window": window, "key_presses": keys, "button_presses": buttons,
-            "buttons": {"1": buttons} if buttons else {}, "first_mono_ns": round((t - 15) * 1e6),
-            "last_mono_ns": round(t * 1e6)}))
+        evs.append(XInput(XWindow(**window), keys, buttons, {"1": buttons} if buttons else {},
+                          round((t - 15) * 1e6), round(t * 1e6)).event(t))
 
     def add(kind: str, p: dict[str, Any], src: str = "obs") -> None:
         nonlocal t
@@ -340,7 +335,8 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
         add("ws/request", {"request_type": rtype, "request_id": f"tally-{i}", "client": "tally", "batch": False,
                            "names": {}})
     if ui:
-        add("ui/settings_changed", {"changed": ["video"]})
+        t += 20.0
+        evs.append(ObsSettingsChanged(["video"]).event(t))
     if not debug:
         return evs[:1] + [e for e in evs[1:] if e["kind"] != "ws/request"]
     if script and proxy == "through":
