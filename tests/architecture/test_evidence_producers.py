@@ -278,3 +278,22 @@ def test_x_input_producer() -> None:
     target = WindowTarget(0x1A00007, "xterm", "XTerm", 4242, "agent@box: ~/work")
     seg = Segment(target, 10, 20, key_presses=3, button_presses=1, buttons=Counter({1: 1}))
     _exact(XInput, {"source": "x11", "kind": "ui/input", "payload": seg.as_payload()})
+
+
+def test_a_payload_that_does_not_fit_makes_only_its_checks_error(tmp_path: Path) -> None:
+    """T20 on the oracle's run with one mute event renamed: the live checks are `error` (tally's
+    evidence is unreadable), never `fail` (the agent did nothing wrong)."""
+    from verifiers.scoring import score_task
+    from verifiers.synth import load_solution_events, synth_instance
+
+    task = "R06.12.01.01-T20"
+    inst = synth_instance(task, tmp_path / "i", seed=1)
+    events = load_solution_events(inst / "oracle")
+    for e in events:
+        if e["kind"] == "event" and e["payload"]["type"] == "InputMuteStateChanged":
+            e["payload"]["data"]["input_muted"] = e["payload"]["data"].pop("inputMuted")
+    rep = score_task(task, inst / "oracle", inst / "gt", events).to_dict()
+    by = {c["name"]: c for c in rep["checks"]}
+    bad = [n for n, c in by.items() if "unreadable live evidence" in (c.get("message") or "")]
+    assert bad and all(by[n]["status"] == "error" for n in bad)
+    assert any(c["status"] == "pass" for c in by.values())  # the file checks still judged
