@@ -68,8 +68,8 @@ async def jitter(display: str, n: int) -> tuple[list[float], list[float], list[f
 
 
 async def measurement_error(cycles: int, delay_ms: float, realtime: bool) -> dict[str, list[float]]:
+    from monitor.commands.scenario import start_obs_events
     from monitor.obs import ObsInstance
-    from scenarios.obs_feed import ObsEventFeed
     from scenarios.responder import FocusResponder
     from tests.scenarios.obs_collection import hotkey_collection
 
@@ -87,8 +87,7 @@ async def measurement_error(cycles: int, delay_ms: float, realtime: bool) -> dic
         bus = EventBus()
         with X11Driver(inst.display) as drv:
             engine = ScenarioEngine(sc, bus, drv, inst.display, realtime=realtime)
-            feed = ObsEventFeed(bus, inst.ws_url, "bench", inputs=("Mic",))
-            await feed.start()
+            feed = await start_obs_events(bus, inst.ws_url, "bench")
             resp = FocusResponder(display_name=inst.display, ws_url=inst.ws_url, password="bench",
                                   pattern="Password", delay_ms=delay_ms, return_delay_ms=300, mute_input=None)
             resp.start()

@@ -26,6 +26,7 @@ import numpy as np
 from probes.detectors.goertzel import ToneTracker
 from probes.detectors.levels import NoiseFloor, SilenceTracker, WindowRms, clipped_samples
 from probes.types import AudioBlock, Emit, db_or_none, lin_to_db
+from verifiers.evidence.probe import AudioMeter
 from verifiers.measure.loudness import LoudnessMeter
 
 SOURCE = "probe.audio"
@@ -142,6 +143,8 @@ class AudioProbe:
     # -- output --------------------------------------------------------------------------------
     def _send(self, kind: str, payload: dict[str, Any]) -> None:
         payload = {"track": self.track, **({"name": self.name} if self.name else {}), **payload}
+        if kind == AudioMeter.KIND:  # typed evidence (verifiers.evidence.probe): the dashboard parses it
+            payload = AudioMeter.from_payload(payload, f"{self.source}/{kind}").to_payload()
         self.emit(self.source, kind, payload)
 
     def _emit_frame(self, t_s: float) -> None:

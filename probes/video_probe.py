@@ -29,6 +29,7 @@ from probes.detectors.video import (
     to_full_range,
 )
 from probes.types import Emit, VideoFrame
+from verifiers.evidence.probe import VideoFrame as FrameEvidence
 
 SOURCE = "probe.video"
 
@@ -121,6 +122,8 @@ class VideoProbe:
     def _send(self, kind: str, payload: dict[str, Any]) -> None:
         if self.name:
             payload = {"name": self.name, **payload}
+        if kind == FrameEvidence.KIND:  # typed evidence (verifiers.evidence.probe)
+            payload = FrameEvidence.from_payload(payload, f"{self.source}/{kind}").to_payload()
         self.emit(self.source, kind, payload)
 
 

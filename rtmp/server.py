@@ -23,6 +23,7 @@ from rtmp.platforms import load_profiles
 from rtmp.session import EventCallback, IngestMetrics, RtmpSession, SessionConfig, SessionContext
 from rtmp.streams import StreamRegistry
 from rtmp.tap import TagTap
+from verifiers.evidence.rtmp import RtmpHealth
 
 
 @dataclass
@@ -97,8 +98,8 @@ class IngestServer:
                 changed = rec.health.evaluate(rec.stats, snap)
                 self._emit("stats", {"app": rec.app, "key": rec.key, "client": rec.client, **snap,
                                      **({"health": rec.health.view()} if self.profiles else {})})
-                for view in changed:
-                    self._emit("health", {"app": rec.app, "key": rec.key, **view})
+                for view in changed:  # typed (verifiers.evidence.rtmp.RtmpHealth): what the dashboard reads
+                    self._emit("health", RtmpHealth(app=rec.app, key=rec.key, **view).to_payload())
 
     def open_tap(self, app: str, key: str, max_pending_bytes: int | None = None) -> TagTap | None:
         """A tag tap (rtmp.tap) on the live stream (app, key), or None if it is not live. Call on

@@ -47,6 +47,7 @@ from rtmp.handshake import ServerHandshake
 from rtmp.memory import TRIM_AFTER_HELD_BYTES, Trimmer
 from rtmp.stats import CLAIM_KEYS
 from rtmp.streams import PublishRefused, StreamRecord, StreamRegistry, name_problem
+from verifiers.evidence.rtmp import RtmpPublish
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -553,9 +554,9 @@ class RtmpSession(asyncio.BufferedProtocol):
         self._send(m.user_control(m.USER_STREAM_BEGIN, sid))
         self._send(m.status("NetStream.Publish.Start", f"{key} is now published.", stream_id=sid,
                             details=key))
-        self.ctx.emit("publish", {"client": self.client, "app": self.app, "key": key,
-                                  "type": str(cmd.args[1])[:20] if len(cmd.args) > 1 else None,
-                                  "stream_id": sid, "recording": rec.recording})
+        self.ctx.emit("publish", RtmpPublish(self.app, key, self.client,
+                                             str(cmd.args[1])[:20] if len(cmd.args) > 1 else None,
+                                             sid, rec.recording).to_payload())
 
     def _refuse(self, sid: int, code: str, reason: str, raw_key: str) -> None:
         self.ctx.metrics.publish_rejected_total += 1

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -32,6 +32,7 @@ from scenarios.evaluate import (
 from scenarios.keys import parse_chord
 from scenarios.model import EventMatch, Scenario, Step
 from scenarios.testwindow import TestWindowProcess, spawn_window
+from verifiers.evidence import ScenarioAction, ScenarioExpectation
 
 if TYPE_CHECKING:  # the bus is passed in: scenarios/ does not import monitor/ at run time
     from monitor.bus import EventBus
@@ -51,6 +52,17 @@ class Driver(Protocol):
     def key_down(self, chord: Any) -> None: ...
     def key_up(self, chord: Any) -> None: ...
     def find(self, title: str, *, match: str = "exact") -> Any: ...
+
+
+class EventSource(Protocol):
+    """An observer putting its events on the bus the engine reads, running until `stop()`.
+
+    scenarios/ has no OBS client of its own: monitor/ fills this with the product's read-only OBS
+    observer (monitor.commands.scenario.start_obs_events), so a scenario judges exactly the events
+    a scored run records. It must be started after the engine was created (the engine subscribes in
+    its constructor, so the observer's start snapshot reaches it)."""
+
+    async def stop(self) -> None: ...
 
 
 async def sleep_until(target_ns: int) -> int:
@@ -183,7 +195,8 @@ class ScenarioEngine:
             await asyncio.to_thread(_normal_priority(self._close_windows))
         results = evaluate(self.scenario, self.records, self.observed, end_ns)
         for r in results:
-            self.bus.emit("scenario", "expectation", {"scenario": self.scenario.name, **r.to_dict()})
+            ex = ScenarioExpectation(scenario=self.scenario.name, **r.to_dict())
+            self.bus.emit(ex.SOURCE, ex.KIND, ex.to_payload())
         result = ScenarioResult(self.scenario, self.start_ns, end_ns, self.records, results, list(self.observed))
         self.bus.emit("scenario", "end", {
             "scenario": self.scenario.name, "passed": result.passed,
@@ -399,10 +412,19 @@ class ScenarioEngine:
         self._windows.clear()
 
     def _emit_action(self, rec: ActionRecord) -> None:
-        payload = {"scenario": self.scenario.name, **rec.to_dict()}
-        self.bus.emit("scenario", "action", payload, mono_ns=rec.actual_ns or time.monotonic_ns())
+        ev = ScenarioAction(scenario=self.scenario.name, **rec.to_dict())
+        self.bus.emit(ev.SOURCE, ev.KIND, ev.to_payload(), mono_ns=rec.actual_ns or time.monotonic_ns())
 
 
 async def run_scenario(scenario: Scenario, bus: EventBus, driver: Driver | None = None,
-                       display: str | None = None) -> ScenarioResult:
-    return await ScenarioEngine(scenario, bus, driver, display).run()
+                       display: str | None = None,
+                       start_source: Callable[[], Awaitable[EventSource]] | None = None,
+                       realtime: bool = False) -> ScenarioResult:
+    """Create the engine, then start the event source (if any), run, and stop the source."""
+    engine = ScenarioEngine(scenario, bus, driver, display, realtime=realtime)
+    source = await start_source() if start_source is not None else None
+    try:
+        return await engine.run()
+    finally:
+        if source is not None:
+            await source.stop()

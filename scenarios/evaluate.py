@@ -3,10 +3,10 @@
 A pure function of (scenario, action records, observed events), so the same judgement runs live at
 the end of `tally scenario run`, inside `tally run`, and later on a recorded bundle.
 
-Observer events are read tolerantly: an OBS event type as the kind with OBS's own camelCase
-payload (CurrentProgramSceneChanged {sceneName}, InputMuteStateChanged {inputName, inputMuted}),
-snake_case payloads, an {eventType, eventData} wrapper, or a state snapshot (kind `state` or
-`snapshot`) carrying the program scene and mute states.
+Observer events are those of monitor/observers/obs (the one OBS client), read through their
+evidence types (verifiers.evidence.obs): `event` {type, data} with OBS's own data keys
+(CurrentProgramSceneChanged {sceneName}, InputMuteStateChanged {inputName, inputMuted}) and
+`snapshot` {reason, state} with the program scene and each input's mute state.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scenarios.model import EventMatch, Expectation, Scenario
+from verifiers.evidence import InputMuteData, ObsEvent, ObsSnapshot, SceneData
 
 if TYPE_CHECKING:
     from monitor.events import Event
@@ -67,62 +68,35 @@ class ExpectationResult:
 
 # ---- reading observer events --------------------------------------------------------------
 def _unwrap(event: Event) -> tuple[str, Mapping[str, Any]]:
-    """(OBS event type or our kind, its data) for every shape we accept.
-
-    monitor/observers/obs publishes kind `event` {type, data} and kind `snapshot` {reason, state};
-    the scenario feed publishes the OBS type as the kind with eventData as payload, and `state`."""
-    payload = event.payload
-    pairs = (("eventType", "eventData"), ("event_type", "event_data"))
-    if event.kind == "event":
-        pairs = (("type", "data"), *pairs)
-    for tkey, dkey in pairs:
-        if isinstance(payload.get(tkey), str):
-            data = payload.get(dkey)
-            return payload[tkey], data if isinstance(data, Mapping) else {}
-    if event.kind == "snapshot" and isinstance(payload.get("state"), Mapping):
-        return "snapshot", payload["state"]
-    return event.kind, payload
-
-
-def _get(d: Mapping[str, Any], *keys: str) -> Any:
-    for k in keys:
-        if k in d:
-            return d[k]
-    return None
+    """(OBS event type, its data) for the observer's `event`, ("snapshot", state) for its snapshot,
+    else (kind, payload). OBS payloads are parsed by verifiers.evidence (EvidenceError if one does
+    not fit): monitor/observers/obs is the one producer, there is no other shape to guess."""
+    if event.source == ObsEvent.SOURCE and event.kind == ObsEvent.KIND:
+        ev = ObsEvent.from_payload(event.payload)
+        return ev.type, ev.data
+    if event.source == ObsSnapshot.SOURCE and event.kind == ObsSnapshot.KIND:
+        return "snapshot", ObsSnapshot.from_payload(event.payload).state.to_payload()
+    return event.kind, event.payload
 
 
 def state_changes(event: Event) -> list[tuple[str, Any, Any]]:
-    """("program", None, scene) and ("mute", input, muted) facts one event carries."""
-    kind, data = _unwrap(event)
-    out: list[tuple[str, Any, Any]] = []
-    if kind == "CurrentProgramSceneChanged":
-        scene = _get(data, "sceneName", "scene_name")
-        if isinstance(scene, str):
-            out.append(("program", None, scene))
-    elif kind == "InputMuteStateChanged":
-        name, muted = _get(data, "inputName", "input_name"), _get(data, "inputMuted", "input_muted")
-        if isinstance(name, str) and isinstance(muted, bool):
-            out.append(("mute", name, muted))
-    elif kind in ("state", "snapshot"):
-        scene = _get(data, "program_scene", "currentProgramSceneName", "current_program_scene")
-        if isinstance(scene, str):
-            out.append(("program", None, scene))
-        mutes = _get(data, "inputs_muted", "mutes")
-        if isinstance(mutes, Mapping):
-            out.extend(("mute", k, v) for k, v in mutes.items() if isinstance(v, bool))
-        inputs = data.get("inputs")
-        if isinstance(inputs, Mapping):
-            for name, v in inputs.items():
-                muted = _get(v, "muted", "inputMuted") if isinstance(v, Mapping) else None
-                if isinstance(muted, bool):
-                    out.append(("mute", name, muted))
-        elif isinstance(inputs, list):
-            for v in inputs:
-                if isinstance(v, Mapping):
-                    name, muted = _get(v, "inputName", "name"), _get(v, "muted", "inputMuted")
-                    if isinstance(name, str) and isinstance(muted, bool):
-                        out.append(("mute", name, muted))
-    return out
+    """("program", None, scene) and ("mute", input, muted) facts one OBS observer event carries."""
+    if event.source != ObsEvent.SOURCE:
+        return []
+    if event.kind == ObsSnapshot.KIND:
+        state = ObsSnapshot.from_payload(event.payload).state
+        out: list[tuple[str, Any, Any]] = []
+        if state.current_program_scene is not None:
+            out.append(("program", None, state.current_program_scene))
+        return out + [("mute", name, muted) for name, muted in state.muted().items()]
+    if event.kind != ObsEvent.KIND:
+        return []
+    data = ObsEvent.from_payload(event.payload).typed()
+    if isinstance(data, SceneData) and event.payload["type"] == "CurrentProgramSceneChanged":
+        return [("program", None, data.sceneName)]
+    if isinstance(data, InputMuteData):
+        return [("mute", data.inputName, data.inputMuted)]
+    return []
 
 
 def event_matches(event: Event, match: EventMatch) -> bool:
@@ -148,7 +122,7 @@ class Timeline:
         pending_start: int | None = None
         for ev in sorted(events, key=lambda e: (e.mono_ns, e.seq)):
             kind = _unwrap(ev)[0]
-            is_change = kind not in ("state", "snapshot")
+            is_change = kind != "snapshot"
             if kind == "SceneTransitionStarted":
                 pending_start = ev.mono_ns
             for what, name, value in state_changes(ev):

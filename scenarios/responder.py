@@ -22,10 +22,9 @@ import sys
 import threading
 import time
 from typing import Any
+from urllib.parse import urlparse
 
 from Xlib import X, Xatom, display
-
-from scenarios.obs_feed import parse_ws_url
 
 
 class FocusResponder:
@@ -35,7 +34,8 @@ class FocusResponder:
                  pattern: str = "Password|Bank", privacy_scene: str = "Privacy", mute_input: str | None = "Mic",
                  delay_ms: float = 100.0, return_delay_ms: float = 2000.0) -> None:
         self.display_name = display_name
-        self.host, self.port = parse_ws_url(ws_url)
+        u = urlparse(ws_url)  # ws://host:port (the responder plays the agent's macro: it writes to OBS)
+        self.host, self.port = u.hostname or "127.0.0.1", u.port or 4455
         self._password = password
         self.pattern = re.compile(pattern)
         self.privacy_scene = privacy_scene

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from Xlib import X, Xatom, Xutil, display
 
-from monitor.procs import stop_process
+from scenarios.procs import stop_process
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,14 +12,20 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
 from verifiers.catalog import CheckSpec, TaskSpec
+from verifiers.evidence.base import EvidenceError
 from verifiers.measure import safe_io
 from verifiers.measure.errors import MediaError
 from verifiers.model import CheckResult, clamp01, status_for
+
+if TYPE_CHECKING:
+    from verifiers.gtfiles import GTFile
+
+G = TypeVar("G", bound="GTFile")
 
 #: Longest text kept in a check's evidence (a scorer may quote what the agent wrote).
 MAX_EVIDENCE_CHARS = 2000
@@ -144,6 +150,15 @@ class ScoreContext:
             return json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise GTError(f"ground truth {rel} is not valid JSON: {exc}") from None
+
+    def gt_typed(self, cls: type[G]) -> G:
+        """gt/<cls.FILE> parsed into its dataclass (verifiers.gtfiles): a missing key or a wrong
+        type is one GTError naming the file and the key."""
+        raw = self.gt_json(cls.FILE)
+        try:
+            return cls.from_payload(raw, f"ground truth {cls.FILE}")
+        except EvidenceError as exc:
+            raise GTError(str(exc)) from None
 
     def events_of(self, source: str, kind: str | None = None) -> list[dict[str, Any]]:
         """Recorded events of one source (and kind); raises NoLiveEvidence when the run recorded none."""

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 from verifiers.base import AgentOutputError, Checks, GTError, NoLiveEvidence, ScoreContext, TaskVerifier
 from verifiers.catalog import CheckSpec, load_catalog
 from verifiers.curves import Curve
+from verifiers.evidence.base import EvidenceError
 from verifiers.measure.safe_io import UnsafeFile
 from verifiers.params import NoParams
 
@@ -189,6 +190,9 @@ def run_check(task: CheckedTask, spec: CheckSpec, checks: Checks) -> None:
         return
     except (GTError, NoLiveEvidence) as exc:
         checks.error(spec.name, str(exc))
+        return
+    except EvidenceError as exc:  # a recorded payload does not fit its type: tally's producer, not the agent
+        checks.error(spec.name, f"unreadable live evidence: {exc}")
         return
     except UnsafeFile as exc:  # the safe opener refused an agent file this check reached for
         checks.fail(spec.name, f"refused agent file: {exc}")

@@ -15,29 +15,40 @@ import numpy as np
 
 from verifiers.base import Checks, ScoreContext
 from verifiers.checks import Result
+from verifiers.evidence import EvidenceError
+from verifiers.evidence.rubric import RubricJudgment
+
+
+def judgments(events: list[dict[str, Any]] | None, name: str) -> tuple[list[RubricJudgment], int]:
+    """The recorded judgments of one check (verifiers.evidence.RubricJudgment), and how many
+    judgment events did not fit the type (a rater's malformed record is skipped, not scored)."""
+    out, bad = [], 0
+    for e in events or []:
+        if not RubricJudgment.matches(e):
+            continue
+        try:
+            j = RubricJudgment.from_event(e)
+        except EvidenceError:
+            bad += 1
+            continue
+        if j.check == name:
+            out.append(j)
+    return out, bad
 
 
 def rubric_check(ctx: ScoreContext, checks: Checks, name: str, what: str = "human rubric") -> None:
-    judged = [e.get("payload", {}) for e in (ctx.events or []) if e.get("source") == "rubric"
-              and e.get("kind") == "judgment" and e.get("payload", {}).get("check") == name]
-    scores = []
-    for j in judged:
-        try:
-            s = float(j.get("score"))
-        except (TypeError, ValueError):
-            continue
-        if 0.0 <= s <= 1.0:
-            scores.append(s)
+    judged, _bad = judgments(ctx.events, name)
+    scores = [j.score for j in judged if 0.0 <= j.score <= 1.0]
     if not scores:
         checks.error(name, f"needs {what}: no rubric judgment recorded for this run")
         return
-    checks.set(name, float(np.mean(scores)), {"raters": [j.get("rater") for j in judged], "scores": scores},
+    checks.set(name, float(np.mean(scores)), {"raters": [j.rater for j in judged], "scores": scores},
                f"mean of {len(scores)} rubric judgment(s)")
 
 
 def rubric_event(name: str, score: float, rater: str = "synthetic stand-in for a human rater") -> dict[str, Any]:
     """The judgment event a rater would record (for synthetic instances: tests the plumbing only)."""
-    return {"source": "rubric", "kind": "judgment", "payload": {"check": name, "score": score, "rater": rater}}
+    return RubricJudgment(name, score, rater).event()
 
 
 class _OneCheck:

@@ -27,6 +27,7 @@ from monitor.audit.fanotify import FanotifyUnavailable, FanotifyWatcher, refuse_
 from monitor.audit.inotify import InotifyWatcher
 from monitor.audit.procinfo import matches_forbidden, process_info, program_name
 from monitor.bus import EventBus
+from verifiers.evidence import AuditWrite
 
 #: Event kind of a file closed after writing (the kind verifiers look for, with `process`).
 WRITE_KIND = "write"
@@ -143,8 +144,8 @@ class AuditComponent:
             rel = os.path.relpath(record["path"], self.workdir)
         except ValueError:
             return
-        payload = {"path": rel, "process": program_name(record),
-                   **{k: record.get(k) for k in ("pid", "exe", "cmdline", "comm", "ppid", "cwd", "identified_at")}}
+        payload = AuditWrite(rel, program_name(record), **{k: record.get(k) for k in (
+            "pid", "exe", "cmdline", "comm", "ppid", "cwd", "identified_at")}).to_payload()
         self.writers[rel] = payload
         if self._bus is not None:
             self._bus.emit("audit", WRITE_KIND, payload, mono_ns=record.get("mono_ns"))

@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import sys
 import time
+from urllib.parse import urlparse
 
 from rich.console import Console
 from rich.table import Table
@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run_p.add_argument("--password-env", default="TALLY_OBS_PASSWORD", metavar="VAR",
                        help="environment variable holding the OBS websocket password")
     run_p.add_argument("--display", default=None, help="X display (default $DISPLAY)")
-    run_p.add_argument("--feed", choices=("observer", "minimal"), default="observer",
-                       help="OBS events from the read-only observer (default) or the scenarios' minimal feed")
+    run_p.add_argument("--obs-wait-s", type=float, default=20.0, metavar="S",
+                       help="how long to wait for the OBS observer's first snapshot (default 20)")
     run_p.add_argument("--json", action="store_true", help="machine-readable result")
     run_p.add_argument("--realtime", action="store_true",
                        help="run the scenario thread SCHED_FIFO where permitted (steadier timing on a loaded host)")
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from scenarios.engine import ScenarioEngine
+    from scenarios.engine import run_scenario
     from scenarios.x11 import X11Driver, X11Error
 
     display = args.display or os.environ.get("DISPLAY")
@@ -84,25 +84,35 @@ async def _play(scenario, args: argparse.Namespace):  # type: ignore[no-untyped-
         except X11Error as exc:
             raise UserError(str(exc)) from None
     bus = EventBus()
-    engine = ScenarioEngine(scenario, bus, driver, display, realtime=args.realtime)  # before the feed: it must see the start state
-    feed = None
+    start = None
+    if args.obs:
+        url, password = args.obs, os.environ.get(args.password_env, "")
+        parse_ws_url(url)  # a bad URL is a usage error before anything starts
+
+        async def start() -> ObserverHandle:  # type: ignore[misc]
+            return await start_obs_events(bus, url, password, args.obs_wait_s)
+    elif scenario.expectations:
+        print("tally scenario: no --obs given; expectations on OBS state will find no events", file=sys.stderr)
     try:
-        if args.obs:
-            feed = await start_obs_events(bus, args.obs, os.environ.get(args.password_env, ""),
-                                          scenario.inputs, args.feed)
-        elif scenario.expectations:
-            print("tally scenario: no --obs given; expectations on OBS state will find no events",
-                  file=sys.stderr)
-        return await engine.run()
+        return await run_scenario(scenario, bus, driver, display, start, realtime=args.realtime)
     finally:
-        if feed is not None:
-            await feed.stop()
         if driver is not None:
             driver.close()
 
 
-class _ObserverHandle:
-    """The product's OBS observer running as a task, with the feed's start/stop shape."""
+def parse_ws_url(url: str) -> tuple[str, int]:
+    """(host, port) of an obs-websocket URL; UserError naming the expected form otherwise."""
+    u = urlparse(url)
+    if u.scheme not in ("ws", "wss") or not u.hostname:
+        raise UserError(f"OBS websocket URL must look like ws://127.0.0.1:4455 (got {url!r})")
+    try:
+        return u.hostname, u.port or 4455
+    except ValueError:
+        raise UserError(f"bad port in OBS websocket URL {url!r}") from None
+
+
+class ObserverHandle:
+    """The product's OBS observer running as a task: the scenarios' EventSource (scenarios.engine)."""
 
     def __init__(self, observer, task: asyncio.Task) -> None:  # type: ignore[no-untyped-def]
         self.observer, self.task = observer, task
@@ -115,35 +125,23 @@ class _ObserverHandle:
         self.observer.close()
 
 
-async def start_obs_events(bus: EventBus, url: str, password: str, inputs: tuple[str, ...],
-                           feed: str = "observer", timeout_s: float = 20.0):  # type: ignore[no-untyped-def]
-    """Start publishing OBS events on the bus; return once the start state is on the bus.
+async def start_obs_events(bus: EventBus, url: str, password: str, timeout_s: float = 20.0) -> ObserverHandle:
+    """Start the read-only OBS observer (monitor/observers/obs) on the bus; return once its start
+    snapshot is on the bus. The engine must have been created (subscribed) before this is called,
+    so the start state reaches it. The one OBS client of this repo: scenarios have none."""
+    from monitor.observers.obs import ObsObserver
 
-    "observer": monitor/observers/obs (read-only, snapshots, reconnects) when it is installed;
-    "minimal": scenarios.obs_feed (events + one start state). Either way the engine must have
-    been created (subscribed) before this is called, so the start state reaches it."""
-    from scenarios.obs_feed import ObsEventFeed, ObsFeedError, parse_ws_url
-    try:
-        host, port = parse_ws_url(url)
-    except ObsFeedError as exc:
-        raise UserError(str(exc)) from None
-    if feed == "observer" and importlib.util.find_spec("monitor.observers.obs") is not None:
-        from monitor.observers.obs import ObsObserver
-        observer = ObsObserver(bus, host, port, password, env_file=None)
-        task = asyncio.get_running_loop().create_task(observer.run())
-        deadline = time.monotonic() + timeout_s
-        while observer.last_snapshot is None:
-            if task.done() or time.monotonic() > deadline:
-                await _ObserverHandle(observer, task).stop()
-                raise UserError(f"no answer from OBS at {url} within {timeout_s:g} s")
-            await asyncio.sleep(0.05)
-        return _ObserverHandle(observer, task)
-    try:
-        minimal = ObsEventFeed(bus, url, password, inputs=inputs)
-        await minimal.start()
-    except ObsFeedError as exc:
-        raise UserError(str(exc)) from None
-    return minimal
+    host, port = parse_ws_url(url)
+    observer = ObsObserver(bus, host, port, password, env_file=None)
+    handle = ObserverHandle(observer, asyncio.get_running_loop().create_task(observer.run()))
+    deadline = time.monotonic() + timeout_s
+    while observer.last_snapshot is None:
+        if handle.task.done() or time.monotonic() > deadline:
+            await handle.stop()
+            why = f" ({observer.last_error})" if observer.last_error else ""
+            raise UserError(f"no answer from OBS at {url} within {timeout_s:g} s{why}")
+        await asyncio.sleep(0.05)
+    return handle
 
 
 def _ms(v: float | None) -> str:

@@ -1,9 +1,10 @@
 """What the dashboard shows, folded from events: a pure reducer, so it is tested without a screen.
 
-Every event source speaks its own payloads (rtmp stats snapshots, obs-websocket events,
-vMix diffs, probe meter frames, scenario records); this module is the one place that knows how
-each maps onto the panels, and it tolerates missing keys: a dashboard must not die on a
-payload it did not expect.
+Every event source speaks its own payloads (rtmp stats snapshots, obs-websocket events, vMix
+diffs, probe meter frames, scenario records); this module maps them onto the panels. Payloads
+of typed evidence are parsed by their dataclass (verifiers.evidence, the producers' own types):
+no key is guessed. A payload that does not fit its type is noted in `problems` and skipped, so
+the dashboard never dies on one (and a renamed key shows there instead of a blank panel).
 """
 
 from __future__ import annotations
@@ -11,6 +12,25 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from verifiers.evidence import (
+    AudioMeter,
+    EvidenceError,
+    ObsConnected,
+    ObsEvent,
+    ObsGap,
+    ObsSnapshot,
+    ObsStats,
+    RtmpHealth,
+    RtmpStats,
+    ScenarioAction,
+    ScenarioExpectation,
+    VmixOutput,
+    VmixPreview,
+    VmixProgram,
+    VmixTally,
+)
+from verifiers.evidence.obs import InputMuteData, OutputStateData, SceneData, TransitionData
 
 HISTORY_POINTS = 120
 
@@ -122,14 +142,17 @@ class DashState:
             return
         handler = _HANDLERS.get(source) or (_probe_audio if source.startswith("probe.audio") else None)
         if handler is not None:
-            handler(self, kind, payload, event)
+            try:
+                handler(self, kind, payload, event)
+            except EvidenceError as exc:  # a producer's payload does not fit its type
+                self.problems.append(f"unreadable {source}/{kind}: {exc}")
 
 
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def _rtmp(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:
+def _rtmp(st: DashState, kind: str, p: dict[str, Any], e: dict[str, Any]) -> None:
     if "app" not in p or "key" not in p or p.get("key") is None:
         return
     name = f"{p['app']}/{p['key']}"
@@ -143,121 +166,114 @@ def _rtmp(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> No
     elif kind == "unpublish":
         view.state = "ended"
     elif kind == "stats":
-        v, a = p.get("video") or {}, p.get("audio") or {}
-        view.width_px, view.height_px = v.get("width"), v.get("height")
-        view.fps = _num(v.get("fps"))
-        view.video_codec = v.get("codec")
-        view.bitrate_bps = _num(v.get("bitrate_bps"))
+        stats = RtmpStats.from_event(e)
+        snap = stats.snapshot
+        v, a = snap.video, snap.audio
+        view.width_px, view.height_px = v.width, v.height
+        view.fps = v.fps
+        view.video_codec = v.codec
+        view.bitrate_bps = v.bitrate_bps
         if view.bitrate_bps is not None:
             view.bitrate_history_bps.append(view.bitrate_bps)
-        ki = v.get("keyframe_interval_s") or {}
-        view.keyframe_last_s, view.keyframe_mean_s = _num(ki.get("last")), _num(ki.get("mean"))
-        if a.get("codec"):
-            rate, ch = a.get("sample_rate_hz"), a.get("channels")
-            view.audio = f"{a['codec']} {rate or '?'} Hz {ch or '?'} ch"
-        view.duration_s = _num(p.get("duration_s")) or view.duration_s
-        for name, h in (p.get("health") or {}).items():
-            if isinstance(h, dict):
-                view.health[str(name)] = (str(h.get("status", "?")), [str(i.get("type")) for i in h.get("issues") or []])
-    elif kind == "health" and p.get("profile"):
-        view.health[str(p["profile"])] = (str(p.get("status", "?")),
-                                          [str(i.get("type")) for i in p.get("issues") or []])
+        view.keyframe_last_s, view.keyframe_mean_s = v.keyframe_interval_s.last, v.keyframe_interval_s.mean
+        if a.codec:
+            view.audio = f"{a.codec} {a.sample_rate_hz or '?'} Hz {a.channels or '?'} ch"
+        view.duration_s = snap.duration_s or view.duration_s
+        for name, h in (stats.health or {}).items():
+            view.health[name] = (h.status, h.issue_types)
+    elif kind == "health":
+        hv = RtmpHealth.from_event(e)
+        view.health[hv.profile] = (hv.status, hv.issue_types)
 
 
 _OBS_OUTPUT_EVENTS = {"StreamStateChanged": "stream", "RecordStateChanged": "record",
                       "ReplayBufferStateChanged": "replay", "VirtualcamStateChanged": "virtualcam"}
 
 
-def _obs(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:
+def _obs(st: DashState, kind: str, _p: dict[str, Any], e: dict[str, Any]) -> None:
     o = st.obs
     if kind == "connected":
-        o.connected = True
-        o.version = str(p.get("obs_websocket_version") or p.get("obsWebSocketVersion") or p.get("version") or "")
+        o.connected, o.version = True, ObsConnected.from_event(e).ws_version
     elif kind == "gap":
-        o.connected = p.get("phase") == "end"
+        o.connected = ObsGap.from_event(e).phase == "end"
     elif kind == "event":
-        etype, data = p.get("type"), p.get("data") or {}
-        if etype == "CurrentProgramSceneChanged":
-            o.program = str(data.get("sceneName", ""))
-        elif etype == "CurrentPreviewSceneChanged":
-            o.preview = str(data.get("sceneName", ""))
-        elif etype == "InputMuteStateChanged":
-            o.muted[str(data.get("inputName"))] = bool(data.get("inputMuted"))
-        elif etype == "CurrentSceneTransitionChanged":
-            o.transition = str(data.get("transitionName", ""))
-        elif etype in _OBS_OUTPUT_EVENTS:
-            o.outputs[_OBS_OUTPUT_EVENTS[etype]] = bool(data.get("outputActive"))
+        ev = ObsEvent.from_event(e)
+        data = ev.typed()
+        if isinstance(data, SceneData):
+            setattr(o, "program" if ev.type == "CurrentProgramSceneChanged" else "preview", data.sceneName)
+        elif isinstance(data, InputMuteData):
+            o.muted[data.inputName] = data.inputMuted
+        elif isinstance(data, TransitionData) and ev.type == "CurrentSceneTransitionChanged":
+            o.transition = data.transitionName or ""
+        elif isinstance(data, OutputStateData) and ev.type in _OBS_OUTPUT_EVENTS:
+            o.outputs[_OBS_OUTPUT_EVENTS[ev.type]] = data.outputActive
     elif kind == "snapshot":
-        s = p.get("state") or {}
+        state = ObsSnapshot.from_event(e).state
         o.connected = True
-        o.program = str(s.get("current_program_scene") or s.get("program_scene") or o.program)
-        o.preview = str(s.get("current_preview_scene") or s.get("preview_scene") or o.preview or "")
-        for inp in s.get("inputs") or []:
-            if isinstance(inp, dict) and "muted" in inp:
-                o.muted[str(inp.get("name"))] = bool(inp["muted"])
-        _obs_stats(o, s)
+        o.program = state.current_program_scene or o.program
+        o.preview = state.current_preview_scene or o.preview
+        o.muted.update(state.muted())
+        _obs_stats(o, ObsStats(state.stats or {}, state.stream, state.record, state.replay_buffer))
     elif kind == "stats":
-        _obs_stats(o, p)
+        _obs_stats(o, ObsStats.from_event(e))
 
 
-def _obs_stats(o: ObsView, p: dict[str, Any]) -> None:
-    stats = p.get("stats") or {}
+def _obs_stats(o: ObsView, p: ObsStats) -> None:
+    stats = p.stats
     if stats:
-        o.cpu_pct = _num(stats.get("cpuUsage"))
+        o.cpu_pct = _num(stats.get("cpuUsage"))  # GetStats' own keys (obs-websocket's protocol)
         o.active_fps = _num(stats.get("activeFps"))
         o.render_skipped = stats.get("renderSkippedFrames")
         o.output_skipped = stats.get("outputSkippedFrames")
-    for key in ("stream", "record", "replay_buffer"):
-        status = p.get(key)
-        if isinstance(status, dict) and "outputActive" in status:
-            o.outputs[key.replace("_buffer", "")] = bool(status["outputActive"])
+    for key, status in (("stream", p.stream), ("record", p.record), ("replay", p.replay_buffer)):
+        if status is not None and "outputActive" in status:
+            o.outputs[key] = bool(status["outputActive"])
 
 
-def _vmix(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:
+def _vmix(st: DashState, kind: str, _p: dict[str, Any], e: dict[str, Any]) -> None:
     v = st.vmix
     if kind == "connected" or kind == "gap.end":
         v.connected = True
     elif kind == "gap.start":
         v.connected = False
     elif kind in ("program", "preview"):
-        name = p.get("title") or p.get("input_title") or p.get("input") or p.get("number") or p.get("new")
-        setattr(v, kind, str(name))
+        switch = (VmixProgram if kind == "program" else VmixPreview).from_event(e)
+        setattr(v, kind, switch.input.label)
     elif kind == "tally":
-        if p.get("program"):
-            v.program = ",".join(str(x) for x in p["program"]) if isinstance(p["program"], list) else str(p["program"])
-        if p.get("preview"):
-            v.preview = ",".join(str(x) for x in p["preview"]) if isinstance(p["preview"], list) else str(p["preview"])
-    elif kind == "output" and "name" in p:
-        v.outputs[str(p["name"])] = bool(p.get("active", p.get("on", p.get("value"))))
+        t = VmixTally.from_event(e)
+        v.program = ",".join(map(str, t.program)) or v.program
+        v.preview = ",".join(map(str, t.preview)) or v.preview
+    elif kind == "output":
+        out = VmixOutput.from_event(e)
+        v.outputs[out.name] = out.active
 
 
-def _probe_audio(st: DashState, kind: str, p: dict[str, Any], e: dict[str, Any]) -> None:
+def _probe_audio(st: DashState, kind: str, _p: dict[str, Any], e: dict[str, Any]) -> None:
     if kind != "meter":
         return
-    track = str(p.get("track") if p.get("track") is not None else p.get("name") or e.get("source"))
-    if p.get("app") is not None:
-        track = f"{p['app']}/{p.get('key')} track {track}"
+    p = AudioMeter.from_event(e)
+    track = str(p.track if p.track is not None else p.name or e.get("source"))
+    if p.app is not None:
+        track = f"{p.app}/{p.key} track {track}"
     m = st.meters.setdefault(track, MeterView())
-    m.momentary_lufs = _num(p.get("momentary_lufs"))
-    m.short_term_lufs = _num(p.get("short_term_lufs"))
-    m.integrated_lufs = _num(p.get("integrated_lufs"))
-    tp = p.get("true_peak_dbtp")
-    m.true_peak_dbtp = max(tp) if isinstance(tp, list) and tp else _num(tp)
-    m.target_lufs = _num(p.get("target_lufs")) or m.target_lufs
+    m.momentary_lufs, m.short_term_lufs, m.integrated_lufs = p.momentary_lufs, p.short_term_lufs, p.integrated_lufs
+    peaks = [x for x in p.true_peak_dbtp if x is not None]
+    m.true_peak_dbtp = max(peaks) if peaks else None
+    m.target_lufs = p.target_lufs or m.target_lufs
 
 
-def _scenario(st: DashState, kind: str, p: dict[str, Any], e: dict[str, Any]) -> None:
+def _scenario(st: DashState, kind: str, _p: dict[str, Any], e: dict[str, Any]) -> None:
     at_s = None
     if isinstance(e.get("mono_ns"), int) and st.first_mono_ns is not None:
         at_s = (e["mono_ns"] - st.first_mono_ns) / 1e9
     if kind == "action":
-        name = " ".join(str(x) for x in (p.get("step"), p.get("action"), p.get("arg")) if x)
-        st.scenario.append(ScenarioRow("action", name, at_s, _num(p.get("lateness_ms")),
-                                       str(p.get("status", "ok")), detail=str(p.get("error") or "")))
+        a = ScenarioAction.from_event(e)
+        name = " ".join(x for x in (a.step, a.action, a.arg) if x)
+        st.scenario.append(ScenarioRow("action", name, at_s, a.lateness_ms, a.status, detail=a.error))
     elif kind == "expectation":
-        st.scenario.append(ScenarioRow("expect", str(p.get("id")), at_s, None,
-                                       "pass" if p.get("passed") else "FAIL", _num(p.get("latency_ms")),
-                                       str(p.get("detail", ""))))
+        x = ScenarioExpectation.from_event(e)
+        st.scenario.append(ScenarioRow("expect", x.id, at_s, None, "pass" if x.passed else "FAIL", x.latency_ms,
+                                       x.detail))
 
 
 def _run(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from monitor.procs import stop_process
+from scenarios.procs import stop_process
 
 #: Section/key values OBS 29 wrote itself after a first run (see shared/reference/obs29/global.ini).
 #: FirstRun=true means "the first run already happened": no auto-configuration wizard.

@@ -44,6 +44,8 @@ from monitor.observers.obs_client import (
     scrub,
 )
 from monitor.observers.obs_snapshot import Capabilities, take_filters, take_snapshot, take_stats
+from verifiers.evidence import EvidenceEvent, ObsConnected, ObsEvent, ObsSnapshot, ObsState, ObsStats
+from verifiers.evidence.obs import ObsFiltersChanged
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,8 @@ class ObsObserver:
         self.connected = asyncio.Event()
         self.last_snapshot: dict[str, Any] | None = None
         self.reconnects = 0
+        #: why the last connection attempt failed (None once connected)
+        self.last_error: str | None = None
         self._req: ReadOnlyRequester | None = None
         self._reader: EventReader | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="obs-requests")
@@ -108,6 +112,7 @@ class ObsObserver:
                     await self._connect()
                 except Exception as exc:  # refused, auth, odd replies: all mean "retry later"
                     attempts += 1
+                    self.last_error = str(exc)
                     if gap_start is None:
                         gap_start = time.monotonic()
                         self._emit("gap", {"phase": "start", "reason": str(exc)})
@@ -116,13 +121,14 @@ class ObsObserver:
                     delay = min(self.reconnect_max_s, delay * 2)
                     continue
                 delay = self.reconnect_min_s
+                self.last_error = None
                 if gap_start is not None:
                     self._emit("gap", {"phase": "end", "duration_s": round(time.monotonic() - gap_start, 3),
                                        "attempts": attempts})
                     if not first:
                         self.reconnects += 1
                 assert self.caps is not None
-                self._emit("connected", self.caps.as_payload())
+                self._emit_typed(ObsConnected(**self.caps.as_payload()))
                 self.connected.set()
                 reason = "start" if first else "reconnect"
                 first, gap_start, attempts = False, None, 0
@@ -168,6 +174,10 @@ class ObsObserver:
     # ---- internals -----------------------------------------------------------------------
     def _emit(self, kind: str, payload: dict[str, Any], mono_ns: int | None = None) -> None:
         self.bus.emit(SOURCE, kind, payload, mono_ns=mono_ns)
+
+    def _emit_typed(self, ev: EvidenceEvent, mono_ns: int | None = None) -> None:
+        """Emit a typed evidence event (verifiers.evidence.obs): the payload scorers parse back."""
+        self.bus.emit(ev.SOURCE, ev.KIND, ev.to_payload(), mono_ns=mono_ns)
 
     async def _call(self, fn: Any, *args: Any) -> Any:
         assert self._loop is not None
@@ -223,8 +233,7 @@ class ObsObserver:
             req.close()
 
     def _on_event(self, etype: str, data: dict[str, Any], mono_ns: int, wall: float) -> None:
-        self._emit("event", {"type": etype, "data": scrub(data), "receipt_mono_ns": mono_ns,
-                             "receipt_wall": wall}, mono_ns=mono_ns)
+        self._emit_typed(ObsEvent(etype, scrub(data), mono_ns, wall), mono_ns=mono_ns)
         if etype == "ExitStarted":
             self._mark_lost("OBS is exiting")
         elif etype not in _NO_SNAPSHOT_EVENTS and self._change_pending is not None:
@@ -239,8 +248,8 @@ class ObsObserver:
         if self._filters is None:
             self._filters = state.get("filters", {})
         self.last_snapshot = state
-        self._emit("snapshot", {"reason": reason, "took_ms": round((time.monotonic() - t0) * 1000, 1),
-                                "state": state})
+        self._emit_typed(ObsSnapshot(reason, ObsState.from_payload(state),
+                                     took_ms=round((time.monotonic() - t0) * 1000, 1)))
         return state
 
     async def _session(self, first_reason: str) -> None:
@@ -297,7 +306,7 @@ class ObsObserver:
             if req is None or caps is None:
                 return
             with contextlib.suppress(ObsConnectionLost):
-                self._emit("stats", await self._call(take_stats, req, caps))
+                self._emit_typed(ObsStats.from_payload(await self._call(take_stats, req, caps)))
 
     async def _filter_poll(self) -> None:
         """obs-websocket < 5.4 has no filter-change event: compare filter lists every few seconds."""
@@ -314,8 +323,7 @@ class ObsObserver:
             before = self._filters or {}
             changed = sorted(n for n in set(now) | set(before) if now.get(n) != before.get(n))
             for name in changed:
-                self._emit("filters_changed", {"source": name, "before": before.get(name, []),
-                                               "after": now.get(name, [])})
+                self._emit_typed(ObsFiltersChanged(name, before.get(name, []), now.get(name, [])))
             self._filters = now
             if changed:
                 with contextlib.suppress(ObsConnectionLost):

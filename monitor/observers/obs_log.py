@@ -63,6 +63,7 @@ from typing import Any
 from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
 from monitor.observers.obs_log_blocks import Block, BlockDemux, distance_ms, split_segments
+from verifiers.evidence import ObsLogWsRequest, ObsWsLog
 
 SOURCE = "obs"
 #: requestId prefix of tally's own read-only requester (monitor/observers/obs_client.py)
@@ -345,13 +346,9 @@ class WsLogParser:
                truncated: bool = False, ok: bool | None = None, code: int | None = None,
                recovered: str | None = None) -> tuple[str, dict[str, Any]]:
         client = client_of(rid) if rid is not None or not truncated else "unknown"
-        payload: dict[str, Any] = {"request_type": rtype, "request_id": rid, "client": client, "batch": batch,
-                                   "log_time": log_time, "names": names, "ok": ok, "code": code}
-        if truncated:
-            payload["truncated"] = True
-        if recovered:
-            payload["recovered"] = recovered
-        return ("ws/request", payload)
+        ev = ObsLogWsRequest(rtype, rid, client, batch, names, ok, code, log_time=log_time,
+                             truncated=True if truncated else None, recovered=recovered or None)
+        return (ev.KIND, ev.to_payload())
 
 
 def _salvaged(text: str, log_time: str, now_s: float | None
@@ -495,5 +492,5 @@ class ObsLogFollower:
             self._pos = path.stat().st_size if from_end else 0
         except OSError:
             self._pos = 0
-        self.bus.emit(SOURCE, "ws/log", {"file": path.name, "debug": _head_says_debug(path),
-                                         "from_end": from_end})
+        log = ObsWsLog(path.name, _head_says_debug(path), from_end)
+        self.bus.emit(log.SOURCE, log.KIND, log.to_payload())

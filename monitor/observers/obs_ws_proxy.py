@@ -41,6 +41,7 @@ from aiohttp import web
 from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
 from monitor.observers.obs_log import client_of, request_names
+from verifiers.evidence import ProxyWsRequest
 
 SOURCE = "obs-proxy"
 #: a comment from OBS in a failed reply is copied, capped (it names what was wrong, never a secret)
@@ -236,10 +237,9 @@ class ObsWsProxy:
     def _request(self, session: _Session, sent: _Sent, ok: bool | None, code: int | None,
                  comment: str | None) -> None:
         rid = sent.request_id
-        self._emit("ws/request", {"session": session.number, "request_type": sent.request_type,
-                                  "request_id": rid if isinstance(rid, (int, float, str)) else None,
-                                  "client": client_of(rid), "batch": sent.batch, "names": sent.names, "ok": ok,
-                                  "code": code, "comment": comment})
+        ev = ProxyWsRequest(sent.request_type, rid if isinstance(rid, (int, float, str)) else None, client_of(rid),
+                            sent.batch, sent.names, ok, code, session=session.number, comment=comment)
+        self._emit(ev.KIND, ev.to_payload())
 
     def _finish(self, session: _Session, code: int | None) -> None:
         for queue in session.pending.values():

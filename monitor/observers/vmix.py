@@ -42,8 +42,12 @@ from verifiers.apps.vmix import (
     parse_api_xml,
     parse_tally,
 )
+from verifiers.evidence import EvidenceEvent, VmixOutput, VmixPreview, VmixProgram, VmixSnapshot, VmixTally
 
 SOURCE = "vmix"
+#: the kinds with an evidence type: emitted as that type's payload (VmixObserver._emit)
+_TYPED: dict[str, type[EvidenceEvent]] = {"snapshot": VmixSnapshot, "program": VmixProgram, "preview": VmixPreview,
+                                          "output": VmixOutput, "tally": VmixTally}
 #: The only TCP commands the observer may send (exact, case-sensitive).
 ALLOWED_TCP_COMMANDS = frozenset({"XML", "TALLY", "SUBSCRIBE TALLY", "SUBSCRIBE ACTS"})
 #: Activator names (SUBSCRIBE ACTS) that map to output flags.
@@ -285,12 +289,12 @@ class VmixObserver:
                     missed = diff_states(self.state, new) if self._http.ever_up and self.state else []
                     self._http.up({"version": new.version, "edition": new.edition})
                     connected = True
-                    self.bus.emit(SOURCE, "snapshot", {"via": "http", **snapshot_payload(new)})
+                    self._emit("snapshot", {"via": "http", **snapshot_payload(new)})
                     for kind, payload in missed:
-                        self.bus.emit(SOURCE, kind, {"via": "http", "after_gap": True, **payload})
+                        self._emit(kind, {"via": "http", "after_gap": True, **payload})
                 elif self.state is not None:
                     for kind, payload in diff_states(self.state, new):
-                        self.bus.emit(SOURCE, kind, {"via": "http", **payload})
+                        self._emit(kind, {"via": "http", **payload})
                 self.state = new
             next_t += period_s
             delay = next_t - loop.time()
@@ -400,6 +404,13 @@ class VmixObserver:
         if self.state is None:
             self.state = state
 
+    def _emit(self, kind: str, payload: dict[str, Any], mono_ns: int | None = None) -> None:
+        """Emit one event; kinds with an evidence type (verifiers.evidence.vmix: snapshot, program,
+        preview, output, tally) go out as that type's payload, the shape scorers and the dashboard
+        parse (tests/architecture/test_evidence_producers.py proves the diff payloads fit exactly)."""
+        cls = _TYPED.get(kind)
+        self.bus.emit(SOURCE, kind, cls.from_payload(payload, f"vmix/{kind}").to_payload() if cls else payload, mono_ns)
+
     def _title(self, number: int) -> dict[str, Any]:
         return _input_brief(self.state, number) if self.state is not None else {"number": number}
 
@@ -413,7 +424,7 @@ class VmixObserver:
         except VmixXmlError as exc:
             self._tcp.error(str(exc))
             return
-        self.bus.emit(SOURCE, "tally", {"via": "tcp", "program": program, "preview": preview}, mono_ns)
+        self._emit("tally", {"via": "tcp", "program": program, "preview": preview}, mono_ns)
         self._set_tcp("program", program, mono_ns, "TALLY")
         self._set_tcp("preview", preview, mono_ns, "TALLY")
 
@@ -425,7 +436,7 @@ class VmixObserver:
         setattr(self, attr, numbers)
         if not numbers:
             return  # e.g. preview cleared mid-transition; the next line completes the picture
-        self.bus.emit(SOURCE, kind, {
+        self._emit(kind, {
             "via": "tcp", "line": via_line, "input": self._title(numbers[0]),
             "inputs": numbers, "previous": {"number": before[0]} if before else None,
         }, mono_ns)
@@ -448,8 +459,8 @@ class VmixObserver:
                                                   "input": self._title(number) if value >= 1 else None,
                                                   "previous": None if value >= 1 else number}, mono_ns)
             elif name in ACTIVATOR_OUTPUTS and len(args) == 1:
-                self.bus.emit(SOURCE, "output", {"via": "tcp", "name": ACTIVATOR_OUTPUTS[name],
-                                                 "active": float(args[0]) >= 1}, mono_ns)
+                self._emit("output", {"via": "tcp", "name": ACTIVATOR_OUTPUTS[name], "active": float(args[0]) >= 1},
+                           mono_ns)
             elif name == "MasterAudio" and len(args) == 1:
                 self.bus.emit(SOURCE, "audio.master", {"via": "tcp", "muted": float(args[0]) < 1}, mono_ns)
             elif name == "MasterVolume" and len(args) == 1:

@@ -47,6 +47,7 @@ from typing import Any
 
 from monitor.aio import cancel_and_wait
 from monitor.bus import EventBus
+from verifiers.evidence import ui
 
 log = logging.getLogger(__name__)
 
@@ -415,13 +416,15 @@ class XInputComponent:
             self._unavailable(f"X display {self.display_name!r}: recording did not start ({recorder.lost or 'timeout'})")
             return
         self.recorder = recorder
-        bus.emit(SOURCE, KIND_STARTED, {"display": self.display_name, "record_version": recorder.record_version})
+        started = ui.XInputStarted(self.display_name, recorder.record_version)
+        bus.emit(started.SOURCE, started.KIND, started.to_payload())
         self._task = asyncio.get_running_loop().create_task(self._flush_loop(), name="x-input-flush")
 
     def _unavailable(self, reason: str, lost: bool = False) -> None:
         log.warning("x11 input recording unavailable: %s", reason)
         if self._bus is not None:
-            self._bus.emit(SOURCE, KIND_UNAVAILABLE, {"display": self.display_name, "reason": reason, "lost": lost})
+            ev = ui.XInputUnavailable(self.display_name, reason, lost)
+            self._bus.emit(ev.SOURCE, ev.KIND, ev.to_payload())
 
     def flush(self) -> int:
         """Emit the pending segments now; returns how many."""
@@ -429,7 +432,7 @@ class XInputComponent:
             return 0
         segs = self.recorder.take()
         for seg in segs:
-            self._bus.emit(SOURCE, KIND_INPUT, seg.as_payload())
+            self._bus.emit(SOURCE, KIND_INPUT, ui.XInput.from_payload(seg.as_payload()).to_payload())
         if self.recorder.lost and not self._lost_reported:
             self._lost_reported = True
             self._unavailable(f"X display {self.display_name!r}: recording stopped: {self.recorder.lost}", lost=True)

@@ -8,7 +8,6 @@ file for the task, no X display, scenarios/ not importable) is recorded, not fat
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,9 @@ from monitor.bus import EventBus
 
 
 def scenario_file(task_id: str) -> Path | None:
-    spec = importlib.util.find_spec("scenarios")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "files" / f"{task_id}.yaml"
+    import scenarios
+
+    path = Path(scenarios.__file__).parent / "files" / f"{task_id}.yaml"
     return path if path.is_file() else None
 
 

@@ -8,7 +8,6 @@ live part means adding one adapter function here.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,14 +106,12 @@ class IngestComponent:
 
 
 def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
-    if importlib.util.find_spec("rtmp.server") is None:
-        return Unavailable("ingest", "rtmp.server is not available")
     app, key = ingest_target(task)
     from rtmp.platforms import task_profiles
     # Audio meters are cheap (~2 % of a core) and feed the dashboard: on for every ingest stream.
     # Video analysis decodes every frame (~20 % of a core at 1080p30): only when the task asks.
     return IngestComponent(opts.ingest_host, opts.ingest_port, opts.bundle_dir / "captures" / "rtmp", app, key,
-                           probe_audio=importlib.util.find_spec("probes.live") is not None,
+                           probe_audio=True,
                            probe_video="probe_video" in task.live, profiles=task_profiles(task.title, task.params))
 
 
@@ -172,8 +169,6 @@ def _hostport(url: str, default_port: int) -> tuple[str, int]:
 
 
 def _obs(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
-    if importlib.util.find_spec("monitor.observers.obs") is None:
-        return Unavailable("obs", "monitor.observers.obs is not available")
     if not opts.obs_url:
         return Unavailable("obs", "no --obs URL given (ws://host:4455)")
     host, port = _hostport(opts.obs_url, 4455)
@@ -202,8 +197,6 @@ class VmixComponent:
 
 
 def _vmix(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
-    if importlib.util.find_spec("monitor.observers.vmix") is None:
-        return Unavailable("vmix", "monitor.observers.vmix is not available")
     if not opts.vmix_url:
         return Unavailable("vmix", "no --vmix URL given (http://host:8088)")
     return vmix_component(opts.vmix_url)
@@ -236,8 +229,6 @@ def x_input_component(opts: LiveOptions, environ: dict[str, str] | None = None) 
     Not a catalog live need: any task done in a GUI may be asked how it was done (T17: "without
     touching the OBS window"), and recording presses per window is cheap. A display that cannot
     be recorded becomes one `x11` `ui/input_unavailable` event, not a failed run."""
-    if importlib.util.find_spec("monitor.observers.x_input") is None:
-        return None
     from monitor.observers.x_input import XInputComponent, default_display
 
     display = default_display(opts.x_display, environ)
@@ -248,8 +239,7 @@ def x_input_component(opts: LiveOptions, environ: dict[str, str] | None = None) 
 
 def _not_wired(need: str, module: str) -> Callable[[TaskSpec, LiveOptions], Unavailable]:
     def adapter(task: TaskSpec, opts: LiveOptions) -> Unavailable:
-        return Unavailable(need, f"adapter point: {module} exists but `tally run` does not drive it yet"
-                           if importlib.util.find_spec(module) else f"{module} is not available")
+        return Unavailable(need, f"adapter point: {module} exists but `tally run` does not drive it yet")
     return adapter
 
 

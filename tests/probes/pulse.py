@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from monitor.procs import stop_process
+from scenarios.procs import stop_process
 
 SINK = "probe_sink"
 

@@ -18,7 +18,7 @@ import pytest
 
 from monitor.broker import free_port
 from monitor.mqtt.topics import BrokerAddress
-from monitor.procs import stop_process
+from scenarios.procs import stop_process
 
 
 def _wait_port(port: int, up: bool, timeout_s: float = 10.0) -> None:

@@ -61,6 +61,6 @@ def test_unreachable_obs_is_a_one_line_error(tmp_path: Path, capsys: pytest.Capt
     f.write_text(MARKS)
     assert main(["scenario", "run", str(f), "--obs", "http://x"]) == 2
     assert "ws://127.0.0.1:4455" in capsys.readouterr().err
-    assert main(["scenario", "run", str(f), "--obs", "ws://127.0.0.1:9", "--feed", "minimal"]) == 2
+    assert main(["scenario", "run", str(f), "--obs", "ws://127.0.0.1:9", "--obs-wait-s", "1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "cannot connect to OBS at ws://127.0.0.1:9" in err and "\n" not in err
+    assert "no answer from OBS at ws://127.0.0.1:9 within 1 s (cannot connect" in err and "\n" not in err

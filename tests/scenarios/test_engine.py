@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from monitor.bus import EventBus
 from scenarios.engine import ScenarioEngine, sleep_until
 from scenarios.loader import parse_scenario
+from verifiers.evidence import ObsEvent, ObsSnapshot, ObsState, SceneData
 
 MS = 1_000_000
 
@@ -79,9 +80,9 @@ async def test_schedule_record_and_judge() -> None:
             await asyncio.sleep(0.001)
         focus_ns = next(e[2] for e in drv.log if e[0] == "focus")
         await sleep_until(focus_ns + 120 * MS)
-        bus.emit("obs", "CurrentProgramSceneChanged", {"sceneName": "Privacy"})
+        bus.emit("obs", "event", ObsEvent.of("CurrentProgramSceneChanged", SceneData("Privacy")).to_payload())
 
-    bus.emit("obs", "state", {"program_scene": "Gameplay"})
+    bus.emit("obs", "snapshot", ObsSnapshot("start", ObsState(current_program_scene="Gameplay")).to_payload())
     helper = asyncio.get_running_loop().create_task(fake_obs())
     result = await engine.run()
     await helper

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from monitor.events import Event
 from scenarios.evaluate import ActionRecord, Timeline, evaluate
 from scenarios.loader import parse_scenario
+from verifiers.evidence import EvidenceError, ObsEvent, ObsSnapshot, ObsState
 
 MS = 1_000_000
 T0 = 1_000_000 * MS   # an arbitrary monotonic origin
 
 
-def ev(t_ms: float, kind: str, **payload: object) -> Event:
-    return Event(0, T0 + int(t_ms * MS), 0.0, "obs", kind, dict(payload))
+def ev(t_ms: float, kind: str, **payload: Any) -> Event:
+    """An OBS observer event (monitor/observers/obs): `state` is its start snapshot (program scene,
+    inputs_muted by name), anything else an obs-websocket event of that type with that data."""
+    if kind == "state":
+        state = ObsState(current_program_scene=payload["program_scene"],
+                         inputs={n: {"muted": m} for n, m in payload.get("inputs_muted", {}).items()})
+        return Event(0, T0 + int(t_ms * MS), 0.0, "obs", "snapshot", ObsSnapshot("start", state).to_payload())
+    return Event(0, T0 + int(t_ms * MS), 0.0, "obs", "event", ObsEvent(kind, dict(payload)).to_payload())
 
 
 def switch(t_start_ms: float, t_done_ms: float, scene: str) -> list[Event]:
@@ -90,7 +101,8 @@ def test_return_too_early_or_too_late() -> None:
 
 def test_mute_lagging_the_scene_fails_muted_while() -> None:
     events = responder_events(100)
-    events = [e for e in events if not (e.kind == "InputMuteStateChanged" and e.payload["inputMuted"])]
+    events = [e for e in events if not (e.kind == "event" and e.payload["type"] == "InputMuteStateChanged"
+                                        and e.payload["data"]["inputMuted"])]
     events.append(ev(3100 + 800, "InputMuteStateChanged", inputName="Mic", inputMuted=True))
     r = judge(events)
     assert not r["mic"].passed
@@ -134,13 +146,17 @@ expect:
     assert not judge(events, text, actions)["toggled"].passed
 
 
-def test_timeline_reads_wrapped_and_snake_case_events() -> None:
+def test_timeline_refuses_payloads_that_do_not_fit_the_evidence_types() -> None:
+    """No guessing: a wrapper or a renamed key is an EvidenceError, never a silently missed switch."""
     wrapped = Event(0, T0, 0.0, "obs", "event", {"eventType": "CurrentProgramSceneChanged",
                                                   "eventData": {"sceneName": "X"}})
-    snake = Event(1, T0 + MS, 0.0, "obs", "InputMuteStateChanged", {"input_name": "Mic", "input_muted": True})
-    tl = Timeline([wrapped, snake])
-    assert tl.program_at(T0) == "X" and tl.muted_at("Mic", T0 + MS) is True
-    assert tl.muted_at("Mic", T0) is None
+    snake = Event(1, T0 + MS, 0.0, "obs", "event", {"type": "InputMuteStateChanged",
+                                                    "data": {"input_name": "Mic", "input_muted": True}})
+    for bad in (wrapped, snake):
+        with pytest.raises(EvidenceError):
+            Timeline([bad])
+    tl = Timeline([ev(0, "CurrentProgramSceneChanged", sceneName="X")])
+    assert tl.program_at(T0) == "X" and tl.muted_at("Mic", T0) is None
 
 
 def obs_event(t_ms: float, etype: str, **data: object) -> Event:

@@ -9,7 +9,6 @@ reacts to "Notes" fails the no-false-trigger expectation.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import shutil
@@ -32,6 +31,7 @@ from scenarios.responder import FocusResponder
 from scenarios.x11 import X11Driver
 from tests.app_health import AppHealth
 from tests.scenarios.obs_collection import hotkey_collection, with_stinger_scenes
+from verifiers.evidence import ObsEvent
 
 pytestmark = [pytest.mark.obs, pytest.mark.slow,
               pytest.mark.skipif(any(shutil.which(b) is None for b in ("obs", "Xvfb", "openbox")),
@@ -91,14 +91,13 @@ def reset(inst: ObsInstance) -> None:
         client.disconnect()
 
 
-async def play(inst: ObsInstance, path: Path, responder: FocusResponder | None = None,
-               feed_kind: str = "observer") -> ScenarioResult:
-    """Run a scenario with OBS events from the product observer (or the scenarios' minimal feed)."""
+async def play(inst: ObsInstance, path: Path, responder: FocusResponder | None = None) -> ScenarioResult:
+    """Run a scenario with OBS events from the product observer (the one OBS client)."""
     scenario = load_scenario(path)
     bus = EventBus()
     with X11Driver(inst.display) as driver:
         engine = ScenarioEngine(scenario, bus, driver, inst.display)
-        feed = await start_obs_events(bus, inst.ws_url, PASSWORD, scenario.inputs, feed_kind)
+        feed = await start_obs_events(bus, inst.ws_url, PASSWORD)
         try:
             if responder is not None:
                 responder.start()
@@ -177,8 +176,7 @@ async def test_t20_responder_100ms_passes(obs_instance: ObsInstance) -> None:
     result, resp = await _t20_until_machine_keeps_time(obs_instance, 100, within)
     results = {r.id: r for r in result.expectations}
     assert result.passed, {k: r.detail for k, r in results.items()}
-    if importlib.util.find_spec("monitor.observers.obs") is not None:
-        assert any(e.kind == "snapshot" for e in result.observed)  # the product observer fed it
+    assert any(e.kind == "snapshot" for e in result.observed)  # the product observer fed it
     assert any(e.source == "x11" and e.kind == "active_window" for e in result.observed)
     for eid in ("switch_on_vault", "switch_on_bank"):
         # The responder sees the focus change slightly before our watcher stamps it, so a 100 ms
@@ -193,8 +191,7 @@ async def test_t20_responder_700ms_fails_deadline(obs_instance: ObsInstance) -> 
     def within(result: Any) -> bool:
         return all(690.0 <= (_latency(result, e) or -1) < 1000.0 for e in ("switch_on_vault", "switch_on_bank"))
 
-    result, _resp = await _t20_until_machine_keeps_time(obs_instance, 700, within, feed_kind="minimal")
-    assert any(e.kind == "state" for e in result.observed)        # the minimal feed fed it
+    result, _resp = await _t20_until_machine_keeps_time(obs_instance, 700, within)
     failed = {r.id: r for r in result.expectations if not r.passed}
     assert set(failed) == {"switch_on_vault", "switch_on_bank"}, {k: r.detail for k, r in failed.items()}
     for r in failed.values():
@@ -252,11 +249,12 @@ async def test_t16_stinger_only_for_live_to_brb_in_studio_mode(obs_instance: Obs
     client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
     try:
         client.set_studio_mode_enabled(True)
-        result = await play(obs_instance, T16, feed_kind="minimal")
+        result = await play(obs_instance, T16)
     finally:
         client.set_studio_mode_enabled(False)
         client.disconnect()
     results = {r.id: r for r in result.expectations}
     assert result.passed, {k: r.detail for k, r in results.items()}
-    started = [e.payload["transitionName"] for e in result.observed if e.kind == "SceneTransitionStarted"]
+    evs = [ObsEvent.from_payload(e.payload) for e in result.observed if e.source == "obs" and e.kind == "event"]
+    started = [ev.typed().transitionName for ev in evs if ev.type == "SceneTransitionStarted"]
     assert started == ["Fade", "Stinger", "Fade"]

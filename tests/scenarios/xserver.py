@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from monitor.procs import stop_process
+from scenarios.procs import stop_process
 
 needs_x = pytest.mark.skipif(shutil.which("Xvfb") is None or shutil.which("openbox") is None,
                              reason="xvfb and openbox not installed")

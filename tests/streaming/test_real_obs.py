@@ -229,7 +229,7 @@ async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> N
         bus.add_sink(lambda e: recorded.append(e.to_dict()))
         with X11Driver(o.display) as driver:
             engine = ScenarioEngine(scenario, bus, driver, o.display)
-            feed = await start_obs_events(bus, o.ws_url, "t06-pw", scenario.inputs, "observer")
+            feed = await start_obs_events(bus, o.ws_url, "t06-pw")
             try:
                 result = await engine.run()
             finally:
@@ -276,7 +276,7 @@ async def _t20_run(o: ObsInstance, delay_ms: float) -> list[dict]:
                           delay_ms=delay_ms)
     with X11Driver(o.display) as driver:
         engine = ScenarioEngine(scenario, bus, driver, o.display)
-        feed = await start_obs_events(bus, o.ws_url, "t20-pw", scenario.inputs, "observer")
+        feed = await start_obs_events(bus, o.ws_url, "t20-pw")
         try:
             resp.start()
             try:

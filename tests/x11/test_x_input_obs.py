@@ -13,6 +13,7 @@ from monitor.events import Event
 from monitor.obs import ObsInstance
 from monitor.observers.x_input import KIND_INPUT, SOURCE, XInputComponent
 from tests.x11.xhelpers import xdotool
+from verifiers.evidence.ui import XWindow
 from verifiers.tasks.streaming.t17_weekly_websocket import InputLog, is_obs_window
 
 pytestmark = [pytest.mark.obs, pytest.mark.timeout(120),
@@ -41,6 +42,6 @@ async def test_click_into_real_obs_main_window_is_obs_input() -> None:
     target = dict(window)
     assert (target["wm_instance"], target["wm_class"]) == ("obs", "obs")
     assert target["title"].startswith("OBS 29") and target["pid"] == inst.pid
-    assert is_obs_window(target)
+    assert is_obs_window(XWindow.from_payload(target))
     log = InputLog([e.to_dict() for e in events])
     assert log.recorded and len(log.obs_windows) == 1

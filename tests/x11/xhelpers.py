@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from monitor.procs import stop_process
+from scenarios.procs import stop_process
 
 
 @contextmanager

@@ -7,9 +7,29 @@ build their events with the same constructors (`.event(t_ms)`), so a renamed key
 self-test silently. `python -m verifiers.evidence.schema` writes docs/evidence.schema.json.
 """
 
+from verifiers.evidence.audit import AUDIT_WRITE_KINDS, AuditStarted, AuditWrite, audit_writes
 from verifiers.evidence.base import EvidenceError, EvidenceEvent
+from verifiers.evidence.obs import (
+    OBS_EVENT_DATA,
+    InputMuteData,
+    ObsConnected,
+    ObsEvent,
+    ObsGap,
+    ObsLogWsRequest,
+    ObsSnapshot,
+    ObsState,
+    ObsStats,
+    ObsWsLog,
+    OutputStateData,
+    ProxyWsRequest,
+    SceneData,
+    TransitionData,
+)
+from verifiers.evidence.probe import AudioMeter, VideoFrame
 from verifiers.evidence.rtmp import (
     AudioStats,
+    HealthView,
+    RtmpHealth,
     RtmpListening,
     RtmpPublish,
     RtmpStats,
@@ -18,6 +38,55 @@ from verifiers.evidence.rtmp import (
     Summary,
     VideoStats,
 )
+from verifiers.evidence.scenario import ScenarioAction, ScenarioExpectation
+from verifiers.evidence.vmix import (
+    VmixInputBrief,
+    VmixOutput,
+    VmixPreview,
+    VmixProgram,
+    VmixSnapshot,
+    VmixTally,
+)
 
-__all__ = ["AudioStats", "EvidenceError", "EvidenceEvent", "RtmpListening", "RtmpPublish", "RtmpStats",
-           "RtmpUnpublish", "StreamSnapshot", "Summary", "VideoStats"]
+__all__ = [
+    "AUDIT_WRITE_KINDS",
+    "OBS_EVENT_DATA",
+    "AudioMeter",
+    "AudioStats",
+    "AuditStarted",
+    "AuditWrite",
+    "EvidenceError",
+    "EvidenceEvent",
+    "HealthView",
+    "InputMuteData",
+    "ObsConnected",
+    "ObsEvent",
+    "ObsGap",
+    "ObsLogWsRequest",
+    "ObsSnapshot",
+    "ObsState",
+    "ObsStats",
+    "ObsWsLog",
+    "OutputStateData",
+    "ProxyWsRequest",
+    "RtmpHealth",
+    "RtmpListening",
+    "RtmpPublish",
+    "RtmpStats",
+    "RtmpUnpublish",
+    "ScenarioAction",
+    "ScenarioExpectation",
+    "SceneData",
+    "StreamSnapshot",
+    "Summary",
+    "TransitionData",
+    "VideoFrame",
+    "VideoStats",
+    "VmixInputBrief",
+    "VmixOutput",
+    "VmixPreview",
+    "VmixProgram",
+    "VmixSnapshot",
+    "VmixTally",
+    "audit_writes",
+]

@@ -112,6 +112,8 @@ def _load(v: Any, tp: Any, where: str) -> Any:
             return v
     elif origin is dict or tp is dict:
         if isinstance(v, Mapping):
+            if len(args) == 2 and args[1] is not Any:
+                return {k: _load(x, args[1], f"{where}[{k!r}]") for k, x in v.items()}
             return dict(v)
     elif origin is list:
         if isinstance(v, list):

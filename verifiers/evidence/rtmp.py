@@ -105,6 +105,7 @@ class RtmpListening(EvidenceEvent):
     KIND: ClassVar[str] = "listening"
     host: str
     port: int
+    record_dir: str | None = None  # where the ingest records each stream (None: it does not)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,36 @@ class RtmpPublish(EvidenceEvent):
     app: str
     key: str
     client: str | None = None
+    type: str | None = None  # the publish command's type argument ("live"), as the encoder sent it
+    stream_id: int | None = None
+    recording: str | None = None  # the file the ingest records this stream to (None: not recording)
+
+
+@dataclass(frozen=True)
+class HealthView(Payload):
+    """One platform profile's verdict on a live stream (rtmp/health.ProfileHealth.view)."""
+
+    _omit_none: ClassVar[tuple[str, ...]] = ("platform_status",)
+    profile: str
+    status: str
+    version: Any = None
+    issues: list[dict[str, Any]] = field(default_factory=list)
+    not_evaluated: list[str] = field(default_factory=list)
+    platform_status: str | None = None
+
+    @property
+    def issue_types(self) -> list[str]:
+        return [str(i.get("type")) for i in self.issues]
+
+
+@dataclass(frozen=True)
+class RtmpHealth(HealthView, EvidenceEvent):
+    """A profile's verdict on a stream changed (the ingest runs with platform profiles)."""
+
+    SOURCE: ClassVar[str] = "rtmp"
+    KIND: ClassVar[str] = "health"
+    app: str = ""
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,9 +157,13 @@ class RtmpStats(EvidenceEvent):
     key: str
     snapshot: StreamSnapshot
     client: str | None = None
+    health: dict[str, HealthView] | None = None  # by profile name, when the ingest runs with profiles
 
     def to_payload(self) -> dict[str, Any]:
-        return {"app": self.app, "key": self.key, "client": self.client, **self.snapshot.to_payload()}
+        out = {"app": self.app, "key": self.key, "client": self.client, **self.snapshot.to_payload()}
+        if self.health is not None:
+            out["health"] = {k: h.to_payload() for k, h in self.health.items()}
+        return out
 
     @classmethod
     def from_payload(cls, raw: Any, where: str = "") -> RtmpStats:
@@ -140,7 +175,12 @@ class RtmpStats(EvidenceEvent):
                 raise EvidenceError(f"{where}: missing key {k!r}")
         snap = StreamSnapshot.from_payload({k: raw[k] for k in _SNAPSHOT_KEYS if k in raw}, where)
         client = raw.get("client")
-        return cls(raw["app"], raw["key"], snap, client if isinstance(client, str) else None)
+        health = raw.get("health")
+        if health is not None:
+            if not isinstance(health, dict):
+                raise EvidenceError(f"{where}.health: {health!r} is not an object")
+            health = {str(k): HealthView.from_payload(h, f"{where}.health[{k!r}]") for k, h in health.items()}
+        return cls(raw["app"], raw["key"], snap, client if isinstance(client, str) else None, health)
 
 
 @dataclass(frozen=True)

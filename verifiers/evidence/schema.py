@@ -11,10 +11,31 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from verifiers.evidence import audit, obs, probe, rubric, scenario, ui, vmix
 from verifiers.evidence.base import EvidenceEvent, Payload
-from verifiers.evidence.rtmp import RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, StreamSnapshot
+from verifiers.evidence.rtmp import (
+    RtmpHealth,
+    RtmpListening,
+    RtmpPublish,
+    RtmpStats,
+    RtmpUnpublish,
+    StreamSnapshot,
+)
 
-EVENTS: tuple[type[EvidenceEvent], ...] = (RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish)
+#: every typed event, by module; the schema (and the round-trip tests) cover exactly these
+EVENTS: tuple[type[EvidenceEvent], ...] = (
+    RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, RtmpHealth,
+    obs.ObsConnected, obs.ObsGap, obs.ObsEvent, obs.ObsSnapshot, obs.ObsStats, obs.ObsFiltersChanged,
+    obs.ObsWsLog, obs.ObsLogWsRequest, obs.ProxyWsRequest,
+    scenario.ScenarioAction, scenario.ScenarioExpectation,
+    audit.AuditStarted, audit.AuditWrite,
+    probe.AudioMeter, probe.VideoFrame,
+    vmix.VmixSnapshot, vmix.VmixProgram, vmix.VmixPreview, vmix.VmixOutput, vmix.VmixTally,
+    rubric.RubricJudgment,
+    ui.XInputStarted, ui.XInputUnavailable, ui.XInput, ui.ObsSettingsChanged,
+)
+#: the data of the obs-websocket event types read here (`obs/event` payload `data`, by `type`)
+OBS_EVENT_DATA = obs.OBS_EVENT_DATA
 DOC = Path(__file__).resolve().parents[2] / "docs" / "evidence.schema.json"
 
 
@@ -28,12 +49,14 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         name = tp.__name__
         if name not in defs:
             defs[name] = {}
-            defs[name] = _object(tp, defs)
+            defs[name] = object_schema(tp, defs)
         return {"$ref": f"#/$defs/{name}"}
     simple = {float: "number", int: "integer", str: "string", bool: "boolean"}
     if tp in simple:
         return {"type": simple[tp]}
     if origin is dict or tp is dict:
+        if len(args) == 2 and args[1] is not Any:
+            return {"type": "object", "additionalProperties": _type(args[1], defs)}
         return {"type": "object"}
     if origin is list:
         return {"type": "array", "items": _type(args[0], defs) if args else {}}
@@ -42,7 +65,7 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no JSON Schema for {tp}")
 
 
-def _object(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
+def object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     props, required = {}, []
     for f in dataclasses.fields(cls):
@@ -61,15 +84,16 @@ def schema() -> dict[str, Any]:
     defs: dict[str, Any] = {}
     events = {}
     for cls in EVENTS:
-        body = _object(cls, defs)
+        body = object_schema(cls, defs)
         if cls is RtmpStats:  # flat: app/key/client beside the snapshot's own keys
-            snap = _object(StreamSnapshot, defs)
+            snap = object_schema(StreamSnapshot, defs)
             body["properties"] = {k: v for k, v in body["properties"].items() if k != "snapshot"} | snap["properties"]
             body["required"] = [k for k in body.get("required", []) if k != "snapshot"]
         events[f"{cls.SOURCE}/{cls.KIND}"] = body
+    obs_data = {etype: _type(cls, defs) for etype, cls in sorted(OBS_EVENT_DATA.items())}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "tally event payloads",
             "description": "payload of each recorded event, by source/kind (verifiers/evidence)",
-            "events": events, "$defs": dict(sorted(defs.items()))}
+            "events": events, "obs_event_data": obs_data, "$defs": dict(sorted(defs.items()))}
 
 
 def render() -> str:

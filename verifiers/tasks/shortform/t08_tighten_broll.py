@@ -36,6 +36,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditWrite
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
@@ -354,5 +355,4 @@ class TightenBroll(CheckedTask):
         raw = inst.mutant("ffmpeg_render", list(N),
                           "the oracle's export, but the audit saw ffmpeg write it")
         shutil.copyfile(inst.oracle / OUTPUT, _mkparent(raw / OUTPUT))
-        inst.write_events(raw, [{"source": "audit", "kind": "write",
-                                 "payload": {"path": OUTPUT, "process": "ffmpeg", "pid": 4242}}])
+        inst.write_events(raw, [AuditWrite(OUTPUT, process="ffmpeg", pid=4242).event()])

@@ -39,6 +39,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditWrite
 from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError
 from verifiers.measure.streams import probe
@@ -384,6 +385,5 @@ class SpeedRamp(CheckedTask):
                           "the oracle's export, but the audit saw ffmpeg write it")
         (raw / OUTPUT).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(inst.oracle / OUTPUT, raw / OUTPUT)
-        inst.write_events(raw, [{"source": "audit", "kind": "write",
-                                 "payload": {"path": OUTPUT, "process": "ffmpeg", "pid": 4242}}])
+        inst.write_events(raw, [AuditWrite(OUTPUT, process="ffmpeg", pid=4242).event()])
 

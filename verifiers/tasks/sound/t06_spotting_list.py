@@ -29,9 +29,10 @@ from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
 from verifiers.base import AgentOutputError, GTError, NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditStarted, AuditWrite
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import CategoryAccuracy, EventF1
-from verifiers.provenance import AUDIT_WRITE_KINDS, writer_name
+from verifiers.provenance import writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 
@@ -123,7 +124,7 @@ def load_spotting_csv(ctx: ScoreContext, gt: SpottingGT) -> SpottingCSV:
 
 def outside_db_writers(ctx: ScoreContext) -> list[dict]:
     """Audit writes to the project DB by anything but Resolve (NoLiveEvidence without an audit)."""
-    writes = [e.get("payload") or {} for e in ctx.events_of("audit") if e.get("kind") in AUDIT_WRITE_KINDS]
+    writes = [AuditWrite.from_event(e).to_payload() for e in ctx.events_of("audit") if AuditWrite.matches(e)]
     return [w for w in writes if any(m in str(w.get("path", "")).lower() for m in PROJECT_DB_MARKS)
             and writer_name(w) not in RESOLVE_WRITERS]
 
@@ -244,10 +245,9 @@ class SpottingList(CheckedTask):
                                                     "note": e["label"]} for e in mk])
             if run:
                 inst.write_events(folder, [
-                    {"source": "audit", "kind": "started", "payload": {"mode": "fanotify", "attribution": True}},
-                    {"source": "audit", "kind": "write",
-                     "payload": {"path": "resolve_db/Project.db", "process": writer, "comm": writer,
-                                 "exe": f"/usr/bin/{writer}", "pid": 4242}}])
+                    AuditStarted("fanotify", attribution=True).event(),
+                    AuditWrite("resolve_db/Project.db", process=writer, comm=writer, exe=f"/usr/bin/{writer}",
+                               pid=4242).event()])
 
         solution(inst.oracle, events)
         missing = [e for k, e in enumerate(events) if k not in (1, 4, 6, 9, 11)]

@@ -15,6 +15,7 @@ import numpy as np
 
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditWrite
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import UISync
 from verifiers.registry import register
@@ -112,7 +113,6 @@ class UISounds(CheckedTask):
         outside = inst.mutant("rendered_by_ffmpeg", list(N),
                               "the render was written by ffmpeg, not the DAW (audit)")
         write_wav(outside / OUTPUT, render(events))
-        inst.write_events(outside, [{"source": "audit", "kind": "write",
-                                     "payload": {"path": OUTPUT, "process": "ffmpeg", "exe": "/usr/bin/ffmpeg"}}])
+        inst.write_events(outside, [AuditWrite(OUTPUT, process="ffmpeg", exe="/usr/bin/ffmpeg").event()])
         truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "render cut off") / OUTPUT, render(events), subtype="FLOAT"))

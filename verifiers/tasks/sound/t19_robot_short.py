@@ -18,13 +18,16 @@ peak <= -1 dBTP (half). coherence_rubric: recorded human judgments only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from verifiers.apps.reaper import Item, RPPError, Track, read_rpp, write_rpp
-from verifiers.base import GTError, ScoreContext
+from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_file
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
@@ -97,13 +100,28 @@ class RobotMix:
         return self.x.mean(axis=1) if s is None else s.mean(axis=1)
 
 
+@dataclass(frozen=True)
+class RobotEvent(Payload):
+    frame: int
+    category: str
+
+
+@gt_file
+@dataclass(frozen=True)
+class RobotGTFile(GTFile):
+    """gt/robot.json: the short's frame rate, footstep frames, action events and picture cut frames."""
+
+    FILE: ClassVar[str] = "robot.json"
+    TASK: ClassVar[str] = TASK
+    fps: float
+    footsteps: list[int]
+    events: list[RobotEvent]
+    cuts: list[int]
+
+
 def load_robot_gt(ctx: ScoreContext) -> RobotGT:
-    gt = ctx.gt_json("robot.json")
-    try:
-        return RobotGT(float(gt["fps"]), [int(f) for f in gt["footsteps"]],
-                       [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]], [int(c) for c in gt["cuts"]])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth robot.json malformed: {exc}") from None
+    f = ctx.gt_typed(RobotGTFile)  # a missing key or a wrong type: GTError naming it
+    return RobotGT(f.fps, f.footsteps, [(e.frame, e.category.lower()) for e in f.events], f.cuts)
 
 
 def load_robot_mix(ctx: ScoreContext) -> RobotMix:
@@ -233,10 +251,8 @@ class RobotShort(CheckedTask):
         while f < total_f - 20:
             steps.append(f)
             f += int(rng.integers(14, 19))
-        events = []
-        for k, fr in enumerate((40, 120, 200, 260, 300, 400)):
-            events.append({"frame": fr + 7, "category": cats[k % 4]})
-        inst.write_json(inst.gt / "robot.json", {"fps": FPS, "footsteps": steps, "events": events, "cuts": cuts})
+        events = [RobotEvent(fr + 7, cats[k % 4]) for k, fr in enumerate((40, 120, 200, 260, 300, 400))]
+        inst.write_json(inst.gt / RobotGTFile.FILE, RobotGTFile(FPS, steps, events, cuts).to_payload())
         (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
         (inst.workdir / "fixtures" / "robot_short.mov").write_bytes(b"placeholder: robot short, 24 fps\n")
         (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
@@ -250,7 +266,7 @@ class RobotShort(CheckedTask):
                      cut_late: dict[int, int] | None = None, fx_stem_gain: float = 1.0, run: bool = True) -> None:
             foley = sfx.place(n, 2, [(round((s + (2 if k in late_steps else 0)) / FPS * RATE_HZ), step_snd[k % 4])
                                      for k, s in enumerate(steps)])
-            fx = sfx.place(n, 2, [(round(e["frame"] / FPS * RATE_HZ), fx_snd[e["category"]]) for e in events])
+            fx = sfx.place(n, 2, [(round(e.frame / FPS * RATE_HZ), fx_snd[e.category]) for e in events])
             bounds = [0, *[c + (cut_late or {}).get(k, 0) for k, c in enumerate(cuts)], total_f]
             bg = np.zeros((n, 2))
             for k in range(3):
@@ -262,8 +278,8 @@ class RobotShort(CheckedTask):
             write_wav(folder / STEMS / "foley.wav", foley * scale)
             write_wav(folder / STEMS / "fx.wav", fx * scale * fx_stem_gain)
             write_wav(folder / STEMS / "bg.wav", bg * scale)
-            items = [Item(e["frame"] / FPS, 0.5, 0.0, f"{(wrong or {}).get(k, e['category'])}_{k + 1:02d}",
-                          f"sfx/{(wrong or {}).get(k, e['category'])}.wav") for k, e in enumerate(events)]
+            items = [Item(e.frame / FPS, 0.5, 0.0, f"{(wrong or {}).get(k, e.category)}_{k + 1:02d}",
+                          f"sfx/{(wrong or {}).get(k, e.category)}.wav") for k, e in enumerate(events)]
             write_rpp(folder / SESSION / "robot_short.RPP", [Track("FOLEY"), Track("FX", items=items), Track("BG")])
             if run:
                 inst.write_events(folder, [rubric_event(N.coherence_rubric, 1.0)])

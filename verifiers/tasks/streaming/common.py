@@ -16,6 +16,7 @@ from verifiers.apps.obs.errors import ObsFileError
 from verifiers.apps.obs.profile import Profile, load_profile
 from verifiers.apps.obs.profile import read_ini as obs_read_ini
 from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.evidence import ObsEvent, ObsSnapshot, ScenarioAction
 
 OBS_DIR = "obs-studio"
 SCENES_DIR = f"{OBS_DIR}/basic/scenes"
@@ -117,40 +118,22 @@ def t_ms(e: dict[str, Any]) -> float:
 
 def payload(e: dict[str, Any]) -> dict[str, Any]:
     p = e.get("payload") or {}
-    if isinstance(p.get("eventData"), dict):
-        return p["eventData"]
     return p if isinstance(p, dict) else {}
 
 
-def obs_event(e: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(obs-websocket event type, its data) for an OBS event in any of the shapes recorded here.
+def obs_events(events: list[dict[str, Any]] | None, etype: str) -> list[tuple[float, Any]]:
+    """(t_ms, data) of every recorded OBS event of one type, in time order.
 
-    The product observer (monitor/observers/obs) emits kind "event" with {type, data}; the
-    scenarios' minimal feed emits the event type as the kind with the data as payload; some
-    producers wrap {eventType, eventData}. Non-OBS events and observer bookkeeping give None.
+    Read through verifiers.evidence (`obs`/`event` {type, data}, as monitor/observers/obs records
+    it); the data is the type's dataclass (OBS_EVENT_DATA), so a payload that does not fit is an
+    EvidenceError, never a silently skipped event.
     """
-    if e.get("source") != "obs":
-        return None
-    p = e.get("payload") or {}
-    if not isinstance(p, dict):
-        return None
-    if e.get("kind") == "event" and isinstance(p.get("type"), str):
-        data = p.get("data")
-        return p["type"], data if isinstance(data, dict) else {}
-    if isinstance(p.get("eventType"), str):
-        data = p.get("eventData")
-        return p["eventType"], data if isinstance(data, dict) else {}
-    kind = e.get("kind")
-    return (kind, p) if isinstance(kind, str) else None
-
-
-def obs_events(events: list[dict[str, Any]] | None, etype: str) -> list[tuple[float, dict[str, Any]]]:
-    """(t_ms, data) of every recorded OBS event of one type, in time order."""
     out = []
     for e in events or []:
-        got = obs_event(e)
-        if got is not None and got[0] == etype:
-            out.append((t_ms(e), got[1]))
+        if ObsEvent.matches(e):
+            ev = ObsEvent.from_event(e)
+            if ev.type == etype:
+                out.append((t_ms(e), ev.typed()))
     return sorted(out, key=lambda x: x[0])
 
 
@@ -160,15 +143,12 @@ def require_obs_events(ctx: ScoreContext) -> list[dict[str, Any]]:
 
 
 def initial_program_scene(events: list[dict[str, Any]] | None) -> str | None:
-    """The program scene the observer saw first (snapshot/state), before any change event."""
+    """The program scene of the observer's first snapshot, before any change event."""
     for e in events or []:
-        if e.get("source") != "obs" or e.get("kind") not in ("snapshot", "state"):
-            continue
-        p = e.get("payload") or {}
-        st = p.get("state") if isinstance(p.get("state"), dict) else p
-        name = st.get("current_program_scene", st.get("program_scene"))
-        if isinstance(name, str):
-            return name
+        if ObsSnapshot.matches(e):
+            name = ObsSnapshot.from_event(e).state.current_program_scene
+            if name is not None:
+                return name
     return None
 
 
@@ -188,29 +168,25 @@ def program_changes(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
     out: list[tuple[float, str]] = []
     prev = -float("inf")
     for t, d in obs_events(events, "CurrentProgramSceneChanged"):
-        name = d.get("sceneName", d.get("scene_name"))
-        if not isinstance(name, str):
-            continue
         began = [ts for ts in starts if max(prev, t - TRANSITION_LOOKBACK_MS) < ts <= t]
-        out.append((began[-1] if began else t, name))
+        out.append((began[-1] if began else t, d.sceneName))
         prev = t
     return out
 
 
 def mute_changes(events: list[dict[str, Any]], input_name: str) -> list[tuple[float, bool]]:
-    return [(t, bool(d.get("inputMuted", d.get("input_muted")))) for t, d in obs_events(events, "InputMuteStateChanged")
-            if d.get("inputName", d.get("input_name")) == input_name]
+    return [(t, d.inputMuted) for t, d in obs_events(events, "InputMuteStateChanged") if d.inputName == input_name]
 
 
 def scenario_actions(events: list[dict[str, Any]]) -> dict[str, float]:
     """step id -> when it happened (t_ms), from the scenario's action events that succeeded."""
     out = {}
     for e in events:
-        if e.get("source") == "scenario" and e.get("kind") == "action":
-            p = e.get("payload") or {}
-            ns = p.get("actual_ns") or e.get("mono_ns")
-            if isinstance(p.get("step"), str) and ns is not None and p.get("status", "ok") == "ok":
-                out[p["step"]] = float(ns) / 1e6
+        if ScenarioAction.matches(e):
+            a = ScenarioAction.from_event(e)
+            at = a.at_ms(e.get("mono_ns"))
+            if at is not None and a.status == "ok":
+                out[a.step] = at
     return out
 
 
@@ -224,5 +200,7 @@ def scene_at(changes: list[tuple[float, str]], t: float, initial: str | None = N
 
 
 def event(source: str, kind: str, t_ms_: float, payload_: dict[str, Any]) -> dict[str, Any]:
-    """One recorded event for synthetic instances (monotonic time in ns)."""
+    """One recorded event of a source with no typed evidence yet (streamlabs) for synthetic instances.
+
+    Typed events are built with their constructors: `ObsEvent.of(SceneData("Live"), ...).event(t_ms)`."""
     return {"source": source, "kind": kind, "mono_ns": round(t_ms_ * 1e6), "payload": payload_}

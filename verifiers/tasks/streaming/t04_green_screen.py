@@ -23,6 +23,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditWrite
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import KeyIou, KeyRecording, ResidualGreen
@@ -30,7 +31,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, payload
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with
 from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T04"
@@ -130,8 +131,9 @@ class GreenScreenKey(CheckedTask):
             audit = self.ctx.events_of("audit", "write")
         except NoLiveEvidence as exc:
             return Result.cannot_judge(f"{exc} (scene JSON writers must be audited)")
-        outsiders = [payload(e) for e in audit if "obs-studio" in str(payload(e).get("path", ""))
-                     and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
+        writes = [AuditWrite.from_event(e) for e in audit]
+        outsiders = [w.to_payload() for w in writes if "obs-studio" in w.path
+                     and (w.process or "").lower() not in OBS_WRITERS]
         try:
             kinds = [f.kind for f in collection_with(self.ctx, source=SOURCE).sources[SOURCE].filters if f.enabled]
         except AgentOutputError:
@@ -171,8 +173,8 @@ class GreenScreenKey(CheckedTask):
             O.write_global(cfg, coll["name"], "Stream")
             write_media(folder / REC, clean if rec is None else rec, FPS, codec="ffv1")
             if run:
-                InstanceWriter.write_events(folder, [event("audit", "write", 50_000, {
-                    "path": "obs-studio/basic/scenes/Stream.json", "process": writer, "pid": 4242})])
+                InstanceWriter.write_events(folder, [AuditWrite(
+                    "obs-studio/basic/scenes/Stream.json", process=writer, pid=4242).event(50_000)])
 
         solution(inst.oracle, good)
         solution(inst.mutant("green_halo", [N.key_iou, N.no_residual_green],

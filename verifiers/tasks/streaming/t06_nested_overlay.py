@@ -21,6 +21,7 @@ from verifiers.apps.obs.collection import Collection
 from verifiers.apps.obs.hotkeys import normalize
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import InputMuteData, ObsEvent, ObsSnapshot, ObsState, ScenarioAction, SceneData
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import HotkeysWork, NestedOverlay
 from verifiers.registry import register
@@ -205,21 +206,18 @@ def live_events(*, swap_23: bool = False, unmute_works: bool = True, latency_ms:
     # the product observer's shape: kind "event" {type, data}, and a start snapshot (Gameplay on program,
     # so the first Ctrl+Alt+1 changes nothing, as in a real run)
     ev = [event("scenario", "start", 0, {"name": "T06 scene and mute hotkeys"}),
-          event("obs", "snapshot", 10, {"reason": "start", "state": {"current_program_scene": "Gameplay"}})]
+          ObsSnapshot("start", ObsState(current_program_scene="Gameplay")).event(10)]
     target = dict(SCENE_STEPS)
     if swap_23:
         target["k2"], target["k3"] = "Desktop", "Just Chatting"
     current = "Gameplay"
     for step, t in steps:
-        ev.append(event("scenario", "action", t, {"step": step, "action": "key", "status": "ok",
-                                                 "actual_ns": t * 1_000_000}))
+        ev.append(ScenarioAction(step, action="key", actual_ns=t * 1_000_000).event(t))
         if step in target and target[step] != current:
             current = target[step]
-            ev.append(event("obs", "event", t + latency_ms, {"type": "CurrentProgramSceneChanged",
-                                                             "data": {"sceneName": current}}))
+            ev.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData(current)).event(t + latency_ms))
         elif step in MUTE_STEPS and (step == "mute" or unmute_works):
-            ev.append(event("obs", "event", t + 60, {"type": "InputMuteStateChanged",
-                                                     "data": {"inputName": MIC, "inputMuted": step == "mute"}}))
+            ev.append(ObsEvent.of("InputMuteStateChanged", InputMuteData(MIC, step == "mute")).event(t + 60))
     return sorted(ev, key=lambda e: e["mono_ns"])
 
 

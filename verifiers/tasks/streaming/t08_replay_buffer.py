@@ -22,13 +22,15 @@ from verifiers.apps.obs.hotkeys import normalize
 from verifiers.apps.obs.profile import Profile
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import ObsEvent, OutputStateData
+from verifiers.evidence.obs import ReplaySavedData
 from verifiers.measure.errors import MediaError
 from verifiers.paramtypes.streaming import Hotkey, ReplayFile, ReplaySettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile, event, obs_events, path_ends_with
+from verifiers.tasks.streaming.common import OBS_DIR, active_profile, obs_events, path_ends_with
 from verifiers.tasks.streaming.media import probe
 
 TASK = "R06.12.01.01-T08"
@@ -107,8 +109,7 @@ class ReplayBuffer(CheckedTask):
         parts = {"exactly one replay": len(files) == p.count, "name matches the format": bool(rx.match(f.name)),
                  "30 s long": dur is not None and abs(dur - p.duration_s) <= p.tolerance_s}
         if self.ctx.events is not None:
-            saved = [Path(str(e.get("savedReplayPath", ""))).name
-                     for _t, e in obs_events(self.ctx.events, "ReplayBufferSaved")]
+            saved = [Path(d.savedReplayPath).name for _t, d in obs_events(self.ctx.events, "ReplayBufferSaved")]
             parts["ReplayBufferSaved names it"] = f.name in saved
         return Result(curve.count(sum(parts.values()), len(parts)),
                       {"files": [x.name for x in files], "duration_s": dur, **parts},
@@ -143,9 +144,9 @@ class ReplayBuffer(CheckedTask):
                 else:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_bytes(cache[dur])
-                evs.append(event("obs", "ReplayBufferSaved", 45_000, {"savedReplayPath": f"{rec_path}/{name}"}))
-            InstanceWriter.write_events(folder, [event("obs", "ReplayBufferStateChanged", 1000,
-                                                       {"outputActive": True}), *evs])
+                evs.append(ObsEvent.of("ReplayBufferSaved", ReplaySavedData(f"{rec_path}/{name}")).event(45_000))
+            InstanceWriter.write_events(folder, [
+                ObsEvent.of("ReplayBufferStateChanged", OutputStateData(True)).event(1000), *evs])
 
         solution(inst.oracle)
         solution(inst.mutant("replay_20s", [N.replay_settings, N.replay_file], "max time left at 20 s"), rb_time=20,

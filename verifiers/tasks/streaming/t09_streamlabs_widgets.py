@@ -34,13 +34,14 @@ from verifiers.apps.streamlabs import (
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import VideoFrame
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPlacement
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
 from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, no_hotkeys, node
-from verifiers.tasks.streaming.common import event, path_ends_with, payload, t_ms
+from verifiers.tasks.streaming.common import event, path_ends_with, t_ms
 
 TASK = "R06.12.01.01-T09"
 N = check_names(TASK)
@@ -162,7 +163,7 @@ class StreamlabsWidgets(CheckedTask):
         alerts = self.ctx.events_of("streamlabs", "test_alert")
         t0 = t_ms(alerts[0])
         shots = [e for e in self.ctx.events_of("probe.video", "frame") if t_ms(e) >= t0]
-        img = decode_data_uri(payload(shots[0]).get("imageData")) if shots else None
+        img = decode_data_uri(VideoFrame.from_event(shots[0]).imageData) if shots else None
         if img is None:
             return Result.fail("no program frame captured after the test alert")
         inside, outside = alert_pixels(img, self.ctx.gt_json("widgets.json")["background_rgb"], self.target)
@@ -187,7 +188,7 @@ class StreamlabsWidgets(CheckedTask):
             if run:
                 InstanceWriter.write_events(folder, [
                     event("streamlabs", "test_alert", 1000, {"type": "follow"}),
-                    event("probe.video", "frame", 1400, {"imageData": frame(bg, alert_box)})])
+                    VideoFrame(t_s=1.4, imageData=frame(bg, alert_box)).event(1400)])
 
         solution(inst.oracle, good, state)
         c = copy.deepcopy(good)

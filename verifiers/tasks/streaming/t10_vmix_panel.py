@@ -28,11 +28,12 @@ from verifiers.apps.vmix import PRESET_TYPE_CODES, VmixInput, VmixState, VmixXml
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import VmixSnapshot
+from verifiers.evidence.vmix import VmixSnapshotInput
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import NdiInputs, ProgramPreview, TitleFields
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.streaming.common import event, payload
 
 TASK = "R06.12.01.01-T10"
 N = check_names(TASK)
@@ -147,11 +148,11 @@ class VmixPanel(CheckedTask):
         act, prev = state.input_by_number(state.active), state.input_by_number(state.preview)
         files = {"program CAM1": cam(act.title if act else None, p.program),
                  "preview CAM2": cam(prev.title if prev else None, p.preview)}
-        snap = payload(self.ctx.events_of("vmix", "snapshot")[-1])
-        by_num = {i.get("number"): i for i in snap.get("inputs", []) if isinstance(i, dict)}
-        live = {"reloaded program CAM1": cam((by_num.get(snap.get("active")) or {}).get("title"), p.program),
-                "reloaded preview CAM2": cam((by_num.get(snap.get("preview")) or {}).get("title"), p.preview),
-                "reloaded inputs equal the preset": same_inputs(list(by_num.values()), state.inputs)}
+        snap = VmixSnapshot.from_event(self.ctx.events_of("vmix", "snapshot")[-1])
+        on_prog, on_prev = snap.input(snap.active), snap.input(snap.preview)
+        live = {"reloaded program CAM1": cam(on_prog.title if on_prog else None, p.program),
+                "reloaded preview CAM2": cam(on_prev.title if on_prev else None, p.preview),
+                "reloaded inputs equal the preset": same_inputs([i.to_payload() for i in snap.inputs], state.inputs)}
         allp = {**files, **live}
         return Result(curve.count(sum(allp.values()), len(allp)), allp,
                       "; ".join(f"not {k}" for k, v in allp.items() if not v))
@@ -168,7 +169,7 @@ class VmixPanel(CheckedTask):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(preset_xml(s), encoding="utf-8")
             if run:
-                InstanceWriter.write_events(folder, [event("vmix", "snapshot", 500, snapshot(reload or s))])
+                InstanceWriter.write_events(folder, [snapshot(reload or s).event(500)])
 
         solution(inst.oracle, good)
         s = spec()
@@ -249,8 +250,7 @@ def same_inputs(api: list[dict[str, Any]], preset: list[VmixInput]) -> bool:
         same_type(i.get("type"), by_title[str(i.get("title"))]) for i in api)
 
 
-def snapshot(s: dict[str, Any]) -> dict[str, Any]:
-    """The observer's snapshot payload for the emulator serving this preset (API type names)."""
-    return {"via": "http", "version": "27.0.0.49", "active": s["active"], "preview": s["preview"],
-            "inputs": [{"number": n, "key": i["key"], "type": i["type"], "title": i["title"]}
-                       for n, i in enumerate(s["inputs"], 1)]}
+def snapshot(s: dict[str, Any]) -> VmixSnapshot:
+    """The observer's snapshot for the emulator serving this preset (API type names)."""
+    return VmixSnapshot("http", "27.0.0.49", s["active"], s["preview"],
+                        [VmixSnapshotInput(n, i["key"], i["type"], i["title"]) for n, i in enumerate(s["inputs"], 1)])

@@ -36,6 +36,7 @@ from verifiers.apps.vertical import VerticalConfigError, load_config, vertical_s
 from verifiers.base import NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditWrite
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import BothRecordings, LayoutInFrames, VerticalCanvasConfig
@@ -51,10 +52,8 @@ from verifiers.tasks.streaming._shared.vertical_canvas_synth import (
 from verifiers.tasks.streaming.common import (
     OBS_DIR,
     SCENES_DIR,
-    event,
     load_collections,
     path_ends_with,
-    payload,
 )
 from verifiers.tasks.streaming.media import frames, probe
 
@@ -139,8 +138,9 @@ class VerticalCanvas(CheckedTask):
             return Result.cannot_judge(f"{exc} (the config's writer must be audited)")
         if canvas is None:
             return Result.fail("no 1080x1920 canvas in the Aitum Vertical config")
-        outsiders = [payload(e) for e in audit if any(a in str(payload(e).get("path", "")) for a in AUDITED)
-                     and str(payload(e).get("process", "")).lower() not in OBS_WRITERS]
+        writes = [AuditWrite.from_event(e) for e in audit]
+        outsiders = [w.to_payload() for w in writes if any(a in w.path for a in AUDITED)
+                     and (w.process or "").lower() not in OBS_WRITERS]
         scene, coll_file = self.vscene
         parts = {"scene V-Live on the vertical canvas": scene is not None,
                  "record path recordings/vertical/": path_ends_with(canvas.record_path, p.record_path),
@@ -251,8 +251,8 @@ class VerticalCanvas(CheckedTask):
             media(folder / VERT_DIR / vert_name, ("swap" if vert_frames is not None else "vert", vert_s),
                   lambda: (vf * round(vert_s / len(vf)), 1))
             if run:
-                InstanceWriter.write_events(folder, [event("audit", "write", 100, {
-                    "path": f"{PLUGIN_DIR}/config.json", "process": writer, "pid": 4242})])
+                InstanceWriter.write_events(folder, [
+                    AuditWrite(f"{PLUGIN_DIR}/config.json", process=writer, pid=4242).event(100)])
 
         solution(inst.oracle, good)
         c = copy.deepcopy(good)

@@ -23,13 +23,15 @@ from verifiers.apps.obs.geometry import rendered_rect
 from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import ObsEvent
+from verifiers.evidence.obs import ScreenshotData
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import TickerPosition, TickerSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events, path_ends_with
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, obs_events, path_ends_with
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)
@@ -90,7 +92,7 @@ class BrowserTicker(CheckedTask):
         shots = obs_events(self.ctx.events_of("obs"), "ProgramScreenshot")
         if not shots:
             raise NoLiveEvidence("no live evidence: no program screenshot recorded")
-        img = decode_data_uri(shots[-1][1].get("imageData"))
+        img = decode_data_uri(shots[-1][1].imageData)
         if img is None:
             return Result.fail("program screenshot is not a readable image")
         gt = self.ctx.gt_json("ticker.json")
@@ -113,8 +115,8 @@ class BrowserTicker(CheckedTask):
             O.write_collection(cfg, coll)
             O.write_global(cfg, coll["name"], "Show")
             if run:
-                InstanceWriter.write_events(folder, [event("obs", "ProgramScreenshot", 1000, {
-                    "imageData": screenshot(scene_rgb, opaque), "imageWidth": 192})])
+                InstanceWriter.write_events(folder, [ObsEvent.of("ProgramScreenshot", ScreenshotData(
+                    screenshot(scene_rgb, opaque), imageWidth=192)).event(1000)])
 
         solution(inst.oracle, good)
         for name, lowers, why, key, val in [

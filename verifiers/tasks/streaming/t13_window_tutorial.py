@@ -22,6 +22,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import AuditWrite, ScenarioAction
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ActionRecorded, CanvasDuration
@@ -29,7 +30,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, payload
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with
 from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T13"
@@ -116,10 +117,10 @@ class WindowTutorial(CheckedTask):
         except NoLiveEvidence as exc:
             return Result.cannot_judge(f"{exc} (who wrote the scene JSON and the recording must be audited)")
         forbidden = set(self.task.forbidden_writers)
-        bad = [payload(e) for e in audit
-               if ("obs-studio" in str(payload(e).get("path", ""))
-                   and str(payload(e).get("process", "")).lower() not in OBS_WRITERS)
-               or str(payload(e).get("process", "")).lower() in forbidden]
+        writes = [AuditWrite.from_event(e) for e in audit]
+        bad = [w.to_payload() for w in writes
+               if ("obs-studio" in w.path and (w.process or "").lower() not in OBS_WRITERS)
+               or (w.process or "").lower() in forbidden]
         parts = {"window capture in Tutorial": any(k.startswith(WINDOW_KINDS) for k in kinds),
                  "no display capture": bool(kinds) and not any(k.startswith(DISPLAY_KINDS) for k in kinds),
                  "no wallpaper in frames": bool(rec.samples) and wall <= 0.001,
@@ -156,7 +157,7 @@ class WindowTutorial(CheckedTask):
     @check(N.no_notification_leak)
     def no_notification_leak(self, p: NoParams, curve: Curve) -> Result:
         gt, samples = self.gt[0], self.rec.samples
-        notify = [e for e in self.ctx.events_of("scenario", "action") if (payload(e).get("action") == "notify")]
+        notify = [e for e in self.ctx.events_of("scenario", "action") if ScenarioAction.from_event(e).action == "notify"]
         if not notify:
             return Result.cannot_judge("no live evidence: the scenario fired no test notification")
         leak = [t for t, img in samples if colour_share(img, [gt["notification_rgb"]]) > 0.002]
@@ -190,10 +191,9 @@ class WindowTutorial(CheckedTask):
                 path.write_bytes(cache[key])
             if run:
                 InstanceWriter.write_events(folder, [
-                    event("scenario", "action", 9000, {"step": "toast", "action": "notify", "status": "ok",
-                                                      "arg": "Test notification"}),
-                    event("audit", "write", 1000, {"path": "obs-studio/basic/scenes/Tutorial.json", "process": "obs"}),
-                    event("audit", "write", 21000, {"path": REC, "process": writer})])
+                    ScenarioAction("toast", action="notify", arg="Test notification").event(9000),
+                    AuditWrite("obs-studio/basic/scenes/Tutorial.json", process="obs").event(1000),
+                    AuditWrite(REC, process=writer).event(21000)])
 
         solution(inst.oracle, good)
         c = copy.deepcopy(good)

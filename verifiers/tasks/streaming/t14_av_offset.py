@@ -21,6 +21,8 @@ import numpy as np
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import ObsEvent, OutputStateData
+from verifiers.evidence.obs import InputSyncOffsetData
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
 from verifiers.params import NoParams
@@ -29,7 +31,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, event, obs_events
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, obs_events
 from verifiers.tasks.streaming.media import decode_audio_tracks, frames
 
 TASK = "R06.12.01.01-T14"
@@ -133,9 +135,9 @@ class AvOffset(CheckedTask):
         others = [f for f in sorted(d.iterdir()) if f.is_file() and f.name != Path(AFTER).name
                   and f.suffix.lower() in (".mkv", ".mp4", ".mov", ".flv")] if d.is_dir() else []
         evs = self.ctx.events_of("obs")
-        stops = [(t, Path(str(e.get("outputPath", ""))).name) for t, e in obs_events(evs, "RecordStateChanged")
-                 if e.get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
-        fixes = [t for t, e in obs_events(evs, "InputAudioSyncOffsetChanged") if e.get("inputName") == "Mic"]
+        stops = [(t, Path(d.outputPath or "").name) for t, d in obs_events(evs, "RecordStateChanged")
+                 if d.outputState == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
+        fixes = [t for t, d in obs_events(evs, "InputAudioSyncOffsetChanged") if d.inputName == "Mic"]
         first_fix = min(fixes) if fixes else float("inf")
         before = [n for t, n in stops if t < first_fix and n in {f.name for f in others}]
         parts = {"a clap test recording besides sync_after": bool(others), "recorded before the fix": bool(before)}
@@ -169,14 +171,13 @@ class AvOffset(CheckedTask):
             rec(folder / AFTER, after_ms)
             if run:
                 t_fix = 5_000 if fix_first else 20_000
-                evs = [event("obs", "InputAudioSyncOffsetChanged", t_fix, {"inputName": "Mic", "inputAudioSyncOffset": 120})]
+                evs = [ObsEvent.of("InputAudioSyncOffsetChanged", InputSyncOffsetData("Mic", 120)).event(t_fix)]
+
+                def stopped(path: str) -> ObsEvent:
+                    return ObsEvent.of("RecordStateChanged", OutputStateData(False, "OBS_WEBSOCKET_OUTPUT_STOPPED", path))
                 if before:
-                    evs.append(event("obs", "RecordStateChanged", 12_000, {
-                        "outputActive": False, "outputState": "OBS_WEBSOCKET_OUTPUT_STOPPED",
-                        "outputPath": "/home/streamer/work/recordings/2026-11-30 21-20-00.mkv"}))
-                evs.append(event("obs", "RecordStateChanged", 40_000, {
-                    "outputActive": False, "outputState": "OBS_WEBSOCKET_OUTPUT_STOPPED",
-                    "outputPath": "/home/streamer/work/recordings/sync_after.mkv"}))
+                    evs.append(stopped("/home/streamer/work/recordings/2026-11-30 21-20-00.mkv").event(12_000))
+                evs.append(stopped("/home/streamer/work/recordings/sync_after.mkv").event(40_000))
                 InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle, good)

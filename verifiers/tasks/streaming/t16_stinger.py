@@ -24,6 +24,7 @@ from verifiers.apps.obs.collection import Collection
 from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import ObsEvent, SceneData, TransitionData
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import StingerConfig, StingerTiming, TrackMatte
@@ -34,7 +35,6 @@ from verifiers.synthkit.streaming_media import solid, truncate, write_media
 from verifiers.tasks.streaming.common import (
     OBS_DIR,
     collection_with,
-    event,
     obs_events,
     path_ends_with,
     read_ini,
@@ -54,11 +54,11 @@ def stingers(coll: Collection) -> list[Any]:
 
 def transitions_used(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     """(scene switched to, transition that started nearest before it within 1 s) per program change."""
-    starts = [(ts, d.get("transitionName")) for ts, d in obs_events(events, "SceneTransitionStarted")]
+    starts = [(ts, d.transitionName) for ts, d in obs_events(events, "SceneTransitionStarted")]
     out = []
     for t, d in obs_events(events, "CurrentProgramSceneChanged"):
         near = [(abs(t - ts), name) for ts, name in starts if -1000 <= t - ts <= 1000]
-        out.append((d.get("sceneName"), min(near)[1] if near else None))
+        out.append((d.sceneName, min(near)[1] if near else None))
     return out
 
 
@@ -240,10 +240,10 @@ def recording(colours: dict[str, list[int]], point_ms: int, fps: int = 30) -> li
 
 def live_events(second: str = "Fade") -> list[dict[str, Any]]:
     return [
-        event("obs", "SceneTransitionStarted", 1000, {"transitionName": "Stinger"}),
-        event("obs", "CurrentProgramSceneChanged", 1005, {"sceneName": "BRB"}),
-        event("obs", "SceneTransitionEnded", 2200, {"transitionName": "Stinger"}),
-        event("obs", "SceneTransitionStarted", 5000, {"transitionName": second}),
-        event("obs", "CurrentProgramSceneChanged", 5005, {"sceneName": "Live"}),
-        event("obs", "SceneTransitionEnded", 5300, {"transitionName": second}),
+        ObsEvent.of("SceneTransitionStarted", TransitionData("Stinger")).event(1000),
+        ObsEvent.of("CurrentProgramSceneChanged", SceneData("BRB")).event(1005),
+        ObsEvent.of("SceneTransitionEnded", TransitionData("Stinger")).event(2200),
+        ObsEvent.of("SceneTransitionStarted", TransitionData(second)).event(5000),
+        ObsEvent.of("CurrentProgramSceneChanged", SceneData("Live")).event(5005),
+        ObsEvent.of("SceneTransitionEnded", TransitionData(second)).event(5300),
     ]

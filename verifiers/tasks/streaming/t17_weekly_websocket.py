@@ -33,11 +33,14 @@ from verifiers.apps.obs.collection import Collection
 from verifiers.base import NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import ObsLogWsRequest, ObsWsLog, ProxyWsRequest
+from verifiers.evidence.obs import WsRequestFields
+from verifiers.evidence.ui import ObsSettingsChanged, XInput, XInputStarted, XInputUnavailable, XWindow
 from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, ScriptedTransition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming import weekly_stream as W
-from verifiers.tasks.streaming.common import event, load_named_collection, payload
+from verifiers.tasks.streaming.common import event, load_named_collection
 
 TASK = "R06.12.01.01-T17"
 N = check_names(TASK)
@@ -58,40 +61,36 @@ OBS_WM_CLASS = "obs"
 
 
 def _ui_text(e: dict[str, Any]) -> str:
-    p = payload(e)
-    if e.get("kind") == "ui/settings_changed":
-        return f"OBS Settings dialog confirmed ({', '.join(map(str, p.get('changed') or [])) or 'no change named'})"
+    if ObsSettingsChanged.matches(e):
+        changed = ObsSettingsChanged.from_event(e).changed
+        return f"OBS Settings dialog confirmed ({', '.join(changed) or 'no change named'})"
     return str(e.get("kind"))
 
 
-def _window_label(window: dict[str, Any]) -> str:
-    cls = f"{window.get('wm_instance') or '?'}/{window.get('wm_class') or '?'}"
-    return f"{cls} {window.get('title')!r}" if window.get("title") else cls
+def _window_label(window: XWindow) -> str:
+    cls = f"{window.wm_instance or '?'}/{window.wm_class or '?'}"
+    return f"{cls} {window.title!r}" if window.title else cls
 
 
-def is_obs_window(window: dict[str, Any]) -> bool:
+def is_obs_window(window: XWindow) -> bool:
     """WM_CLASS (instance or class) names OBS; a title alone does not (a terminal may be titled 'obs')."""
-    return any(OBS_WM_CLASS in str(window.get(k) or "").lower() for k in ("wm_instance", "wm_class"))
+    return any(OBS_WM_CLASS in (v or "").lower() for v in (window.wm_instance, window.wm_class))
 
 
 class InputLog:
     """The run's x11 input events (monitor/observers/x_input.py): presses per window, OBS's apart."""
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
-        x11 = [e for e in events if e.get("source") == "x11"]
-        self.recorded = any(e.get("kind") == "ui/input_started" for e in x11)
-        self.unavailable = [str(payload(e).get("reason")) for e in x11 if e.get("kind") == "ui/input_unavailable"]
+        self.recorded = any(XInputStarted.matches(e) for e in events)
+        self.unavailable = [XInputUnavailable.from_event(e).reason for e in events if XInputUnavailable.matches(e)]
         self.per_window: dict[str, Counter[str]] = {}
         self.obs_windows: list[str] = []
-        for e in x11:
-            if e.get("kind") != "ui/input":
-                continue
-            p = payload(e)
-            window = p.get("window") if isinstance(p.get("window"), dict) else {}
+        for p in (XInput.from_event(e) for e in events if XInput.matches(e)):
+            window = p.window
             label = _window_label(window)
             counts = self.per_window.setdefault(label, Counter())
-            counts["key_presses"] += int(p.get("key_presses") or 0)
-            counts["button_presses"] += int(p.get("button_presses") or 0)
+            counts["key_presses"] += p.key_presses
+            counts["button_presses"] += p.button_presses
             if is_obs_window(window) and label not in self.obs_windows:
                 self.obs_windows.append(label)
 
@@ -107,14 +106,14 @@ class InputLog:
 class _Requests:
     """One evidence source's `ws/request` payloads, split into the script's writes and tally's own."""
 
-    def __init__(self, reqs: list[dict[str, Any]]) -> None:
-        self.script = [p for p in reqs if p.get("client") != "tally" and isinstance(p.get("request_type"), str)]
+    def __init__(self, reqs: list[WsRequestFields]) -> None:
+        self.script = [p for p in reqs if p.client != "tally" and p.request_type is not None]
         # a request OBS answered with result false (ok False) made nothing; no reply read (ok None:
         # OBS tore that log line) still counts, the collection JSON says what was made
-        writes = [p for p in self.script if _is_write(p["request_type"])]
-        self.script_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is not False)
-        self.failed_writes = Counter(str(p["request_type"]) for p in writes if p.get("ok") is False)
-        self.tally_requests = sum(1 for p in reqs if p.get("client") == "tally")
+        writes = [p for p in self.script if _is_write(str(p.request_type))]
+        self.script_writes = Counter(str(p.request_type) for p in writes if p.ok is not False)
+        self.failed_writes = Counter(str(p.request_type) for p in writes if p.ok is False)
+        self.tally_requests = sum(1 for p in reqs if p.client == "tally")
 
 
 class RequestLog:
@@ -130,16 +129,14 @@ class RequestLog:
     def __init__(self, ctx: ScoreContext) -> None:
         events = list(ctx.events or [])
         proxy_on = any(e.get("source") == PROXY_SOURCE and e.get("kind") == "listening" for e in events)
-        log_on = any(payload(e).get("debug") for e in events if e.get("source") == "obs" and e.get("kind") == "ws/log")
+        log_on = any(ObsWsLog.from_event(e).debug for e in events if ObsWsLog.matches(e))
         if not proxy_on:
-            logs = [payload(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
-            if not any(p.get("debug") for p in logs):
+            logs = [ObsWsLog.from_event(e) for e in ctx.events_of("obs", "ws/log")]  # none: NoLiveEvidence
+            if not any(p.debug for p in logs):
                 raise NoLiveEvidence("no live evidence: no obs-websocket proxy ran, and OBS ran without "
                                      "--websocket_debug, its log holds no requests")
-        by_source = {src: [payload(e) for e in events if e.get("source") == src and e.get("kind") == "ws/request"]
-                     for src in (PROXY_SOURCE, "obs")}
-        proxy = _Requests(by_source[PROXY_SOURCE])
-        log = _Requests(by_source["obs"])
+        proxy = _Requests([ProxyWsRequest.from_event(e) for e in events if ProxyWsRequest.matches(e)])
+        log = _Requests([ObsLogWsRequest.from_event(e) for e in events if ObsLogWsRequest.matches(e)])
         if proxy_on and (proxy.script_writes or not (log_on and log.script_writes)):
             self.source, chosen = "obs-websocket proxy (exact)", proxy
         else:
@@ -312,23 +309,24 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
     proxy (its requests are `obs-proxy` events, every reply read) and OBS ran without debug log;
     "around", the proxy listened but the script connected to OBS directly (only the log saw it).
     `around` (with "through"): request types the script sent straight to OBS (only the log has them)."""
-    evs = [event("obs", "ws/log", 0, {"file": "2026-12-01 10-00-00.txt", "debug": debug, "from_end": True}),
-           event("x11", "ui/input_started", 1, {"display": ":1", "record_version": "1.13"})]
+    evs = [ObsWsLog("2026-12-01 10-00-00.txt", debug, from_end=True).event(0),
+           XInputStarted(":1", "1.13").event(1)]
     if proxy is not None:
         evs.append(event(PROXY_SOURCE, "listening", 2, {"host": "127.0.0.1", "port": 4456,
                                                        "upstream": "ws://127.0.0.1:4455"}))
     t = 100.0
     for window, keys, buttons in TERMINAL_INPUT if x11_input is None else x11_input:
         t += 20.0
-        evs.append(event("x11", "ui/input", t, {
-            "window": window, "key_presses": keys, "button_presses": buttons,
-            "buttons": {"1": buttons} if buttons else {}, "first_mono_ns": round((t - 15) * 1e6),
-            "last_mono_ns": round(t * 1e6)}))
+        evs.append(XInput(XWindow(**window), keys, buttons, {"1": buttons} if buttons else {},
+                          round((t - 15) * 1e6), round(t * 1e6)).event(t))
 
     def add(kind: str, p: dict[str, Any], src: str = "obs") -> None:
         nonlocal t
         t += 20.0
-        evs.append(event(src, kind, t, p))
+        if kind == "ws/request":  # typed evidence: the log follower's or the proxy's request
+            evs.append((ProxyWsRequest if src == PROXY_SOURCE else ObsLogWsRequest)(**p).event(t))
+        else:
+            evs.append(event(src, kind, t, p))
 
     for session, port, subs in ((1, 50001, 0), (2, 50002, 526335)):
         add("ws/client_connected", {"session": session, "remote": f"127.0.0.1:{port}"})
@@ -337,7 +335,8 @@ def script_run(*, script: bool = True, skip: frozenset[str] | set[str] = frozens
         add("ws/request", {"request_type": rtype, "request_id": f"tally-{i}", "client": "tally", "batch": False,
                            "names": {}})
     if ui:
-        add("ui/settings_changed", {"changed": ["video"]})
+        t += 20.0
+        evs.append(ObsSettingsChanged(["video"]).event(t))
     if not debug:
         return evs[:1] + [e for e in evs[1:] if e["kind"] != "ws/request"]
     if script and proxy == "through":

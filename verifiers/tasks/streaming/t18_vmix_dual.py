@@ -25,6 +25,7 @@ from verifiers.evidence import (
     StreamSnapshot,
     Summary,
     VideoStats,
+    VmixOutput,
 )
 from verifiers.measure.errors import MediaError
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
@@ -32,7 +33,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import snapshots_of
-from verifiers.tasks.streaming.common import event, payload, t_ms
+from verifiers.tasks.streaming.common import t_ms
 from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T18"
@@ -131,8 +132,8 @@ class VmixDualStream(CheckedTask):
     @check(N.settings)
     def settings(self, p: VmixSettings, curve: Curve) -> Result:
         on: dict[str, list[tuple[float, bool]]] = {}
-        for t, e in [(t_ms(e), payload(e)) for e in self.ctx.events_of("vmix", "output")]:
-            on.setdefault(str(e.get("name")), []).append((t, bool(e.get("active"))))
+        for t, o in [(t_ms(e), VmixOutput.from_event(e)) for e in self.ctx.events_of("vmix", "output")]:
+            on.setdefault(o.name, []).append((t, o.active))
 
         def span(name: str) -> float:
             """Seconds from the output's first start to its last stop (0 when it never ran)."""
@@ -185,8 +186,8 @@ class VmixDualStream(CheckedTask):
                     audio=AudioStats(codec="aac", sample_rate_hz=48000))
                 evs += [RtmpPublish(app, "vmix").event(0), RtmpUnpublish(app, "vmix", snap).event(run_s * 1000)]
             for name in ("streaming", "recording", "multiCorder"):
-                evs += [event("vmix", "output", 0, {"name": name, "active": True, "via": "tcp"}),
-                        event("vmix", "output", run_s * 1000, {"name": name, "active": False, "via": "tcp"})]
+                evs += [VmixOutput(name, True, via="tcp").event(0),
+                        VmixOutput(name, False, via="tcp").event(run_s * 1000)]
             InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle)

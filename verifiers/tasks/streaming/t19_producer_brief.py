@@ -22,7 +22,17 @@ from verifiers.apps.obs.hotkeys import normalize
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
-from verifiers.evidence import RtmpListening, RtmpPublish, RtmpUnpublish, StreamSnapshot, Summary, VideoStats
+from verifiers.evidence import (
+    ObsEvent,
+    RtmpListening,
+    RtmpPublish,
+    RtmpUnpublish,
+    ScenarioAction,
+    SceneData,
+    StreamSnapshot,
+    Summary,
+    VideoStats,
+)
 from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import best_lag, shifted
 from verifiers.params import NoParams
@@ -35,7 +45,6 @@ from verifiers.tasks.streaming._shared.ingest import final_stats
 from verifiers.tasks.streaming.common import (
     OBS_DIR,
     active_profile,
-    event,
     load_named_collection,
     program_changes,
     scenario_actions,
@@ -191,10 +200,10 @@ class ProducerBrief(CheckedTask):
             evs = [RtmpListening("127.0.0.1", 1935).event(-1000),
                    RtmpPublish("show", enc["key"]).event(0),
                    RtmpUnpublish("show", enc["key"], snap).event(120_000),
-                   event("scenario", "action", 1000, {"step": "countdown_start", "status": "ok"})]
+                   ScenarioAction("countdown_start").event(1000)]
             if countdown:
-                evs.append(event("obs", "CurrentProgramSceneChanged", 1000 + brief["countdown_s"] * 1000 + 150,
-                                 {"sceneName": "Live"}))
+                evs.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData("Live")).event(
+                    1000 + brief["countdown_s"] * 1000 + 150))
             InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle, coll)

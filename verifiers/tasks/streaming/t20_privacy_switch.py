@@ -20,6 +20,7 @@ import numpy as np
 from verifiers.apps.obs.collection import Collection, Macro
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence import InputMuteData, ObsEvent, ScenarioAction, SceneData
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ReturnPrevious, SwitchOnMatch
 from verifiers.registry import register
@@ -209,20 +210,20 @@ def live_events(*, latency_ms: float = 250, false_trigger: bool = False, return_
                 return_to: str = "Gameplay", mute: bool = True) -> list[dict[str, Any]]:
     ev = [event("scenario", "start", 0, {"name": "T20 privacy auto-switch"})]
     for step, t in TIMES_MS.items():
-        ev.append(event("scenario", "action", t, {"step": step, "status": "ok", "actual_ns": t * 1_000_000}))
+        ev.append(ScenarioAction(step, actual_ns=t * 1_000_000).event(t))
 
     def privacy(t_on: float, t_off: float, back_to: str) -> None:
-        ev.append(event("obs", "CurrentProgramSceneChanged", t_on, {"sceneName": PRIVACY}))
+        ev.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData(PRIVACY)).event(t_on))
         if mute:
-            ev.append(event("obs", "InputMuteStateChanged", t_on + 20, {"inputName": MIC, "inputMuted": True}))
-        ev.append(event("obs", "CurrentProgramSceneChanged", t_off, {"sceneName": back_to}))
+            ev.append(ObsEvent.of("InputMuteStateChanged", InputMuteData(MIC, True)).event(t_on + 20))
+        ev.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData(back_to)).event(t_off))
         if mute:
-            ev.append(event("obs", "InputMuteStateChanged", t_off + 20, {"inputName": MIC, "inputMuted": False}))
+            ev.append(ObsEvent.of("InputMuteStateChanged", InputMuteData(MIC, False)).event(t_off + 20))
 
     if false_trigger:
         privacy(TIMES_MS["notes_first"] + 200, TIMES_MS["notes_first"] + 700, "Gameplay")
     privacy(TIMES_MS["vault"] + latency_ms, TIMES_MS["leave_vault"] + return_s * 1000, return_to)
     if return_to != "Gameplay":  # the operator switches back to Gameplay before the next test
-        ev.append(event("obs", "CurrentProgramSceneChanged", TIMES_MS["bank"] - 500, {"sceneName": "Gameplay"}))
+        ev.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData("Gameplay")).event(TIMES_MS["bank"] - 500))
     privacy(TIMES_MS["bank"] + latency_ms, TIMES_MS["leave_bank"] + return_s * 1000, return_to)
     return sorted(ev, key=lambda e: e["mono_ns"])

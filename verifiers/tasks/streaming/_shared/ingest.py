@@ -11,18 +11,18 @@ from typing import Any
 
 from verifiers.base import AgentOutputError, NoLiveEvidence, ScoreContext
 from verifiers.evidence import EvidenceError, RtmpStats, RtmpUnpublish, StreamSnapshot
-from verifiers.tasks.streaming.common import payload
 
 
 def final_stats(ctx: ScoreContext, app: str, key: str) -> tuple[StreamSnapshot, bool]:
     """The last stats snapshot of that stream, and whether it was unpublished (stopped)."""
     evs = ctx.events_of("rtmp")
-    mine = [e for e in evs if payload(e).get("app") == app and payload(e).get("key") == key]
     try:
-        ends = [RtmpUnpublish.from_event(e).stats for e in mine if RtmpUnpublish.matches(e)]
+        ends = [u.stats for u in (RtmpUnpublish.from_event(e) for e in evs if RtmpUnpublish.matches(e))
+                if (u.app, u.key) == (app, key)]
         if ends:
             return ends[-1], True
-        stats = [RtmpStats.from_event(e).snapshot for e in mine if RtmpStats.matches(e)]
+        stats = [s.snapshot for s in (RtmpStats.from_event(e) for e in evs if RtmpStats.matches(e))
+                 if (s.app, s.key) == (app, key)]
     except EvidenceError as exc:
         raise NoLiveEvidence(f"malformed ingest event: {exc}") from None
     if not stats:
@@ -32,9 +32,9 @@ def final_stats(ctx: ScoreContext, app: str, key: str) -> tuple[StreamSnapshot, 
 
 def snapshots_of(events: list[dict[str, Any]], app: str) -> list[StreamSnapshot]:
     """Every snapshot of app's streams: the final ones (unpublish) first, then the live ones (stats)."""
-    mine = [e for e in events if payload(e).get("app") == app]
     try:
-        return [RtmpUnpublish.from_event(e).stats for e in mine if RtmpUnpublish.matches(e)] + \
-            [RtmpStats.from_event(e).snapshot for e in mine if RtmpStats.matches(e)]
+        return [u.stats for u in (RtmpUnpublish.from_event(e) for e in events if RtmpUnpublish.matches(e))
+                if u.app == app] + \
+            [s.snapshot for s in (RtmpStats.from_event(e) for e in events if RtmpStats.matches(e)) if s.app == app]
     except EvidenceError as exc:
         raise NoLiveEvidence(f"malformed ingest event: {exc}") from None

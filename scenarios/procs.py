@@ -1,4 +1,7 @@
-"""Stopping child processes (OBS's Xvfb and window manager, test servers) the same way everywhere.
+"""Stopping child processes (test windows, OBS's Xvfb and window manager, test servers) the same way everywhere.
+
+It lives in scenarios/ (below monitor/ in the layering) because both use it: the scenario engine's test
+windows and monitor/obs's launcher.
 
 Why one function: each of them is asked politely first (SIGTERM lets Xvfb remove its lock file and
 PulseAudio its socket), then killed if it does not leave in time, and always reaped, so no test
