@@ -91,10 +91,11 @@ class MicChain(CheckedTask):
     @check(N.loudness)
     def loudness(self, p: MicLoudness, curve: Curve) -> Result:
         audio, lufs = self.audio, self.loudness_measured.integrated_lufs
-        long_enough = audio.duration_s >= p.duration_s - 2
-        s = curve.score(lufs - p.target_lufs, p.tolerance_lu) * (1.0 if long_enough else 0.5)
+        long_enough = audio.duration_s >= p.duration_s - p.duration_tolerance_s
+        s = curve.score(lufs - p.target_lufs, p.tolerance_lu) if long_enough else 0.0
         return Result(s, {"integrated_lufs": lufs, "duration_s": audio.duration_s},
-                      "" if s >= 1 else f"{lufs:.1f} LUFS over {audio.duration_s:.1f} s")
+                      "" if s >= 1 else f"{lufs:.1f} LUFS over {audio.duration_s:.1f} s"
+                      + ("" if long_enough else f" (not a {p.duration_s:g} s recording)"))
 
     @check(N.peak_noise_floor)
     def peak_noise_floor(self, p: PeakNoiseFloor, curve: Curve) -> Result:
@@ -142,6 +143,12 @@ class MicChain(CheckedTask):
         O.find_source(c, MIC)["filters"][1]["settings"].pop("ratio")
         solution(inst.mutant("ratio_default_10", [N.compressor_params], "ratio left at its default 10:1"), c)
         solution(inst.mutant("minus_20_lufs", [N.loudness], "gain not raised: -20 LUFS"), good, lufs=-20.0)
+        # near misses at the seed's -16 +-1 LUFS pass line. to_lufs levels the voice before the pause noise
+        # and its soft limiter, so the file measures about 0.4 LU under the level asked here (the oracle
+        # -16.46): -16.3 measures -16.7 (inside by 0.3 LU), -16.9 measures -17.3 (outside by 0.3 LU)
+        solution(inst.mutant("level_0_7lu_low_inside", [], "about -16.7 LUFS: inside -16 +-1"), good, lufs=-16.3)
+        solution(inst.mutant("level_1_3lu_low_outside", [N.loudness], "about -17.3 LUFS: past -16 +-1"), good,
+                 lufs=-16.9)
         solution(inst.mutant("plosive_peaks", [N.peak_noise_floor], "limiter bypassed: plosives hit 0 dBFS"), good,
                  clicks=True)
         solution(inst.mutant("hiss_in_pauses", [N.peak_noise_floor], "noise suppression off: -45 dBFS hiss"), good,

@@ -62,13 +62,21 @@ def frame_metrics(img: np.ndarray, office: np.ndarray, matte: np.ndarray) -> dic
 
 @dataclass(frozen=True)
 class KeyMetrics:
-    """Mean foreground IoU, residual green and edge spill over the sampled frames; `cover` = share sampled."""
+    """Foreground IoU, residual green and edge spill of each sampled frame the recording holds, and how
+    many frames the GT samples (a frame the recording does not reach is a unit that fails)."""
 
-    cover: float
-    iou: float
-    green_pct: float
-    spill: float
-    frames: int
+    per_frame: tuple[dict[str, float], ...]
+    sampled: int
+
+    @property
+    def frames(self) -> int:
+        return len(self.per_frame)
+
+    def values(self, key: str) -> list[float]:
+        return [round(m[key], 4) for m in self.per_frame]
+
+    def passing(self, ok: Any) -> int:
+        return sum(bool(ok(m)) for m in self.per_frame)
 
 
 @register
@@ -102,26 +110,29 @@ class GreenScreenKey(CheckedTask):
             office = cv2.resize(office_src, (w, h), interpolation=cv2.INTER_AREA)[:, :, ::-1]
             matte = cv2.resize(mattes[i], (w, h), interpolation=cv2.INTER_NEAREST)
             ms.append(frame_metrics(img, office, matte))
-        return KeyMetrics(len(picked) / len(gt["times_s"]), float(np.mean([m["iou"] for m in ms])),
-                          float(np.mean([m["green_pct"] for m in ms])), float(np.mean([m["spill"] for m in ms])), len(ms))
+        return KeyMetrics(tuple(ms), len(gt["times_s"]))
 
     @check(N.key_iou)
     def key_iou(self, p: KeyIou, curve: Curve) -> Result:
         m = self.metrics
-        return Result(m.cover * curve.score(max(0.0, p.min_iou - m.iou), 0), {"iou": m.iou, "frames": m.frames},
-                      "" if m.iou >= p.min_iou else f"foreground IoU {m.iou:.3f} < {p.min_iou}")
+        ok = m.passing(lambda f: f["iou"] >= p.min_iou)
+        return Result(curve.count(ok, m.sampled), {"iou": m.values("iou"), "frames": m.frames, "sampled": m.sampled},
+                      "" if ok == m.sampled else f"foreground IoU below {p.min_iou} on {m.sampled - ok} of {m.sampled} sampled frames")
 
     @check(N.no_residual_green)
     def no_residual_green(self, p: ResidualGreen, curve: Curve) -> Result:
         m = self.metrics
-        return Result(m.cover * curve.score(max(0.0, m.green_pct - p.max_green_pct), 0), {"green_pct": m.green_pct},
-                      "" if m.green_pct <= p.max_green_pct else f"{m.green_pct:.2f}% green pixels left in the background")
+        ok = m.passing(lambda f: f["green_pct"] <= p.max_green_pct)
+        return Result(curve.count(ok, m.sampled), {"green_pct": m.values("green_pct"), "sampled": m.sampled},
+                      "" if ok == m.sampled else
+                      f"over {p.max_green_pct}% green pixels left in the background on {m.sampled - ok} of {m.sampled} sampled frames")
 
     @check(N.spill_suppressed)
     def spill_suppressed(self, p: NoParams, curve: Curve) -> Result:
         m, max_spill = self.metrics, self.refs[0]["max_spill"]
-        return Result(m.cover * curve.score(max(0.0, m.spill - max_spill), 0), {"spill": m.spill, "max_spill": max_spill},
-                      "" if m.spill <= max_spill else f"green spill {m.spill:.1f} at the edge")
+        ok = m.passing(lambda f: f["spill"] <= max_spill)
+        return Result(curve.count(ok, m.sampled), {"spill": m.values("spill"), "max_spill": max_spill, "sampled": m.sampled},
+                      "" if ok == m.sampled else f"green spill over {max_spill} at the edge on {m.sampled - ok} of {m.sampled} sampled frames")
 
     @check(N.recording)
     def recording(self, p: KeyRecording, curve: Curve) -> Result:

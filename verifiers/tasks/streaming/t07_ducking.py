@@ -33,8 +33,6 @@ from verifiers.tasks.streaming.common import OBS_DIR, collection_with
 
 TASK = "R06.12.01.01-T07"
 N = check_names(TASK)
-#: the recording check's tolerance (not a seed number; issue 21)
-LEGACY_DURATION_TOL_S = 1.0
 REC = "recordings/duck_test.wav"
 RATE_HZ = 48_000
 ATTACK_S = 0.15
@@ -128,8 +126,8 @@ class SidechainDucking(CheckedTask):
     @check(N.recording)
     def recording(self, p: DuckRecording, curve: Curve) -> Result:
         dur = self.gain.dur_s
-        return Result(curve.score(dur - p.duration_s, LEGACY_DURATION_TOL_S), {"duration_s": dur},
-                      "" if abs(dur - p.duration_s) <= 1 else f"recording is {dur:.1f} s")
+        return Result(curve.score(dur - p.duration_s, p.tolerance_s), {"duration_s": dur},
+                      "" if abs(dur - p.duration_s) <= p.tolerance_s else f"recording is {dur:.1f} s")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         music, voice, segs = stems(rng, 40.0)
@@ -164,6 +162,13 @@ class SidechainDucking(CheckedTask):
         solution(inst.mutant("ducks_on_noise", [N.recovery], "threshold too low: room noise ducks the music"), good,
                  false_ducks=True)
         solution(inst.mutant("recording_30s", [N.recording], "stopped after 30 s"), good, dur_s=30.0)
+        # near misses at the pass lines: ducking 12 +-3 dB (0.5 dB margins), recording 40 +-1 s (0.5 s margins)
+        solution(inst.mutant("ducks_9_5db_inside", [], "music drops 9.5 dB: inside 12 +-3"), good, depth_db=9.5)
+        solution(inst.mutant("ducks_8_5db_outside", [N.ducking_depth], "music drops 8.5 dB: past 12 +-3"), good,
+                 depth_db=8.5)
+        solution(inst.mutant("recording_39_5s_inside", [], "stopped after 39.5 s: inside 40 +-1"), good, dur_s=39.5)
+        solution(inst.mutant("recording_38_5s_outside", [N.recording], "stopped after 38.5 s: past 40 +-1"), good,
+                 dur_s=38.5)
 
 
 def stems(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray, list[list[float]]]:

@@ -193,6 +193,12 @@ class StreamlabsWidgets(CheckedTask):
         c = copy.deepcopy(good)
         c["scenes"]["items"][0]["sceneItems"]["items"][1]["x"] = 564
         solution(inst.mutant("alert_4px_right", [N.widget_placement], "Alert Box 4 px right of centre"), c, state)
+        for dx, lowers in ((2, []), (3, [N.widget_placement])):  # near misses at the seed's +-2 px pass line
+            c = copy.deepcopy(good)
+            c["scenes"]["items"][0]["sceneItems"]["items"][1]["x"] = 560 + dx
+            solution(inst.mutant(f"alert_{dx}px_right_{'outside' if lowers else 'inside'}", lowers,
+                                 f"Alert Box {dx} px right of centre: {'past' if lowers else 'on'} the +-2 px pass line"),
+                     c, state)
         c = copy.deepcopy(good)
         c["scenes"]["items"][0]["sceneItems"]["items"][1]["display"] = "vertical"
         solution(inst.mutant("alert_on_vertical_display", [N.widget_placement],

@@ -184,6 +184,14 @@ class AvOffset(CheckedTask):
                  build(80), after_ms=-40.0)
         solution(inst.mutant("wrong_sign", [N.offset_set, N.residual_offset], "sync offset -120 ms: 240 ms off"),
                  build(-120), after_ms=-240.0)
+        # near misses at the pass lines (offset 120 +-15 ms, residual <= 10 ms), each physically consistent:
+        # an offset of 120 + d ms leaves d ms of residual in the clip after the fix
+        solution(inst.mutant("offset_127ms_inside", [], "sync offset 127 ms: inside both lines (7 ms left)"),
+                 build(127), after_ms=7.0)
+        solution(inst.mutant("offset_133ms_residual_outside", [N.residual_offset],
+                             "sync offset 133 ms: inside 120 +-15, but 13 ms left in the clip"), build(133), after_ms=13.0)
+        solution(inst.mutant("offset_138ms_outside", [N.offset_set, N.residual_offset],
+                             "sync offset 138 ms: past 120 +-15 and 18 ms left"), build(138), after_ms=18.0)
         solution(inst.mutant("no_before_test", [N.before_test], "went straight to the fix"), good, before=False)
         solution(inst.mutant("before_after_fix", [N.before_test], "the 'before' clip was recorded after changing the "
                              "offset"), good, fix_first=True)

@@ -92,23 +92,51 @@ class StreamlabsMigration(CheckedTask):
         self.gt  # noqa: B018 - GT first: without it nothing is judged (error), as before the split
         return load_named_collection(self.ctx, COLLECTION)
 
+    @provides
+    def relinked(self) -> dict[str, bool]:
+        """Each file source -> its saved path exists (in the work dir's assets/ or as saved)."""
+        return {n: resolve(self.ctx.workdir, v) is not None for n, v in file_paths(self.coll).items()}
+
+    @provides
+    def replaced(self) -> dict[str, bool]:
+        """Each widget of the original -> now a browser source with its URL from widget_urls.txt."""
+        coll, urls = self.coll, _widget_urls(self.ctx)
+        out = {}
+        for name in self.gt["widgets"]:
+            src = coll.sources.get(name)
+            out[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
+                             and not src.raw_settings.get("is_local_file", False))
+        return out
+
+    @property
+    def primary_change(self) -> bool:
+        """The migration's own work is present: a media source relinked or a widget replaced. Without
+        it the shares that pay for what the import keeps by itself (scenes, transforms) earn 0: the
+        .overlay imported as it is shows every scene and every transform unchanged."""
+        return any(self.relinked.values()) or any(self.replaced.values())
+
     @check(N.import_)
     def import_(self, p: Import, curve: Curve) -> Result:
         gt, coll = self.gt, self.coll
         present = [s for s in gt["scenes"] if s in coll.scenes]
         n_scenes = len([s for s in coll.scenes.values() if not s.is_group])
-        return Result(curve.count(len(present), len(gt["scenes"])) * (1.0 if n_scenes == p.scene_count else 0.8),
-                      {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present]},
-                      "" if len(present) == len(gt["scenes"]) else "scenes missing from the import")
+        items = [*(s in coll.scenes for s in gt["scenes"]), n_scenes == p.scene_count]
+        ev = {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present],
+              "scene_count": n_scenes}
+        if not self.primary_change:
+            return Result.fail("the collection is the .overlay as imported: no media relinked, no widget replaced", ev)
+        return Result(curve.count(items), ev,
+                      "; ".join([*(["scenes missing from the import"] if len(present) < len(gt["scenes"]) else []),
+                                 *([f"{n_scenes} scenes, not {p.scene_count}"] if n_scenes != p.scene_count else [])]))
 
     @check(N.media_relinked)
     def media_relinked(self, p: NoParams, curve: Curve) -> Result:
-        paths = file_paths(self.coll)
-        ok = {n: resolve(self.ctx.workdir, v) is not None for n, v in paths.items()}
+        paths, ok = file_paths(self.coll), self.relinked
         logs = sorted((self.ctx.workdir / OBS_DIR / "logs").glob("*.txt"))
         log_text = logs[-1].read_text(encoding="utf-8", errors="replace") if logs else ""
         missing_lines = [ln.strip() for ln in log_text.splitlines() if MISSING_RE.search(ln)][:5]
-        parts = [*ok.values(), bool(logs) and not missing_lines]
+        # a clean log says nothing about media when no saved path resolves (it was not loaded at all)
+        parts = [*ok.values(), bool(logs) and not missing_lines and any(ok.values())]
         bad = [n for n, v in ok.items() if not v]
         return Result(curve.count(sum(parts), len(parts)) if paths else 0.0,
                       {"unresolved": bad, "log": logs[-1].name if logs else None, "log_missing_lines": missing_lines},
@@ -118,12 +146,7 @@ class StreamlabsMigration(CheckedTask):
 
     @check(N.widgets_replaced)
     def widgets_replaced(self, p: NoParams, curve: Curve) -> Result:
-        coll, urls = self.coll, _widget_urls(self.ctx)
-        wok = {}
-        for name in self.gt["widgets"]:
-            src = coll.sources.get(name)
-            wok[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
-                             and not src.raw_settings.get("is_local_file", False))
+        wok = self.replaced
         return Result(curve.count(sum(wok.values()), len(wok)), {"widgets": wok},
                       "; ".join(f"{n} not a browser source with its URL" for n, v in wok.items() if not v))
 
@@ -139,6 +162,9 @@ class StreamlabsMigration(CheckedTask):
                 and abs(pos[1] - it["pos"][1]) <= tol \
                 and abs(got.transform.scale_x - it["scale"][0]) <= 0.01 \
                 and abs(got.transform.scale_y - it["scale"][1]) <= 0.01
+        if not self.primary_change:
+            return Result.fail("the collection is the .overlay as imported: transforms kept by doing nothing earn 0",
+                               {"moved": [k for k, v in tok.items() if not v]})
         return Result(curve.count(sum(tok.values()), len(tok)), {"moved": [k for k, v in tok.items() if not v]},
                       "; ".join(f"{k} moved or missing" for k, v in tok.items() if not v))
 

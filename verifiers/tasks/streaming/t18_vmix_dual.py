@@ -37,8 +37,6 @@ from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T18"
 N = check_names(TASK)
-#: the bitrate tolerance of dual_streaming (the seed names none; issue 21)
-LEGACY_BITRATE_TOL_PCT = 10.0
 REC_DIR = "rec"
 VIDEO_EXT = (".mp4", ".mov", ".mkv", ".avi")
 FPS = 2
@@ -88,7 +86,7 @@ class VmixDualStream(CheckedTask):
             return Result.fail(str(exc))
         hit = [any(abs(c - want) <= p.tolerance_s for c in found) for want in p.cuts_s]
         extra = [c for c in found if all(abs(c - w) > p.tolerance_s for w in p.cuts_s)]
-        s = curve.count(sum(hit), len(hit)) * (1.0 if not extra else 0.5)
+        s = curve.count([*hit, not extra])
         return Result(s, {"cuts_s": found, "extra_cuts_s": extra}, "" if s >= 1 else f"cuts at {[round(c, 1) for c in found]}")
 
     @check(N.iso_files)
@@ -124,7 +122,7 @@ class VmixDualStream(CheckedTask):
             kbps = v.gop_bitrate_kbps or 0.0
             parts[f"{app}: 1080p30"] = float([v.width, v.height] == list(p.size_px) and abs((v.fps or 0) - p.fps) <= 0.5)
             parts[f"{app}: 6 Mbps"] = curve.part("bitrate").score(abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100,
-                                                                  LEGACY_BITRATE_TOL_PCT)
+                                                                  p.bitrate_tolerance_pct)
         return Result(curve.count(list(parts.values()), 2 * len(p.endpoints)), parts,
                       "; ".join(f"not {k}" for k, s in parts.items() if s < 1))
 
@@ -196,6 +194,10 @@ class VmixDualStream(CheckedTask):
         solution(inst.mutant("cut_at_22s", [N.program_recording], "second cut at 22 s"), cuts=(15.0, 22.0))
         solution(inst.mutant("extra_cut", [N.program_recording], "a stray cut at 38 s"), cuts=(15.0, 30.0, 38.0))
         solution(inst.mutant("b_at_4500", [N.dual_streaming], "destination b at 4500 kbps"), b_kbps=4500.0)
+        solution(inst.mutant("b_at_5460_inside", [], "destination b at 5460 kbps: 9 % low, inside +-10 %"),
+                 b_kbps=5460.0)
+        solution(inst.mutant("b_at_5340_outside", [N.dual_streaming], "destination b at 5340 kbps: 11 % low, past +-10 %"),
+                 b_kbps=5340.0)
         solution(inst.mutant("only_a", [N.dual_streaming], "second destination never started"), only_a=True)
         solution(inst.mutant("run_35s", [N.settings], "stopped after 35 s"), run_s=35.0)
         solution(inst.mutant("no_run_recorded", [N.dual_streaming, N.settings], "no ingest/observer: cannot judge"),
