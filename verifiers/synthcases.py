@@ -25,7 +25,7 @@ Recipes for app project/config files (JSON, XML), any family:
                             integer version field (schemaVersion, version) one higher, other indentation
     json_garbage:<path>     the same structure with every value replaced by a random one of its type
     xml_variant:<path>      the XML with attributes in reverse order, an unknown attribute on every
-                            element, an unknown child of the root, a declaration, other indentation
+                            element, an unknown child of the root, <Version> one higher, other indentation
     xml_garbage:<path>      the same elements with every attribute value and text replaced by random ones
 
 Cases are built once per instance (under `<instance>/cases/<name>/`) and scored like mutants.
@@ -222,6 +222,9 @@ def xml_variant(src: Path, dest: Path, seed: int) -> None:
         el.attrib.clear()
         el.attrib.update(dict(reversed(attrs)))
         el.set("UnknownAttributeOfANewerVersion", "0")
+    for el in root.iter("Version"):   # a format version as text (vMix presets): one higher
+        if el.text and el.text.strip().isdigit():
+            el.text = str(int(el.text) + 1)
     ET.SubElement(root, "UnknownElementOfANewerVersion", {"Enabled": "False"}).text = "x"
     ET.indent(root, space="\t")
     dest.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
