@@ -15,6 +15,7 @@ the machine the run happened on — when its part from `assets/` on exists in th
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
 import re
@@ -50,12 +51,12 @@ def resolve(workdir: Path, saved: Any) -> Path | None:
     if not isinstance(saved, str) or not saved:
         return None
     p = Path(saved)
-    if p.is_absolute() and p.exists():
+    if p.is_absolute() and p.is_file():   # a folder (assets/ itself) is no media file
         return p
     parts = PureWindowsPath(saved).parts if "\\" in saved else PurePosixPath(saved).parts
     if "assets" in parts:
         cand = workdir.joinpath(*parts[parts.index("assets"):])
-        if cand.exists():
+        if cand.is_file():
             return cand
     return None
 
@@ -94,8 +95,15 @@ class StreamlabsMigration(CheckedTask):
 
     @provides
     def relinked(self) -> dict[str, bool]:
-        """Each file source -> its saved path exists (in the work dir's assets/ or as saved)."""
-        return {n: resolve(self.ctx.workdir, v) is not None for n, v in file_paths(self.coll).items()}
+        """Each file source -> its saved path exists (in the work dir's assets/ or as saved) and holds
+        that source's own media (sha256 in the GT: the .overlay carries each source's file), so every
+        source pointed at one existing asset is relinked once, not five times."""
+        want = self.gt.get("media_sha256", {})
+        out = {}
+        for n, v in file_paths(self.coll).items():
+            f = resolve(self.ctx.workdir, v)
+            out[n] = f is not None and (n not in want or hashlib.sha256(f.read_bytes()).hexdigest() == want[n])
+        return out
 
     @provides
     def replaced(self) -> dict[str, bool]:
@@ -179,8 +187,11 @@ class StreamlabsMigration(CheckedTask):
         items = [{"scene": s["name"], "source": it["name"], "pos": [it["pos"]["x"], it["pos"]["y"]],
                   "scale": [it["scale"]["x"], it["scale"]["y"]]}
                  for s in good["sources"] if s["id"] == "scene" for it in s["settings"]["items"]]
+        sha = {s["name"]: hashlib.sha256((w / "assets" / PurePosixPath(f).name).read_bytes()).hexdigest()
+               for s in good["sources"] if (k := FILE_KEYS.get(s["id"])) and (f := s["settings"].get(k))}
         inst.write_json(inst.gt / "migration.json", {"scenes": [s["name"] for s in good["scene_order"]],
-                                                     "items": items, "widgets": sorted(WIDGETS)})
+                                                     "items": items, "widgets": sorted(WIDGETS),
+                                                     "media_sha256": sha})
         (w / "fixtures").mkdir()
         media = {p.name: p.read_bytes() for p in (w / "assets").iterdir()}
         (w / "fixtures" / "streamlabs_collection.overlay").write_bytes(overlay_zip(good, media))
@@ -214,6 +225,44 @@ class StreamlabsMigration(CheckedTask):
         c["sources"] = [s for s in c["sources"] if s["name"] != "Outro"]
         c["scene_order"] = [s for s in c["scene_order"] if s["name"] != "Outro"]
         solution(inst.mutant("outro_scene_lost", [N.import_, N.transforms_preserved], "Outro scene not imported"), c)
+        write_cases(inst, good, solution)
+
+
+def write_cases(inst: InstanceWriter, good: dict[str, Any], solution: Any) -> None:
+    """Self-test cases (verifiers.synthcases): the collection as a newer OBS saves it (>= 95) and gaming
+    baselines (<= 5), each with a clean load log. `solution(folder, coll)` writes collection and log."""
+    base = inst.root / "baselines"
+    as_is = copy.deepcopy(good)      # the .overlay imported with nothing fixed: paths on the old PC
+    for n, s in enumerate((s for s in as_is["sources"] if FILE_KEYS.get(s["id"])), 1):
+        key = FILE_KEYS[s["id"]]
+        s["settings"][key] = f"{OVERLAY_INSTALL_DIR}\\{n}{PurePosixPath(s['settings'][key]).suffix}"
+    for name in WIDGETS:
+        O.find_source(as_is, name).update(id="streamlabs_widget", versioned_id="streamlabs_widget", settings={})
+    solution(base / "as_is", as_is)
+    every = copy.deepcopy(as_is)     # every file source at the assets folder, every widget with all URLs
+    for s in every["sources"]:
+        if FILE_KEYS.get(s["id"]):
+            s["settings"][FILE_KEYS[s["id"]]] = f"{HOME}/assets"
+    for name in WIDGETS:
+        O.find_source(every, name).update(id="browser_source", versioned_id="browser_source",
+                                          settings={"url": " ".join(WIDGETS.values())})
+    solution(base / "every_file_and_url", every)
+    solution(base / "default", O.collection(COLLECTION, [O.scene("Scene", [])], []))
+    coll_rel, log_rel = "obs-studio/basic/scenes/Migrated.json", "obs-studio/logs/2026-11-30 21-00-00.txt"
+    inst.export_case("newer_obs_save", [(coll_rel, f"json_variant:oracle/{coll_rel}")],
+                     why="keys in another order, unknown keys of a newer OBS, other indentation")
+    for name, why in (("as_is", "the .overlay imported with nothing relinked or replaced"),
+                      ("every_file_and_url", "every file source at the assets folder, every widget with all URLs"),
+                      ("default", "OBS's new collection (one empty Scene) named Migrated")):
+        inst.baseline_case(f"{name}_collection", [(coll_rel, f"copy:baselines/{name}/{coll_rel}"),
+                                                  (log_rel, f"copy:baselines/{name}/{log_rel}")], why=why)
+    inst.baseline_case("garbage_collection", [(coll_rel, f"json_garbage:oracle/{coll_rel}"),
+                                              (log_rel, f"copy:oracle/{log_rel}")],
+                       why="the collection's structure with random values")
+    inst.baseline_case("other_task_oracle", [(coll_rel, "other_oracle:R06.12.01.01-T01:"
+                                                        "obs-studio/basic/scenes/Weekly_Stream.json"),
+                                             (log_rel, f"copy:oracle/{log_rel}")],
+                       why="T01's collection saved as Migrated")
 
 
 WIDGETS = {"Alert Box": "https://streamlabs.com/alert-box/v3/SANDBOX01",
