@@ -27,6 +27,8 @@ Recipes for app project/config files (JSON, XML), any family:
     xml_variant:<path>      the XML with attributes in reverse order, an unknown attribute on every
                             element, an unknown child of the root, <Version> one higher, other indentation
     xml_garbage:<path>      the same elements with every attribute value and text replaced by random ones
+    wav_float32:<path>      a WAV's samples as 32-bit float
+    wav_silence:<path>      digital silence with a WAV's rate, channels, length and sample format
 
 Cases are built once per instance (under `<instance>/cases/<name>/`) and scored like mutants.
 """
@@ -115,7 +117,7 @@ def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
     """Write `dest` by one recipe (see the module doc)."""
     kind, _, arg = recipe.partition(":")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    if kind in CONFIG_RECIPES:  # project/config files (streaming): see the functions at the end
+    if kind in CONFIG_RECIPES:  # project/config files and WAV recordings (streaming): functions at the end
         CONFIG_RECIPES[kind](inst / arg, dest, seed)
         return
     if kind == "copy":
@@ -253,5 +255,24 @@ def xml_garbage(src: Path, dest: Path, seed: int) -> None:
     dest.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
+# ---- recordings an app leaves as WAV (streaming: OBS's audio recordings) -----------------------------
+
+def wav_float32(src: Path, dest: Path, seed: int) -> None:
+    """The same samples as a 32-bit float WAV (what OBS writes with a float audio format)."""
+    import soundfile as sf
+
+    x, rate = sf.read(str(src), dtype="float64", always_2d=True)
+    sf.write(str(dest), x.astype("float32"), rate, subtype="FLOAT")
+
+
+def wav_silence(src: Path, dest: Path, seed: int) -> None:
+    """Digital silence with the file's rate, channels, length and sample format."""
+    import numpy as np
+    import soundfile as sf
+
+    info = sf.info(str(src))
+    sf.write(str(dest), np.zeros((info.frames, info.channels)), info.samplerate, subtype=info.subtype)
+
+
 CONFIG_RECIPES = {"json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant,
-                  "xml_garbage": xml_garbage}
+                  "xml_garbage": xml_garbage, "wav_float32": wav_float32, "wav_silence": wav_silence}
