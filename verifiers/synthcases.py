@@ -28,6 +28,7 @@ Recipes for app project/config files (JSON, XML), any family:
                             element, an unknown child of the root, <Version> one higher, other indentation
     xml_garbage:<path>      the same elements with every attribute value and text replaced by random ones
     wav_float32:<path>      a WAV's samples as 32-bit float
+    export_av:<path>        picture and sound as OBS records them: H.264 CRF 20 + AAC 160 kbps
     wav_silence:<path>      digital silence with a WAV's rate, channels, length and sample format
 
 Cases are built once per instance (under `<instance>/cases/<name>/`) and scored like mutants.
@@ -274,5 +275,12 @@ def wav_silence(src: Path, dest: Path, seed: int) -> None:
     sf.write(str(dest), np.zeros((info.frames, info.channels)), info.samplerate, subtype=info.subtype)
 
 
-CONFIG_RECIPES = {"json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant,
+def export_av(src: Path, dest: Path, seed: int) -> None:
+    """Picture and sound re-exported as OBS records them: H.264 yuv420p CRF 20 (BT.709) and AAC 160 kbps,
+    in the container `dest` names (MKV shifts the video by AAC's 1024-sample priming, MP4 an edit list)."""
+    _ffmpeg(["-i", str(src), "-vf", _vf("yuv420p"), "-c:v", "libx264", "-preset", "medium", "-crf", "20", *_BT709,
+             "-c:a", "aac", "-b:a", "160k", "-ar", "48000", str(dest)])
+
+
+CONFIG_RECIPES = {"export_av": export_av, "json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant,
                   "xml_garbage": xml_garbage, "wav_float32": wav_float32, "wav_silence": wav_silence}
