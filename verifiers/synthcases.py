@@ -18,6 +18,19 @@ is a list of (artifact path, recipe) steps. Recipes (all generic, any family wit
     still:<path>                         the file's first frame repeated for its length, H.264
     other_oracle:<task id>:<artifact>    that task's oracle artifact (synthesised once per process)
 
+Recipes for app project/config files (JSON, XML), any family:
+
+    json_variant:<path>     the JSON as another app version saves it: every object's keys in reverse
+                            order, an unknown key in every object that has an id/name/type, every
+                            integer version field (schemaVersion, version) one higher, other indentation
+    json_garbage:<path>     the same structure with every value replaced by a random one of its type
+    xml_variant:<path>      the XML with attributes in reverse order, an unknown attribute on every
+                            element, an unknown child of the root, <Version> one higher, other indentation
+    xml_garbage:<path>      the same elements with every attribute value and text replaced by random ones
+    wav_float32:<path>      a WAV's samples as 32-bit float
+    export_av:<path>        picture and sound as OBS records them: H.264 CRF 20 + AAC 160 kbps
+    wav_silence:<path>      digital silence with a WAV's rate, channels, length and sample format
+
 Cases are built once per instance (under `<instance>/cases/<name>/`) and scored like mutants.
 """
 
@@ -105,6 +118,9 @@ def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
     """Write `dest` by one recipe (see the module doc)."""
     kind, _, arg = recipe.partition(":")
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if kind in CONFIG_RECIPES:  # project/config files and WAV recordings (streaming): functions at the end
+        CONFIG_RECIPES[kind](inst / arg, dest, seed)
+        return
     if kind == "copy":
         shutil.copy2(inst / arg, dest)
     elif kind == "export":
@@ -147,3 +163,124 @@ def build_case(inst: Path, case: dict[str, Any], seed: int) -> Path:
         make_file(inst, recipe, folder / rel, seed)
     done.write_text("")
     return folder
+
+
+# ---- project/config files (JSON, XML): honest variants and garbage of the right type ---------------
+
+#: keys that mark a JSON object as an app's object (not a map keyed by names, e.g. OBS's hotkeys)
+_OBJECT_KEYS = ("id", "name", "type", "nodeType", "uuid", "sourceId")
+#: integer fields that carry a format version in the apps' files (Streamlabs nodes, OBS/plugin configs)
+_VERSION_KEYS = ("schemaVersion", "version")
+
+
+def _json_variant(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return [_json_variant(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {k: (v + 1 if k in _VERSION_KEYS and isinstance(v, int) and not isinstance(v, bool) else _json_variant(v))
+           for k, v in reversed(list(obj.items()))}
+    if any(k in obj for k in _OBJECT_KEYS):
+        out["unknownKeyOfANewerVersion"] = {"enabled": False, "items": []}
+    return out
+
+
+def json_variant(src: Path, dest: Path, seed: int) -> None:
+    """The file as another version of the app saves it: same meaning, other bytes."""
+    dest.write_text(json.dumps(_json_variant(json.loads(src.read_text(encoding="utf-8"))), indent=4), encoding="utf-8")
+
+
+def _json_garbage(obj: Any, rng: Any) -> Any:
+    if isinstance(obj, list):
+        return [_json_garbage(v, rng) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _json_garbage(v, rng) for k, v in obj.items()}
+    if isinstance(obj, bool):
+        return bool(rng.integers(2))
+    if isinstance(obj, int):
+        return int(rng.integers(-5000, 5000))
+    if isinstance(obj, float):
+        return float(rng.uniform(-5000, 5000))
+    if isinstance(obj, str):
+        return "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz0123456789 /._-"), size=max(1, len(obj))))
+    return obj
+
+
+def json_garbage(src: Path, dest: Path, seed: int) -> None:
+    """Noise of the right type: the file's structure (keys kept) with random values."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    dest.write_text(json.dumps(_json_garbage(json.loads(src.read_text(encoding="utf-8")), rng), indent=2),
+                    encoding="utf-8")
+
+
+def xml_variant(src: Path, dest: Path, seed: int) -> None:
+    """The XML as another version of the app saves it: same elements and values, other bytes."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(src.read_bytes())
+    for el in root.iter():
+        attrs = list(el.attrib.items())
+        el.attrib.clear()
+        el.attrib.update(dict(reversed(attrs)))
+        el.set("UnknownAttributeOfANewerVersion", "0")
+    for el in root.iter("Version"):   # a format version as text (vMix presets): one higher
+        if el.text and el.text.strip().isdigit():
+            el.text = str(int(el.text) + 1)
+    ET.SubElement(root, "UnknownElementOfANewerVersion", {"Enabled": "False"}).text = "x"
+    ET.indent(root, space="\t")
+    dest.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
+
+
+def xml_garbage(src: Path, dest: Path, seed: int) -> None:
+    """Noise of the right type: the same elements, every attribute value and text random
+    (digits stay digits, other text becomes random letters)."""
+    import xml.etree.ElementTree as ET
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def noise(v: str) -> str:
+        if v.strip().lstrip("-").isdigit():
+            return str(int(rng.integers(0, 100)))
+        return "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz ()"), size=max(1, len(v))))
+
+    root = ET.fromstring(src.read_bytes())
+    for el in root.iter():
+        for k, v in el.attrib.items():
+            el.set(k, noise(v))
+        if el.text and el.text.strip():
+            el.text = noise(el.text)
+    dest.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
+
+
+# ---- recordings an app leaves as WAV (streaming: OBS's audio recordings) -----------------------------
+
+def wav_float32(src: Path, dest: Path, seed: int) -> None:
+    """The same samples as a 32-bit float WAV (what OBS writes with a float audio format)."""
+    import soundfile as sf
+
+    x, rate = sf.read(str(src), dtype="float64", always_2d=True)
+    sf.write(str(dest), x.astype("float32"), rate, subtype="FLOAT")
+
+
+def wav_silence(src: Path, dest: Path, seed: int) -> None:
+    """Digital silence with the file's rate, channels, length and sample format."""
+    import numpy as np
+    import soundfile as sf
+
+    info = sf.info(str(src))
+    sf.write(str(dest), np.zeros((info.frames, info.channels)), info.samplerate, subtype=info.subtype)
+
+
+def export_av(src: Path, dest: Path, seed: int) -> None:
+    """Picture and sound re-exported as OBS records them: H.264 yuv420p CRF 20 (BT.709) and AAC 160 kbps,
+    in the container `dest` names (MKV shifts the video by AAC's 1024-sample priming, MP4 an edit list)."""
+    _ffmpeg(["-i", str(src), "-vf", _vf("yuv420p"), "-c:v", "libx264", "-preset", "medium", "-crf", "20", *_BT709,
+             "-c:a", "aac", "-b:a", "160k", "-ar", "48000", str(dest)])
+
+
+CONFIG_RECIPES = {"export_av": export_av, "json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant,
+                  "xml_garbage": xml_garbage, "wav_float32": wav_float32, "wav_silence": wav_silence}

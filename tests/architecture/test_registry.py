@@ -38,7 +38,7 @@ def test_tasks_json_carries_curve_and_scorer(capsys) -> None:
     t01 = next(r for r in rows if r["id"] == "R06.12.01.01-T01")
     assert t01["scorer"] == {"module": "verifiers.tasks.streaming.t01_weekly_gui", "class": "WeeklyStreamGui"}
     cam = next(c for c in t01["checks"] if c["name"] == "cam_geometry")
-    assert cam["curve"] == {"kind": "linear", "zero_at_px": 12.0, "why": "legacy; see issue 21"}
+    assert cam["curve"] == {"kind": "threshold"}  # the seed's +-2 px is the pass line (issue 21)
     assert all("kind" in c["curve"] for r in rows for c in r["checks"])
 
 

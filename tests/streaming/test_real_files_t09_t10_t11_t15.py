@@ -293,3 +293,63 @@ def test_t15_transforms_as_obs31_loads_them(instances: dict[str, Path], tmp_path
     logo["pos_rel"]["x"] += 5 / 540                       # where OBS 31+ really puts it: 5 px right
     path.write_text(json.dumps(coll))
     assert _checks(score_solution(T15, instances[T15], sol))["transforms_preserved"]["score"] < 1.0
+
+
+# ---- gaming baselines from files the real apps saved (issue 21/22): unedited work scores <= 5 -----
+
+def _only(inst: Path, tmp: Path, keep: tuple[str, ...] = ()) -> Path:
+    """A solution folder with none of the oracle's files except `keep` (e.g. its recorded run)."""
+    sol = tmp / "solution"
+    sol.mkdir()
+    for rel in keep:
+        (sol / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(inst / "oracle" / rel, sol / rel)
+    return sol
+
+
+def test_t09_an_unedited_streamlabs_collection_scores_nothing(instances: dict[str, Path], tmp_path: Path) -> None:
+    """The app's own collection with one scene renamed Stream (its widgets where the app's template
+    put them) and the sandbox's widget settings left at their defaults: <= 5."""
+    from verifiers.tasks.streaming.t09_streamlabs_widgets import COLLECTIONS, DEFAULT_STATE, STATE
+    raw = _real("streamlabs/2024-schema4/sld_original-dual-output-collection.json").json()
+    next(sc for sc in raw["scenes"]["items"] if sc["name"] == "Intermission Screen")["name"] = "Stream"
+    sol = _only(instances[T09], tmp_path)
+    (sol / COLLECTIONS).mkdir(parents=True)
+    (sol / COLLECTIONS / "real.json").write_text(json.dumps(raw))
+    (sol / STATE).parent.mkdir(parents=True)
+    (sol / STATE).write_text(json.dumps(DEFAULT_STATE))
+    assert score_solution(T09, instances[T09], sol)["score"] <= 5
+
+
+def test_t10_an_unedited_vmix_preset_scores_nothing(instances: dict[str, Path], tmp_path: Path) -> None:
+    """A preset vMix saved for another show, as it is: <= 5. No reload snapshot (the emulator would
+    serve this preset; the oracle's snapshot belongs to another preset), so program_preview is unjudged."""
+    from verifiers.tasks.streaming.t10_vmix_panel import PRESET
+    sol = _only(instances[T10], tmp_path)
+    (sol / PRESET).parent.mkdir(parents=True)
+    (sol / PRESET).write_bytes(_real("vmix-preset/v9/forte_preset.vmix").data())
+    assert score_solution(T10, instances[T10], sol)["score"] <= 5
+
+
+def test_t11_unedited_plugin_and_obs_files_score_nothing(instances: dict[str, Path], tmp_path: Path) -> None:
+    """A user's Aitum Vertical config and OBS 32 collection as saved (no V-Live), OBS as the audited
+    writer, and the oracle's recordings replaced by none: <= 5."""
+    from verifiers.tasks.streaming.t11_vertical_canvas import PLUGIN_DIR, SCENES_DIR
+    sol = _only(instances[T11], tmp_path, ("events.jsonl",))
+    for rel, name in ((f"{PLUGIN_DIR}/config.json", "aitum-vertical/2025-11/byuwur_config.json"),
+                      (f"{SCENES_DIR}/Untitled.json", "obs/32.0/sandro_Untitled.json")):
+        (sol / rel).parent.mkdir(parents=True, exist_ok=True)
+        (sol / rel).write_text(json.dumps(_real(name).json()))
+    assert score_solution(T11, instances[T11], sol)["score"] <= 5
+
+
+def test_t15_an_unrelated_obs_collection_scores_nothing(instances: dict[str, Path], tmp_path: Path) -> None:
+    """A collection OBS 32 saved (not the migration), named Migrated, with a clean load log: <= 5."""
+    from verifiers.tasks.streaming.common import collection_rel
+    coll = _real("obs/32.0/sandro_Untitled.json").json()
+    coll["name"] = "Migrated"
+    log = "obs-studio/logs/2026-11-30 21-00-00.txt"
+    sol = _only(instances[T15], tmp_path, (log,))
+    (sol / collection_rel("Migrated")).parent.mkdir(parents=True)
+    (sol / collection_rel("Migrated")).write_text(json.dumps(coll))
+    assert score_solution(T15, instances[T15], sol)["score"] <= 5

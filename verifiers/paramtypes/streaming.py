@@ -146,6 +146,14 @@ class TickerPosition:
     tolerance_px: float
 
 
+@params_type(T12, "renders_transparent")
+@dataclass(frozen=True)
+class RendersTransparent:
+    #: the ticker's text covers part of its 80 px band; where the page background is transparent the
+    #: scene shows through the rest (an opaque background shows none of it)
+    min_scene_visible_pct: float
+
+
 # ---- T10: vMix panel ----------------------------------------------------------------------------
 T10 = "R06.12.01.01-T10"
 
@@ -197,6 +205,8 @@ class MicLoudness:
     target_lufs: float
     tolerance_lu: float
     duration_s: float
+    #: the recording is started and stopped by hand in the GUI: up to 2 s short is still "a 30 s recording"
+    duration_tolerance_s: float
 
 
 @params_type(T03, "peak_noise_floor")
@@ -236,6 +246,8 @@ class Recovery:
 @dataclass(frozen=True)
 class DuckRecording:
     duration_s: float
+    #: recording started and stopped by hand against the test feed: 1 s either way (the seed names none)
+    tolerance_s: float
 
 
 # ---- T02: multitrack recording ------------------------------------------------------------------
@@ -453,6 +465,8 @@ class DualStreaming:
     size_px: tuple[int, int]
     fps: float
     bitrate_kbps: float
+    #: T18's seed names no tolerance; T05's seed names 10 % for the same 6000 kbps CBR at the same ingest
+    bitrate_tolerance_pct: float
 
 
 @params_type(T18, "program_recording")

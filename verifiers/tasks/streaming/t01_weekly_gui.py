@@ -53,6 +53,9 @@ class WeeklyStreamGui(CheckedTask):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         W.write_weekly_instance(inst, {
             "cam_4px_off": ([N.cam_geometry], "Cam dragged 4 px right of its spot", W.cam_off),
+            "cam_2px_off_inside": ([], "Cam 2 px right: on the seed's +-2 px pass line, full marks", W.cam_off_by(2)),
+            "cam_3px_off_outside": ([N.cam_geometry], "Cam 3 px right: past the +-2 px pass line, the whole share lost",
+                                    W.cam_off_by(3)),
             "frame_under_cam": ([N.z_order_mute], "overlay/frame.png sits under the webcam", W.frame_under),
             "brb_mic_live": ([N.z_order_mute], "BRB mic left unmuted", W.mic_live),
             "fade_500ms": ([N.transition], "Fade left at 500 ms", W.fade_500),

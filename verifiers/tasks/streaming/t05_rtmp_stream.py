@@ -87,7 +87,7 @@ class RtmpStream(CheckedTask):
     def duration(self, p: StreamDuration, curve: Curve) -> Result:
         snap, stopped = self.stream
         dur = float(snap.duration_s or 0.0)
-        s = curve.score(dur - p.duration_s, p.tolerance_s) * (1.0 if stopped else 0.5)
+        s = curve.score(dur - p.duration_s, p.tolerance_s) if stopped else 0.0
         return Result(s, {"duration_s": dur, "stopped": stopped},
                       ("" if abs(dur - p.duration_s) <= p.tolerance_s else f"streamed {dur:.0f} s")
                       + ("" if stopped else "; stream never stopped"))
@@ -116,6 +116,13 @@ class RtmpStream(CheckedTask):
                              "key test-key: the ingest saw no test_key stream"), key="test-key")
         solution(inst.mutant("no_ingest_recorded", [N.encoder_at_ingest, N.audio, N.duration],
                              "no run recorded: cannot judge"), run=False)
+        # near misses at the seed's pass lines (6000 kbps +-10 %, 60 +-5 s); the synthetic ingest's bitrate
+        # jitters by 1 % (sd), so the bitrate pair sits 3 sd either side of the line
+        solution(inst.mutant("bitrate_5580_inside", [], "5580 kbps: 7 % low, inside +-10 %"), kbps=5580)
+        solution(inst.mutant("bitrate_5220_outside", [N.encoder_at_ingest], "5220 kbps: 13 % low, past +-10 %"),
+                 kbps=5220)
+        solution(inst.mutant("stream_64s_inside", [], "stopped after 64 s: inside 60 +-5 s"), dur=64.0)
+        solution(inst.mutant("stream_66s_outside", [N.duration], "stopped after 66 s: past 60 +-5 s"), dur=66.0)
 
 
 def write_profile(folder: Path, server: str, key: str, size: tuple[int, int], fps: float, kbps: float, ki: float,

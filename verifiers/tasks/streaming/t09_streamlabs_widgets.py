@@ -97,6 +97,14 @@ def widget_rects(coll: SlCollection | dict[str, Any], scene: str = "Stream",
     return out
 
 
+def widget_counts(coll: SlCollection, scene: str = "Stream", display: str = "horizontal") -> dict[str, int]:
+    """'alert' / 'chat' -> how many widget items of that role `scene` shows on `display`."""
+    sc = coll.scene(scene)
+    roles = [widget_role(src) for it in (sc.items_on(display) if sc else [])
+             if (src := coll.sources.get(it.source_id)) is not None]
+    return {r: roles.count(r) for r in ("alert", "chat")}
+
+
 def alert_box_target(alert_box_px: tuple[int, int]) -> tuple[float, float, float, float]:
     w, h = alert_box_px
     return ((CANVAS_PX[0] - w) / 2, 0.0, w, h)
@@ -135,9 +143,14 @@ class StreamlabsWidgets(CheckedTask):
             cw, ch = p.chat_box_px
             errs["chat"] = max(abs(x + w - CANVAS_PX[0]), abs(w - cw), abs(h - ch), max(0.0, -y),
                                max(0.0, y + h - CANVAS_PX[1]))
-        parts = [curve.part("box").score(errs[k], tol) if k in errs else 0.0 for k in ("alert", "chat")]
-        return Result(curve.count(parts), {"rects": rects, "max_err_px": errs},
-                      "; ".join(f"{k} box off by {e:.0f} px" for k, e in errs.items() if e > tol)
+        # one widget of each role is asked for: a scene with several (every position at once) shows
+        # no single placement, so that role's unit fails
+        many = [k for k, n in widget_counts(self.coll).items() if n > 1]
+        parts = [curve.part("box").score(errs[k], tol) if k in errs and k not in many else 0.0
+                 for k in ("alert", "chat")]
+        return Result(curve.count(parts), {"rects": rects, "max_err_px": errs, "several": many},
+                      "; ".join([*(f"{k} box off by {e:.0f} px" for k, e in errs.items() if e > tol),
+                                 *(f"{k} widget placed more than once" for k in many)])
                       + ("" if len(errs) == 2 else "; widget missing"))
 
     @check(N.alert_settings)
@@ -194,6 +207,12 @@ class StreamlabsWidgets(CheckedTask):
         c = copy.deepcopy(good)
         c["scenes"]["items"][0]["sceneItems"]["items"][1]["x"] = 564
         solution(inst.mutant("alert_4px_right", [N.widget_placement], "Alert Box 4 px right of centre"), c, state)
+        for dx, lowers in ((2, []), (3, [N.widget_placement])):  # near misses at the seed's +-2 px pass line
+            c = copy.deepcopy(good)
+            c["scenes"]["items"][0]["sceneItems"]["items"][1]["x"] = 560 + dx
+            solution(inst.mutant(f"alert_{dx}px_right_{'outside' if lowers else 'inside'}", lowers,
+                                 f"Alert Box {dx} px right of centre: {'past' if lowers else 'on'} the +-2 px pass line"),
+                     c, state)
         c = copy.deepcopy(good)
         c["scenes"]["items"][0]["sceneItems"]["items"][1]["display"] = "vertical"
         solution(inst.mutant("alert_on_vertical_display", [N.widget_placement],
@@ -211,6 +230,44 @@ class StreamlabsWidgets(CheckedTask):
                  good, state, alert_box=(0, 0, 80, 30))
         solution(inst.mutant("no_test_alert", [N.test_alert_renders], "no run recorded: cannot judge"), good, state,
                  run=False)
+        write_cases(inst, good)
+
+
+#: the sandbox's widget settings before anyone edits them (the values the mutants name as "left at")
+DEFAULT_STATE = {"alert_box": {"follow_sound_href": "https://uploads.twitchalerts.com/sound-defaults/new-message-4.ogg",
+                               "follow_sound_volume": 50, "follow_alert_duration": 8000},
+                 "chat_box": {"text_size": 14}}
+COLL_FILE = f"{COLLECTIONS}/c0a3f1e2-0000-4000-8000-000000000001.json"
+
+
+def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
+    """Self-test cases (verifiers.synthcases): the collection as a newer Streamlabs saves it (>= 95) and
+    gaming baselines (<= 5), each with the sandbox's untouched widget settings and no recorded run."""
+    base = inst.root / "baselines"
+    inst.write_json(base / "default_state.json", DEFAULT_STATE)
+    default = copy.deepcopy(good)   # a fresh collection: scene 'Stream' holding one game capture
+    default["scenes"]["items"][0]["sceneItems"]["items"] = default["scenes"]["items"][0]["sceneItems"]["items"][:1]
+    default["sources"]["items"] = default["sources"]["items"][:1]
+    inst.write_json(base / "default_collection.json", default)
+    every = copy.deepcopy(good)     # an Alert Box and a Chat Box at every position of a 40 px grid
+    items = every["scenes"]["items"][0]["sceneItems"]["items"]
+    extra = [{**copy.deepcopy(it), "id": f"{it['id'][:-6]}{n:06d}", "x": x, "y": y}
+             for n, (it, x, y) in enumerate(((it, x, y) for it in items[1:] for x in range(0, 1921, 40)
+                                             for y in range(0, 1081, 40)), 1)]
+    items[1:] = [*extra, *items[1:]]
+    inst.write_json(base / "every_position.json", every)
+    state = (STATE, "copy:baselines/default_state.json")
+    inst.export_case("newer_streamlabs_save", [(COLL_FILE, f"json_variant:oracle/{COLL_FILE}")],
+                     why="keys in another order, unknown keys, schema versions one higher")
+    inst.baseline_case("default_collection", [(COLL_FILE, "copy:baselines/default_collection.json"), state],
+                       why="a fresh collection with scene Stream, widgets untouched")
+    inst.baseline_case("garbage_collection", [(COLL_FILE, f"json_garbage:oracle/{COLL_FILE}"), state],
+                       why="the collection's structure with random values")
+    inst.baseline_case("every_position", [(COLL_FILE, "copy:baselines/every_position.json"), state],
+                       why="Alert Box and Chat Box copies at every 40 px position, the right ones among them")
+    inst.baseline_case("other_task_oracle",
+                       [(COLL_FILE, "other_oracle:R06.12.01.01-T15:obs-studio/basic/scenes/Migrated.json"), state],
+                       why="T15's OBS collection where the Streamlabs collection belongs")
 
 
 def alert_pixels(img: np.ndarray, bg_rgb: list[int], box: tuple[float, float, float, float]) -> tuple[float, float]:

@@ -70,8 +70,14 @@ def is_ndi(i: VmixInput) -> bool:
     return unknown_type_code(i) and any(NDI_NAME.match(t or "") for t in (i.title, i.content))
 
 
-def find_cam(state: VmixState, name: str, ndi_only: bool = True) -> VmixInput | None:
-    return next((i for i in state.inputs if cam(i.title, name) and (not ndi_only or is_ndi(i))), None)
+def only_cam(title: str | None, name: str, names: tuple[str, ...]) -> bool:
+    """The title names camera `name` and no other of `names`: one input titled with every camera
+    ("PC (CAM1 CAM2 CAM3 CAM4)") is none of them, not all four."""
+    return cam(title, name) and not any(cam(title, o) for o in names if o != name)
+
+
+def find_cam(state: VmixState, name: str, names: tuple[str, ...], ndi_only: bool = True) -> VmixInput | None:
+    return next((i for i in state.inputs if only_cam(i.title, name, names) and (not ndi_only or is_ndi(i))), None)
 
 
 def is_title(i: VmixInput, template: str) -> bool:
@@ -112,7 +118,7 @@ class VmixPanel(CheckedTask):
 
     @check(N.ndi_inputs)
     def ndi_inputs(self, p: NdiInputs, curve: Curve) -> Result:
-        found = {c: find_cam(self.state, c) for c in p.sources}
+        found = {c: find_cam(self.state, c, p.sources) for c in p.sources}
         return Result(curve.count(sum(v is not None for v in found.values()), len(p.sources)),
                       {"ndi": {c: (i.title if i else None) for c, i in found.items()}},
                       "; ".join(f"no NDI input {c}" for c, i in found.items() if i is None))
@@ -129,7 +135,7 @@ class VmixPanel(CheckedTask):
     @check(N.multiview)
     def multiview(self, p: NoParams, curve: Curve) -> Result:
         state, cams = self.state, self.cams
-        want_keys = {c: (find_cam(state, c, ndi_only=False) or VmixInput("", 0, "", "")).key for c in cams}
+        want_keys = {c: (find_cam(state, c, cams, ndi_only=False) or VmixInput("", 0, "", "")).key for c in cams}
         if self.title is not None:
             want_keys["title"] = self.title.key
         best: dict[str, bool] = {}
@@ -146,13 +152,15 @@ class VmixPanel(CheckedTask):
     def program_preview(self, p: ProgramPreview, curve: Curve) -> Result:
         state = self.state
         act, prev = state.input_by_number(state.active), state.input_by_number(state.preview)
-        files = {"program CAM1": cam(act.title if act else None, p.program),
-                 "preview CAM2": cam(prev.title if prev else None, p.preview)}
+        files = {"program CAM1": only_cam(act.title if act else None, p.program, self.cams),
+                 "preview CAM2": only_cam(prev.title if prev else None, p.preview, self.cams)}
         snap = VmixSnapshot.from_event(self.ctx.events_of("vmix", "snapshot")[-1])
         on_prog, on_prev = snap.input(snap.active), snap.input(snap.preview)
-        live = {"reloaded program CAM1": cam(on_prog.title if on_prog else None, p.program),
-                "reloaded preview CAM2": cam(on_prev.title if on_prev else None, p.preview),
-                "reloaded inputs equal the preset": same_inputs([i.to_payload() for i in snap.inputs], state.inputs)}
+        live = {"reloaded program CAM1": only_cam(on_prog.title if on_prog else None, p.program, self.cams),
+                "reloaded preview CAM2": only_cam(on_prev.title if on_prev else None, p.preview, self.cams),
+                # the reload agreeing with a preset that has neither camera in place proves nothing asked for
+                "reloaded inputs equal the preset": any(files.values())
+                and same_inputs([i.to_payload() for i in snap.inputs], state.inputs)}
         allp = {**files, **live}
         return Result(curve.count(sum(allp.values()), len(allp)), allp,
                       "; ".join(f"not {k}" for k, v in allp.items() if not v))
@@ -199,6 +207,31 @@ class VmixPanel(CheckedTask):
         solution(bad, good)
         p = bad / PRESET
         p.write_bytes(p.read_bytes()[:400])
+        write_cases(inst, solution)
+
+
+def write_cases(inst: InstanceWriter, solution: Any) -> None:
+    """Self-test cases (verifiers.synthcases): the preset as another vMix version saves it (>= 95) and
+    gaming baselines (<= 5). `solution(folder, spec)` writes a preset and its reload snapshot."""
+    base = inst.root / "baselines"
+    solution(base / "blank", {"inputs": [], "active": 0, "preview": 0})   # File > New, saved as it is
+    every = spec()   # one NDI input titled with every camera, on program and preview, in a multiview
+    every["inputs"] = [{**every["inputs"][0], "title": "STUDIO-PC (CAM1 CAM2 CAM3 CAM4)"}, every["inputs"][5]]
+    every["inputs"][1]["layers"] = [every["inputs"][0]["key"]] * 4
+    every["active"] = every["preview"] = 1
+    solution(base / "every_camera", every)
+    inst.export_case("newer_vmix_save", [(PRESET, f"xml_variant:oracle/{PRESET}")],
+                     why="attributes in another order, unknown attributes and elements, Version 10")
+    for name, why in (("blank", "a new preset saved with no inputs"),
+                      ("every_camera", "one NDI input titled with all four cameras, on program and preview")):
+        inst.baseline_case(f"{name}_preset", [(PRESET, f"copy:baselines/{name}/{PRESET}"),
+                                              ("events.jsonl", f"copy:baselines/{name}/events.jsonl")], why=why)
+    inst.baseline_case("garbage_preset", [(PRESET, f"xml_garbage:oracle/{PRESET}"),
+                                          ("events.jsonl", "copy:oracle/events.jsonl")],
+                       why="the preset's elements with random values (the oracle's reload snapshot)")
+    inst.baseline_case("other_task_oracle", [(PRESET, "other_oracle:R06.12.01.01-T01:"
+                                                      "obs-studio/basic/scenes/Weekly_Stream.json")],
+                       why="T01's OBS collection where the vMix preset belongs")
 
 
 def spec() -> dict[str, Any]:

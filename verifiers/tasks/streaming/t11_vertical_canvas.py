@@ -33,7 +33,7 @@ from skimage.metrics import structural_similarity
 from verifiers.apps.obs.collection import Scene
 from verifiers.apps.vertical import VerticalCanvas as PluginCanvas
 from verifiers.apps.vertical import VerticalConfigError, load_config, vertical_scenes
-from verifiers.base import NoLiveEvidence, ScoreContext
+from verifiers.base import AgentOutputError, GTError, NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
@@ -143,8 +143,10 @@ class VerticalCanvas(CheckedTask):
                      and (w.process or "").lower() not in OBS_WRITERS]
         scene, coll_file = self.vscene
         parts = {"scene V-Live on the vertical canvas": scene is not None,
-                 "record path recordings/vertical/": path_ends_with(canvas.record_path, p.record_path),
-                 "written by OBS (audit)": not outsiders}
+                 "record path recordings/vertical/": path_ends_with(canvas.record_path, p.record_path)}
+        if outsiders:   # a file another process wrote is not the setup made in OBS: nothing of it counts
+            return Result.fail("the config or collection was written by another process than OBS",
+                               {"file": cfg_path.name if cfg_path else None, "outside_writers": outsiders, **parts})
         return Result(curve.count(sum(parts.values()), len(parts)),
                       {"file": cfg_path.name if cfg_path else None, "collection": coll_file,
                        "outside_writers": outsiders, **parts},
@@ -165,21 +167,28 @@ class VerticalCanvas(CheckedTask):
         return Result(curve.passes(bool(texts)), {"captions_items": [t.name for t in texts]},
                       "" if texts else "no captions text at the bottom of V-Live")
 
-    @check(N.layout_in_frames)
-    def layout_in_frames(self, p: LayoutInFrames, curve: Curve) -> Result:
+    @provides
+    def sims(self) -> dict[str, float]:
+        """SSIMs of the first vertical recording's top region and gameplay band against the GT crops
+        (and crossed: Cam in the band, gameplay on top); GTError / AgentOutputError when unjudgeable."""
         try:
             cam_ref = cv2.imread(str(self.ctx.gt_path("cam_ref.png")))[:, :, ::-1]
             game_ref = cv2.imread(str(self.ctx.gt_path("game_ref.png")))[:, :, ::-1]
             gt = self.ctx.gt_json("vertical.json")
         except TypeError:
-            return Result.cannot_judge("GT reference frames unreadable")
+            raise GTError("GT reference frames unreadable") from None
         if not self.verts:
-            return Result.fail(f"no recording in {VERT_DIR}/")
+            raise AgentOutputError(f"no recording in {VERT_DIR}/")
         canvas_px = self.task.check(N.vertical_canvas_config).typed.canvas_px
+        top_h = self.task.check(N.layout_in_frames).typed.top_region_px[1]
         try:
-            sims = self._ssims(self.verts[0], cam_ref, game_ref, p.top_region_px[1], gt["game_band_px"], canvas_px)
+            return self._ssims(self.verts[0], cam_ref, game_ref, top_h, gt["game_band_px"], canvas_px)
         except MediaError as exc:
-            return Result.fail(str(exc))
+            raise AgentOutputError(str(exc)) from None
+
+    @check(N.layout_in_frames)
+    def layout_in_frames(self, p: LayoutInFrames, curve: Curve) -> Result:
+        sims = self.sims
         lo = p.min_ssim
         s = curve.count([curve.part("ssim").score(max(0.0, lo - sims["cam"]), 0),
                          curve.part("ssim").score(max(0.0, lo - sims["game"]), 0)])
@@ -203,22 +212,35 @@ class VerticalCanvas(CheckedTask):
         overlap = bool(ok["main"] and ok["vertical"]) and abs(_start_time(ok["main"]) - _start_time(ok["vertical"])) <= 5
         parts = {"main 1920x1080 ~15 s": ok["main"] is not None, "vertical 1080x1920 ~15 s": ok["vertical"] is not None,
                  "recorded together": overlap}
+        # files of the right size and length earn only when the vertical one is a recording of the
+        # canvas: the Cam crop or the gameplay crop shows somewhere in it (black of the right length,
+        # another clip: 0)
+        min_ssim = self.task.check(N.layout_in_frames).typed.min_ssim
+        try:
+            derived = max(v for k, v in self.sims.items() if k != "frames_sampled") >= min_ssim
+        except AgentOutputError:
+            derived = False
+        if not derived:
+            return Result.fail("the vertical recording shows neither the Cam nor the gameplay crop", parts)
         return Result(curve.count(sum(parts.values()), 3), parts,
                       "; ".join(f"missing: {k}" for k, v in parts.items() if not v))
 
     @staticmethod
     def _ssims(path: Path, cam_ref: np.ndarray, game_ref: np.ndarray, top_h: int, band: list[int],
                canvas: list[int]) -> dict[str, float]:
-        cams, games = [], []
+        cams, games, crossed = [], [], []
         for i, (_t, img) in enumerate(frames(path, max_width_px=216)):
             if i % 3:
                 continue
             sy = img.shape[0] / canvas[1]
-            cams.append(_region_ssim(img[: round(top_h * sy)], cam_ref))
-            games.append(_region_ssim(img[round(band[0] * sy): round(band[1] * sy)], game_ref))
+            top, mid = img[: round(top_h * sy)], img[round(band[0] * sy): round(band[1] * sy)]
+            cams.append(_region_ssim(top, cam_ref))
+            games.append(_region_ssim(mid, game_ref))
+            crossed.append(max(_region_ssim(top, game_ref), _region_ssim(mid, cam_ref)))
         if not cams:
             raise MediaError(f"{path.name}: no frames")
-        return {"cam": float(np.median(cams)), "game": float(np.median(games)), "frames_sampled": len(cams)}
+        return {"cam": float(np.median(cams)), "game": float(np.median(games)),
+                "crossed": float(np.median(crossed)), "frames_sampled": len(cams)}
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         cam = blocks(rng, (216, 162), (6, 5))      # 1/5 of 1080x810
@@ -273,6 +295,33 @@ class VerticalCanvas(CheckedTask):
                  vert_name="2026-11-30 21-01-05.mkv")
         solution(inst.mutant("no_audit", [N.vertical_canvas_config],
                  "no audit recorded: cannot judge"), good, run=False)
+        write_cases(inst)
+
+
+def write_cases(inst: InstanceWriter) -> None:
+    """Self-test cases (verifiers.synthcases): the oracle re-exported / re-saved the way real apps do
+    (>= 95) and gaming baselines (<= 5), all with OBS as the audited writer. (Garbage configs are
+    T09/T10/T15's cases; here they would only add two 1080x1920 encodes.)"""
+    cfg_rel, coll_rel = f"{PLUGIN_DIR}/config.json", f"{SCENES_DIR}/Untitled.json"
+    main_rel, vert_rel = "recordings/2026-11-30 21-00-00.mkv", f"{VERT_DIR}/2026-11-30 21-00-01.mkv"
+    base = inst.root / "baselines"
+    # the plugin as installed: its canvas recording to ~/Videos, an OBS collection without V-Live
+    InstanceWriter.write_json(base / cfg_rel, vertical_config("Vertical Scene", "/home/streamer/Videos"))
+    O.write_collection(base / OBS_DIR, O.collection("Untitled", [O.scene("Scene", [])], []))
+    audit = ("events.jsonl", "copy:oracle/events.jsonl")
+    black = [(main_rel, f"black:oracle/{main_rel}"), (vert_rel, f"black:oracle/{vert_rel}")]
+    default = [(cfg_rel, f"copy:baselines/{cfg_rel}"), (coll_rel, f"copy:baselines/{coll_rel}")]
+    inst.export_case("vertical_h264_crf23", [(vert_rel, f"export:h264_crf23:oracle/{vert_rel}")],
+                     why="the vertical recording as an 8-bit 4:2:0 H.264 export")
+    inst.export_case("newer_obs_and_plugin_save", [(cfg_rel, f"json_variant:oracle/{cfg_rel}"),
+                                                   (coll_rel, f"json_variant:oracle/{coll_rel}")],
+                     why="config and collection with keys in another order, unknown keys, versions one higher")
+    inst.baseline_case("default_config_black_recordings", [*default, *black, audit],
+                       why="the plugin as installed and black recordings of the right size and length")
+    inst.baseline_case("other_task_oracle", [*default, audit,
+                                             (main_rel, "other_oracle:R06.12.01.01-T16:recordings/stinger.mkv"),
+                                             (vert_rel, "other_oracle:R06.12.01.01-T16:recordings/stinger.mkv")],
+                       why="T16's stinger recording as both recordings (T16 runs before T11 in the suite: no extra synth)")
 
 
 def blocks(rng: np.random.Generator, size: tuple[int, int], grid: tuple[int, int]) -> np.ndarray:

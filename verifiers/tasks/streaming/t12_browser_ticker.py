@@ -25,8 +25,7 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsEvent
 from verifiers.evidence.obs import ScreenshotData
-from verifiers.params import NoParams
-from verifiers.paramtypes.streaming import TickerPosition, TickerSettings
+from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, TickerSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
@@ -87,7 +86,7 @@ class BrowserTicker(CheckedTask):
                       "" if err <= p.tolerance_px else f"ticker off the bottom edge by {err:.0f} px")
 
     @check(N.renders_transparent)
-    def renders_transparent(self, p: NoParams, curve: Curve) -> Result:
+    def renders_transparent(self, p: RendersTransparent, curve: Curve) -> Result:
         self.coll  # noqa: B018 - as before the split: no collection fails this check too
         shots = obs_events(self.ctx.events_of("obs"), "ProgramScreenshot")
         if not shots:
@@ -97,9 +96,8 @@ class BrowserTicker(CheckedTask):
             return Result.fail("program screenshot is not a readable image")
         gt = self.ctx.gt_json("ticker.json")
         m = band_transparency(img, gt["scene_rgb"], 80 / CANVAS_PX[1])
-        ok_bg = curve.part("scene_visible").score(max(0.0, 60.0 - 100.0 * m["scene_visible"]), 0.0)
-        ok_text = curve.passes(m["text"] >= 0.01)
-        return Result(ok_bg * ok_text, m, "" if ok_bg * ok_text >= 1 else "ticker band hides the scene or shows no text")
+        ok = 100.0 * m["scene_visible"] >= p.min_scene_visible_pct and m["text"] >= 0.01
+        return Result(curve.passes(ok), m, "" if ok else "ticker band hides the scene or shows no text")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         scene_rgb = [40, 90, 160]
@@ -134,6 +132,11 @@ class BrowserTicker(CheckedTask):
         c = copy.deepcopy(good)
         O.find_item(c, "Live", TICKER)["pos"]["y"] = 996.0
         solution(inst.mutant("ticker_4px_high", [N.position], "ticker dragged 4 px above the edge"), c)
+        for dy, lowers in ((1, []), (2, [N.position])):  # near misses at the seed's y = 1000 +-1 pass line
+            c = copy.deepcopy(good)
+            O.find_item(c, "Live", TICKER)["pos"]["y"] = 1000.0 - dy
+            solution(inst.mutant(f"ticker_{dy}px_high_{'outside' if lowers else 'inside'}", lowers,
+                                 f"ticker {dy} px above the edge: {'past' if lowers else 'on'} the +-1 px pass line"), c)
         solution(inst.mutant("opaque_background", [N.renders_transparent], "page background renders black"),
                  good, opaque=True)
         solution(inst.mutant("no_screenshot", [N.renders_transparent], "no run recorded: cannot judge"), good,

@@ -41,6 +41,8 @@ DISPLAY_KINDS = ("xshm_input", "monitor_capture", "display_capture", "pipewire-d
 OBS_WRITERS = {"obs", "obs-studio", "obs64.exe", "obs.exe", "obs64"}
 CANDIDATES = ("0", "1", "12", "34", "408", "1234")
 FPS = 2
+#: a display box whose best candidate reading correlates this well is the calculator's (action_recorded's line)
+MIN_READ_NCC = 0.6
 
 
 def colour_share(img: np.ndarray, colours: list[list[int]], tol: int = 18) -> float:
@@ -103,6 +105,19 @@ class WindowTutorial(CheckedTask):
         except (AgentOutputError, MediaError) as exc:
             return Recording(None, None, [], str(exc))
 
+    @provides
+    def shows_calculator(self) -> bool:
+        """Content identity: some sampled frame shows the calculator's display (it reads as one of the
+        candidate numbers at the NCC line action_recorded uses). Black frames or another window do
+        not; without it the shares for what is absent (wallpaper, notification) and for the file's
+        size and length pay for nothing."""
+        gt, refs = self.gt
+        for _t, img in self.rec.samples:
+            x0, y0, x1, y1 = display_box(gt, img.shape[1], img.shape[0])
+            if read_display(img[y0:y1, x0:x1], refs)[1] >= MIN_READ_NCC:
+                return True
+        return False
+
     @check(N.window_only)
     def window_only(self, p: NoParams, curve: Curve) -> Result:
         gt, rec = self.gt[0], self.rec
@@ -123,10 +138,12 @@ class WindowTutorial(CheckedTask):
                or (w.process or "").lower() in forbidden]
         parts = {"window capture in Tutorial": any(k.startswith(WINDOW_KINDS) for k in kinds),
                  "no display capture": bool(kinds) and not any(k.startswith(DISPLAY_KINDS) for k in kinds),
-                 "no wallpaper in frames": bool(rec.samples) and wall <= 0.001,
-                 "no outside/forbidden writer": not bad}
-        return Result(curve.count(sum(parts.values()), 4),
-                      {"sources": kinds, "max_wallpaper_share": wall, "bad_writers": bad, **parts},
+                 "no wallpaper in frames": bool(rec.samples) and wall <= 0.001 and self.shows_calculator}
+        ev = {"sources": kinds, "max_wallpaper_share": wall, "bad_writers": bad,
+              "shows_calculator": self.shows_calculator, **parts}
+        if bad:   # a gate, not an item: "no outside writer" alone would pay for doing nothing
+            return Result.fail("obs-studio/ or the recording written by another process than OBS", ev)
+        return Result(curve.count(sum(parts.values()), 3), ev,
                       "; ".join(f"not {k}" for k, s in parts.items() if not s) or rec.err)
 
     @check(N.canvas_duration)
@@ -135,6 +152,8 @@ class WindowTutorial(CheckedTask):
         info, v = self.rec.info, self.rec.video
         if info is None or v is None:
             return Result.fail(self.rec.err or "no video stream")
+        if not self.shows_calculator:
+            return Result.fail("the recording does not show the calculator", {"duration_s": info.duration_s})
         parts = {"1280x720": [v.width_px, v.height_px] == list(p.size_px),
                  "18-25 s": p.min_duration_s <= info.duration_s <= p.max_duration_s}
         return Result(curve.count(sum(parts.values()), 2),
@@ -151,7 +170,7 @@ class WindowTutorial(CheckedTask):
         for _t, img in rec.samples[-3:] if rec.samples else []:
             x0, y0, x1, y1 = display_box(gt, img.shape[1], img.shape[0])
             reads.append(read_display(img[y0:y1, x0:x1], refs))
-        ok = bool(reads) and any(r[0] == p.expected_text and r[1] >= 0.6 for r in reads)
+        ok = bool(reads) and any(r[0] == p.expected_text and r[1] >= MIN_READ_NCC for r in reads)
         return Result(curve.passes(ok), {"read": reads}, "" if ok else f"display does not read {p.expected_text} at the end")
 
     @check(N.no_notification_leak)
@@ -161,6 +180,8 @@ class WindowTutorial(CheckedTask):
         if not notify:
             return Result.cannot_judge("no live evidence: the scenario fired no test notification")
         leak = [t for t, img in samples if colour_share(img, [gt["notification_rgb"]]) > 0.002]
+        if samples and not self.shows_calculator:
+            return Result.fail("the recording does not show the calculator: nothing in it to keep clean")
         return Result(curve.passes(not (leak or not samples)), {"frames_with_notification_s": leak[:10]},
                       "notification visible in the recording" if leak else (self.rec.err if not samples else ""))
 
@@ -212,6 +233,19 @@ class WindowTutorial(CheckedTask):
         solution(inst.mutant("truncated", [N.window_only, N.canvas_duration, N.action_recorded, N.no_notification_leak],
                              "recording never finalised"), good)
         truncate(inst.root / "mutants" / "truncated" / REC, 0.05)
+        write_cases(inst, good)
+
+
+def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
+    """Self-test cases (verifiers.synthcases): the recording re-encoded H.264 CRF 23 (>= 95) and gaming
+    baselines (<= 5): black frames with the oracle's run (no scene), another task's recording. (Beside
+    the oracle's scene the black file keeps window_only's two scene items, 20 points of scene work.)"""
+    inst.export_case("h264_crf23", [(REC, f"export:h264_crf23:oracle/{REC}")], why="8-bit 4:2:0 H.264 at CRF 23")
+    inst.baseline_case("black_recording", [(REC, f"black:oracle/{REC}"), ("events.jsonl", "copy:oracle/events.jsonl")],
+                       why="black frames of the right size and length, the oracle's run, no scene")
+    inst.baseline_case("other_task_oracle", [(REC, "other_oracle:R06.12.01.01-T16:recordings/stinger.mkv")],
+                       why="T16's recording, no scene, no run")
+
 
 
 def display_img(text: str) -> np.ndarray:

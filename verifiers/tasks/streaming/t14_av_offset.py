@@ -23,8 +23,11 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsEvent, OutputStateData
 from verifiers.evidence.obs import InputSyncOffsetData
+from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
 from verifiers.measure.onsets import detect_onsets
+from verifiers.measure.streams import probe as probe_packets
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import OffsetSet, ResidualOffset
 from verifiers.registry import register
@@ -32,7 +35,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming.common import OBS_DIR, collection_with, obs_events
-from verifiers.tasks.streaming.media import decode_audio_tracks, frames
+from verifiers.tasks.streaming.media import first_video_width
 
 TASK = "R06.12.01.01-T14"
 N = check_names(TASK)
@@ -43,11 +46,16 @@ CLOSE_S = 0.3  # jaws take 300 ms to close
 
 
 def visual_closes(path: Path, gt: dict[str, Any]) -> list[float]:
-    """Close times (s) of each clap from the jaw opening per frame."""
+    """Close times (s, on the container's timeline: frame pts) of each clap from the jaw opening per frame.
+
+    The container timeline is what a player syncs by: an MKV/MP4 export with AAC starts its video
+    one AAC priming block (1024 samples, 21.3 ms at 48 kHz) after the audio's first decoded sample."""
     x0, x1 = gt["clapper_cols"]
     col = np.array(gt["clapper_rgb"], float)
     ts, gaps = [], []
-    for t, img in frames(path, max_width_px=160):
+    width = first_video_width(path)
+    for fr in iter_frames(path, width=min(160, width) if width else 160):
+        t, img = fr.t_s, fr.rgb
         band = img[:, x0:x1].astype(float)
         is_bar = np.linalg.norm(band - col, axis=2).mean(axis=1) < 60
         rows = np.nonzero(is_bar)[0]
@@ -76,15 +84,17 @@ def visual_closes(path: Path, gt: dict[str, Any]) -> list[float]:
 
 
 def audio_claps(path: Path) -> list[float]:
-    tracks, rate = decode_audio_tracks(path)
-    if not tracks:
+    """Clap onsets (s, on the container's timeline: the first audio stream's start time added)."""
+    if not any(sp.type == "audio" for sp in probe_packets(path).streams):
         raise MediaError(f"{path.name}: no audio")
+    audio = load_audio(path, audio_stream=0)
+    rate, start_s = audio.sample_rate_hz, audio.info.start_s
     # floor_db -60: a clapper feed from a PulseAudio null sink is digitally silent between claps, and
     # OBS records AAC, whose pre-echo (far below -60 dBFS) then rises 20 dB over a -100 dB floor one
     # AAC block (21 ms) before the clap at some positions: 1 clap in ~28 measured 24-28 ms early in
     # real OBS recordings and in ffmpeg AAC round trips; with -60, -1.0..-2.3 ms at every position.
-    return [o.time_s for o in detect_onsets(tracks[0].astype(np.float64), rate, min_gap_s=0.5, threshold_db=20.0,
-                                            floor_db=-60.0)]
+    return [start_s + o.time_s for o in detect_onsets(audio.mono.astype(np.float64), rate, min_gap_s=0.5,
+                                                      threshold_db=20.0, floor_db=-60.0)]
 
 
 @register
@@ -185,10 +195,22 @@ class AvOffset(CheckedTask):
                  build(80), after_ms=-40.0)
         solution(inst.mutant("wrong_sign", [N.offset_set, N.residual_offset], "sync offset -120 ms: 240 ms off"),
                  build(-120), after_ms=-240.0)
+        # near misses at the pass lines (offset 120 +-15 ms, residual <= 10 ms), each physically consistent:
+        # an offset of 120 + d ms leaves d ms of residual in the clip after the fix
+        solution(inst.mutant("offset_127ms_inside", [], "sync offset 127 ms: inside both lines (7 ms left)"),
+                 build(127), after_ms=7.0)
+        solution(inst.mutant("offset_133ms_residual_outside", [N.residual_offset],
+                             "sync offset 133 ms: inside 120 +-15, but 13 ms left in the clip"), build(133), after_ms=13.0)
+        solution(inst.mutant("offset_138ms_outside", [N.offset_set, N.residual_offset],
+                             "sync offset 138 ms: past 120 +-15 and 18 ms left"), build(138), after_ms=18.0)
         solution(inst.mutant("no_before_test", [N.before_test], "went straight to the fix"), good, before=False)
         solution(inst.mutant("before_after_fix", [N.before_test], "the 'before' clip was recorded after changing the "
                              "offset"), good, fix_first=True)
         solution(inst.mutant("no_run_recorded", [N.before_test], "no observer log: cannot judge"), good, run=False)
+        inst.export_case("h264_aac_mkv", [(AFTER, f"export_av:oracle/{AFTER}")],
+                         why="H.264 + AAC in MKV as OBS records: the video starts one AAC priming block later")
+        inst.baseline_case("before_clip_as_after", [(AFTER, "copy:oracle/recordings/2026-11-30 21-20-00.mkv")],
+                           why="the uncorrected clap test saved as sync_after, no collection, no run")
 
 
 def clap_test(offset_ms: float, dur_s: float = 8.5, rate_hz: int = 48_000) -> tuple[list[np.ndarray], np.ndarray]:

@@ -15,6 +15,7 @@ the machine the run happened on — when its part from `assets/` on exists in th
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
 import re
@@ -50,12 +51,12 @@ def resolve(workdir: Path, saved: Any) -> Path | None:
     if not isinstance(saved, str) or not saved:
         return None
     p = Path(saved)
-    if p.is_absolute() and p.exists():
+    if p.is_absolute() and p.is_file():   # a folder (assets/ itself) is no media file
         return p
     parts = PureWindowsPath(saved).parts if "\\" in saved else PurePosixPath(saved).parts
     if "assets" in parts:
         cand = workdir.joinpath(*parts[parts.index("assets"):])
-        if cand.exists():
+        if cand.is_file():
             return cand
     return None
 
@@ -92,23 +93,58 @@ class StreamlabsMigration(CheckedTask):
         self.gt  # noqa: B018 - GT first: without it nothing is judged (error), as before the split
         return load_named_collection(self.ctx, COLLECTION)
 
+    @provides
+    def relinked(self) -> dict[str, bool]:
+        """Each file source -> its saved path exists (in the work dir's assets/ or as saved) and holds
+        that source's own media (sha256 in the GT: the .overlay carries each source's file), so every
+        source pointed at one existing asset is relinked once, not five times."""
+        want = self.gt.get("media_sha256", {})
+        out = {}
+        for n, v in file_paths(self.coll).items():
+            f = resolve(self.ctx.workdir, v)
+            out[n] = f is not None and (n not in want or hashlib.sha256(f.read_bytes()).hexdigest() == want[n])
+        return out
+
+    @provides
+    def replaced(self) -> dict[str, bool]:
+        """Each widget of the original -> now a browser source with its URL from widget_urls.txt."""
+        coll, urls = self.coll, _widget_urls(self.ctx)
+        out = {}
+        for name in self.gt["widgets"]:
+            src = coll.sources.get(name)
+            out[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
+                             and not src.raw_settings.get("is_local_file", False))
+        return out
+
+    @property
+    def primary_change(self) -> bool:
+        """The migration's own work is present: a media source relinked or a widget replaced. Without
+        it the shares that pay for what the import keeps by itself (scenes, transforms) earn 0: the
+        .overlay imported as it is shows every scene and every transform unchanged."""
+        return any(self.relinked.values()) or any(self.replaced.values())
+
     @check(N.import_)
     def import_(self, p: Import, curve: Curve) -> Result:
         gt, coll = self.gt, self.coll
         present = [s for s in gt["scenes"] if s in coll.scenes]
         n_scenes = len([s for s in coll.scenes.values() if not s.is_group])
-        return Result(curve.count(len(present), len(gt["scenes"])) * (1.0 if n_scenes == p.scene_count else 0.8),
-                      {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present]},
-                      "" if len(present) == len(gt["scenes"]) else "scenes missing from the import")
+        items = [*(s in coll.scenes for s in gt["scenes"]), n_scenes == p.scene_count]
+        ev = {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present],
+              "scene_count": n_scenes}
+        if not self.primary_change:
+            return Result.fail("the collection is the .overlay as imported: no media relinked, no widget replaced", ev)
+        return Result(curve.count(items), ev,
+                      "; ".join([*(["scenes missing from the import"] if len(present) < len(gt["scenes"]) else []),
+                                 *([f"{n_scenes} scenes, not {p.scene_count}"] if n_scenes != p.scene_count else [])]))
 
     @check(N.media_relinked)
     def media_relinked(self, p: NoParams, curve: Curve) -> Result:
-        paths = file_paths(self.coll)
-        ok = {n: resolve(self.ctx.workdir, v) is not None for n, v in paths.items()}
+        paths, ok = file_paths(self.coll), self.relinked
         logs = sorted((self.ctx.workdir / OBS_DIR / "logs").glob("*.txt"))
         log_text = logs[-1].read_text(encoding="utf-8", errors="replace") if logs else ""
         missing_lines = [ln.strip() for ln in log_text.splitlines() if MISSING_RE.search(ln)][:5]
-        parts = [*ok.values(), bool(logs) and not missing_lines]
+        # a clean log says nothing about media when no saved path resolves (it was not loaded at all)
+        parts = [*ok.values(), bool(logs) and not missing_lines and any(ok.values())]
         bad = [n for n, v in ok.items() if not v]
         return Result(curve.count(sum(parts), len(parts)) if paths else 0.0,
                       {"unresolved": bad, "log": logs[-1].name if logs else None, "log_missing_lines": missing_lines},
@@ -118,12 +154,7 @@ class StreamlabsMigration(CheckedTask):
 
     @check(N.widgets_replaced)
     def widgets_replaced(self, p: NoParams, curve: Curve) -> Result:
-        coll, urls = self.coll, _widget_urls(self.ctx)
-        wok = {}
-        for name in self.gt["widgets"]:
-            src = coll.sources.get(name)
-            wok[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
-                             and not src.raw_settings.get("is_local_file", False))
+        wok = self.replaced
         return Result(curve.count(sum(wok.values()), len(wok)), {"widgets": wok},
                       "; ".join(f"{n} not a browser source with its URL" for n, v in wok.items() if not v))
 
@@ -139,6 +170,9 @@ class StreamlabsMigration(CheckedTask):
                 and abs(pos[1] - it["pos"][1]) <= tol \
                 and abs(got.transform.scale_x - it["scale"][0]) <= 0.01 \
                 and abs(got.transform.scale_y - it["scale"][1]) <= 0.01
+        if not self.primary_change:
+            return Result.fail("the collection is the .overlay as imported: transforms kept by doing nothing earn 0",
+                               {"moved": [k for k, v in tok.items() if not v]})
         return Result(curve.count(sum(tok.values()), len(tok)), {"moved": [k for k, v in tok.items() if not v]},
                       "; ".join(f"{k} moved or missing" for k, v in tok.items() if not v))
 
@@ -153,8 +187,11 @@ class StreamlabsMigration(CheckedTask):
         items = [{"scene": s["name"], "source": it["name"], "pos": [it["pos"]["x"], it["pos"]["y"]],
                   "scale": [it["scale"]["x"], it["scale"]["y"]]}
                  for s in good["sources"] if s["id"] == "scene" for it in s["settings"]["items"]]
+        sha = {s["name"]: hashlib.sha256((w / "assets" / PurePosixPath(f).name).read_bytes()).hexdigest()
+               for s in good["sources"] if (k := FILE_KEYS.get(s["id"])) and (f := s["settings"].get(k))}
         inst.write_json(inst.gt / "migration.json", {"scenes": [s["name"] for s in good["scene_order"]],
-                                                     "items": items, "widgets": sorted(WIDGETS)})
+                                                     "items": items, "widgets": sorted(WIDGETS),
+                                                     "media_sha256": sha})
         (w / "fixtures").mkdir()
         media = {p.name: p.read_bytes() for p in (w / "assets").iterdir()}
         (w / "fixtures" / "streamlabs_collection.overlay").write_bytes(overlay_zip(good, media))
@@ -188,6 +225,44 @@ class StreamlabsMigration(CheckedTask):
         c["sources"] = [s for s in c["sources"] if s["name"] != "Outro"]
         c["scene_order"] = [s for s in c["scene_order"] if s["name"] != "Outro"]
         solution(inst.mutant("outro_scene_lost", [N.import_, N.transforms_preserved], "Outro scene not imported"), c)
+        write_cases(inst, good, solution)
+
+
+def write_cases(inst: InstanceWriter, good: dict[str, Any], solution: Any) -> None:
+    """Self-test cases (verifiers.synthcases): the collection as a newer OBS saves it (>= 95) and gaming
+    baselines (<= 5), each with a clean load log. `solution(folder, coll)` writes collection and log."""
+    base = inst.root / "baselines"
+    as_is = copy.deepcopy(good)      # the .overlay imported with nothing fixed: paths on the old PC
+    for n, s in enumerate((s for s in as_is["sources"] if FILE_KEYS.get(s["id"])), 1):
+        key = FILE_KEYS[s["id"]]
+        s["settings"][key] = f"{OVERLAY_INSTALL_DIR}\\{n}{PurePosixPath(s['settings'][key]).suffix}"
+    for name in WIDGETS:
+        O.find_source(as_is, name).update(id="streamlabs_widget", versioned_id="streamlabs_widget", settings={})
+    solution(base / "as_is", as_is)
+    every = copy.deepcopy(as_is)     # every file source at the assets folder, every widget with all URLs
+    for s in every["sources"]:
+        if FILE_KEYS.get(s["id"]):
+            s["settings"][FILE_KEYS[s["id"]]] = f"{HOME}/assets"
+    for name in WIDGETS:
+        O.find_source(every, name).update(id="browser_source", versioned_id="browser_source",
+                                          settings={"url": " ".join(WIDGETS.values())})
+    solution(base / "every_file_and_url", every)
+    solution(base / "default", O.collection(COLLECTION, [O.scene("Scene", [])], []))
+    coll_rel, log_rel = "obs-studio/basic/scenes/Migrated.json", "obs-studio/logs/2026-11-30 21-00-00.txt"
+    inst.export_case("newer_obs_save", [(coll_rel, f"json_variant:oracle/{coll_rel}")],
+                     why="keys in another order, unknown keys of a newer OBS, other indentation")
+    for name, why in (("as_is", "the .overlay imported with nothing relinked or replaced"),
+                      ("every_file_and_url", "every file source at the assets folder, every widget with all URLs"),
+                      ("default", "OBS's new collection (one empty Scene) named Migrated")):
+        inst.baseline_case(f"{name}_collection", [(coll_rel, f"copy:baselines/{name}/{coll_rel}"),
+                                                  (log_rel, f"copy:baselines/{name}/{log_rel}")], why=why)
+    inst.baseline_case("garbage_collection", [(coll_rel, f"json_garbage:oracle/{coll_rel}"),
+                                              (log_rel, f"copy:oracle/{log_rel}")],
+                       why="the collection's structure with random values")
+    inst.baseline_case("other_task_oracle", [(coll_rel, "other_oracle:R06.12.01.01-T01:"
+                                                        "obs-studio/basic/scenes/Weekly_Stream.json"),
+                                             (log_rel, f"copy:oracle/{log_rel}")],
+                       why="T01's collection saved as Migrated")
 
 
 WIDGETS = {"Alert Box": "https://streamlabs.com/alert-box/v3/SANDBOX01",

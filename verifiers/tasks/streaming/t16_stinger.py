@@ -209,6 +209,13 @@ class StingerTrackMatte(CheckedTask):
                  c, evs=live_events(second="Stinger"))
         solution(inst.mutant("recording_truncated", [N.timing_in_recording], "recording never finalised"), good)
         truncate(inst.root / "mutants" / "recording_truncated" / REC, 0.3)
+        coll_rel = f"{OBS_DIR}/basic/scenes/Show.json"
+        inst.export_case("h264_crf23", [(REC, f"export:h264_crf23:oracle/{REC}")], why="8-bit 4:2:0 H.264 at CRF 23")
+        inst.baseline_case("black_recording_beside_the_scene",
+                           [(REC, f"black:oracle/{REC}"), (coll_rel, f"copy:oracle/{coll_rel}"),
+                            ("events.jsonl", "copy:oracle/events.jsonl")], max_score=75.0,
+                           why="black frames of the recording's length beside the oracle's collection and run: the "
+                               "recording's own share (timing, 25) is 0; the 75 of collection and run work may stay")
 
 
 def build() -> dict[str, Any]:

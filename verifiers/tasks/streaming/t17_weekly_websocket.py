@@ -226,6 +226,9 @@ class WeeklyStreamWebsocket(CheckedTask):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         W.write_weekly_instance(inst, {
             "cam_4px_off": ([N.transforms], "Cam placed 4 px right of its spot", W.cam_off),
+            "cam_2px_off_inside": ([], "Cam 2 px right: on the seed's +-2 px pass line, full marks", W.cam_off_by(2)),
+            "cam_3px_off_outside": ([N.transforms], "Cam 3 px right: past the +-2 px pass line, the whole share lost",
+                                    W.cam_off_by(3)),
             "frame_under_cam": ([N.scenes_sources], "overlay/frame.png created before the webcam", W.frame_under),
             "brb_mic_live": ([N.scenes_sources], "BRB mic left unmuted", W.mic_live),
             "fade_500ms": ([N.transition], "SetCurrentSceneTransitionDuration 500", W.fade_500),

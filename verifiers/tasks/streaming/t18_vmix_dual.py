@@ -38,27 +38,30 @@ from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T18"
 N = check_names(TASK)
-#: the bitrate tolerance of dual_streaming (the seed names none; issue 21)
-LEGACY_BITRATE_TOL_PCT = 10.0
 REC_DIR = "rec"
 VIDEO_EXT = (".mp4", ".mov", ".mkv", ".avi")
 FPS = 2
+#: an ISO's mean colour may differ this much (max channel, 8-bit codes) from its camera's: the harness's
+#: test cameras differ by 100+ codes, an H.264 recording moves a mean by a few
+CAM_LOOK_TOL = 30.0
 
 
-def cuts_s(path: Path) -> tuple[list[float], float]:
-    """Shot boundaries (s) and the duration seen."""
-    prev, diffs, ts = None, [], []
+def cuts_s(path: Path) -> tuple[list[float], float, list[float]]:
+    """Shot boundaries (s), the duration seen, and the mean RGB of the picture."""
+    prev, diffs, ts, means = None, [], [], []
     for t, img in frames(path, max_width_px=64):
+        means.append(img.reshape(-1, 3).mean(axis=0))
         g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY).astype(np.float32)
         if prev is not None:
             diffs.append(float(np.abs(g - prev).mean()))
             ts.append(t)
         prev = g
+    mean_rgb = [round(float(v), 1) for v in np.mean(means, axis=0)] if means else []
     if not diffs:
-        return [], 0.0
+        return [], 0.0, mean_rgb
     d = np.array(diffs)
     base = float(np.median(d))
-    return [ts[i] for i in np.nonzero(d > max(25.0, 6 * base))[0]], (ts[-1] if ts else 0.0)
+    return [ts[i] for i in np.nonzero(d > max(25.0, 6 * base))[0]], (ts[-1] if ts else 0.0), mean_rgb
 
 
 def classify(files: list[Path]) -> tuple[Path | None, dict[str, Path]]:
@@ -78,18 +81,25 @@ class VmixDualStream(CheckedTask):
         return classify(sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in VIDEO_EXT)
                         if d.is_dir() else [])
 
+    @provides
+    def cam_looks(self) -> dict[str, list[float]]:
+        """GT mean RGB of each test camera (gt/cams.json); none: the ISOs' content is not compared."""
+        path = self.ctx.gt / "cams.json"
+        return self.ctx.gt_json("cams.json") if path.exists() else {}
+
     @check(N.program_recording)
     def program_recording(self, p: ProgramRecording, curve: Curve) -> Result:
         prog = self.files[0]
         if prog is None:
             return Result.fail(f"no Program MP4 in {REC_DIR}/")
         try:
-            found, _dur = cuts_s(prog)
+            found, _dur, _rgb = cuts_s(prog)
         except MediaError as exc:
             return Result.fail(str(exc))
         hit = [any(abs(c - want) <= p.tolerance_s for c in found) for want in p.cuts_s]
         extra = [c for c in found if all(abs(c - w) > p.tolerance_s for w in p.cuts_s)]
-        s = curve.count(sum(hit), len(hit)) * (1.0 if not extra else 0.5)
+        # "no other cut" counts only beside an asked cut: a file with no cut at all (black) has no extras
+        s = curve.count([*hit, any(hit) and not extra])
         return Result(s, {"cuts_s": found, "extra_cuts_s": extra}, "" if s >= 1 else f"cuts at {[round(c, 1) for c in found]}")
 
     @check(N.iso_files)
@@ -101,12 +111,17 @@ class VmixDualStream(CheckedTask):
                 iso_ok[cam] = {"ok": False, "why": "missing"}
                 continue
             try:
-                found, _ = cuts_s(f)
+                found, _, rgb = cuts_s(f)
                 dur = probe(f).duration_s
             except MediaError as exc:
                 iso_ok[cam] = {"ok": False, "why": str(exc)}
                 continue
-            iso_ok[cam] = {"ok": not found and dur >= p.min_duration_s, "duration_s": dur, "cuts_s": found}
+            look = self.cam_looks.get(cam)
+            # the ISO shows its camera: its mean colour within CAM_LOOK_TOL of that camera's (GT); black
+            # or another source of the right length is continuous too, but no recording of the camera
+            its_cam = look is None or (bool(rgb) and max(abs(a - b) for a, b in zip(rgb, look, strict=True)) <= CAM_LOOK_TOL)
+            iso_ok[cam] = {"ok": not found and dur >= p.min_duration_s and its_cam, "duration_s": dur, "cuts_s": found,
+                           "mean_rgb": rgb, **({} if its_cam else {"why": f"not {cam}'s picture"})}
         return Result(curve.count(sum(v["ok"] for v in iso_ok.values()), p.count), iso_ok,
                       "; ".join(f"{c}: {v.get('why') or ('cut inside' if v.get('cuts_s') else 'too short')}"
                                 for c, v in iso_ok.items() if not v["ok"]))
@@ -125,7 +140,7 @@ class VmixDualStream(CheckedTask):
             kbps = v.gop_bitrate_kbps or 0.0
             parts[f"{app}: 1080p30"] = float([v.width, v.height] == list(p.size_px) and abs((v.fps or 0) - p.fps) <= 0.5)
             parts[f"{app}: 6 Mbps"] = curve.part("bitrate").score(abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100,
-                                                                  LEGACY_BITRATE_TOL_PCT)
+                                                                  p.bitrate_tolerance_pct)
         return Result(curve.count(list(parts.values()), 2 * len(p.endpoints)), parts,
                       "; ".join(f"not {k}" for k, s in parts.items() if s < 1))
 
@@ -150,6 +165,9 @@ class VmixDualStream(CheckedTask):
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / REC_DIR).mkdir(parents=True)
         cams = {"CAM1": cam_frames(rng, (40, 70, 160), 45), "CAM2": cam_frames(rng, (190, 110, 40), 45)}
+        inst.write_json(inst.gt / "cams.json", {c: [round(float(v), 1) for v in np.mean([f.reshape(-1, 3).mean(axis=0)
+                                                                                         for f in fr], axis=0)]
+                                                for c, fr in cams.items()})
         cache: dict[tuple, bytes] = {}
 
         def video(path: Path, key: tuple, make) -> None:
@@ -197,10 +215,27 @@ class VmixDualStream(CheckedTask):
         solution(inst.mutant("cut_at_22s", [N.program_recording], "second cut at 22 s"), cuts=(15.0, 22.0))
         solution(inst.mutant("extra_cut", [N.program_recording], "a stray cut at 38 s"), cuts=(15.0, 30.0, 38.0))
         solution(inst.mutant("b_at_4500", [N.dual_streaming], "destination b at 4500 kbps"), b_kbps=4500.0)
+        solution(inst.mutant("b_at_5460_inside", [], "destination b at 5460 kbps: 9 % low, inside +-10 %"),
+                 b_kbps=5460.0)
+        solution(inst.mutant("b_at_5340_outside", [N.dual_streaming], "destination b at 5340 kbps: 11 % low, past +-10 %"),
+                 b_kbps=5340.0)
         solution(inst.mutant("only_a", [N.dual_streaming], "second destination never started"), only_a=True)
         solution(inst.mutant("run_35s", [N.settings], "stopped after 35 s"), run_s=35.0)
         solution(inst.mutant("no_run_recorded", [N.dual_streaming, N.settings], "no ingest/observer: cannot judge"),
                  run=False)
+        write_cases(inst)
+
+
+def write_cases(inst: InstanceWriter) -> None:
+    """Self-test cases (verifiers.synthcases): the three recordings re-encoded H.264 CRF 23 (>= 95) and
+    gaming baselines (<= 5) without a recorded run: black files, another task's recording."""
+    files = [f"{REC_DIR}/{n} 20261130 211500.mp4" for n in ("capture", "CAM1", "CAM2")]
+    inst.export_case("h264_crf23", [(f, f"export:h264_crf23:oracle/{f}") for f in files],
+                     why="Program and ISOs as 8-bit 4:2:0 H.264 at CRF 23")
+    inst.baseline_case("black_files", [(f, f"black:oracle/{f}") for f in files],
+                       why="black Program and ISOs of the right length, no run recorded")
+    inst.baseline_case("other_task_oracle", [(f, "other_oracle:R06.12.01.01-T16:recordings/stinger.mkv")
+                                             for f in files], why="T16's recording as all three files")
 
 
 def cam_frames(rng: np.random.Generator, rgb: tuple[int, int, int], dur_s: int) -> list[np.ndarray]:

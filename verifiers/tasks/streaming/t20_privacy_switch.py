@@ -39,8 +39,9 @@ from verifiers.tasks.streaming.common import (
 
 TASK = "R06.12.01.01-T20"
 N = check_names(TASK)
-#: mic_mute: full marks while the mute agrees with the scene 98 % of the time (not a seed number; issue 21)
-LEGACY_MUTE_TOL = 0.02
+#: mic_mute ignores samples this close to a scene or mute change: the plugin acts on its macro
+#: interval (300 ms by default), so the mute may trail the switch by up to one interval
+EDGE_GUARD_MS = 300.0
 PRIVACY = "Privacy"
 MIC = "Mic"
 MATCH_STEPS = ("vault", "bank")
@@ -137,16 +138,21 @@ class PrivacySwitch(CheckedTask):
         mutes = mute_changes(self.ctx.events or [], MIC)
         mic0 = bool(coll.sources[MIC].muted) if MIC in coll.sources else False
         edges = sorted([tc for tc, _ in run.changes] + [tc for tc, _ in mutes])
-        agree = total = 0
-        for t in np.arange(run.t0_ms, run.t1_ms, 50.0):
-            if any(abs(t - e) <= 300 for e in edges):
-                continue
-            muted = next((m for tc, m in reversed(mutes) if tc <= t), mic0)
-            total += 1
-            agree += muted == (scene_at(run.changes, t, run.initial) == PRIVACY)
-        share = agree / total if total else 0.0
-        return Result(curve.score(1 - share, LEGACY_MUTE_TOL), {"agreement": share, "samples": total},
-                      "" if share >= 0.98 else "Mic mute does not follow the Privacy scene")
+
+        def agrees(a_ms: float, b_ms: float, want_muted: bool) -> bool:
+            """Every 50 ms sample of [a, b) away from an edge has the wanted mute state."""
+            for t in np.arange(a_ms, b_ms, 50.0):
+                if not any(abs(t - e) <= EDGE_GUARD_MS for e in edges):
+                    if next((m for tc, m in reversed(mutes) if tc <= t), mic0) != want_muted:
+                        return False
+            return True
+
+        episodes = privacy_episodes(run.changes, run.initial, run.t0_ms, run.t1_ms)
+        items = {f"Privacy {on / 1000:.1f}-{off / 1000:.1f} s": agrees(on, off, True) and agrees(off, nxt, False)
+                 for on, off, nxt in episodes}
+        return Result(curve.count(sum(items.values()), len(items)), {"episodes": items},
+                      "" if items and all(items.values()) else
+                      ("no Privacy episode" if not items else "Mic mute does not follow the Privacy scene"))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / "fixtures").mkdir(parents=True)
@@ -168,6 +174,9 @@ class PrivacySwitch(CheckedTask):
         solution(inst.mutant("false_trigger_notes", [N.no_false_trigger], "title match too broad: Notes triggers"),
                  good, false_trigger=True)
         solution(inst.mutant("return_after_4s", [N.return_previous], "return delay set to 4 s"), good, return_s=4.0)
+        solution(inst.mutant("return_after_2_4s_inside", [], "back after 2.4 s: inside 2 +-0.5 s"), good, return_s=2.4)
+        solution(inst.mutant("return_after_2_6s_outside", [N.return_previous], "back after 2.6 s: past 2 +-0.5 s"),
+                 good, return_s=2.6)
         solution(inst.mutant("returns_to_starting", [N.return_previous], "returns to a fixed scene, not the previous"),
                  good, return_to="Starting Soon")
         solution(inst.mutant("mic_not_muted", [N.mic_mute], "no mute action"), good, mute=False)
@@ -176,6 +185,21 @@ class PrivacySwitch(CheckedTask):
         solution(inst.mutant("no_macro_config", [N.switch_on_match], "switching done outside the plugin"), c)
         solution(inst.mutant("no_run_recorded", [N.switch_on_match, N.no_false_trigger, N.return_previous, N.mic_mute],
                              "no scenario run: cannot judge"), good, run=False)
+
+
+def privacy_episodes(changes: list[tuple[float, str]], initial: str | None, t0_ms: float,
+                     t1_ms: float) -> list[tuple[float, float, float]]:
+    """(on, off, next on) of each stretch of Privacy on program within [t0, t1]: Privacy from `on`
+    to `off`, then another scene until `next on` (the next Privacy, or t1)."""
+    marks = [(t0_ms, scene_at(changes, t0_ms, initial)), *((tc, n) for tc, n in changes if t0_ms < tc < t1_ms),
+             (t1_ms, "")]
+    ons = [i for i, (_t, n) in enumerate(marks[:-1]) if n == PRIVACY and (i == 0 or marks[i - 1][1] != PRIVACY)]
+    out = []
+    for i in ons:
+        j = next(k for k in range(i + 1, len(marks)) if marks[k][1] != PRIVACY)
+        k = next((m for m in range(j + 1, len(marks)) if marks[m][1] == PRIVACY), len(marks) - 1)
+        out.append((marks[i][0], marks[j][0], marks[k][0]))
+    return out
 
 
 def build() -> dict[str, Any]:

@@ -12,7 +12,7 @@ webcam feed and screen (a scene item's transform alone does not fix its size on 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +247,13 @@ def write_weekly_instance(inst: InstanceWriter, mutants: dict, all_checks: list[
 
 def cam_off(c: dict) -> None:
     O.find_item(c, "Live", CAM)["pos"]["x"] += 4
+
+
+def cam_off_by(px: float) -> Callable[[dict], None]:
+    """Near misses at the seed's +-2 px pass line: the Cam moved `px` right of its spot."""
+    def edit(c: dict) -> None:
+        O.find_item(c, "Live", CAM)["pos"]["x"] += px
+    return edit
 
 
 def frame_under(c: dict) -> None:
