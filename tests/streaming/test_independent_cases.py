@@ -102,10 +102,14 @@ def test_t20_return_late(instances: dict[str, Path], tmp_path: Path, late_ms: in
     puts it at 2.7 s: that return is out, half the share; 0.4 s later (2.5 s) is on the line."""
     sol = _solution(instances[T20], tmp_path)
     events = [json.loads(line) for line in (sol / "events.jsonl").read_text().splitlines()]
-    backs = [e for e in events if e["source"] == "obs" and e["kind"] == "CurrentProgramSceneChanged"
-             and e["payload"]["sceneName"] != "Privacy"]
+    # the OBS observer's wire shape: kind "event", payload {"type": <OBS event>, "data": <its eventData>}
+    def obs(e: dict, kind: str) -> dict | None:
+        p = e["payload"]
+        return p["data"] if e["source"] == "obs" and e["kind"] == "event" and p.get("type") == kind else None
+
+    backs = [e for e in events if (d := obs(e, "CurrentProgramSceneChanged")) and d["sceneName"] != "Privacy"]
     first = backs[0]
-    unmute = next(e for e in events if e["kind"] == "InputMuteStateChanged" and not e["payload"]["inputMuted"]
+    unmute = next(e for e in events if (d := obs(e, "InputMuteStateChanged")) and not d["inputMuted"]
                   and e["mono_ns"] > first["mono_ns"])
     for e in (first, unmute):
         e["mono_ns"] += late_ms * 1_000_000
