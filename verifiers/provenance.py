@@ -13,8 +13,11 @@ evidence nothing is refused.
 from __future__ import annotations
 
 from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.evidence import EvidenceError
+from verifiers.evidence.audit import AUDIT_WRITE_KINDS, AuditWrite
 
-AUDIT_WRITE_KINDS = ("write", "file_written")  # docs/audit.md: `write`; `file_written` was its first name
+__all__ = ["AUDIT_WRITE_KINDS", "audit_writes", "outside_app_writes", "outside_writes", "refuse_outside_writes",
+           "writer_name"]
 
 
 def writer_name(payload: dict) -> str:
@@ -27,15 +30,32 @@ def writer_name(payload: dict) -> str:
 
 
 def audit_writes(ctx: ScoreContext) -> list[dict]:
-    """Payloads of the run's audit write records (empty without audit evidence)."""
-    return [e.get("payload") or {} for e in ctx.events or []
-            if e.get("source") == "audit" and e.get("kind") in AUDIT_WRITE_KINDS]
+    """Payloads of the run's audit write records (empty without audit evidence), each read through
+    the producer's own type (verifiers.evidence.audit.AuditWrite), so a renamed key fails the
+    contract tests instead of silently attributing nothing. A record that does not fit the type is
+    skipped: it names no writer, and refusing an agent's file needs a named one."""
+    out = []
+    for e in ctx.events or []:
+        if AuditWrite.matches(e):
+            try:
+                out.append(AuditWrite.from_event(e).to_payload())
+            except (EvidenceError, ValueError, TypeError):
+                continue
+    return out
+
+
+def _rel(path: object) -> str:
+    """A recorded path relative to the work dir ("./output/x.wav" and "output/x.wav" alike)."""
+    p = str(path)
+    while p.startswith("./"):
+        p = p[2:]
+    return p.lstrip("/")
 
 
 def outside_writes(ctx: ScoreContext, rel: str, forbidden: tuple[str, ...] | list[str]) -> list[dict]:
     """Audit records of `rel` written by a forbidden program (empty without audit evidence)."""
     bad = {f.lower() for f in forbidden}
-    return [p for p in audit_writes(ctx) if str(p.get("path", "")).lstrip("./") == rel and writer_name(p) in bad]
+    return [p for p in audit_writes(ctx) if _rel(p.get("path", "")) == rel and writer_name(p) in bad]
 
 
 def outside_app_writes(ctx: ScoreContext) -> list[str]:
