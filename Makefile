@@ -12,7 +12,7 @@ SHELL := /bin/bash
 APT_PACKAGES := ffmpeg xvfb obs-studio obs-plugins mosquitto pulseaudio pulseaudio-utils \
 	libasound2-plugins openbox x11-utils xdotool nginx libnginx-mod-rtmp libportaudio2 libsndfile1 \
 	chromium python3-venv python3-pip libgl1 libglib2.0-0 fonts-dejavu-core fonts-droid-fallback \
-	stress-ng
+	stress-ng strace
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
