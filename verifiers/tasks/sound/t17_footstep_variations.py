@@ -25,7 +25,7 @@ from scipy.signal import fftconvolve, sosfilt
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
-from verifiers.measure.audio_io import Audio, load_audio
+from verifiers.measure.audio_io import Audio
 from verifiers.measure.clicks import detect_clicks
 from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import k_weighting_sos, measure_loudness
@@ -33,7 +33,7 @@ from verifiers.paramtypes.sound import DistinctClean, FilesFormat, StepLoudness,
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_named_audio, write_wav
 
 TASK = "R06.07.01.03-T17"
 N = check_names(TASK)
@@ -80,7 +80,7 @@ def load_steps(folder: Path) -> tuple[dict[str, Audio | None], dict[str, str]]:
     problems: dict[str, str] = {}
     for name in NAMES:
         try:
-            files[name] = load_audio(folder / name)
+            files[name] = load_named_audio(folder / name)
         except MediaError as exc:
             files[name] = None
             problems[name] = str(exc)
@@ -147,7 +147,7 @@ class FootstepVariations(CheckedTask):
     def distinct_clean(self, p: DistinctClean, curve: Curve) -> Result:
         present, count, max_corr = self.present, len(NAMES), p.max_pairwise_correlation_ratio
         folder = self.ctx.workdir / OUT_DIR
-        at48 = {n: (load_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
+        at48 = {n: (load_named_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
                 for n, a in present.items()}
         pairs = list(combinations(sorted(at48), 2))
         similar = [(a, b, round(c, 3)) for a, b in pairs if (c := max_xcorr(at48[a], at48[b])) > max_corr]

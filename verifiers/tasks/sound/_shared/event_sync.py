@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.base import GTError, ScoreContext
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import Match, match_at
 from verifiers.measure.onsets import Onset, detect_onsets
+from verifiers.tasks.sound._shared.render_files import load_output
 
 ANALYSIS_RATE_HZ = 48_000
 
@@ -76,16 +77,8 @@ def load_library(folder: Path) -> dict[str, np.ndarray]:
 
 
 def load_render(ctx: ScoreContext, rel: str) -> Audio:
-    from verifiers.provenance import outside_writes, writer_name
-
-    path = ctx.artifact(rel)
-    bad = outside_writes(ctx, rel, ctx.task.forbidden_writers)
-    if bad:  # the seeds: renders written outside the DAW "are logged and fail"
-        raise AgentOutputError(f"{rel} was written by {writer_name(bad[-1])} outside the DAW (audit)")
-    try:
-        return load_audio(path)
-    except MediaError as exc:
-        raise AgentOutputError(f"{rel} unusable: {exc}") from None
+    """The render as written (audit and container checked: render_files.load_output)."""
+    return load_output(ctx, rel, None)[0]
 
 
 @dataclass
