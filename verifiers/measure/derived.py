@@ -106,8 +106,14 @@ def block_derivation(render: np.ndarray, source: np.ndarray, sr: int, *, starts_
 def _harmonics(x: np.ndarray, sr: int, f0_hz: float, k_max: int) -> np.ndarray:
     """Complex amplitude of harmonics 1..k_max at the centre of `x` (Hann-windowed DFT at k·f0)."""
     tt = (np.arange(len(x)) - len(x) / 2) / sr
-    ks = np.arange(1, k_max + 1)
-    return np.exp(-2j * np.pi * np.outer(ks * f0_hz, tt)) @ (x * np.hanning(len(x)))
+    base = np.exp(-2j * np.pi * f0_hz * tt)  # harmonic k's kernel is base**k: one exp per sample, not k
+    xw = x * np.hanning(len(x))
+    out = np.empty(k_max, dtype=complex)
+    kern = np.ones(len(x), dtype=complex)
+    for k in range(k_max):
+        kern = kern * base
+        out[k] = kern @ xw
+    return out
 
 
 def _phase_curvature(h: np.ndarray) -> np.ndarray:
