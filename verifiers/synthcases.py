@@ -20,8 +20,8 @@ is a list of (artifact path, recipe) steps. Recipes (all generic, any family wit
 
 Audio recipes (the sound family; WAVs in, ffmpeg or numpy out, header facts kept from the source):
 
-    audio_export:<profile>:<path>        ffmpeg re-export, profile in AUDIO_EXPORT_PROFILES (24-bit at
-                                         44.1 kHz, 32-bit float, 16-bit with TPDF dither, 2 ms latency)
+    audio_export:<profile>:<path>        ffmpeg re-export, profile in AUDIO_EXPORT_PROFILES (44.1 kHz
+                                         16-bit TPDF 2 ms late; 48 kHz 24-bit 2 ms late; 32-bit float)
     audio_silence:<path>                 digital silence, same rate, channels, bit depth and length
     audio_noise:<path>                   white noise at -20 dBFS RMS, same header and length
     audio_envelope_noise:<path>          white noise carrying the file's own per-channel 10 ms RMS
@@ -165,19 +165,21 @@ def build_case(inst: Path, case: dict[str, Any], seed: int) -> Path:
 # --- audio cases (sound family) -------------------------------------------------------------------
 
 #: profile → ffmpeg output arguments for a WAV re-export of a WAV render
+#: (a plugin's reported-but-uncompensated latency delays the whole render 2 ms; the length is kept)
 AUDIO_EXPORT_PROFILES: dict[str, list[str]] = {
-    "pcm24_44k1": ["-af", "aresample=44100:resampler=soxr", "-c:a", "pcm_s24le"],
+    # 44.1 kHz (soxr), 2 ms late, TPDF-dithered to 16 bit: the harshest ordinary delivery in one file
+    "daw_44k1": ["-af", "adelay=delays=2:all=1,apad,aresample=44100:resampler=soxr:dither_method=triangular",
+                 "-c:a", "pcm_s16le"],
+    # the seed's own rate (48 kHz), 24-bit, 2 ms late: for tasks whose seed fixes the format
+    "daw_48k": ["-af", "adelay=delays=2:all=1,apad", "-c:a", "pcm_s24le"],
     "float32": ["-c:a", "pcm_f32le"],
-    "pcm16_tpdf": ["-af", "aresample=dither_method=triangular", "-c:a", "pcm_s16le"],
-    # a plugin's reported-but-uncompensated latency: the whole render 2 ms late, length kept
-    "latency_2ms": ["-af", "adelay=delays=2:all=1,apad", "-c:a", "pcm_s24le"],
 }
+DEFAULT_AUDIO_EXPORTS = ("daw_44k1", "float32")
 
 
 def _audio_export(src: Path, arg: str, dest: Path, seed: int) -> None:
     profile = arg.partition(":")[0]
-    extra = ["-t", f"{_wav_facts(src)[3]:.6f}"] if profile == "latency_2ms" else []
-    _ffmpeg(["-i", str(src), *AUDIO_EXPORT_PROFILES[profile], *extra, str(dest)])
+    _ffmpeg(["-i", str(src), *AUDIO_EXPORT_PROFILES[profile], "-t", f"{_wav_facts(src)[3]:.6f}", str(dest)])
 
 
 def _wav_facts(path: Path) -> tuple[int, int, str, float]:
@@ -241,8 +243,8 @@ AUDIO_RECIPES = {"audio_export": _audio_export, "audio_silence": _audio_silence,
                  "audio_envelope_noise": _audio_envelope_noise, "audio_mp3_named": _audio_mp3_named, "audio_dual_mono": _audio_dual_mono}
 
 
-def audio_cases(inst: Any, artifact: str, *, exports: tuple[str, ...] = tuple(AUDIO_EXPORT_PROFILES),
-                unedited: str | None = None, other: tuple[str, str] | None = None) -> None:
+def audio_cases(inst: Any, artifact: str, *, exports: tuple[str, ...] = DEFAULT_AUDIO_EXPORTS,
+                unedited: str | None = None, other: tuple[str, str] | None = None, envelope: bool = True) -> None:
     """Register the generic audio cases of one WAV artifact on an InstanceWriter: the oracle's
     exports (≥ 95), silence / white noise / envelope noise with its header and an MP3 under its
     name (≤ 5), the unedited input (`unedited`, instance-relative) and another task's oracle
@@ -253,8 +255,9 @@ def audio_cases(inst: Any, artifact: str, *, exports: tuple[str, ...] = tuple(AU
                          why=f"the oracle re-exported by ffmpeg ({profile})")
     inst.baseline_case("silence", [(artifact, f"audio_silence:{src}")], why="digital silence, the oracle's header")
     inst.baseline_case("white_noise", [(artifact, f"audio_noise:{src}")], why="white noise, the oracle's header")
-    inst.baseline_case("envelope_noise", [(artifact, f"audio_envelope_noise:{src}")],
-                       why="white noise with the oracle's per-channel envelope (right shape, not the input)")
+    if envelope:
+        inst.baseline_case("envelope_noise", [(artifact, f"audio_envelope_noise:{src}")],
+                           why="white noise with the oracle's per-channel envelope (right shape, not the input)")
     inst.baseline_case("mp3_named_wav", [(artifact, f"audio_mp3_named:{src}")],
                        why="the oracle as MP3 under the WAV's name: the seed asks for a WAV")
     if unedited:

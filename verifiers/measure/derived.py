@@ -67,7 +67,7 @@ def _whiten(x: np.ndarray, band_hz: tuple[float, float]) -> np.ndarray:
     return np.fft.irfft(out, len(x))
 
 
-def _peak(block: np.ndarray, ref: np.ndarray) -> float:
+def sliding_ncc_peak(block: np.ndarray, ref: np.ndarray) -> float:
     """Max normalised correlation of `block` against every window of `ref` (len(ref) ≥ len(block))."""
     num = fftconvolve(ref, block[::-1], mode="valid")
     e = np.concatenate([[0.0], np.cumsum(ref ** 2)])
@@ -99,7 +99,7 @@ def block_derivation(render: np.ndarray, source: np.ndarray, sr: int, *, starts_
         lo, hi = a - lag, a + n_blk + lag
         ref = np.concatenate([np.zeros(max(0, -lo)), src_w[max(lo, 0): min(hi, len(src_w))],
                               np.zeros(max(0, hi - len(src_w)))])
-        got.append(_peak(_whiten(blk, band_hz), ref))
+        got.append(sliding_ncc_peak(_whiten(blk, band_hz), ref))
     return Derivation(np.asarray(got_t), np.asarray(got), MIN_BLOCK_PEAK)
 
 

@@ -226,7 +226,7 @@ class PassbyPan(CheckedTask):
             write_rpp(folder / PROJECT, [Track("CAR", items=car_item, envelopes={"PANENV2": Envelope("PANENV2", pts)})])
 
         render(inst.oracle)
-        audio_cases(inst, OUTPUT, unedited=f"workdir/{SOURCE}", other=("R06.07.01.03-T10", "output/doppler_passby.wav"))
+        audio_cases(inst, OUTPUT, exports=("daw_44k1", "daw_48k", "float32"), unedited=f"workdir/{SOURCE}", other=("R06.07.01.03-T10", "output/doppler_passby.wav"))
         inst.baseline_case("dual_mono_dithered", [(OUTPUT, f"audio_dual_mono:workdir/{SOURCE}")],
                            why="the car copied to both channels, 16-bit TPDF dither: no pan at all")
         render(inst.mutant("crossing_4_frames_late", [], "near miss inside the seed's 5 frames: lowers nothing"),

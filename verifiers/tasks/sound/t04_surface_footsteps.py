@@ -20,6 +20,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import LevelConsistency, PlacedSync, SurfaceSwitch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.placed_events import (
     Analysis,
@@ -118,6 +119,7 @@ class SurfaceFootsteps(CheckedTask):
                                          for e, gk in zip(evts, g, strict=True)])
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         for i in (1, 4, 8):
             late[i]["frame"] += 2

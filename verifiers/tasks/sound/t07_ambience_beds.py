@@ -30,6 +30,7 @@ from verifiers.measure.loudness import measure_loudness
 from verifiers.paramtypes.sound import BedLevels, BedTransitions, CorrectBeds, Prelap
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import load_library
 from verifiers.tasks.sound._shared.fades import aligned_source, fit_ramp, window_gains
@@ -247,6 +248,7 @@ class AmbienceBeds(CheckedTask):
             return out
 
         write_wav(inst.oracle / OUTPUT, render())
+        audio_cases(inst, OUTPUT, other=("R06.07.01.03-T02", "output/passby.wav"))
         write_wav(inst.mutant("rain_in_park", [N.correct_beds], "scene 2 carries the rain bed") / OUTPUT,
                   render(swap={1: "rain.wav"}))
         write_wav(inst.mutant("cut_3_frames_late", [N.transitions], "the subway cut lands 3 frames late") / OUTPUT,

@@ -19,6 +19,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import UISync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, category_of, require_field
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
@@ -98,6 +99,7 @@ class UISounds(CheckedTask):
             return sfx.place(length, 2, [(round(e["frame"] / FPS * RATE_HZ), library[e["sample"]]) for e in evts])
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         late[2]["frame"] += 2
         write_wav(inst.mutant("swipe_2_frames_late", [N.sync], "a swipe 2 frames late") / OUTPUT, render(late))

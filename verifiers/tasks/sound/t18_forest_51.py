@@ -30,6 +30,7 @@ from verifiers.measure.spectral import energy_vector_azimuth_deg
 from verifiers.paramtypes.sound import BirdPositions, CenterClear, StreamPosition, Woodpecker
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.spatial import ORDER, place_51
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
@@ -246,6 +247,7 @@ class Forest51(CheckedTask):
             return out * 0.8
 
         write_wav(inst.oracle / OUTPUT, render())
+        audio_cases(inst, OUTPUT, other=("R06.07.01.03-T02", "output/passby.wav"))
         write_wav(inst.mutant("bird_mirrored", [N.bird_positions], "bird 1 panned right instead of left") / OUTPUT,
                   render(bird_over={"bird_1.wav": -60.0}))
         write_wav(inst.mutant("stream_front_left", [N.stream], "stream placed front-left") / OUTPUT,

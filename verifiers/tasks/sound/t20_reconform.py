@@ -28,6 +28,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BGContinuity, PlacedSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
 from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, k_of_n_for, required_of
@@ -188,6 +189,7 @@ class Reconform(CheckedTask):
             return out + b[:, None]
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         late[1]["frame"] += 2
         late[4]["frame"] -= 2
