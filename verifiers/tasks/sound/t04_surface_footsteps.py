@@ -80,9 +80,11 @@ class SurfaceFootsteps(CheckedTask):
         found = [r.found for r in self.placed.rows]
         n = len(found)
         repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+        # a pair varies only when both steps carry a library file (issue 21: silence "varied")
+        varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
         pairs = max(n - 1, 1)
-        return Result(curve.count(pairs - len(repeats), pairs), {"repeat_at": repeats, "files": found},
-                      f"{len(repeats)} step(s) reuse the previous step's file")
+        return Result(curve.count(varied, pairs), {"repeat_at": repeats, "files": found},
+                      f"{varied}/{pairs} consecutive steps use different files ({len(repeats)} reuse the previous)")
 
     @check(N.level_consistency)
     def level_consistency(self, p: LevelConsistency, curve: Curve) -> Result:

@@ -118,9 +118,11 @@ class FightContacts(CheckedTask):
         found = [x.found for x in self.contacts.loc]
         n = len(found)
         reps = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+        # a pair varies only when both contacts carry a library impact (issue 21: silence "varied")
+        varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
         pairs = max(n - 1, 1)
-        return Result(curve.count(pairs - len(reps), pairs), {"repeat_at": reps, "files": found},
-                      f"{len(reps)} consecutive repeat(s) of an impact file")
+        return Result(curve.count(varied, pairs), {"repeat_at": reps, "files": found},
+                      f"{varied}/{pairs} consecutive pairs use two different impact files ({len(reps)} repeat(s))")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         library = {
