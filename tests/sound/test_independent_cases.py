@@ -160,3 +160,58 @@ def test_t10_correct_doppler_made_here_scores_full(t10: Path, tmp_path: Path) ->
     _write(tmp_path / "sol/output/doppler_passby.wav", np.repeat(y[:, None], 2, 1), 44_100)
     rep = _score(T10, t10, tmp_path / "sol")
     assert rep["score"] >= 95, rep["checks"]
+
+
+T03, T05, T17 = "R06.07.01.03-T03", "R06.07.01.03-T05", "R06.07.01.03-T17"
+
+
+@pytest.fixture(scope="module")
+def t03(tmp_path_factory) -> Path:
+    return synth_instance(T03, tmp_path_factory.mktemp("t03") / "inst", 7)
+
+
+def test_t03_input_copied_with_dither_scores_nothing(t03: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sol/output/office_bg.wav"
+    out.parent.mkdir(parents=True)
+    _ffmpeg("-i", str(t03 / "workdir/fixtures/media/office_fx_track.wav"), "-af",
+            "aresample=dither_method=triangular", "-c:a", "pcm_s16le", str(out))
+    rep = _score(T03, t03, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+
+
+def test_t03_fills_with_1_5_ms_plugin_latency_score_full(t03: Path, tmp_path: Path) -> None:
+    track, rate = _read(t03 / "workdir/fixtures/media/office_fx_track.wav")
+    amb, _ = _read(t03 / "workdir/fixtures/amb_office.wav")
+    gt = json.loads((t03 / "gt/holes.json").read_text())
+    out = track.copy()
+    fade_s = 10 / gt["fps"]
+    for k, (a, b) in enumerate(gt["holes"]):
+        lo, hi = int((a - fade_s) * rate), int((b + fade_s) * rate)
+        src = amb[int((0.5 + 1.1 * k) * rate):][: hi - lo]
+        t = np.arange(hi - lo) / rate
+        u = np.clip(np.minimum(t, t[-1] - t) / fade_s, 0, 1)
+        out[lo:hi] = out[lo:hi] * np.cos(np.pi / 2 * u)[:, None] + src * np.sin(np.pi / 2 * u)[:, None]
+    late = np.concatenate([np.zeros((72, out.shape[1])), out[:-72]])  # 1.5 ms at 48 kHz
+    _write(tmp_path / "sol/output/office_bg.wav", late, rate)
+    rep = _score(T03, t03, tmp_path / "sol")
+    assert rep["score"] >= 95, rep["checks"]
+
+
+@pytest.mark.parametrize("source", ["anullsrc=r=48000:cl=stereo", "anoisesrc=r=48000:a=0.3:c=white"])
+def test_t05_silence_or_noise_with_the_right_header_scores_nothing(tmp_path: Path, source: str) -> None:
+    inst = synth_instance(T05, tmp_path / "inst", 7)
+    out = tmp_path / "sol/output/whoosh_transition.wav"
+    out.parent.mkdir(parents=True)
+    _ffmpeg("-f", "lavfi", "-i", source, "-ac", "2", "-t", "1.2", "-c:a", "pcm_s24le", str(out))
+    rep = _score(T05, inst, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+
+
+def test_t17_silent_files_score_nothing(tmp_path: Path) -> None:
+    inst = synth_instance(T17, tmp_path / "inst", 7)
+    for k in range(1, 9):
+        out = tmp_path / f"sol/output/steps/fs_concrete_{k:02d}.wav"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _ffmpeg("-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono", "-t", "0.3", "-c:a", "pcm_s24le", str(out))
+    rep = _score(T17, inst, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
