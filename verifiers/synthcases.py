@@ -174,7 +174,9 @@ AUDIO_EXPORT_PROFILES: dict[str, list[str]] = {
     "daw_48k": ["-af", "adelay=delays=2:all=1,apad", "-c:a", "pcm_s24le"],
     "float32": ["-c:a", "pcm_f32le"],
 }
-DEFAULT_AUDIO_EXPORTS = ("daw_44k1", "float32")
+#: one export per task by default: each costs a full scoring (the suite's time budget); the harshest
+#: ordinary delivery covers the others (T02 runs all three)
+DEFAULT_AUDIO_EXPORTS = ("daw_44k1",)
 
 
 def _audio_export(src: Path, arg: str, dest: Path, seed: int) -> None:

@@ -34,6 +34,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BraamSilence, HitSync, Risers, TruePeak
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
@@ -233,6 +234,7 @@ class TrailerDesign(CheckedTask):
                 inst.write_events(folder, [rubric_event(N.design_rubric, 1.0)])
 
         render(inst.oracle)
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         render(inst.mutant("two_hits_2_frames_late", [N.hit_sync], "two hits 2 frames after their cuts"),
                late={0: 2, 4: 2})
         render(inst.mutant("riser_lands_early", [N.risers], "first riser ends 8 frames before its hit"),

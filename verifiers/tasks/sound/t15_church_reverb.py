@@ -32,6 +32,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import DRRMatch, RT60Match, TimingIntact
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, write_wav
@@ -260,6 +261,7 @@ class ChurchReverb(CheckedTask):
             write_wav(folder / OUTPUT, np.stack([wet, wet], axis=1))
 
         render(inst.oracle)
+        audio_cases(inst, OUTPUT, unedited=f"workdir/{DRY}", other=("R06.07.01.03-T02", "output/passby.wav"))
         render(inst.mutant("cathedral_ir", [N.correct_ir], "the cathedral IR (similar RT60) instead of the church"),
                ir_name="cathedral.wav")
         render(inst.mutant("stairwell_ir", [N.correct_ir, N.rt60_match], "the stairwell IR: wrong space, short decay"),
