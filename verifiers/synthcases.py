@@ -173,6 +173,8 @@ AUDIO_EXPORT_PROFILES: dict[str, list[str]] = {
     # the seed's own rate (48 kHz), 24-bit, 2 ms late: for tasks whose seed fixes the format
     "daw_48k": ["-af", "adelay=delays=2:all=1,apad", "-c:a", "pcm_s24le"],
     "float32": ["-c:a", "pcm_f32le"],
+    # 44.1 kHz 16-bit TPDF on time: where the seed's own line forbids a latency (T15: onsets ±1 ms)
+    "tpdf_44k1": ["-af", "aresample=44100:resampler=soxr:dither_method=triangular", "-c:a", "pcm_s16le"],
 }
 #: one export per task by default: each costs a full scoring (the suite's time budget); the harshest
 #: ordinary delivery covers the others (T02 runs all three)
