@@ -46,14 +46,20 @@ def ang_diff(a: float, b: float) -> float:
     return abs((a - b + 180) % 360 - 180)
 
 
-def source_azimuth(x: np.ndarray, names: tuple[str, ...], template: np.ndarray, offset: int) -> float:
-    """Azimuth of a known source at `offset` from per-channel least-squares gains."""
+def source_gains(x: np.ndarray, template: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(template as used, per-channel least-squares gains of it at `offset`); None for a silent template."""
     seg = x[offset: offset + len(template)]
     t = template[: len(seg)]
     tt = float(np.dot(t, t))
-    if tt <= 0:
+    return None if tt <= 0 else (t, seg.T @ t / tt)
+
+
+def source_azimuth(x: np.ndarray, names: tuple[str, ...], template: np.ndarray, offset: int) -> float:
+    """Azimuth of a known source at `offset` from per-channel least-squares gains."""
+    fit = source_gains(x, template, offset)
+    if fit is None:
         return float("nan")
-    gains = seg.T @ t / tt
+    t, gains = fit
     comp = t[:, None] * gains[None, :]
     _t, az, _m = energy_vector_azimuth_deg(comp, RATE_HZ, names, window_s=len(t) / RATE_HZ)
     return float(az[0]) if len(az) else float("nan")
@@ -64,12 +70,10 @@ def source_velocity_azimuth(x: np.ndarray, names: tuple[str, ...], template: np.
     amplitude panner such as VBAP aims a source. Energy and velocity vectors differ by up to ~10° in
     the wide side/back pairs, and both are accepted localisation predictors (rV low, rE high
     frequencies), so a placement counts when either lands within the tolerance."""
-    seg = x[offset: offset + len(template)]
-    t = template[: len(seg)]
-    tt = float(np.dot(t, t))
-    if tt <= 0:
+    fit = source_gains(x, template, offset)
+    if fit is None:
         return float("nan")
-    g = seg.T @ t / tt
+    g = fit[1]
     vec = sum(g[i] * np.exp(1j * np.radians(SPEAKER_AZIMUTH_DEG[n])) for i, n in enumerate(names)
               if n in SPEAKER_AZIMUTH_DEG)
     return float(np.degrees(np.angle(vec))) if abs(vec) > 0 else float("nan")
