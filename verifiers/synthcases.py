@@ -31,6 +31,17 @@ Recipes for app project/config files (JSON, XML), any family:
     export_av:<path>        picture and sound as OBS records them: H.264 CRF 20 + AAC 160 kbps
     wav_silence:<path>      digital silence with a WAV's rate, channels, length and sample format
 
+Audio recipes (the sound family; WAVs in, ffmpeg or numpy out, header facts kept from the source):
+
+    audio_export:<profile>:<path>        ffmpeg re-export, profile in AUDIO_EXPORT_PROFILES (44.1 kHz
+                                         16-bit TPDF 2 ms late; 48 kHz 24-bit 2 ms late; 32-bit float)
+    audio_silence:<path>                 digital silence, same rate, channels, bit depth and length
+    audio_noise:<path>                   white noise at -20 dBFS RMS, same header and length
+    audio_envelope_noise:<path>          white noise carrying the file's own per-channel 10 ms RMS
+                                         envelope (panned noise for a pan, the right swell, not the input)
+    audio_mp3_named:<path>               the file encoded as MP3 (libmp3lame 192k) under the WAV's name
+    audio_dual_mono:<path>               a mono file copied to L and R, 16-bit with TPDF dither
+
 Cases are built once per instance (under `<instance>/cases/<name>/`) and scored like mutants.
 """
 
@@ -139,6 +150,8 @@ def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
     elif kind == "other_oracle":
         task_id, _, rel = arg.partition(":")
         shutil.copy2(other_oracle(task_id, seed) / "oracle" / rel, dest)
+    elif kind in AUDIO_RECIPES:
+        AUDIO_RECIPES[kind](inst / arg.partition(":")[2] if kind == "audio_export" else inst / arg, arg, dest, seed)
     else:
         raise ValueError(f"unknown case recipe {recipe!r}")
 
@@ -284,3 +297,111 @@ def export_av(src: Path, dest: Path, seed: int) -> None:
 
 CONFIG_RECIPES = {"export_av": export_av, "json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant,
                   "xml_garbage": xml_garbage, "wav_float32": wav_float32, "wav_silence": wav_silence}
+
+# --- audio cases (sound family) -------------------------------------------------------------------
+
+#: profile → ffmpeg output arguments for a WAV re-export of a WAV render
+#: (a plugin's reported-but-uncompensated latency delays the whole render 2 ms; the length is kept)
+AUDIO_EXPORT_PROFILES: dict[str, list[str]] = {
+    # 44.1 kHz (soxr), 2 ms late, TPDF-dithered to 16 bit: the harshest ordinary delivery in one file
+    "daw_44k1": ["-af", "adelay=delays=2:all=1,apad,aresample=44100:resampler=soxr:dither_method=triangular",
+                 "-c:a", "pcm_s16le"],
+    # the seed's own rate (48 kHz), 24-bit, 2 ms late: for tasks whose seed fixes the format
+    "daw_48k": ["-af", "adelay=delays=2:all=1,apad", "-c:a", "pcm_s24le"],
+    "float32": ["-c:a", "pcm_f32le"],
+    # 44.1 kHz 16-bit TPDF on time: where the seed's own line forbids a latency (T15: onsets ±1 ms)
+    "tpdf_44k1": ["-af", "aresample=44100:resampler=soxr:dither_method=triangular", "-c:a", "pcm_s16le"],
+}
+#: one export per task by default: each costs a full scoring (the suite's time budget); the harshest
+#: ordinary delivery covers the others (T02 runs all three)
+DEFAULT_AUDIO_EXPORTS = ("daw_44k1",)
+
+
+def _audio_export(src: Path, arg: str, dest: Path, seed: int) -> None:
+    profile = arg.partition(":")[0]
+    _ffmpeg(["-i", str(src), *AUDIO_EXPORT_PROFILES[profile], "-t", f"{_wav_facts(src)[3]:.6f}", str(dest)])
+
+
+def _wav_facts(path: Path) -> tuple[int, int, str, float]:
+    """(rate, channels, libsndfile subtype, seconds) of a WAV."""
+    import soundfile as sf
+
+    info = sf.info(str(path))
+    return int(info.samplerate), int(info.channels), str(info.subtype), info.frames / float(info.samplerate)
+
+
+def _write_like(src: Path, dest: Path, data: Any) -> None:
+    import soundfile as sf
+
+    rate, _ch, subtype, _s = _wav_facts(src)
+    sf.write(str(dest), data, rate, subtype=subtype)
+
+
+def _audio_silence(src: Path, arg: str, dest: Path, seed: int) -> None:
+    import numpy as np
+
+    rate, ch, _sub, secs = _wav_facts(src)
+    _write_like(src, dest, np.zeros((round(secs * rate), ch)))
+
+
+def _audio_noise(src: Path, arg: str, dest: Path, seed: int) -> None:
+    import numpy as np
+
+    rate, ch, _sub, secs = _wav_facts(src)
+    _write_like(src, dest, np.clip(0.1 * np.random.default_rng(seed).standard_normal((round(secs * rate), ch)), -1, 1))
+
+
+def _audio_envelope_noise(src: Path, arg: str, dest: Path, seed: int) -> None:
+    import numpy as np
+    import soundfile as sf
+
+    x, rate = sf.read(str(src), always_2d=True)
+    hop = max(1, rate // 100)
+    n_blk = -(-len(x) // hop)
+    pad = np.zeros((n_blk * hop, x.shape[1]))
+    pad[: len(x)] = x
+    env = np.sqrt((pad.reshape(n_blk, hop, -1) ** 2).mean(axis=1))  # (blocks, channels) RMS
+    t_blk = (np.arange(n_blk) + 0.5) * hop
+    env_s = np.stack([np.interp(np.arange(len(x)), t_blk, env[:, c]) for c in range(x.shape[1])], axis=1)
+    noise = np.random.default_rng(seed).standard_normal(x.shape)
+    _write_like(src, dest, np.clip(noise * env_s, -1, 1))
+
+
+def _audio_dual_mono(src: Path, arg: str, dest: Path, seed: int) -> None:
+    _ffmpeg(["-i", str(src), "-af", "pan=stereo|c0=c0|c1=c0,aresample=dither_method=triangular", "-c:a", "pcm_s16le",
+             str(dest)])
+
+
+def _audio_mp3_named(src: Path, arg: str, dest: Path, seed: int) -> None:
+    tmp = dest.with_suffix(".tmp.mp3")
+    _ffmpeg(["-i", str(src), "-c:a", "libmp3lame", "-b:a", "192k", str(tmp)])
+    tmp.replace(dest)
+
+
+#: recipe kind → builder(source file, recipe argument, destination, seed)
+AUDIO_RECIPES = {"audio_export": _audio_export, "audio_silence": _audio_silence, "audio_noise": _audio_noise,
+                 "audio_envelope_noise": _audio_envelope_noise, "audio_mp3_named": _audio_mp3_named, "audio_dual_mono": _audio_dual_mono}
+
+
+def audio_cases(inst: Any, artifact: str, *, exports: tuple[str, ...] = DEFAULT_AUDIO_EXPORTS,
+                unedited: str | None = None, other: tuple[str, str] | None = None, envelope: bool = True) -> None:
+    """Register the generic audio cases of one WAV artifact on an InstanceWriter: the oracle's
+    exports (≥ 95), silence / white noise / envelope noise with its header and an MP3 under its
+    name (≤ 5), the unedited input (`unedited`, instance-relative) and another task's oracle
+    (`other` = (task id, its artifact)) when given."""
+    src = f"oracle/{artifact}"
+    for profile in exports:
+        inst.export_case(f"wav_{profile}", [(artifact, f"audio_export:{profile}:{src}")],
+                         why=f"the oracle re-exported by ffmpeg ({profile})")
+    inst.baseline_case("silence", [(artifact, f"audio_silence:{src}")], why="digital silence, the oracle's header")
+    inst.baseline_case("white_noise", [(artifact, f"audio_noise:{src}")], why="white noise, the oracle's header")
+    if envelope:
+        inst.baseline_case("envelope_noise", [(artifact, f"audio_envelope_noise:{src}")],
+                           why="white noise with the oracle's per-channel envelope (right shape, not the input)")
+    inst.baseline_case("mp3_named_wav", [(artifact, f"audio_mp3_named:{src}")],
+                       why="the oracle as MP3 under the WAV's name: the seed asks for a WAV")
+    if unedited:
+        inst.baseline_case("unedited_input", [(artifact, f"copy:{unedited}")], why="the given input, unedited")
+    if other:
+        inst.baseline_case("other_task_oracle", [(artifact, f"other_oracle:{other[0]}:{other[1]}")],
+                           why=f"{other[0]}'s oracle render under this task's name")

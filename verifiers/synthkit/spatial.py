@@ -53,3 +53,22 @@ def place_51(mono: np.ndarray, az_deg: float | np.ndarray) -> np.ndarray:
     full = np.stack([np.interp(np.arange(len(mono)), idx, g[:, c]) for c in range(6)], axis=1)
     return mono[:, None] * full
 
+
+
+def vbap_gains_51(az_deg: float) -> np.ndarray:
+    """Pulkki's 2-D VBAP on the same speaker pairs: the *amplitude* (velocity) vector points at az_deg,
+    gains normalised to unit power. Its energy vector lands a few degrees off in wide pairs, as a real
+    VBAP panner's does (the self-test's 'another panner' case)."""
+    a = (az_deg + 30.0) % 360.0 - 30.0
+    ring = [*_RING, ("FR", 330.0)]
+    for (n1, a1), (n2, a2) in pairwise(ring):
+        if a1 <= a <= a2:
+            base = np.array([[np.cos(np.radians(a1)), np.sin(np.radians(a1))],
+                             [np.cos(np.radians(a2)), np.sin(np.radians(a2))]])
+            g12 = np.linalg.solve(base.T, [np.cos(np.radians(a)), np.sin(np.radians(a))])
+            g12 = np.maximum(g12, 0.0) / np.linalg.norm(g12)
+            g = np.zeros(6)
+            g[ORDER.index(n1)] += g12[0]
+            g[ORDER.index(n2)] += g12[1]
+            return g
+    raise ValueError(f"azimuth {az_deg} not covered")

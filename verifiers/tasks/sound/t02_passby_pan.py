@@ -9,9 +9,14 @@ GT: gt/passby.json {fps, center_frame, x_track: [[frame, x], ...]} with x the ca
 Measurement, per video frame: m = (E_R - E_L) / (E_R + E_L); for an equal-power pan law
 m = sin(p·π/2), so p̂ = (2/π)·asin(m) is the pan position (-1 left … +1 right) whatever law the
 DAW uses, to first order. crossover_timing: where p̂ crosses 0 (nearest the GT centre frame), full
-credit within 5 frames, none at 15. trajectory: Pearson r of p̂ against 2x-1 on screen (>= 0.85).
+credit within 5 frames, none outside (the seed's line). trajectory: Pearson r of p̂ against 2x-1 on screen (>= 0.85).
 The curves and thresholds are the catalog's.
 extremes: L/R energy ratio >= 12 dB over the first and last 10% of the on-screen span (half each).
+
+Content identity first (issue 21): the render's L+R must be the CAR track (verifiers.measure.derived:
+whitened 0.1 s blocks against the source within 0.1 s, at least half of the on-screen blocks); white
+noise or another engine panned left to right fails every check, saying so. The render must be a WAV
+by its content (render_files.load_output), not just by its name.
 """
 
 from __future__ import annotations
@@ -25,15 +30,25 @@ from verifiers.apps.reaper import Envelope, EnvPoint, Item, RPPError, Track, rea
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.measure.audio_io import load_audio
+from verifiers.measure.derived import Derivation, block_derivation
+from verifiers.measure.errors import MediaError
 from verifiers.measure.levels import channel_frame_power
 from verifiers.paramtypes.sound import CrossoverTiming, Extremes, Trajectory
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
 TASK = "R06.07.01.03-T02"
 N = check_names(TASK)
 OUTPUT = "output/passby.wav"
+SOURCE = "fixtures/media/car_passby_mono.wav"
+#: at least half the on-screen blocks must come from the car: a render that is the car for a moment
+#: and something else the rest of the pass is not a pan of the car
+MIN_DERIVED_SHARE = 0.5
+#: pan position (of ±1) the image must reach on each side for a zero crossing to be the car crossing
+SWEEP_MIN = 0.25
 PROJECT = "fixtures/road_passby.RPP"
 FPS = 24
 AUDIBLE_RE_MAX_DB = -40.0
@@ -61,6 +76,7 @@ class PanTrack:
     audible: np.ndarray  # bool per frame
     f_on: np.ndarray  # on-screen audible frames
     x_on: np.ndarray  # their screen x (0 left .. 1 right)
+    derived: dict  # how the render was proven to be the CAR track (measure.derived evidence)
 
 
 def load_passby_gt(ctx: ScoreContext) -> PassbyGT:
@@ -88,7 +104,22 @@ def pan_track(ctx: ScoreContext, gt: PassbyGT) -> PanTrack:
     on = [(f, x) for f, x in zip(frames, gt.x_track[:, 1], strict=True) if 0 <= f < len(p) and audible[f]]
     if len(on) < 10:
         raise AgentOutputError("the car is not audible while it is on screen")
-    return PanTrack(energy, p, audible, np.array([f for f, _x in on]), np.array([x for _f, x in on]))
+    f_on = np.array([f for f, _x in on])
+    derived = car_derivation(ctx, samples.sum(axis=1), audio.sample_rate_hz, f_on[0] / gt.fps, f_on[-1] / gt.fps)
+    if derived.share < MIN_DERIVED_SHARE:
+        raise AgentOutputError(f"{OUTPUT} is not derived from the CAR track: {derived.share:.0%} of its 0.1 s blocks "
+                               f"on screen match the car pass-by's waveform (need {MIN_DERIVED_SHARE:.0%}); "
+                               "a pan of another signal is not a pan of the car")
+    return PanTrack(energy, p, audible, f_on, np.array([x for _f, x in on]), derived.evidence())
+
+
+def car_derivation(ctx: ScoreContext, mono: np.ndarray, rate_hz: int, t0_s: float, t1_s: float) -> Derivation:
+    """Whitened block correlation of the render's L+R against the CAR source over the on-screen span."""
+    try:
+        src = load_audio(ctx.input(SOURCE), sample_rate_hz=rate_hz).mono
+    except MediaError as exc:
+        raise GTError(f"the CAR source is unreadable: {exc}") from None
+    return block_derivation(mono, src, rate_hz, starts_s=np.arange(t0_s, t1_s, 0.1))
 
 
 @register
@@ -111,15 +142,19 @@ class PassbyPan(CheckedTask):
     def crossover_timing(self, p: CrossoverTiming, curve: Curve) -> Result:
         pan, audible, center = self.track.pan, self.track.audible, self.gt.center_frame
         rpp = self.rpp
+        f_on = self.track.f_on
+        # a crossing of the image, not of dither around the centre: the pan must reach a quarter of the
+        # way left before it and right after it while the car is on screen
         crossings = [f + pan[f] / (pan[f] - pan[f + 1]) for f in range(len(pan) - 1)
-                     if audible[f] and audible[f + 1] and pan[f] < 0 <= pan[f + 1]]
+                     if audible[f] and audible[f + 1] and pan[f] < 0 <= pan[f + 1]
+                     and pan[f_on[f_on <= f]].min(initial=0.0) <= -SWEEP_MIN and pan[f_on[f_on > f]].max(initial=0.0) >= SWEEP_MIN]
         if not crossings:
             return Result.fail("the image never crosses from left to right", {"project": rpp})
         cross = min(crossings, key=lambda c: abs(c - center))
         err = cross - center
         return Result(curve.score(err, p.tolerance_frames),
                       {"crossover_frame": round(cross, 2), "gt_center_frame": center, "error_frames": round(err, 2),
-                       "project": rpp}, f"equal-energy crossover {err:+.1f} frames from the GT centre frame")
+                       "project": rpp, "derived_from_car": self.track.derived}, f"equal-energy crossover {err:+.1f} frames from the GT centre frame")
 
     @check(N.trajectory)
     def trajectory(self, p: Trajectory, curve: Curve) -> Result:
@@ -166,7 +201,7 @@ class PassbyPan(CheckedTask):
         tc = 3.0 + float(rng.uniform(-0.3, 0.3))
         swell = 1 / (1 + ((t - tc) / 1.2) ** 2)  # level swell towards the pass
         car = 0.3 * engine * swell
-        write_wav(inst.workdir / "fixtures/media/car_passby_mono.wav", car)
+        write_wav(inst.workdir / SOURCE, car)
         center = round(tc * FPS)
         half = 36  # frames from screen edge to centre
         frames = np.arange(center - half, center + half + 1)
@@ -191,6 +226,13 @@ class PassbyPan(CheckedTask):
             write_rpp(folder / PROJECT, [Track("CAR", items=car_item, envelopes={"PANENV2": Envelope("PANENV2", pts)})])
 
         render(inst.oracle)
+        audio_cases(inst, OUTPUT, exports=("daw_44k1", "daw_48k", "float32"), unedited=f"workdir/{SOURCE}", other=("R06.07.01.03-T10", "output/doppler_passby.wav"))
+        inst.baseline_case("dual_mono_dithered", [(OUTPUT, f"audio_dual_mono:workdir/{SOURCE}")],
+                           why="the car copied to both channels, 16-bit TPDF dither: no pan at all")
+        render(inst.mutant("crossing_4_frames_late", [], "near miss inside the seed's 5 frames: lowers nothing"),
+               shift=4)
+        render(inst.mutant("crossing_7_frames_late", [N.crossover_timing],
+                           "near miss outside the seed's 5 frames: the crossover share is lost"), shift=7)
         render(inst.mutant("crossing_10_frames_late", [N.crossover_timing, N.extremes],
                            "pan follows the car 10 frames late: crosses late, not full right at exit"),
                shift=10)

@@ -11,6 +11,10 @@ each filled region against the track's ambience in the 1 s either side; mean |Δ
 fill is located in amb_office.wav by NCC, its per-window gain fitted with a ramp) lasts 8–12
 frames; half for the null test, render minus the original track outside the holes and a 1 s margin
 around them, peak <= -60 dBFS.
+
+Issue 21: a hole counts as filled only when it holds amb_office.wav (located by NCC), so dither or
+noise in a hole is no fill; the null-test half pays in proportion to the holes filled; the null test
+first takes out a constant delay of the whole render up to 5 ms (a plugin's uncompensated latency).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from verifiers.measure.spectral import third_octave_levels_db
 from verifiers.paramtypes.sound import CrossfadesRestIntact, HolesFilled, SpectralMatch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.fades import fit_ramp, window_gains
 from verifiers.tasks.sound._shared.render_files import (
@@ -49,6 +54,7 @@ FPS = 24
 BAND_RANGE_HZ = (200.0, 8000.0)
 EDGE_SPAN_S = 0.7
 NULL_MARGIN_S = 1.0
+MAX_LATENCY_S = 0.005  # plugin latencies are 1-3 ms; 5 ms covers them without sliding onto other material
 
 
 @dataclass(frozen=True)
@@ -108,12 +114,12 @@ def band_delta(r: HoleRender, a: float, b: float, max_db: float) -> dict:
             "ok": m <= max_db}
 
 
-def edge_fades(r: HoleRender, lo_f: float, hi_f: float) -> list[dict]:
-    """The fill's fade length at each hole edge (fitted ramp of its per-window gain), ok within lo_f..hi_f frames."""
-    mono, omono, n = r.mono, r.omono, len(r.x)
+def edge_fades(r: HoleRender, lo_f: float, hi_f: float, fills: list[np.ndarray | None], lag: int = 0) -> list[dict]:
+    """The fill's fade length at each hole edge (fitted ramp of its per-window gain), ok within lo_f..hi_f
+    frames; the original track is delayed by the render's own latency (`lag` samples) first."""
+    mono, omono, n = r.mono, np.roll(r.omono, lag), len(r.x)
     edges = []
-    for a, b in r.holes:
-        fill = aligned_fill(mono, r.amb, a, b)
+    for (a, b), fill in zip(r.holes, fills, strict=True):
         for edge, rising in ((a, True), (b, False)):
             if fill is None:
                 edges.append({"edge_s": edge, "fade_frames": None, "ok": False})
@@ -130,12 +136,25 @@ def edge_fades(r: HoleRender, lo_f: float, hi_f: float) -> list[dict]:
     return edges
 
 
-def null_peak_dbfs(r: HoleRender) -> float:
-    """Peak of render minus original outside the holes and a NULL_MARGIN_S margin around them."""
+def render_lag_samples(r: HoleRender) -> int:
+    """Whole-sample delay of the render against the track (a plugin's uncompensated latency), within
+    ±MAX_LATENCY_S: the null test judges what was changed, not a constant offset of the whole bounce."""
+    m = round(MAX_LATENCY_S * RATE_HZ)
+    x, o = r.mono, r.omono
+    seg = slice(m, len(o) - m)
+    scores = [float(np.dot(x[m + k: len(o) - m + k], o[seg])) for k in range(-m, m + 1)]
+    return int(np.argmax(scores)) - m
+
+
+def null_peak_dbfs(r: HoleRender, lag: int = 0) -> float:
+    """Peak of render minus original (the render advanced by `lag` samples) outside the holes and a
+    NULL_MARGIN_S margin around them."""
+    x = np.roll(r.x, -lag, axis=0)
     keep = np.ones(len(r.x), dtype=bool)
+    keep[: abs(lag)] = keep[len(keep) - abs(lag):] = False
     for a, b in r.holes:
         keep[max(0, round((a - NULL_MARGIN_S) * RATE_HZ)): round((b + NULL_MARGIN_S) * RATE_HZ)] = False
-    resid = (r.x - r.orig)[keep]
+    resid = (x - r.orig)[keep]
     return 20 * np.log10(max(float(np.max(np.abs(resid))) if resid.size else 0.0, 1e-12))
 
 
@@ -171,13 +190,19 @@ class FillHoles(CheckedTask):
         native = r.audio.sample_rate_hz  # digital silence is judged on the file's own samples
         runs = silence_runs(r.audio.samples, native, min_s=min_run / native)
         per_hole = []
-        for a, b in r.holes:
+        for (a, b), amb in zip(r.holes, self.fills, strict=True):
             inside = [x for x in runs if x.start_s < b and x.end_s > a]
-            per_hole.append({"hole_s": [a, b], "silent_runs": len(inside),
+            per_hole.append({"hole_s": [a, b], "silent_runs": len(inside), "given_ambience": amb is not None,
                              "longest_ms": round(max([x.duration_s for x in inside], default=0) * 1000, 1)})
-        filled = sum(h["silent_runs"] == 0 for h in per_hole)
+        filled = sum(h["silent_runs"] == 0 and h["given_ambience"] for h in per_hole)
         return Result(curve.count(filled, len(r.holes)), {"holes": per_hole, "min_run_samples": min_run},
-                      f"{filled}/{len(r.holes)} holes free of digital silence")
+                      f"{filled}/{len(r.holes)} holes free of digital silence and holding amb_office.wav "
+                      "(dither or other noise in a hole is not a fill)")
+
+    @provides
+    def fills(self) -> list[np.ndarray | None]:
+        """Per hole, the given ambience as placed there (None: the hole does not hold amb_office.wav)."""
+        return [aligned_fill(self.render.mono, self.render.amb, a, b) for a, b in self.render.holes]
 
     @check(N.spectral_match)
     def spectral_match(self, p: SpectralMatch, curve: Curve) -> Result:
@@ -190,12 +215,17 @@ class FillHoles(CheckedTask):
     @check(N.crossfades_rest_intact)
     def crossfades_rest_intact(self, p: CrossfadesRestIntact, curve: Curve) -> Result:
         lo_f, hi_f = p.min_crossfade_frames, p.max_crossfade_frames
-        edges = edge_fades(self.render, lo_f, hi_f)
+        lag = render_lag_samples(self.render)
+        edges = edge_fades(self.render, lo_f, hi_f, self.fills, lag)
         ok_e = sum(e["ok"] for e in edges)
-        null_db = null_peak_dbfs(self.render)
-        score = 0.5 * curve.part("edges").count(ok_e, len(edges)) + 0.5 * curve.part("null_test").passes(
+        null_db = null_peak_dbfs(self.render, lag)
+        # "leave the rest alone" pays only in proportion to the holes actually filled (issue 21: the
+        # input copied with dither kept this half)
+        filled = sum(f is not None for f in self.fills) / len(self.fills)
+        score = 0.5 * curve.part("edges").count(ok_e, len(edges)) + 0.5 * filled * curve.part("null_test").passes(
             null_db <= p.max_null_dbfs)
-        return Result(score, {"edges": edges, "null_peak_dbfs": round(null_db, 1)},
+        return Result(score, {"edges": edges, "null_peak_dbfs": round(null_db, 1), "latency_samples": lag,
+                              "holes_with_given_ambience": round(filled, 3)},
                       f"{ok_e}/{len(edges)} edges crossfaded {lo_f:g}-{hi_f:g} frames; rest of track null "
                       f"{null_db:.1f} dBFS")
 
@@ -237,6 +267,10 @@ class FillHoles(CheckedTask):
             return out
 
         write_wav(inst.oracle / OUTPUT, render())
+        # a null test needs the track's own rate: no 44.1 kHz export
+        audio_cases(inst, OUTPUT, exports=("daw_48k",), unedited=f"workdir/{TRACK}", other=("R06.07.01.03-T02", "output/passby.wav"))
+        inst.baseline_case("unedited_dithered", [(OUTPUT, f"audio_export:daw_44k1:workdir/{TRACK}")],
+                           why="the track with its holes, TPDF-dithered to 16 bit: dither is not a fill")
         write_wav(inst.mutant("hole_left_silent", list(N),
                               "the third hole left as digital silence") / OUTPUT, render(skip=2))
         write_wav(inst.mutant("fill_6db_low", [N.spectral_match], "fills 6 dB under the surrounding ambience")

@@ -20,6 +20,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import LevelConsistency, PlacedSync, SurfaceSwitch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.placed_events import (
     Analysis,
@@ -79,9 +80,11 @@ class SurfaceFootsteps(CheckedTask):
         found = [r.found for r in self.placed.rows]
         n = len(found)
         repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+        # a pair varies only when both steps carry a library file (issue 21: silence "varied")
+        varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
         pairs = max(n - 1, 1)
-        return Result(curve.count(pairs - len(repeats), pairs), {"repeat_at": repeats, "files": found},
-                      f"{len(repeats)} step(s) reuse the previous step's file")
+        return Result(curve.count(varied, pairs), {"repeat_at": repeats, "files": found},
+                      f"{varied}/{pairs} consecutive steps use different files ({len(repeats)} reuse the previous)")
 
     @check(N.level_consistency)
     def level_consistency(self, p: LevelConsistency, curve: Curve) -> Result:
@@ -118,6 +121,7 @@ class SurfaceFootsteps(CheckedTask):
                                          for e, gk in zip(evts, g, strict=True)])
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         for i in (1, 4, 8):
             late[i]["frame"] += 2

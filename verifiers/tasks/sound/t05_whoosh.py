@@ -8,8 +8,11 @@ Measures (verifiers.measure.spectral, power-weighted centroid): duration 1.2 ± 
 (a wrong rate or bit depth halves that check and is named); centroid of the first 150 ms of sound
 600–1100 Hz, of the last 150 ms 3–5 kHz, Spearman rho of centroid vs time >= 0.9 (a third each);
 RMS peak (20 ms windows) at 1.05–1.15 s; width: Spearman rho of the 100 ms inter-channel correlation
-vs time <= -0.5 (full credit; partial above); hard end: peak of the last 5 ms <= -60 dBFS. Frames
+vs time <= -0.5 (the seed's line); hard end: peak of the last 5 ms <= -60 dBFS. Frames
 more than 40 dB under the loudest are not part of "the sound".
+
+Issue 21: every check but centroid_rise needs a rising whoosh to be there (end centroid >= 2x the
+start, trend rho >= 0.5); silence or white noise with the right header earns nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import CentroidRise, HardEnd, PeakTiming, WhooshDuration
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
 
@@ -39,6 +43,13 @@ SOURCES = "fixtures/whoosh_sources"
 SOUND_RE_MAX_DB = -40.0
 RMS_WIN_S = 0.02
 MIN_WIDTH_RHO = -0.5
+SILENT_DBFS = -120.0
+#: "a rising whoosh is there": the end centroid at least an octave over the start, trend rho >= 0.5.
+#: Far below the spec's own lines (600-1100 Hz -> 3-5 kHz, rho 0.9), so a near miss keeps the other
+#: shares; white noise (flat centroid) and silence do not
+RISE_WINDOW_S = 0.15
+RISE_MIN_RATIO = 2.0
+RISE_MIN_RHO = 0.5
 
 
 def _rho(a: np.ndarray, b: np.ndarray) -> float:
@@ -127,9 +138,22 @@ class RisingWhoosh(CheckedTask):
     def whoosh(self) -> Whoosh:
         return load_whoosh(self.ctx)
 
+    @provides
+    def rising(self) -> Whoosh:
+        """The render, once it holds a rising whoosh at all (issue 21: silence or white noise with the
+        right header earned the duration, end and timing shares of a design that is not there)."""
+        w = self.whoosh
+        if not np.isfinite(w.loud).any() or w.loud.max() < SILENT_DBFS:
+            raise AgentOutputError(f"{OUTPUT} is silent: no whoosh to judge")
+        start_c, end_c, rho_c = centroid_ends(w, RISE_WINDOW_S)
+        if not (np.isfinite(start_c) and np.isfinite(end_c)) or end_c < RISE_MIN_RATIO * start_c or rho_c < RISE_MIN_RHO:
+            raise AgentOutputError(f"no rising whoosh in {OUTPUT}: centroid {start_c:.0f} Hz -> {end_c:.0f} Hz "
+                                   f"(rho {rho_c:.2f}); the spec's other properties are judged on a rising sweep only")
+        return w
+
     @check(N.duration)
     def duration(self, p: WhooshDuration, curve: Curve) -> Result:
-        audio = self.whoosh.audio
+        audio = self.rising.audio
         want_s, tol_s = p.duration_s, p.tolerance_s
         want_rate, want_bits = p.sample_rate_hz, p.bit_depth_count
         dur_ok = abs(audio.duration_s - want_s) <= tol_s + 1e-9
@@ -151,27 +175,28 @@ class RisingWhoosh(CheckedTask):
 
     @check(N.peak_timing)
     def peak_timing(self, p: PeakTiming, curve: Curve) -> Result:
-        t_peak = float(self.whoosh.tr[int(np.argmax(self.whoosh.rms))])
+        w = self.rising
+        t_peak = float(w.tr[int(np.argmax(w.rms))])
         lo, hi = p.min_peak_s, p.max_peak_s
         return Result(curve.passes(lo <= t_peak <= hi), {"rms_peak_s": round(t_peak, 3)},
                       f"RMS peak at {t_peak:.3f} s (want {lo:g}-{hi:g})")
 
     @check(N.width)
     def width(self, p: NoParams, curve: Curve) -> Result:
-        w = self.whoosh
+        w = self.rising
         tw, icc = interchannel_correlation(w.x, w.sr, window_s=0.1)
         tw = tw + 0.05
         w_db = np.interp(tw, w.tr, w.loud)
         ok = np.isfinite(icc) & (w_db >= w.sounding_db())
         rho_w = _rho(tw[ok], icc[ok])
-        return Result(curve.score(max(rho_w - MIN_WIDTH_RHO, 0.0)),
+        return Result(curve.passes(rho_w <= MIN_WIDTH_RHO),
                       {"icc_spearman": round(rho_w, 3), "icc_first_last": [round(float(icc[ok][0]), 3),
                                                                          round(float(icc[ok][-1]), 3)] if ok.any() else []},
                       f"inter-channel correlation trend rho {rho_w:.2f} (want <= {MIN_WIDTH_RHO:g})")
 
     @check(N.hard_end)
     def hard_end(self, p: HardEnd, curve: Curve) -> Result:
-        x, sr = self.whoosh.x, self.whoosh.sr
+        x, sr = self.rising.x, self.rising.sr
         tail = x[-max(1, round(p.tail_ms / 1000 * sr)):]
         tail_db = 20 * np.log10(max(float(np.max(np.abs(tail))), 1e-12))
         lim = p.max_tail_dbfs
@@ -193,10 +218,14 @@ class RisingWhoosh(CheckedTask):
             return whoosh_design(np.random.default_rng(seed), **kw)
 
         write_wav(inst.oracle / OUTPUT, design())
+        audio_cases(inst, OUTPUT, exports=("daw_48k",), other=("R06.07.01.03-T02", "output/passby.wav"))
         write_wav(inst.mutant("rate_44k1_16bit", [N.duration], "rendered 44.1 kHz / 16-bit") / OUTPUT, design(),
                   rate=44_100, subtype="PCM_16")
-        write_wav(inst.mutant("centroid_flat", [N.centroid_rise], "the band never rises: centroid ~2 kHz") / OUTPUT,
+        write_wav(inst.mutant("centroid_flat", list(N), "the band never rises (centroid ~2 kHz): no whoosh, so "
+                              "duration, timing, width and end earn nothing either") / OUTPUT,
                   design(start_hz=2000, end_hz=2000))
+        write_wav(inst.mutant("start_band_high", [N.centroid_rise], "near miss: starts at 1.3 kHz (spec 600-1100 Hz), "
+                              "still a rising whoosh") / OUTPUT, design(start_hz=1300))
         write_wav(inst.mutant("peak_early", [N.peak_timing], "level peaks at 0.8 s") / OUTPUT,
                   design(peak_s=0.8, stop_s=1.19))
         write_wav(inst.mutant("no_width", [N.width], "both channels identical all the way") / OUTPUT,

@@ -31,6 +31,7 @@ from verifiers.measure.room import schroeder_curve_db
 from verifiers.paramtypes.sound import Acoustics, Layering, ShotLevels, ShotSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_library
@@ -256,6 +257,7 @@ class LayeredGunshots(CheckedTask):
             return out * (0.9 / np.max(np.abs(out)))
 
         write_wav(inst.oracle / OUTPUT, render())
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         write_wav(inst.mutant("shot_2_frames_late", [N.sync], "shot 3 lands 2 frames after the flash") / OUTPUT,
                   render(late={2: 2}))
         write_wav(inst.mutant("no_body_layer", [N.layering], "two shots without the body layer") / OUTPUT,

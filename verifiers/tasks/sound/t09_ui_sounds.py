@@ -20,6 +20,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import UISync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, category_of, require_field
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
@@ -66,8 +67,11 @@ class UISounds(CheckedTask):
         video_s = int(require_field(a.raw_gt, "video_frames")) / a.fps
         length_ok = abs(a.audio.duration_s - video_s) <= 1.0 / a.fps + 1e-9
         extras = [{"onset_s": round(o.time_s, 3), "sample": m.name} for o, m in a.extras]
-        score = 0.5 * curve.part("length").passes(length_ok) + 0.5 * curve.part("extras").penalty(1.0, len(extras))
-        return Result(score, {"render_s": round(a.audio.duration_s, 4), "video_s": round(video_s, 4), "extras": extras},
+        # pays in proportion to the UI sounds placed at all (issue 21: silence of the right length kept it)
+        placed = sum(r.found is not None for r in a.rows) / max(len(a.rows), 1)
+        score = placed * (0.5 * curve.part("length").passes(length_ok)
+                          + 0.5 * curve.part("extras").penalty(1.0, len(extras)))
+        return Result(score, {"events_placed_share": round(placed, 3), "render_s": round(a.audio.duration_s, 4), "video_s": round(video_s, 4), "extras": extras},
                       f"render {a.audio.duration_s:.3f} s vs video {video_s:.3f} s; {len(extras)} extra sound(s)")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
@@ -99,6 +103,7 @@ class UISounds(CheckedTask):
             return sfx.place(length, 2, [(round(e["frame"] / FPS * RATE_HZ), library[e["sample"]]) for e in evts])
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         late[2]["frame"] += 2
         write_wav(inst.mutant("swipe_2_frames_late", [N.sync], "a swipe 2 frames late") / OUTPUT, render(late))

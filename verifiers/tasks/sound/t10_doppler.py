@@ -11,6 +11,10 @@ the midpoint of the approach and recede pitches, within 3 frames of the GT close
 level_envelope: the frame of the RMS maximum (per-frame RMS, 5-frame median smoothing) within 3
 frames. air_absorption: Pearson r of the per-frame power centroid (verifiers.measure.spectral) with
 -log10(distance) from the GT geometry, >= 0.7.
+
+Content identity first (issue 21): the render must be the given loop. The second difference over k of
+the harmonic phases (verifiers.measure.derived.harmonic_phase_match) is the loop's fingerprint at any
+pitch, delay, level or low-pass; a sawtooth or another engine swept the same way fails every check.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import load_audio
+from verifiers.measure.derived import Derivation, harmonic_phase_match
 from verifiers.measure.errors import MediaError
 from verifiers.measure.levels import frame_rms
 from verifiers.measure.spectral import spectral_centroid_hz
@@ -32,6 +37,7 @@ from verifiers.measure.yin import yin
 from verifiers.paramtypes.sound import AirAbsorption, DopplerPitch, FrameTolerance
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.doppler import distance_m, emission_times, read_loop, varying_lowpass
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
@@ -43,6 +49,9 @@ LOOP = "fixtures/engine_loop.wav"
 FPS = 24
 F0_RANGE_HZ = (50.0, 400.0)
 EDGE_SHARE = 0.2
+#: at least half the pitched 2-frame blocks must carry the loop's harmonic phases (measured: the oracle
+#: and its exports ≥ 0.95 of blocks, a swept sawtooth 0)
+MIN_DERIVED_SHARE = 0.5
 
 
 def f0_per_frame(mono: np.ndarray, fps: float) -> np.ndarray:
@@ -82,7 +91,13 @@ def load_passby_gt(ctx: ScoreContext) -> PassbyGT:
         raise GTError(f"ground truth passby.json malformed: {exc}") from None
 
 
-def loop_f0_hz(ctx: ScoreContext) -> float:
+@dataclass(frozen=True)
+class EngineLoop:
+    samples: np.ndarray  # mono at RATE_HZ
+    f0_hz: float
+
+
+def load_loop(ctx: ScoreContext) -> EngineLoop:
     try:
         loop = load_audio(ctx.input(LOOP), sample_rate_hz=RATE_HZ).mono
     except MediaError as exc:
@@ -90,11 +105,17 @@ def loop_f0_hz(ctx: ScoreContext) -> float:
     src = yin(loop, RATE_HZ, fmin_hz=F0_RANGE_HZ[0], fmax_hz=F0_RANGE_HZ[1])
     if src.voiced().sum() < 10:
         raise GTError("engine loop has no measurable fundamental")
-    return float(np.median(src.f0_hz[src.voiced()]))
+    return EngineLoop(loop, float(np.median(src.f0_hz[src.voiced()])))
 
 
-def pitch_sweep(mono: np.ndarray, fps: float, f_src: float) -> PitchSweep:
-    f0 = f0_per_frame(mono, fps)
+def loop_derivation(mono: np.ndarray, f0: np.ndarray, fps: float, loop: EngineLoop) -> Derivation:
+    """Harmonic phase fingerprint of the render against the loop, in 2-frame blocks at their own f0."""
+    frames = np.arange(0, len(f0), 2)
+    return harmonic_phase_match(mono, RATE_HZ, starts_s=frames / fps, f0_hz=f0[frames], block_s=2 / fps,
+                                loop=loop.samples, loop_f0_hz=loop.f0_hz)
+
+
+def pitch_sweep(f0: np.ndarray, f_src: float) -> PitchSweep:
     pitched = np.nonzero(np.isfinite(f0))[0]
     if len(pitched) < 10:
         raise AgentOutputError("no engine pitch found in the render")
@@ -115,17 +136,36 @@ class DopplerPassby(CheckedTask):
         return load_passby_gt(self.ctx)
 
     @provides
-    def mono(self) -> np.ndarray:
+    def loop(self) -> EngineLoop:
+        return load_loop(self.ctx)
+
+    @provides
+    def f_src(self) -> float:
+        return self.loop.f0_hz
+
+    @provides
+    def f0(self) -> np.ndarray:
+        return f0_per_frame(self.rendered, self.gt.fps)
+
+    @provides
+    def rendered(self) -> np.ndarray:
         _audio, x = load_output(self.ctx, OUTPUT, RATE_HZ)
         return x.mean(axis=1)
 
     @provides
-    def f_src(self) -> float:
-        return loop_f0_hz(self.ctx)
+    def mono(self) -> np.ndarray:
+        """The render's mono sum, once it is proven to be the engine loop (every check reads this)."""
+        d = loop_derivation(self.rendered, self.f0, self.gt.fps, self.loop)
+        if d.share < MIN_DERIVED_SHARE:
+            raise AgentOutputError(f"{OUTPUT} is not derived from {LOOP}: {d.share:.0%} of its pitched blocks carry "
+                                   f"the loop's harmonic phase pattern (need {MIN_DERIVED_SHARE:.0%}); a Doppler "
+                                   "sweep of another sound is not a Doppler of the given loop")
+        return self.rendered
 
     @provides
     def sweep(self) -> PitchSweep:
-        return pitch_sweep(self.mono, self.gt.fps, self.f_src)
+        self.mono  # noqa: B018  (identity first)
+        return pitch_sweep(self.f0, self.f_src)
 
     @provides
     def rms(self) -> np.ndarray:
@@ -210,6 +250,19 @@ class DopplerPassby(CheckedTask):
             return np.stack([y, y], axis=1)
 
         write_wav(inst.oracle / OUTPUT, render())
+        audio_cases(inst, OUTPUT, unedited=f"workdir/{LOOP}", other=("R06.07.01.03-T02", "output/passby.wav"))
+        # gaming: a sawtooth at the loop's pitch, swept, levelled and filtered exactly like the oracle
+        tau = emission_times(tt, closest_s, speed, dist)
+        saw = sum(np.sin(2 * np.pi * k * f_src * tau) / k for k in range(1, 40) if k * f_src < 12000)
+        saw = varying_lowpass(saw * dist / distance_m(tt, closest_s, speed, dist),
+                              np.clip(16000 * (dist / distance_m(tt, closest_s, speed, dist)) ** 0.7, 600, 16000), RATE_HZ)
+        write_wav(inst.root / "baselines/swept_sawtooth.wav", 0.8 * saw / np.max(np.abs(saw)))
+        inst.baseline_case("swept_sawtooth", [(OUTPUT, "copy:baselines/swept_sawtooth.wav")],
+                           why="a sawtooth at the loop's pitch with the oracle's Doppler, level and low-pass")
+        write_wav(inst.mutant("pitch_1_frame_late", [], "near miss inside the 3-frame line: lowers nothing") / OUTPUT,
+                  render(pitch_shift_s=1 / FPS))
+        write_wav(inst.mutant("pitch_5_frames_late", [N.pass_timing], "near miss outside the 3-frame line")
+                  / OUTPUT, render(pitch_shift_s=5 / FPS))
         write_wav(inst.mutant("doppler_for_15ms", [N.doppler_pitch], "pitch automated for 15 m/s") / OUTPUT,
                   render(pitch_speed=15.0))
         write_wav(inst.mutant("no_doppler", [N.doppler_pitch, N.pass_timing], "level and filter only, no pitch")

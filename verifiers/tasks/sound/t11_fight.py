@@ -24,6 +24,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import MinAccuracy, PlacedSync, WhooshLayering
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_event_gt, load_library
 from verifiers.tasks.sound._shared.placed_events import (
@@ -117,9 +118,11 @@ class FightContacts(CheckedTask):
         found = [x.found for x in self.contacts.loc]
         n = len(found)
         reps = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+        # a pair varies only when both contacts carry a library impact (issue 21: silence "varied")
+        varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
         pairs = max(n - 1, 1)
-        return Result(curve.count(pairs - len(reps), pairs), {"repeat_at": reps, "files": found},
-                      f"{len(reps)} consecutive repeat(s) of an impact file")
+        return Result(curve.count(varied, pairs), {"repeat_at": reps, "files": found},
+                      f"{varied}/{pairs} consecutive pairs use two different impact files ({len(reps)} repeat(s))")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         library = {
@@ -155,6 +158,7 @@ class FightContacts(CheckedTask):
             return sfx.place(length, 2, items)
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         for i in (1, 5, 8):
             late[i]["frame"] += 2

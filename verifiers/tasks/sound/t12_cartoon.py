@@ -23,6 +23,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import PitchFollowsFall, PlacedSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
 from verifiers.tasks.sound._shared.placed_events import (
@@ -166,6 +167,7 @@ class CartoonFX(CheckedTask):
             return sfx.place(length, 2, [*items, whistle(invert)])
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         for i in (0, 3, 8):
             late[i]["frame"] += 2

@@ -35,6 +35,7 @@ from verifiers.paramtypes.sound import BraamSilence, HitSync, Risers, TruePeak
 from verifiers.registry import register
 from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
@@ -113,9 +114,17 @@ def riser_score(env: np.ndarray, c: int, fps: float, p: Risers) -> tuple[float, 
                                           "rise_db": round(gain, 1)}
 
 
+BEAT_GUARD_S = 0.01
+#: a hit is "there" (for the shares that reward restraint: silence beat, true peak) within this many
+#: frames of its cut; the seed's ±1 frame stays hit_sync's line
+HIT_PRESENT_FRAMES = 6
+
+
 def beat_max_dbfs(mono: np.ndarray, final: int, fps: float, silence_s: float) -> float:
-    """Loudest 50 ms window in the silence beat before the final hit."""
-    beat = mono[max(0, round((final / fps - silence_s) * RATE_HZ)): round(final / fps * RATE_HZ)]
+    """Loudest 50 ms window in the silence beat before the final hit, BEAT_GUARD_S in from each end
+    (a DAW's 2 ms plugin latency or a 5 ms fade at the beat's edges is not sound in the beat)."""
+    beat = mono[max(0, round((final / fps - silence_s + BEAT_GUARD_S) * RATE_HZ)):
+                round((final / fps - BEAT_GUARD_S) * RATE_HZ)]
     w = RATE_HZ // 20
     k = len(beat) // w
     rms_db = 10 * np.log10(np.maximum((beat[: k * w].reshape(k, w) ** 2).mean(axis=1), 1e-20)) if k else np.array([0.0])
@@ -168,7 +177,8 @@ class TrailerDesign(CheckedTask):
         cen = long_term_centroid_hz(mono[a: a + RATE_HZ // 2], RATE_HZ) if a + 1000 < len(mono) else float("inf")
         braam_ok = e is not None and abs(e) <= tol + 1e-9 and cen < BRAAM_MAX_CENTROID_HZ
         beat_db, lim = beat_max_dbfs(mono, gt.final, gt.fps, p.silence_s), p.silence_max_dbfs
-        return Result(curve.count([braam_ok, beat_db <= lim]),
+        # the silence half pays in proportion to the hits present (issue 21: a silent file kept it)
+        return Result(0.5 * curve.count([braam_ok]) + 0.5 * self.hits_present * curve.count([beat_db <= lim]),
                       {"title_onset_error_frames": None if e is None else round(e, 2), "braam_centroid_hz": round(cen, 1),
                        "beat_max_dbfs": round(beat_db, 1)},
                       f"braam {'on' if braam_ok else 'not on'} the title; beat max {beat_db:.1f} dBFS (<= {lim:g})")
@@ -179,7 +189,17 @@ class TrailerDesign(CheckedTask):
         tp = max(true_peak_dbtp(x, RATE_HZ)) if audio.sample_rate_hz == RATE_HZ else max(
             true_peak_dbtp(audio.samples, audio.sample_rate_hz))
         mx = p.max_true_peak_dbtp
-        return Result(curve.passes(tp <= mx), {"true_peak_dbtp": round(tp, 2)}, f"true peak {tp:.2f} dBTP (max {mx:g})")
+        # headroom pays in proportion to the hits present (issue 21: silence or quiet noise kept it)
+        return Result(self.hits_present * curve.passes(tp <= mx),
+                      {"true_peak_dbtp": round(tp, 2), "hits_present_share": round(self.hits_present, 3)},
+                      f"true peak {tp:.2f} dBTP (max {mx:g}); {self.hits_present:.0%} of the hits present")
+
+    @provides
+    def hits_present(self) -> float:
+        """Share of the cuts with an onset within HIT_PRESENT_FRAMES: the trailer design is there at all."""
+        gt = self.gt
+        errs = [nearest_err(self.render.onsets_s, c, gt.fps) for c in gt.cuts]
+        return sum(e is not None and abs(e) <= HIT_PRESENT_FRAMES for e in errs) / max(len(gt.cuts), 1)
 
     @check(N.design_rubric)
     def design_rubric(self, p: NoParams, curve: Curve) -> Result:
@@ -233,6 +253,7 @@ class TrailerDesign(CheckedTask):
                 inst.write_events(folder, [rubric_event(N.design_rubric, 1.0)])
 
         render(inst.oracle)
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         render(inst.mutant("two_hits_2_frames_late", [N.hit_sync], "two hits 2 frames after their cuts"),
                late={0: 2, 4: 2})
         render(inst.mutant("riser_lands_early", [N.risers], "first riser ends 8 frames before its hit"),

@@ -32,6 +32,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import DRRMatch, RT60Match, TimingIntact
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, write_wav
@@ -158,7 +159,7 @@ def fit_reverb(ctx: ScoreContext, gt: ChurchGT) -> ReverbFit:
     w = round(0.001 * RATE_HZ)
     best, lag, a, b, r2, per_ir = fit_systems(r, dry, irs, range(c - w, c + w + 1))
     wet_db = 10 * np.log10(max(b * b * float(np.sum(fftconvolve(dry, irs[best]) ** 2)), 1e-30)
-                           / max(float(np.dot(r, r)), 1e-30)) if best else -np.inf
+                           / max(float(np.dot(r, r)), 1e-30)) if best and np.any(r) else -np.inf  # silence: no reverb
     h = band(system(a, b, irs[best])) if wet_db > MIN_WET_DB else None
     return ReverbFit(best, lag, r2, per_ir, wet_db, h)
 
@@ -208,6 +209,9 @@ class ChurchReverb(CheckedTask):
     @check(N.timing_intact)
     def timing_intact(self, p: TimingIntact, curve: Curve) -> Result:
         lag_ms = self.fit.lag / RATE_HZ * 1000
+        if not self.fit.audible:  # "leave the timing alone" pays only once reverb was added (issue 21)
+            return Result.fail("no reverb added to the dry Foley: an unchanged timing is no work done",
+                               {"direct_path_ms": round(lag_ms, 3)})
         return Result(curve.score(lag_ms, p.tolerance_ms), {"direct_path_ms": round(lag_ms, 3)},
                       f"dry Foley at {lag_ms:+.2f} ms (max ±{p.tolerance_ms:g})")
 
@@ -260,6 +264,8 @@ class ChurchReverb(CheckedTask):
             write_wav(folder / OUTPUT, np.stack([wet, wet], axis=1))
 
         render(inst.oracle)
+        # the seed's 1 ms timing line rules out a plugin latency (latency_5ms mutant): no-latency export
+        audio_cases(inst, OUTPUT, exports=("tpdf_44k1",), unedited=f"workdir/{DRY}", other=("R06.07.01.03-T02", "output/passby.wav"))
         render(inst.mutant("cathedral_ir", [N.correct_ir], "the cathedral IR (similar RT60) instead of the church"),
                ir_name="cathedral.wav")
         render(inst.mutant("stairwell_ir", [N.correct_ir, N.rt60_match], "the stairwell IR: wrong space, short decay"),
@@ -267,6 +273,7 @@ class ChurchReverb(CheckedTask):
         render(inst.mutant("too_wet", [N.drr_match], "wet level 8 dB too high"), wet_gain=10 ** (8 / 20))
         render(inst.mutant("latency_5ms", [N.timing_intact], "plugin latency not compensated: Foley 5 ms late"),
                delay_ms=5.0)
-        (inst.mutant("dry_render", [N.correct_ir, N.rt60_match, N.drr_match], "no reverb added") / "output").mkdir(
+        (inst.mutant("dry_render", list(N), "no reverb added: timing_intact pays nothing without it")
+         / "output").mkdir(
             parents=True, exist_ok=True)
         write_wav(inst.root / "mutants" / "dry_render" / OUTPUT, np.stack([dry, dry], axis=1) * 0.7)

@@ -37,6 +37,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
+    load_named_audio,
     load_output,
     rubric_event,
     write_wav,
@@ -161,7 +162,7 @@ class CreatureVocals(CheckedTask):
         files: dict[str, np.ndarray | None] = {}
         for name in self.gt.vocals:
             try:
-                files[name] = load_audio(self.ctx.workdir / FILES / f"{name}.wav", sample_rate_hz=RATE_HZ).mono
+                files[name] = load_named_audio(self.ctx.workdir / FILES / f"{name}.wav", sample_rate_hz=RATE_HZ).mono
             except MediaError:
                 files[name] = None
         return files

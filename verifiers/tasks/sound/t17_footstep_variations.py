@@ -7,9 +7,11 @@ params, since any 8 distinct steps of the take are a valid answer.
 
 Loudness: the seed asks for "-18 LUFS short-term (max)". A short-term window is 3 s; a footstep
 file is a fraction of that, and padding it with silence to 3 s would make -18 LUFS unreachable
-without clipping. For a file shorter than the window the window is the file: the K-weighted
-(BS.1770) mean square over the whole file. Files of 3 s or more use the meter's short-term max.
-Off-spec files (stereo, 44.1 kHz) fail files_format; the other checks still measure their
+without clipping. For a file shorter than 3 s the window is BS.1770's momentary 400 ms (silence after
+the end), its loudest position: the step is inside it whatever tail the file keeps, so a longer
+natural tail does not change the reading. Files of 3 s or more use the meter's short-term max.
+Every file must be a step of the given take (peak normalised correlation >= 0.6 with it): a silent
+file or another sound fails all four checks for its unit. Off-spec files (stereo, 44.1 kHz) fail files_format; the other checks still measure their
 content (mono downmix), so one mistake costs one check.
 """
 
@@ -22,18 +24,19 @@ from pathlib import Path
 import numpy as np
 from scipy.signal import fftconvolve, sosfilt
 
-from verifiers.base import AgentOutputError
+from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.clicks import detect_clicks
+from verifiers.measure.derived import sliding_ncc_peak
 from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import k_weighting_sos, measure_loudness
 from verifiers.paramtypes.sound import DistinctClean, FilesFormat, StepLoudness, Trims
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, write_wav
+from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_named_audio, write_wav
 
 TASK = "R06.07.01.03-T17"
 N = check_names(TASK)
@@ -42,14 +45,26 @@ NAMES = [f"fs_concrete_{k:02d}.wav" for k in range(1, 9)]
 TAIL_MS = 10.0
 TAIL_MAX_DBFS = -50.0
 SHORT_TERM_S = 3.0
+#: a step's loudness window (BS.1770's momentary 400 ms, silence after the file's end): the window
+#: holds the step whatever tail the file keeps (issue 21: "the window is the file" cost takes with a
+#: longer natural tail the loudness share)
+STEP_WINDOW_S = 0.4
 ONSET_RE_PEAK_DB = -30.0
+TAKE = "fixtures/media/concrete_take.wav"
+#: a file cut from the take (trimmed, faded, gained) correlates ≈ 1 with it; 0.6 is identify.py's
+#: confident match on real material (resampled, lossy), silence or another sound stays far below
+MIN_TAKE_NCC = 0.6
 
 
 def short_term_max_lufs(mono: np.ndarray, rate_hz: int) -> float:
-    """Short-term max; for a file shorter than 3 s, the loudness of the whole file (see module doc)."""
+    """Short-term max; for a file shorter than 3 s, the loudest 400 ms window (see module doc)."""
     if len(mono) >= SHORT_TERM_S * rate_hz:
         return float(measure_loudness(mono, rate_hz).max_short_term_lufs)
-    ms = float(np.mean(sosfilt(k_weighting_sos(rate_hz), mono) ** 2))
+    win = round(STEP_WINDOW_S * rate_hz)
+    kw = sosfilt(k_weighting_sos(rate_hz), np.concatenate([mono, np.zeros(win)])) ** 2
+    c = np.concatenate([[0.0], np.cumsum(kw)])
+    ends = np.arange(win, len(c), max(1, rate_hz // 100))  # 10 ms hop
+    ms = float(np.max(c[ends] - c[ends - win]) / win)
     return -0.691 + 10 * math.log10(ms) if ms > 0 else -math.inf
 
 
@@ -80,7 +95,7 @@ def load_steps(folder: Path) -> tuple[dict[str, Audio | None], dict[str, str]]:
     problems: dict[str, str] = {}
     for name in NAMES:
         try:
-            files[name] = load_audio(folder / name)
+            files[name] = load_named_audio(folder / name)
         except MediaError as exc:
             files[name] = None
             problems[name] = str(exc)
@@ -108,10 +123,31 @@ class FootstepVariations(CheckedTask):
         return load_steps(folder)
 
     @provides
+    def take(self) -> np.ndarray:
+        try:
+            return load_audio(self.ctx.input(TAKE), sample_rate_hz=RATE_HZ).mono
+        except MediaError as exc:
+            raise GTError(f"the concrete take is unreadable: {exc}") from None
+
+    @provides
+    def take_match(self) -> dict[str, float]:
+        """Per readable file, its peak normalised correlation with the given take (1: cut from it)."""
+        folder = self.ctx.workdir / OUT_DIR
+        out = {}
+        for n, a in self.files[0].items():
+            if a is None:
+                continue
+            mono = load_named_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono
+            out[n] = sliding_ncc_peak(mono, self.take) if 0 < len(mono) <= len(self.take) and np.any(mono) else 0.0
+        return out
+
+    @provides
     def present(self) -> dict[str, Audio]:
-        present = {n: a for n, a in self.files[0].items() if a is not None}
+        """Readable files that are steps of the given take (issue 21: eight silent files earned the
+        format and 'distinct' shares); a file that is not judged fails every check for its unit."""
+        present = {n: a for n, a in self.files[0].items() if a is not None and self.take_match[n] >= MIN_TAKE_NCC}
         if not present:
-            raise AgentOutputError(f"no readable files in {OUT_DIR}/")
+            raise AgentOutputError(f"no file in {OUT_DIR}/ is a step of {TAKE} (silent or other sounds)")
         return present
 
     @check(N.files_format)
@@ -122,6 +158,8 @@ class FootstepVariations(CheckedTask):
         for name, a in files.items():
             if a is None:
                 fmt[name] = problems[name]
+            elif name not in self.present:
+                fmt[name] = f"not a step of the take (correlation {self.take_match[name]:.2f} < {MIN_TAKE_NCC:g})"
             elif a.sample_rate_hz != want_rate or a.channels != want_ch:
                 fmt[name] = f"{a.sample_rate_hz} Hz, {a.channels} ch (want {want_rate} Hz, {want_ch} ch)"
         return Result(curve.count(count - len(fmt), count), {"problems": fmt},
@@ -147,7 +185,7 @@ class FootstepVariations(CheckedTask):
     def distinct_clean(self, p: DistinctClean, curve: Curve) -> Result:
         present, count, max_corr = self.present, len(NAMES), p.max_pairwise_correlation_ratio
         folder = self.ctx.workdir / OUT_DIR
-        at48 = {n: (load_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
+        at48 = {n: (load_named_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
                 for n, a in present.items()}
         pairs = list(combinations(sorted(at48), 2))
         similar = [(a, b, round(c, 3)) for a, b in pairs if (c := max_xcorr(at48[a], at48[b])) > max_corr]
@@ -171,7 +209,7 @@ class FootstepVariations(CheckedTask):
             take[at: at + len(s)] += s
             onsets.append(at / RATE_HZ)
         take += 10 ** (-70 / 20) * rng.standard_normal(len(take))  # room tone under the raw take
-        write_wav(inst.workdir / "fixtures/media/concrete_take.wav", take)
+        write_wav(inst.workdir / TAKE, take)
         items = [Item(0.0, len(take) / RATE_HZ, 0.0, "concrete take", "media/concrete_take.wav")]
         write_rpp(inst.workdir / "fixtures/foley_steps.RPP", [Track("STEPS", items=items)])
         (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
@@ -199,6 +237,18 @@ class FootstepVariations(CheckedTask):
                 if x is not None:
                     write_wav(root / OUT_DIR / name, x, rate=(rates or {}).get(k, RATE_HZ))
 
+        mutant("natural_tails", [], "every take kept 0.8 s long, its natural decay into the room tone then a "
+               "20 ms fade: lowers nothing", {k: cut(k, length_s=0.8) for k in range(8)})
+        mutant("one_file_silent", list(N), "file 8 is digital silence: not a step of the take, fails each check's unit",
+               {7: np.zeros(int(0.3 * RATE_HZ))})
+        per_file = [(f"{OUT_DIR}/{n}", f"oracle/{OUT_DIR}/{n}") for n in NAMES]
+        for profile in ("daw_48k",):
+            inst.export_case(f"wav_{profile}", [(a, f"audio_export:{profile}:{b}") for a, b in per_file],
+                             why=f"the eight oracle files re-exported by ffmpeg ({profile})")
+        inst.baseline_case("silence", [(a, f"audio_silence:{b}") for a, b in per_file], why="eight silent files")
+        inst.baseline_case("white_noise", [(a, f"audio_noise:{b}") for a, b in per_file], why="eight noise files")
+        inst.baseline_case("envelope_noise", [(a, f"audio_envelope_noise:{b}") for a, b in per_file],
+                           why="eight noise files with the oracle files' envelopes")
         mutant("rate_44k1", [N.files_format], "file 3 rendered at 44.1 kHz", {}, {2: 44_100})
         mutant("late_onset", [N.trims], "file 2 starts 40 ms before its step", {1: cut(1, lead_ms=40)})
         mutant("no_tail_fade", [N.trims], "file 5 cut mid-decay with no fade",

@@ -28,7 +28,7 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_file
-from verifiers.measure.audio_io import Audio, load_audio
+from verifiers.measure.audio_io import Audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.spectral import third_octave_levels_db
@@ -42,6 +42,7 @@ from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.placed_events import k_of_n_for, required_of
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
+    load_named_audio,
     load_output,
     rubric_event,
     truncate_file,
@@ -129,7 +130,7 @@ def load_robot_mix(ctx: ScoreContext) -> RobotMix:
     stems: dict[str, np.ndarray | None] = {}
     for name in ("foley", "fx", "bg"):
         try:
-            stems[name] = load_audio(ctx.workdir / STEMS / f"{name}.wav", sample_rate_hz=RATE_HZ).samples
+            stems[name] = load_named_audio(ctx.workdir / STEMS / f"{name}.wav", sample_rate_hz=RATE_HZ).samples
         except MediaError:
             stems[name] = None
     return RobotMix(audio, x, stems)

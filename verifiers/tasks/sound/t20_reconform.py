@@ -9,7 +9,9 @@ their v2 frames], removed: [{v1_frame, sample, label}]}.
 Checks: retained_sync (>= 90% of retained events within ±1 frame, identified by NCC), removed_gone
 (no removed event's sample anywhere in the bounce, outside spots where a retained event uses the same
 sample), bg_continuity (around each v2 cut no run of more than 2 frames where the BG drops 20 dB
-under its median), length (bounce length equals the v2 picture within one frame).
+under its median), length (bounce length equals the v2 picture within one frame). The last three
+pay in proportion to the retained events whose sound is in the bounce (issue 21: silence of the
+right length earned 50).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BGContinuity, PlacedSync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
 from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, k_of_n_for, required_of
@@ -97,6 +100,14 @@ class Reconform(CheckedTask):
     def gt(self) -> ConformGT:
         return load_conform_gt(self.placed.raw_gt)
 
+    @provides
+    def retained(self) -> float:
+        """Share of the retained events whose sound is in the bounce at all: the conform itself. The
+        'leave it alone' shares (nothing removed left in, BG without gaps, length) pay in proportion
+        (issue 21: silence of the v2 length earned 50)."""
+        rows = self.placed.rows
+        return sum(r.found is not None for r in rows) / max(len(rows), 1)
+
     @check(N.retained_sync)
     def retained_sync(self, p: PlacedSync, curve: Curve) -> Result:
         self.gt  # noqa: B018  a GT without the v2 fields cannot be judged at all, as before
@@ -111,8 +122,10 @@ class Reconform(CheckedTask):
         removed = self.gt.removed
         still = still_present(self.placed, removed)
         total = max(len(removed), 1)
-        return Result(curve.count(total - len(still), total), {"still_present": still},
-                      f"{len(still)}/{len(removed)} removed events still audible")
+        return Result(self.retained * curve.count(total - len(still), total),
+                      {"still_present": still, "retained_share": round(self.retained, 3)},
+                      f"{len(still)}/{len(removed)} removed events still audible; {self.retained:.0%} of the "
+                      "retained events in the bounce")
 
     @check(N.bg_continuity)
     def bg_continuity(self, p: BGContinuity, curve: Curve) -> Result:
@@ -124,17 +137,21 @@ class Reconform(CheckedTask):
             best = longest_gap_frames(lv, c, floor)
             per_cut.append({"cut_frame": c, "gap_frames": best, "ok": best <= p.max_gap_frames})
         good = sum(x["ok"] for x in per_cut)
-        return Result(curve.count(good, max(len(cuts), 1)), {"cuts": per_cut, "gap_below_dbfs": round(floor, 1)},
-                      f"{good}/{len(cuts)} cut points with BG continuous (gaps <= {p.max_gap_frames} frames)")
+        return Result(self.retained * curve.count(good, max(len(cuts), 1)),
+                      {"cuts": per_cut, "gap_below_dbfs": round(floor, 1), "retained_share": round(self.retained, 3)},
+                      f"{good}/{len(cuts)} cut points with BG continuous (gaps <= {p.max_gap_frames} frames); "
+                      f"{self.retained:.0%} of the retained events in the bounce")
 
     @check(N.length)
     def length(self, p: NoParams, curve: Curve) -> Result:
         a = self.placed
         want_s = self.gt.v2_frames / a.fps
         diff_frames = (a.audio.duration_s - want_s) * a.fps
-        return Result(curve.score(diff_frames, LENGTH_TOL_FRAMES + 1e-9),
-                      {"bounce_s": round(a.audio.duration_s, 4), "v2_picture_s": round(want_s, 4)},
-                      f"bounce is {diff_frames:+.1f} frames against the v2 picture")
+        return Result(self.retained * curve.score(diff_frames, LENGTH_TOL_FRAMES + 1e-9),
+                      {"bounce_s": round(a.audio.duration_s, 4), "v2_picture_s": round(want_s, 4),
+                       "retained_share": round(self.retained, 3)},
+                      f"bounce is {diff_frames:+.1f} frames against the v2 picture; {self.retained:.0%} of the "
+                      "retained events in the bounce")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         shot_frames = 48
@@ -188,6 +205,7 @@ class Reconform(CheckedTask):
             return out + b[:, None]
 
         write_wav(inst.oracle / OUTPUT, render(events))
+        audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         late = [dict(e) for e in events]
         late[1]["frame"] += 2
         late[4]["frame"] -= 2

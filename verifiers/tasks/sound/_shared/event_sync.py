@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.base import GTError, ScoreContext
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import Match, match_at
 from verifiers.measure.onsets import Onset, detect_onsets
+from verifiers.tasks.sound._shared.render_files import load_output
 
 ANALYSIS_RATE_HZ = 48_000
 
@@ -35,6 +36,10 @@ class GTEvent:
     frame: int
     sample: str
     label: str
+    #: events whose notes give no mapping to a file share a group ("footstep"): any file of the
+    #: group's samples is the right sound at any of them (issue 21: four interchangeable footsteps
+    #: placed in another order than the GT pinned lost correct_sound)
+    group: str | None = None
 
     def time_s(self, fps: float) -> float:
         return self.frame / fps
@@ -51,7 +56,8 @@ def load_event_gt(ctx: ScoreContext, rel: str = "events.json") -> EventGT:
     raw = ctx.gt_json(rel)
     try:
         fps = float(raw["fps"])
-        events = tuple(GTEvent(int(e["frame"]), str(e["sample"]), str(e.get("label", ""))) for e in raw["events"])
+        events = tuple(GTEvent(int(e["frame"]), str(e["sample"]), str(e.get("label", "")),
+                               str(e["group"]) if e.get("group") else None) for e in raw["events"])
         rate = int(raw.get("sample_rate_hz", 48_000))
     except (KeyError, TypeError, ValueError) as exc:
         raise GTError(f"ground truth {rel} malformed: {exc}") from None
@@ -76,16 +82,8 @@ def load_library(folder: Path) -> dict[str, np.ndarray]:
 
 
 def load_render(ctx: ScoreContext, rel: str) -> Audio:
-    from verifiers.provenance import outside_writes, writer_name
-
-    path = ctx.artifact(rel)
-    bad = outside_writes(ctx, rel, ctx.task.forbidden_writers)
-    if bad:  # the seeds: renders written outside the DAW "are logged and fail"
-        raise AgentOutputError(f"{rel} was written by {writer_name(bad[-1])} outside the DAW (audit)")
-    try:
-        return load_audio(path)
-    except MediaError as exc:
-        raise AgentOutputError(f"{rel} unusable: {exc}") from None
+    """The render as written (audit and container checked: render_files.load_output)."""
+    return load_output(ctx, rel, None)[0]
 
 
 @dataclass
@@ -154,6 +152,13 @@ class EventSync:
     def n(self) -> int:
         return len(self.per_event)
 
+    @property
+    def placed_share(self) -> float:
+        """Share of GT events where a library sound was found at all (the task's primary change):
+        the render-spec shares pay in proportion to it (issue 21: silence with the right rate and no
+        extras earned 15 of 100)."""
+        return sum(e["found_sample"] is not None for e in self.per_event) / max(self.n, 1)
+
 
 def measure_event_sync(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames: float,
                        min_ncc: float, pair_window_s: float) -> EventSync:
@@ -167,10 +172,15 @@ def measure_event_sync(ctx: ScoreContext, output_rel: str, library_rel: str, *, 
     paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc)
     per_event = []
     in_sync = correct = 0
+    group_files: dict[str, set[str]] = {}
+    for e in gt.events:
+        if e.group:
+            group_files.setdefault(e.group, set()).add(e.sample)
     for p in paired:
         err_frames = None if p.onset is None else (p.onset.time_s - p.gt_time_s) * gt.fps
         ok_sync = err_frames is not None and p.best is not None and abs(err_frames) <= tol_frames + 1e-9
-        ok_sound = p.best is not None and p.best.name == p.gt.sample
+        ok_sound = p.best is not None and (p.best.name == p.gt.sample
+                                           or (p.gt.group is not None and p.best.name in group_files[p.gt.group]))
         in_sync += ok_sync
         correct += ok_sound
         per_event.append({
@@ -199,12 +209,13 @@ def sound_result(m: EventSync, curve: Curve) -> tuple[float, dict[str, Any], str
 
 def spec_result(m: EventSync, want_rate_hz: int | None, curve: Curve) -> tuple[float, dict[str, Any], str]:
     """Half for the sample rate (the GT's when the task names none), half for no extra events
-    (`curve` parts: `rate` threshold, `extras` penalty_per_extra)."""
+    (`curve` parts: `rate` threshold, `extras` penalty_per_extra), times the share of events placed."""
     render, extras = m.render, m.extras
     want_rate = m.gt.sample_rate_hz if want_rate_hz is None else want_rate_hz
     rate_ok = render.sample_rate_hz == want_rate
-    score = 0.5 * curve.part("rate").passes(rate_ok) + 0.5 * curve.part("extras").penalty(1.0, len(extras))
-    return score, {
+    placed = m.placed_share
+    score = placed * (0.5 * curve.part("rate").passes(rate_ok) + 0.5 * curve.part("extras").penalty(1.0, len(extras)))
+    return score, {"events_placed_share": round(placed, 3),
         "sample_rate_hz": render.sample_rate_hz, "want_sample_rate_hz": want_rate,
         "channels": render.info.channels, "bit_depth": render.info.bit_depth,
         "extra_events": [{"onset_s": round(o.time_s, 4), "sample": m_.name, "ncc": round(m_.ncc, 3)} for o, m_ in extras],

@@ -12,6 +12,7 @@ import numpy as np
 
 from verifiers.checks import CheckNames
 from verifiers.synth import InstanceWriter
+from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
@@ -56,7 +57,9 @@ def write_scene(inst: InstanceWriter, rng: np.random.Generator) -> HallwayScene:
     for _ in EVENTS:
         frame += int(rng.integers(17, 27))
         frames.append(frame)
-    events = [{"frame": f, "sample": name, "label": label} for f, (label, name, _g) in zip(frames, EVENTS, strict=True)]
+    # the notes say "footstep 1..4" and nothing maps them to step_heel_1..4: one interchangeable group
+    events = [{"frame": f, "sample": name, "label": label, **({"group": "footstep"} if label.startswith("footstep") else {})}
+              for f, (label, name, _g) in zip(frames, EVENTS, strict=True)]
     (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
     inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": RATE_HZ, "events": events})
     return HallwayScene(library, events, int((frames[-1] / FPS + 2.0) * RATE_HZ))
@@ -72,6 +75,20 @@ def write_solutions(inst: InstanceWriter, scene: HallwayScene, output: str, late
         return write_wav(folder / output, scene.render(evts), rate=rate)
 
     put(inst.oracle, events)
+    steps = [i for i, e in enumerate(events) if e.get("group") == "footstep"]
+    shuffled = [dict(e) for e in events]
+    for i, j in zip(steps, steps[::-1], strict=True):
+        shuffled[i]["sample"] = events[j]["sample"]
+    put(inst.mutant("footsteps_other_order", [], "the four interchangeable footstep files in reverse order "
+                    "(the notes map none of them): lowers nothing"), shuffled)
+    everything = [{"frame": e["frame"], "sample": name, "label": e["label"]} for e in events for name in scene.library]
+    put(inst.root / "baselines", everything)
+    inst.baseline_case("every_sound_everywhere", [(output, f"copy:baselines/{output}")], max_score=67.5,
+                       why="every library sound at every event: the onsets are in sync (60) and the rate right "
+                           "(7.5 of the render spec), nothing else; issue 21's fair score is 67.5")
+    # the seed asks for 48 kHz: no 44.1 kHz export; the other task's oracle is T02's (T01 and T14 share this scene)
+    audio_cases(inst, output, exports=("daw_48k",), envelope=False,
+                other=("R06.07.01.03-T02", "output/passby.wav"))
     late = [dict(e) for e in events]
     late[late_index]["frame"] += late_frames
     put(inst.mutant(f"late_{late_frames}_frames", [n.sync],

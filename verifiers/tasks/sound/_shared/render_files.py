@@ -48,6 +48,35 @@ def truncate_file(path: Path) -> Path:
     return path
 
 
+#: what a file's name promises → the containers (as the content says: AudioInfo.format) that keep it.
+#: The seeds ask for "a WAV", "48 kHz/24-bit WAV": an MP3 or AAC renamed .wav is not one, whatever
+#: the decoder manages to read from it.
+CONTAINERS_BY_SUFFIX = {".wav": ("WAV", "WAVEX", "RF64"), ".flac": ("FLAC",), ".aif": ("AIFF",), ".aiff": ("AIFF",)}
+_READABLE_NAMES = {"mp3": "an MP3", "aac": "an ADTS AAC", "ogg": "an Ogg", "flac": "a FLAC", "FLAC": "a FLAC",
+                   "AIFF": "an AIFF", "CAF": "a CAF", "W64": "a Wave64", "OGG": "an Ogg", "wav": "a WAV"}
+
+
+def container_problem(audio: Audio, name: str) -> str | None:
+    """Why the file's content is not the container its name promises (None when it is)."""
+    suffix = Path(name).suffix.lower()
+    want = CONTAINERS_BY_SUFFIX.get(suffix)
+    real = audio.info.format
+    if want is None or real in want:
+        return None
+    what = _READABLE_NAMES.get(real) or ("an MP4/M4A" if "mp4" in real else f"a {real!r}")
+    return (f"{Path(name).name} is {what} file ({audio.info.subtype} audio) named {suffix}: "
+            f"the task asks for a {want[0]} file (read from its content, not its name)")
+
+
+def load_named_audio(path: Path, sample_rate_hz: int | None = None) -> Audio:
+    """load_audio, and the content must be the container the file's name says (MediaError otherwise)."""
+    audio = load_audio(path, sample_rate_hz=sample_rate_hz)
+    bad = container_problem(audio, path.name)
+    if bad:
+        raise MediaError(bad)
+    return audio
+
+
 def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> tuple[Audio, np.ndarray]:
     """(file as written, samples at `rate_hz`): a broken render is the agent's failure, named.
 
@@ -59,7 +88,7 @@ def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> t
     if bad:
         raise AgentOutputError(f"{rel} was written by {writer_name(bad[-1])} outside the DAW (audit)")
     try:
-        audio = load_audio(path)
+        audio = load_named_audio(path)
     except MediaError as exc:
         raise AgentOutputError(f"{rel} unusable: {exc}") from None
     samples = audio.samples

@@ -1,0 +1,217 @@
+"""Issue 21's sound cases rebuilt with independent tools: numpy/scipy and the ffmpeg binary, here.
+
+Nothing below uses synth's writers or the scorers' measurement code to make a file: the inputs are read
+from a synthesised instance (the task's given files), and every render is made in this test the way
+an agent or a gaming script would make it, then scored with score_solution like any agent's work.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.io import wavfile
+from scipy.signal import lfilter, resample_poly
+
+from verifiers.synth import score_solution, synth_instance
+
+T02, T10 = "R06.07.01.03-T02", "R06.07.01.03-T10"
+C_M_S = 343.0
+
+pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary")
+
+
+def _ffmpeg(*args: str) -> None:
+    subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *args], check=True, timeout=120)
+
+
+def _read(path: Path) -> tuple[np.ndarray, int]:
+    """Any WAV as float64 (frames, channels), through ffmpeg (the instance's files are 24-bit)."""
+    raw = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", str(path), "-f", "f64le", "-c:a",
+                          "pcm_f64le", "-"], check=True, capture_output=True, timeout=60).stdout
+    probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries",
+                            "stream=sample_rate,channels", "-of", "json", str(path)], check=True, capture_output=True,
+                           text=True, timeout=60).stdout
+    s = json.loads(probe)["streams"][0]
+    return np.frombuffer(raw, dtype="<f8").reshape(-1, int(s["channels"])), int(s["sample_rate"])
+
+
+def _write(path: Path, x: np.ndarray, rate: int, codec: str = "pcm_s24le") -> Path:
+    """float32 WAV by scipy, then ffmpeg to the codec a DAW would write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".f32.wav")
+    wavfile.write(tmp, rate, np.clip(x, -1, 1).astype(np.float32))
+    _ffmpeg("-i", str(tmp), "-c:a", codec, str(path))
+    tmp.unlink()
+    return path
+
+
+def _score(task: str, inst: Path, sol: Path) -> dict:
+    rep = score_solution(task, inst, sol)
+    rep["by_name"] = {c["name"]: c for c in rep["checks"]}
+    return rep
+
+
+@pytest.fixture(scope="module")
+def t02(tmp_path_factory) -> Path:
+    return synth_instance(T02, tmp_path_factory.mktemp("t02") / "inst", 7)
+
+
+@pytest.fixture(scope="module")
+def t10(tmp_path_factory) -> Path:
+    return synth_instance(T10, tmp_path_factory.mktemp("t10") / "inst", 7)
+
+
+def _t02_pan(inst: Path, rate: int, centre_shift_frames: float = 0.0, law_db: float = -3.0) -> np.ndarray:
+    """Per-sample pan position -1..+1 following the GT screen track (clamped at the edges)."""
+    gt = json.loads((inst / "gt/passby.json").read_text())
+    fps, centre = gt["fps"], gt["center_frame"]
+    half = (gt["x_track"][-1][0] - gt["x_track"][0][0]) / 2
+    frame = np.arange(int(6.0 * rate)) / rate * fps
+    return np.clip((frame - centre - centre_shift_frames) / half, -1, 1)
+
+
+def _pan_render(mono: np.ndarray, p: np.ndarray, law: str) -> np.ndarray:
+    if law == "sine":  # -3 dB equal power
+        th = (p + 1) * np.pi / 4
+        return np.stack([mono * np.cos(th), mono * np.sin(th)], axis=1)
+    return np.stack([mono * (1 - p) / 2, mono * (1 + p) / 2], axis=1)  # -6 dB linear law (Pro Tools' "-6")
+
+
+def test_t02_panned_white_noise_scores_nothing(t02: Path, tmp_path: Path) -> None:
+    rate = 48_000
+    p = _t02_pan(t02, rate)
+    noise = 0.1 * np.random.default_rng(1).standard_normal(len(p))
+    _write(tmp_path / "sol/output/passby.wav", _pan_render(noise, p, "sine"), rate)
+    rep = _score(T02, t02, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+    assert "not derived from the CAR track" in rep["by_name"]["trajectory"]["message"]
+
+
+def test_t02_correct_pan_other_law_44k1_float_scores_full(t02: Path, tmp_path: Path) -> None:
+    car, rate = _read(t02 / "workdir/fixtures/media/car_passby_mono.wav")
+    st = _pan_render(car[:, 0], _t02_pan(t02, rate)[: len(car)], "linear")
+    st = resample_poly(st, 147, 160, axis=0)  # 48 kHz -> 44.1 kHz
+    _write(tmp_path / "sol/output/passby.wav", np.concatenate([np.zeros((88, 2)), st]), 44_100, "pcm_f32le")  # 2 ms late
+    rep = _score(T02, t02, tmp_path / "sol")
+    assert rep["score"] >= 95, rep["checks"]
+
+
+def test_t02_centre_8_frames_late_loses_the_crossover_share(t02: Path, tmp_path: Path) -> None:
+    car, rate = _read(t02 / "workdir/fixtures/media/car_passby_mono.wav")
+    _write(tmp_path / "sol/output/passby.wav", _pan_render(car[:, 0], _t02_pan(t02, rate, 8)[: len(car)], "sine"), rate)
+    rep = _score(T02, t02, tmp_path / "sol")
+    assert rep["by_name"]["crossover_timing"]["score"] == 0
+    assert rep["score"] <= 55, rep["checks"]
+
+
+def test_t02_mp3_named_wav_fails_naming_the_container(t02: Path, tmp_path: Path) -> None:
+    car, rate = _read(t02 / "workdir/fixtures/media/car_passby_mono.wav")
+    wav = _write(tmp_path / "good.wav", _pan_render(car[:, 0], _t02_pan(t02, rate)[: len(car)], "sine"), rate)
+    out = tmp_path / "sol/output/passby.wav"
+    out.parent.mkdir(parents=True)
+    _ffmpeg("-i", str(wav), "-c:a", "libmp3lame", "-b:a", "320k", "-f", "mp3", str(out))
+    rep = _score(T02, t02, tmp_path / "sol")
+    assert rep["score"] == 0, rep["checks"]
+    assert all("MP3" in c["message"] for c in rep["checks"]), [c["message"] for c in rep["checks"]]
+
+
+def _t10_geometry(inst: Path, rate: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(emission time of each heard sample, distance at it) for the GT pass-by, solved here."""
+    gt = json.loads((inst / "gt/passby.json").read_text())
+    tc, v, d = gt["closest_frame"] / gt["fps"], gt["speed_m_s"], gt["distance_m"]
+    t = np.arange(n) / rate
+    tau = t.copy()
+    for _ in range(40):  # t = tau + r(tau)/c, a contraction for v < c
+        tau = t - np.hypot(v * (tau - tc), d) / C_M_S
+    return tau, np.hypot(v * (tau - tc), d)
+
+
+def test_t10_swept_sawtooth_scores_nothing(t10: Path, tmp_path: Path) -> None:
+    loop, rate = _read(t10 / "workdir/fixtures/engine_loop.wav")
+    spec = np.abs(np.fft.rfft(loop[:, 0]))
+    f0 = np.argmax(spec[: len(spec) // 4]) * rate / len(loop)  # the loop's strongest partial is its fundamental
+    n = 8 * rate
+    tau, r = _t10_geometry(t10, rate, n)
+    phase = 2 * np.pi * f0 * tau
+    saw = sum(np.sin(k * phase) / k for k in range(1, 60) if k * f0 < 12_000) * (2 / r)
+    _write(tmp_path / "sol/output/doppler_passby.wav", np.repeat((0.8 * saw / np.abs(saw).max())[:, None], 2, 1), rate)
+    rep = _score(T10, t10, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+    assert "not derived from" in rep["by_name"]["doppler_pitch"]["message"]
+
+
+def test_t10_correct_doppler_made_here_scores_full(t10: Path, tmp_path: Path) -> None:
+    loop, rate = _read(t10 / "workdir/fixtures/engine_loop.wav")
+    n = 8 * rate
+    tau, r = _t10_geometry(t10, rate, n)
+    pos = np.mod(tau * rate, len(loop))
+    y = np.interp(pos, np.arange(len(loop) + 1), np.concatenate([loop[:, 0], loop[:1, 0]])) * (2 / r)
+    # air absorption: a one-pole low-pass whose cutoff falls with distance, block by block
+    out, zi = np.zeros(n), np.zeros(1)
+    for a in range(0, n, 480):
+        k = 1 - np.exp(-2 * np.pi * np.clip(15000 * (2 / r[a]) ** 0.6, 700, 15000) / rate)
+        out[a: a + 480], zi = lfilter([k], [1, k - 1], y[a: a + 480], zi=zi)
+    y = resample_poly(0.8 * out / np.abs(out).max(), 147, 160)
+    _write(tmp_path / "sol/output/doppler_passby.wav", np.repeat(y[:, None], 2, 1), 44_100)
+    rep = _score(T10, t10, tmp_path / "sol")
+    assert rep["score"] >= 95, rep["checks"]
+
+
+T03, T05, T17 = "R06.07.01.03-T03", "R06.07.01.03-T05", "R06.07.01.03-T17"
+
+
+@pytest.fixture(scope="module")
+def t03(tmp_path_factory) -> Path:
+    return synth_instance(T03, tmp_path_factory.mktemp("t03") / "inst", 7)
+
+
+def test_t03_input_copied_with_dither_scores_nothing(t03: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sol/output/office_bg.wav"
+    out.parent.mkdir(parents=True)
+    _ffmpeg("-i", str(t03 / "workdir/fixtures/media/office_fx_track.wav"), "-af",
+            "aresample=dither_method=triangular", "-c:a", "pcm_s16le", str(out))
+    rep = _score(T03, t03, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+
+
+def test_t03_fills_with_1_5_ms_plugin_latency_score_full(t03: Path, tmp_path: Path) -> None:
+    track, rate = _read(t03 / "workdir/fixtures/media/office_fx_track.wav")
+    amb, _ = _read(t03 / "workdir/fixtures/amb_office.wav")
+    gt = json.loads((t03 / "gt/holes.json").read_text())
+    out = track.copy()
+    fade_s = 10 / gt["fps"]
+    for k, (a, b) in enumerate(gt["holes"]):
+        lo, hi = int((a - fade_s) * rate), int((b + fade_s) * rate)
+        src = amb[int((0.5 + 1.1 * k) * rate):][: hi - lo]
+        t = np.arange(hi - lo) / rate
+        u = np.clip(np.minimum(t, t[-1] - t) / fade_s, 0, 1)
+        out[lo:hi] = out[lo:hi] * np.cos(np.pi / 2 * u)[:, None] + src * np.sin(np.pi / 2 * u)[:, None]
+    late = np.concatenate([np.zeros((72, out.shape[1])), out[:-72]])  # 1.5 ms at 48 kHz
+    _write(tmp_path / "sol/output/office_bg.wav", late, rate)
+    rep = _score(T03, t03, tmp_path / "sol")
+    assert rep["score"] >= 95, rep["checks"]
+
+
+@pytest.mark.parametrize("source", ["anullsrc=r=48000:cl=stereo", "anoisesrc=r=48000:a=0.3:c=white"])
+def test_t05_silence_or_noise_with_the_right_header_scores_nothing(tmp_path: Path, source: str) -> None:
+    inst = synth_instance(T05, tmp_path / "inst", 7)
+    out = tmp_path / "sol/output/whoosh_transition.wav"
+    out.parent.mkdir(parents=True)
+    _ffmpeg("-f", "lavfi", "-i", source, "-ac", "2", "-t", "1.2", "-c:a", "pcm_s24le", str(out))
+    rep = _score(T05, inst, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+
+
+def test_t17_silent_files_score_nothing(tmp_path: Path) -> None:
+    inst = synth_instance(T17, tmp_path / "inst", 7)
+    for k in range(1, 9):
+        out = tmp_path / f"sol/output/steps/fs_concrete_{k:02d}.wav"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _ffmpeg("-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono", "-t", "0.3", "-c:a", "pcm_s24le", str(out))
+    rep = _score(T17, inst, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
