@@ -167,12 +167,14 @@ def selftest_task(task_id: str, seed: int = 0, keep: Path | None = None,
                   progress: Callable[[str], None] | None = None) -> SelftestResult:
     import time
 
-    from verifiers.synthcases import remember_instance
+    from verifiers.synthcases import remember_instance, reuse_instance
 
     t0 = time.perf_counter()
     res = SelftestResult(task_id, ok=False)
     with tempfile.TemporaryDirectory(prefix="tally-synth-") as tmp:
-        inst = synth_instance(task_id, (keep or Path(tmp)) / task_id, seed)
+        inst = (keep or Path(tmp)) / task_id
+        if not reuse_instance(task_id, seed, inst):
+            inst = synth_instance(task_id, inst, seed)
         remember_instance(task_id, seed, inst)
         if progress:
             progress(f"{task_id}: oracle")

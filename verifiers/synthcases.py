@@ -97,6 +97,8 @@ def _probe(path: Path) -> tuple[int, int, str, int]:
 
 _OTHER: dict[tuple[str, int], Path] = {}
 _OTHER_ROOT: Path | None = None
+#: (task, seed) whose entry in _OTHER is a whole synthesised instance (not only a copied oracle)
+_WHOLE: set[tuple[str, int]] = set()
 
 
 def other_oracle(task_id: str, seed: int) -> Path:
@@ -109,7 +111,25 @@ def other_oracle(task_id: str, seed: int) -> Path:
         if _OTHER_ROOT is None:
             _OTHER_ROOT = Path(tempfile.mkdtemp(prefix="tally-other-oracles-"))
         _OTHER[key] = synth_instance(task_id, _OTHER_ROOT / f"{task_id}-{seed}", seed)
+        _WHOLE.add(key)
     return _OTHER[key]
+
+
+def reuse_instance(task_id: str, seed: int, dest: Path) -> bool:
+    """Copy the whole instance `other_oracle` already synthesised for (task, seed) to `dest`.
+
+    Why: a self-test's "another task's oracle" baseline synthesises the next task's whole instance
+    (a synth cannot write its oracle alone); when that task's own self-test runs later in the same
+    process, the synth (deterministic for a seed) would write the very same files again. False when
+    there is none to copy (the caller synthesises)."""
+    key = (task_id, seed)
+    if key not in _WHOLE:
+        return False
+    dest = Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(_OTHER[key], dest, symlinks=True)
+    return True
 
 
 def remember_instance(task_id: str, seed: int, inst: Path) -> None:

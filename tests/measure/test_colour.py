@@ -326,3 +326,16 @@ def test_untagged_prores_below_720_lines_is_bt601(tmp_path: Path) -> None:
                         "-profile:v", "2", "-pix_fmt", "yuv422p10le", "-colorspace", "unknown", str(path)], check=True)
         frame = next(iter(iter_frames(path)))
         assert frame.tags.matrix == want and frame.tags.declared_matrix == 2
+
+
+def test_rgb_to_lab_uint8_lookup_is_bit_identical_to_skimage() -> None:
+    """The uint8 fast path (transfer curve looked up from its 256 values) returns exactly what
+    skimage's rgb2lab gives, on every code of every channel and on strided views."""
+    from skimage.color import rgb2lab
+
+    codes = np.arange(256, dtype=np.uint8)
+    grid = np.stack(np.meshgrid(codes, codes, codes[::7], indexing="ij"), -1).reshape(-1, 256, 3)
+    rng = np.random.default_rng(3)
+    frames = rng.integers(0, 256, (3, 36, 64, 3), dtype=np.uint8)
+    for rgb in (grid, frames, frames[:, ::3, ::2]):
+        assert np.array_equal(rgb_to_lab(rgb), rgb2lab(rgb.astype(np.float32) / 255.0))

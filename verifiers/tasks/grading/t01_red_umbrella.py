@@ -113,6 +113,21 @@ class RedUmbrella(GradingTask):
         g.write_video(m / OUTPUT, desat(um, 0.45))
         g.drx(m / DRX, nodes)
 
+        # near misses at the seed's lines (umbrella chroma kept ≥ 0.9, background chroma cut ≥ 70 %):
+        # 0.93 / 74 % pass in full, 0.87 / 68 % fail every frame (lossless renders: measured as applied)
+        for name, lowers, why, frames in (
+                ("near_miss_umbrella_inside", [], "umbrella chroma kept 0.93: just inside the 0.9 edge",
+                 g.grade_lab(desat(um), um, chroma_scale=0.93)),
+                ("near_miss_umbrella_outside", [N.umbrella_saturation], "umbrella chroma kept 0.87: just outside 0.9",
+                 g.grade_lab(desat(um), um, chroma_scale=0.87)),
+                ("near_miss_background_inside", [], "background chroma cut 74 %: just inside the 70 % edge",
+                 desat(um, 0.26)),
+                ("near_miss_background_outside", [N.background_desaturated],
+                 "background chroma cut 68 %: just outside the 70 % edge", desat(um, 0.32))):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, frames)
+            g.drx(m / DRX, nodes)
+
         m = inst.mutant("track_lags_3_frames", [N.umbrella_saturation, N.mask_iou],
                         "the window trails the umbrella by 3 frames: its front edge greys out")
         g.write_video(m / OUTPUT, desat(g.lag(um, 3)))

@@ -155,6 +155,16 @@ class SkyTeal(GradingTask):
         m = inst.mutant("sky_darkened", [N.sky_luminance], "sky pulled down 10 L*")
         g.write_video(m / OUTPUT, g.grade_lab(src, alpha, hue_deg=-15, dl=-10))
 
+        # near misses at the seed's lines (hue 10…20° toward teal, L* drop 0…6): −18° and −5 L* pass in
+        # full, −22° and −7 L* fail every frame (measured on the sky's core: 22.2°, 7.0 L*)
+        for name, lowers, why, hue, dl in (
+                ("near_miss_hue_inside", [], "18° toward teal: just inside the 20° edge", -18, -2),
+                ("near_miss_hue_outside", [N.sky_hue], "22° toward teal: just outside the 20° edge", -22, -2),
+                ("near_miss_luma_inside", [], "sky down 5 L*: just inside the 6 L* edge", -15, -5),
+                ("near_miss_luma_outside", [N.sky_luminance], "sky down 7 L*: just outside the 6 L* edge", -15, -7)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, g.grade_lab(src, alpha, hue_deg=hue, dl=dl))
+
         m = inst.mutant("window_too_soft", [N.cliffs_sea_unchanged, N.window_tracks_horizon],
                         "gradient softness reaches 40 px into the cliffs and sea (its half-change row "
                         "drops below the horizon too)")

@@ -122,6 +122,17 @@ class GrassLumetri(GradingTask):
         render(inst.oracle, grass)
         project(inst.oracle, True)
 
+        # near misses at the seed's lines (hue 5…15° toward green, chroma +15…30 %): 6° and +27 % pass in
+        # full, 4° and +34 % fail every frame (the grass sits 13° from the target: "toward" cannot pass 15°)
+        for name, lowers, why, hue, chroma in (
+                ("near_miss_hue_inside", [], "hue +6°: just inside the 5° edge", 6.0, 1.22),
+                ("near_miss_hue_outside", [N.grass_change], "hue +4°: just outside the 5° edge", 4.0, 1.22),
+                ("near_miss_chroma_inside", [], "chroma +27 %: just inside the 30 % edge", 10.0, 1.27),
+                ("near_miss_chroma_outside", [N.grass_change], "chroma +34 %: just outside the 30 % edge", 10.0, 1.34)):
+            m = inst.mutant(name, lowers, why)
+            render(m, grass, hue=hue, chroma=chroma)
+            project(m, True)
+
         m = inst.mutant("saturation_only", [N.grass_change], "grass saturated but its hue left yellowish")
         render(m, grass, hue=0.0)
         project(m, True)

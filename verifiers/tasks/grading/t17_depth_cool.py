@@ -110,6 +110,15 @@ class DepthCool(GradingTask):
         g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=-2))
         g.drx(m / DRX, nodes)
 
+        # near misses at the seed's weak edge (b* shift −8 … −4 in the far shadows): −4.5 passes in full,
+        # −3.5 fails every frame
+        for name, lowers, why, db in (
+                ("near_miss_cool_inside", [], "far shadows cooled 4.5 b*: just inside the 4 b* edge", -4.5),
+                ("near_miss_cool_outside", [N.far_shadows_cooled], "far shadows cooled 3.5 b*: just outside", -3.5)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=db))
+            g.drx(m / DRX, nodes)
+
         m = inst.mutant("whole_frame_cooled", [N.foreground_unchanged], "cooling applied without the depth key")
         g.write_video(m / OUTPUT, g.grade_lab(src, np.ones(depth.shape), db=-6))
         g.drx(m / DRX, nodes)

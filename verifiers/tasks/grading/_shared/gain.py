@@ -8,16 +8,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from verifiers.tasks.grading._shared.memo import memo
 from verifiers.tasks.grading._shared.shot import Shot
 
 #: per-pixel gain maps are smoothed this much before statistics, to ignore codec noise
 GAIN_SMOOTH_PX = 1.5
 
 
+def _srgb_linear(c: np.ndarray) -> np.ndarray:
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+_SRGB8_LINEAR = _srgb_linear(np.arange(256, dtype=np.float64) / 255.0)
+
+
 def linear_y(rgb8: np.ndarray) -> np.ndarray:
-    c = np.asarray(rgb8, dtype=np.float64) / 255.0
-    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return lin @ np.array([0.2126, 0.7152, 0.0722])
+    """Linear-light Y (BT.709 weights) per pixel. Speed: uint8 channels are linearised by lookup of
+    the same formula's 256 values; the Y of read-only stacks (the GT source and export floors,
+    decoded once per process by shot.py) is memoised, since every gain check and case asks again."""
+    arr = np.asarray(rgb8)
+
+    def compute() -> np.ndarray:
+        if arr.dtype == np.uint8:
+            lin = _SRGB8_LINEAR[arr]
+        else:
+            lin = _srgb_linear(np.asarray(arr, dtype=np.float64) / 255.0)
+        return lin @ np.array([0.2126, 0.7152, 0.0722])
+
+    return memo("linear_y", (arr,), (), compute)
 
 
 def gain_map_stops(shot: Shot, floor: float = 0.01, smooth_px: float = GAIN_SMOOTH_PX,

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import AgentOutputError
+from verifiers.tasks.grading._shared.memo import memo
 from verifiers.tasks.grading._shared.shot import Shot
 
 #: content identity: per-frame correlation of high-passed luma, source vs render, and the share of
@@ -55,7 +56,7 @@ def _hp_rows(rgb8: np.ndarray) -> np.ndarray:
 
 def identity_matrix(shot: Shot) -> np.ndarray:
     """C[i, j]: correlation of the render's frame i with the source's frame j (high-passed luma)."""
-    return _hp_rows(shot.out) @ _hp_rows(shot.src).T
+    return _hp_rows(shot.out) @ memo("hp_rows", (shot.src,), (), lambda: _hp_rows(shot.src)).T
 
 
 def identity_corr(shot: Shot) -> np.ndarray:

@@ -12,6 +12,7 @@ from scipy.ndimage import binary_dilation
 from verifiers.checks import Result
 from verifiers.curves import Curve
 from verifiers.measure.colour import chroma, delta_e2000, hue_deg
+from verifiers.tasks.grading._shared.memo import memo
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, guarded
 
 
@@ -43,7 +44,9 @@ def floor_de(shot: Shot, mask: np.ndarray, luma_only: np.ndarray | None = None) 
     """Per-frame mean ΔE2000 the export alone costs over the mask (zeros for an exact render)."""
     if shot.floor is None:
         return np.zeros(shot.n)
-    return per_frame_de(shot, mask, which="floor", luma_only=luma_only)
+    extra = (mask,) if luma_only is None else (mask, luma_only)
+    return memo("floor_de", (shot.lab("src"), shot.lab("floor")), extra,
+                lambda: per_frame_de(shot, mask, which="floor", luma_only=luma_only))
 
 
 def untouched_check(shot: Shot, names: list[str], max_de: float, curve: Curve) -> Result:
