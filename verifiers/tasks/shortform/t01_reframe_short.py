@@ -122,13 +122,14 @@ def sample_export(path: Path, locator: StripLocator, src_w: int, selects: list[t
         t_src, x, w, idx = locator.locate(fr.rgb, src_w)
         k = int(np.searchsorted(starts, fr.t_s, side="right") - 1)
         near_cut = np.min(np.abs(starts - fr.t_s)) < 1.5 / FPS and fr.t_s > 0.1
-        if near_cut:  # a sample on a select boundary may show either side
+        if near_cut:  # a sample on a select boundary may show either side: not judged at all
             n -= 1
-        elif 0 <= k < len(selects):
-            expect = selects[k][0] + fr.t_s - starts[k]
-            seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
-        bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
-        inside += (bx >= x - 2 and bx + bw <= x + w + 2)
+        else:
+            if 0 <= k < len(selects):
+                expect = selects[k][0] + fr.t_s - starts[k]
+                seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
+            bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
+            inside += (bx >= x - 2 and bx + bw <= x + w + 2)
         if fr.t_s >= next_ocr - 1e-6:
             ocr_frames.append(fr.rgb)
             next_ocr = fr.t_s + OCR_EVERY_S

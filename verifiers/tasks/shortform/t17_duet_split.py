@@ -82,7 +82,10 @@ class DuetSplit(CheckedTask):
 
     @provides
     def halves(self) -> Halves:
-        matcher = ClipMatcher(self.srcs)
+        # each half is a slot of width x height/2: a source of another shape fills it cropped
+        facts = self.export.facts
+        half_aspect = facts["width_px"] / max(1.0, facts["height_px"] / 2)
+        matcher = ClipMatcher(self.srcs, fill_aspect=half_aspect)
         return read_halves(self.export.path, matcher)
 
     @provides
