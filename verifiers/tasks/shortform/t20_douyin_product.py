@@ -120,6 +120,29 @@ def best_reading(boxes: list[TextBox], ref: str, frame_h: int) -> tuple[str, int
     return best, edit_distance(best, want)
 
 
+def _head_is_high(along: np.ndarray, across: np.ndarray, bins: np.ndarray, widths: np.ndarray,
+                  ends: list[float]) -> bool:
+    """Whether the head (the tip's end) is at the high end of the blob's axis.
+
+    An arrowhead is symmetric about its shaft, so the tip lies on the shaft's centreline; a label
+    touching the tail ends in a text corner off that line (seen: a cv2 arrow with its label over the
+    tail, 0/3 tips found by taper alone). The shaft is the slices at most 1.5x the narrowest one;
+    when both ends sit as near its line (within a third of its width), the end that tapers more to
+    a point is the head."""
+    narrow = widths <= 1.5 * widths[widths > 0].min()
+    sel = narrow[bins]
+    if sel.sum() >= 3 and np.ptp(along[sel]) > 0:
+        b, a = np.polyfit(along[sel], across[sel], 1)
+        offs = []
+        for end in (along.min(), along.max()):
+            at = np.abs(along - end) <= 1.5
+            offs.append(abs(float(across[at].mean()) - (a + b * end)))
+        shaft_w = float(np.median(widths[narrow]))
+        if abs(offs[0] - offs[1]) > shaft_w / 3:
+            return offs[1] < offs[0]
+    return bool(widths[-2:].max() / ends[1] >= widths[:2].max() / ends[0])
+
+
 def find_arrows(out_rgb: np.ndarray, src_rgb: np.ndarray, scale: float) -> list[dict]:
     """Arrow-shaped overlay blobs (see the module docstring) and their tips."""
     diff = np.abs(out_rgb.astype(np.int16) - src_rgb.astype(np.int16)).max(axis=2) > OVERLAY_DIFF
@@ -137,17 +160,21 @@ def find_arrows(out_rgb: np.ndarray, src_rgb: np.ndarray, scale: float) -> list[
         along, across = (pts - mean) @ u, (pts - mean) @ v
         length = along.max() - along.min()
         width = across.max() - across.min() + 1
-        if length < min_len or length / width < MIN_ELONGATION:
+        if length < min_len:
             continue
         bins = np.minimum((BINS * (along - along.min()) / max(length, 1e-9)).astype(int), BINS - 1)
         widths = np.array([np.ptp(across[bins == b]) + 1 if np.any(bins == b) else 0.0 for b in range(BINS)])
         # the head end tapers to a point: its widest end slice is far wider than its extreme pixels
         # (a tail, or a label touching it, ends flat)
         ends = [np.ptp(across[along <= along.min() + 1.5]) + 1, np.ptp(across[along >= along.max() - 1.5]) + 1]
-        head_hi = widths[-2:].max() / ends[1] >= widths[:2].max() / ends[0]
+        head_hi = _head_is_high(along, across, bins, widths, ends)
         head = widths[-2:].max() if head_hi else widths[:2].max()
-        shaft = float(np.median(widths[: BINS // 2] if head_hi else widths[BINS // 2:]))
-        if head < MIN_HEAD_RATIO * max(shaft, 1.0):
+        # the shaft is the narrow part away from the head (lower quartile of the other slices): a
+        # label touching the tail widens the tail's slices, not the shaft's
+        rest = widths[:-2] if head_hi else widths[2:]
+        shaft = float(np.percentile(rest[rest > 0], 25)) if np.any(rest > 0) else float(width)
+        # elongated = long against the shaft's width (a wide head or a label does not make it stubby)
+        if head < MIN_HEAD_RATIO * max(shaft, 1.0) or length / max(shaft, 1.0) < MIN_ELONGATION:
             continue
         end = along.max() if head_hi else along.min()
         tip = pts[np.abs(along - end) <= 1.0].mean(axis=0)
