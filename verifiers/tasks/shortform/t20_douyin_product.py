@@ -93,6 +93,7 @@ STICKER_NCC = 0.7
 STICKER_MAX_DIFF = 25.0
 STICKER_LOOK_AFTER_S = (0.5, 1.0, 1.5)
 STICKER_SCAN_BEFORE_S = 3.0
+SILENT_LUFS = -70.0  # EBU R128's absolute gate: below it there is no programme to measure
 
 
 def _key(text: str) -> str:
@@ -206,8 +207,17 @@ class Export20:
     reader: OCRFrames
 
 
+def other_cues_shown(boxes: list[TextBox], cue, cues: list) -> int:
+    """How many other cues' texts the frame shows in full (any box): subtitles show their cue, not
+    the script at once (issue 21: every subtitle on every frame read as CER 0)."""
+    texts = [normalise(b.text) for b in boxes]
+    return sum(1 for o in cues if o is not cue and normalise(o.text)
+               and any(normalise(o.text) in t for t in texts))
+
+
 def read_subtitles(cues: list, reader: OCRFrames, video_s: float) -> tuple[float, list[dict]]:
-    """CER (%) of the OCR of each cue's midpoint frame against the cue text, and per-cue readings."""
+    """CER (%) of the OCR of each cue's midpoint frame against the cue text, and per-cue readings;
+    a frame that also shows other cues in full reads as nothing (every error counted)."""
     per, dist, total = [], 0, 0
     for c in cues:
         t = (c.start_s + c.end_s) / 2
@@ -216,6 +226,9 @@ def read_subtitles(cues: list, reader: OCRFrames, video_s: float) -> tuple[float
         else:
             rgb, boxes = reader.at(t)
             got, d = best_reading(boxes, c.text, rgb.shape[0])
+            others = other_cues_shown(boxes, c, cues)
+            if others:
+                got, d = f"[{others} other cues shown too] {got}", len(normalise(c.text))
         dist += d
         total += len(normalise(c.text))
         per.append({"t_s": round(t, 3), "want": c.text, "read": got, "errors": d})
@@ -304,7 +317,8 @@ def judge_loudness(path: Path, p: Loudness20, curve: Curve) -> Result:
         return Result.fail(f"no usable audio: {exc}")
     lufs, tp = res.integrated_lufs, res.true_peak_dbtp
     lufs_ok = bool(np.isfinite(lufs) and abs(lufs - p.target_lufs) <= p.tolerance_lu)
-    tp_ok = bool(tp <= p.max_true_peak_dbtp)
+    # the peak limit describes a mix that is there: silence (no measurable loudness) keeps it trivially
+    tp_ok = bool(np.isfinite(lufs) and lufs > SILENT_LUFS and tp <= p.max_true_peak_dbtp)
     return Result(curve.count([lufs_ok, tp_ok]), res.summary(),
                   f"integrated {lufs:.1f} LUFS (want {p.target_lufs:g} ± {p.tolerance_lu:g}), "
                   f"true peak {tp:.1f} dBTP (max {p.max_true_peak_dbtp:g})")
