@@ -26,6 +26,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
+from verifiers.tasks.shortform._shared.cases import REACTION, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
@@ -211,21 +212,10 @@ class DuetSplit(CheckedTask):
             write_video(folder / OUTPUT, frames, FPS, audio=a, sample_rate_hz=SR_HZ)
 
         solve(inst.oracle)
-        register_cases(inst)
+        register_video_cases(inst, OUTPUT, "fixtures/teacher.mp4", other=REACTION)
         solve(inst.mutant("halves_swapped", [N.split_layout], "student on top"), swap=True)
         solve(inst.mutant("letterboxed", [N.split_layout], "halves fit with black bars instead of filled"), bars=True)
         solve(inst.mutant("student_4_frames_late", [N.sync_on_clap], "student's clap 4 frames after the teacher's"),
               extra_frames=-4)
         solve(inst.mutant("student_muted", [N.both_audio], "student's audio track dropped"), student_audio=False)
 
-
-def register_cases(inst: InstanceWriter) -> None:
-    """Realistic exports of the oracle (≥ 95) and gaming baselines (≤ 5), built by ffmpeg at
-    self-test time (verifiers.synthcases)."""
-    for profile in ("h264_crf18_aac", "h264_crf23_aac", "h264_cbr_aac", "h264_2997_aac"):
-        inst.export_case(f"oracle_{profile}", [(OUTPUT, f"avexport:{profile}:oracle/{OUTPUT}")])
-    inst.baseline_case("black_silent", [(OUTPUT, f"avblack:oracle/{OUTPUT}")])
-    inst.baseline_case("still_with_sound", [(OUTPUT, f"avstill:oracle/{OUTPUT}")],
-                       why="the oracle's first frame held, its sound kept: the halves do not play")
-    inst.baseline_case("teacher_unedited", [(OUTPUT, "copy:workdir/fixtures/teacher.mp4")])
-    inst.baseline_case("other_task_oracle", [(OUTPUT, "other_oracle:R06.04.01.04-T16:out/reaction.mp4")])
