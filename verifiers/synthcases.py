@@ -167,6 +167,8 @@ def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
             _ffmpeg(["-i", str(src), "-vf", f"select=eq(n\\,0),loop=loop={n - 1}:size=1:start=0,setpts=N/({rate})/TB,"
                      + _vf("yuv420p"), "-frames:v", str(n), "-r", rate, "-an", "-c:v", "libx264", "-preset", "medium",
                      "-crf", "18", *_BT709, str(dest)])
+    elif kind in AV_RECIPES:
+        AV_RECIPES[kind](inst, arg, dest)
     elif kind == "other_oracle":
         task_id, _, rel = arg.partition(":")
         shutil.copy2(other_oracle(task_id, seed) / "oracle" / rel, dest)
@@ -425,3 +427,47 @@ def audio_cases(inst: Any, artifact: str, *, exports: tuple[str, ...] = DEFAULT_
     if other:
         inst.baseline_case("other_task_oracle", [(artifact, f"other_oracle:{other[0]}:{other[1]}")],
                            why=f"{other[0]}'s oracle render under this task's name")
+
+
+# ---- video with its sound (short-form exports): phones and CapCut deliver H.264 + AAC in MP4 ----
+
+#: profile → ffmpeg output arguments, audio kept as AAC (adds priming and an edit list in MP4)
+AV_EXPORT_PROFILES: dict[str, list[str]] = {
+    "h264_crf18_aac": [*EXPORT_PROFILES["h264_crf18"], "-c:a", "aac", "-b:a", "128k"],
+    "h264_crf23_aac": [*EXPORT_PROFILES["h264_crf23"], "-c:a", "aac", "-b:a", "128k"],
+    # constant bitrate at a platform's upload rate (TikTok/Reels ~ 6 Mb/s at 1080x1920), scaled to
+    # the miniature's pixel count (1/36 at 1/6 scale: 170 kb/s), nal-hrd CBR as phone encoders write
+    "h264_cbr_aac": ["-vf", _vf("yuv420p"), "-c:v", "libx264", "-preset", "medium", "-b:v", "170k",
+                     "-minrate", "170k", "-maxrate", "170k", "-bufsize", "340k", "-x264-params", "nal-hrd=cbr",
+                     *_BT709, "-c:a", "aac", "-b:a", "128k"],
+    # 29.97 fps NTSC-rate delivery (frames resampled by ffmpeg's fps filter)
+    "h264_2997_aac": ["-vf", "fps=30000/1001," + _vf("yuv420p"), "-c:v", "libx264", "-preset", "medium",
+                      "-crf", "20", *_BT709, "-c:a", "aac", "-b:a", "128k"],
+}
+
+
+def _av_export(inst: Path, arg: str, dest: Path) -> None:
+    profile, _, rel = arg.partition(":")
+    _ffmpeg(["-i", str(inst / rel), *AV_EXPORT_PROFILES[profile], "-movflags", "+faststart", str(dest)])
+
+
+def _av_black(inst: Path, arg: str, dest: Path) -> None:
+    """Black frames and digital silence, same size, rate and frame count as the file (H.264 + AAC)."""
+    w, h, rate, n = _probe(inst / arg)
+    _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-f", "lavfi", "-i",
+             "anullsrc=r=48000:cl=stereo", "-frames:v", str(n), "-shortest",
+             *AV_EXPORT_PROFILES["h264_crf18_aac"], str(dest)])
+
+
+def _av_still(inst: Path, arg: str, dest: Path) -> None:
+    """The file's first frame held for its length, its own sound kept (H.264 + AAC)."""
+    _w, _h, rate, n = _probe(inst / arg)
+    _ffmpeg(["-i", str(inst / arg), "-vf", f"select=eq(n\\,0),loop=loop={n - 1}:size=1:start=0,"
+             f"setpts=N/({rate})/TB," + _vf("yuv420p"), "-frames:v", str(n), "-r", rate, "-c:v", "libx264",
+             "-preset", "medium", "-crf", "18", *_BT709, "-c:a", "aac", "-b:a", "128k", str(dest)])
+
+
+#: recipe kind → writer (inst, argument, destination); see AV_EXPORT_PROFILES
+#:   avexport:<profile>:<path>   re-export keeping the sound;  avblack:<path>  black + silence;
+#:   avstill:<path>              first frame held, sound kept
+AV_RECIPES = {"avexport": _av_export, "avblack": _av_black, "avstill": _av_still}

@@ -43,6 +43,9 @@ CANDIDATES = 8
 SAMPLE_S = 1.0
 OCR_EVERY_S = 1.25
 MAX_SRC_ERR_S = 0.25
+# content identity: an output frame is a strip of the source when its best fine match has NCC above
+# this (measured: an honest crop with burned captions 0.90-0.96, the source letterboxed with text 0.42)
+MIN_STRIP_NCC = 0.7
 
 
 def read_selects(text: str) -> list[tuple[float, float]]:
@@ -86,7 +89,7 @@ class StripLocator:
         return cv2.resize(grey, (tw, height), interpolation=cv2.INTER_AREA)
 
     def locate(self, rgb: np.ndarray, src_w_px: int) -> tuple[float, float, float, int]:
-        """(source time, strip x in source px, strip width in source px, source frame index)."""
+        """(source time, strip x in source px, strip width in source px, source frame index, NCC)."""
         grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
         tmpl = self._template(grey, SEARCH_H_PX, self.small[0].shape[1])
         scores = np.array([cv2.minMaxLoc(cv2.matchTemplate(s, tmpl, cv2.TM_CCOEFF_NORMED))[1] for s in self.small])
@@ -96,9 +99,9 @@ class StripLocator:
             _, mx, _, loc = cv2.minMaxLoc(cv2.matchTemplate(self.fine[i], fine_t, cv2.TM_CCOEFF_NORMED))
             if mx > best[0]:
                 best = (mx, int(i), loc[0])
-        _, i, x = best
+        ncc, i, x = best
         k = src_w_px / self.fine[0].shape[1]
-        return self.times[i], x * k, fine_t.shape[1] * k, i
+        return self.times[i], x * k, fine_t.shape[1] * k, i, float(ncc)
 
 
 @dataclass(frozen=True)
@@ -119,30 +122,44 @@ def sample_export(path: Path, locator: StripLocator, src_w: int, selects: list[t
     next_ocr = 0.0
     for fr in iter_frames(path, every_s=SAMPLE_S):
         n += 1
-        t_src, x, w, idx = locator.locate(fr.rgb, src_w)
+        t_src, x, w, idx, ncc = locator.locate(fr.rgb, src_w)
         k = int(np.searchsorted(starts, fr.t_s, side="right") - 1)
         near_cut = np.min(np.abs(starts - fr.t_s)) < 1.5 / FPS and fr.t_s > 0.1
-        if near_cut:  # a sample on a select boundary may show either side
+        if near_cut:  # a sample on a select boundary may show either side: not judged at all
             n -= 1
-        elif 0 <= k < len(selects):
-            expect = selects[k][0] + fr.t_s - starts[k]
-            seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
-        bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
-        inside += (bx >= x - 2 and bx + bw <= x + w + 2)
+        elif ncc >= MIN_STRIP_NCC:  # not a strip of the source: neither on its select nor framing the hands
+            if 0 <= k < len(selects):
+                expect = selects[k][0] + fr.t_s - starts[k]
+                seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
+            bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
+            inside += (bx >= x - 2 and bx + bw <= x + w + 2)
         if fr.t_s >= next_ocr - 1e-6:
             ocr_frames.append(fr.rgb)
             next_ocr = fr.t_s + OCR_EVERY_S
     return Samples(n, seg_ok, inside, ocr_frames)
 
 
-def caption_lines(frames: list[np.ndarray]) -> list[str]:
-    """OCR text of each frame, consecutive repeats dropped."""
+def caption_lines(frames: list[np.ndarray], max_chars: int) -> tuple[list[str], int]:
+    """OCR text of each frame, consecutive repeats dropped, and how many frames showed a wall of
+    text (more than `max_chars` letters: not a caption but the script at once; those frames add
+    nothing, so burning every line on every frame reads as no captions)."""
     lines: list[str] = []
+    walls = 0
     for rgb in frames:
         txt = frame_text(rgb).strip()
+        if len(normalise(txt).replace(" ", "")) > max_chars:
+            walls += 1
+            continue
         if txt and (not lines or normalise(lines[-1]) != normalise(txt)):
             lines.append(txt)
-    return lines
+    return lines, walls
+
+
+def wall_chars(transcript_lines: list[str]) -> int:
+    """Most letters one caption frame may show: its two longest transcript lines together, 25 %
+    over for OCR noise (a caption may carry two lines; the whole script at once is not a caption)."""
+    sizes = sorted(len(normalise(ln).replace(" ", "")) for ln in transcript_lines if ln.strip())
+    return int(1.25 * sum(sizes[-2:])) + 2
 
 
 @register
@@ -190,14 +207,15 @@ class ReframeShort(CheckedTask):
         transcript = self.ctx.input("input/transcript.txt").read_text(encoding="utf-8")
         frames = self.samples.ocr_frames
         try:
-            lines = caption_lines(frames)
+            lines, walls = caption_lines(frames, wall_chars(transcript.splitlines()))
         except OCRUnavailable as exc:
             return Result.cannot_judge(str(exc))
         ref = [normalise(wd) for wd in transcript.split() if normalise(wd)]
         hyp = resplit([normalise(wd) for wd in " ".join(lines).split() if normalise(wd)], set(ref))
         wer = 100 * error_rate(hyp, ref)
-        return Result(curve.passes(wer <= p.max_wer_pct), {"wer_pct": wer, "ocr_lines": lines},
-                      f"caption WER {wer:.1f}% (max {p.max_wer_pct}%)")
+        wall = f"; {walls} frame(s) showed the script at once (not captions)" if walls else ""
+        return Result(curve.passes(wer <= p.max_wer_pct), {"wer_pct": wer, "ocr_lines": lines, "wall_frames": walls},
+                      f"caption WER {wer:.1f}% (max {p.max_wer_pct}%){wall}")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180

@@ -22,11 +22,13 @@ from verifiers.paramtypes.shortform import ShortSide, SlotCount
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
+from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, sources_in
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
 
 TASK = "R06.04.01.04-T02"
 N = check_names(TASK)
+MIN_PLAY_SHARE = 0.25  # a slot's clip must advance at least this share of the slot's length (a freeze does not)
 OUTPUT = "device/DCIM/recap.mp4"
 FPS = 24.0
 SCALE = 1 / 6  # 320x180 miniature of 1920x1080
@@ -56,9 +58,11 @@ def judge_slots(labelled: list[Labelled], slots: list[dict], moments: dict[str, 
         inside = [x for x in labelled if slot["start_s"] + frame_s <= x.t_s < slot["end_s"] - frame_s]
         shown = [x.label for x in inside]
         top = max(set(shown), key=shown.count) if shown else None
-        ok = top == want and shown.count(want) >= 0.9 * len(shown)
-        order_ok += ok
         own = [x.src_t_s for x in inside if x.label == want]
+        # the clip plays in its slot (a frozen frame of it is no segment of the clip)
+        plays = bool(own) and max(own) - min(own) >= MIN_PLAY_SHARE * (slot["end_s"] - slot["start_s"])
+        ok = top == want and shown.count(want) >= 0.9 * len(shown) and plays
+        order_ok += ok
         m = moments.get(want)
         has_moment = bool(ok and own and m is not None and min(own) - frame_s <= m <= max(own) + frame_s)
         moment_ok += has_moment
@@ -99,7 +103,12 @@ class TemplateRecap(CheckedTask):
 
     @check(N.export_spec)
     def export_spec(self, p: ShortSide, curve: Curve) -> Result:
-        return Result(*short_side(self.export.facts, p.height_px, instance_scale(self.ctx), curve))
+        score, ev, msg = short_side(self.export.facts, p.height_px, instance_scale(self.ctx), curve)
+        r, n = self.report, len(self.slots)
+        if r.in_order < n / 2:  # the render spec describes a filled template: baseline-relative (issue 21)
+            return Result(0.0, {**ev, "slots_in_order": r.in_order},
+                          f"only {r.in_order}/{n} slots show their clip: no filled template to judge the export of")
+        return Result(score, ev, msg)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -134,6 +143,8 @@ class TemplateRecap(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render([1, 2, 3, 4, 5, 6], starts_src), FPS)
+        register_video_cases(inst, OUTPUT, "fixtures/recap/clip1.mp4", keeps={"unedited_input": (
+            6.67, "clip1 handed back fills slot 1 as the template would: 1/6 of clips_in_order")})
         write_video(inst.mutant("swapped_slots", [N.clips_in_order, N.segments_moments],
                                 "clips 3 and 4 dropped into each other's slot") / OUTPUT,
                     render([1, 2, 4, 3, 5, 6], starts_src), FPS)

@@ -22,7 +22,7 @@ from verifiers.synthkit.shortform_video import clip_frames, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
-from verifiers.tasks.shortform._shared.zoom import zoom_of, zoomed
+from verifiers.tasks.shortform._shared.zoom import zoom_anywhere, zoom_variants, zoomed
 
 TASK = "R06.04.01.04-T04"
 N = check_names(TASK)
@@ -44,7 +44,7 @@ def zoom_gains_pct(labelled: list[Labelled], segs: list[Run], photos: dict[str, 
             continue
         photo = cv2.resize(photos[s.label], (inside[0].rgb.shape[1], inside[0].rgb.shape[0]),
                            interpolation=cv2.INTER_AREA)
-        gains.append(100 * (zoom_of(inside[-1].rgb, photo) / zoom_of(inside[0].rgb, photo) - 1))
+        gains.append(100 * (zoom_anywhere(inside[-1].rgb, photo) / zoom_anywhere(inside[0].rgb, photo) - 1))
     return gains
 
 
@@ -69,7 +69,8 @@ class BeatSlideshow(CheckedTask):
     @provides
     def edit(self) -> tuple[list[Labelled], list[Run]]:
         """Every output frame labelled with its photo, and the slideshow's segments."""
-        matcher = ClipMatcher({}, images=self.photos)
+        variants = [(name, v) for name, img in self.photos.items() for v in zoom_variants(img)]
+        matcher = ClipMatcher({}, images=self.photos, variants=variants)
         return segments(matcher, self.export.path, self.export.facts["fps"] or FPS)
 
     @property

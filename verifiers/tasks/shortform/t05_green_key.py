@@ -26,6 +26,7 @@ from verifiers.paramtypes.shortform import KeyQuality, Placement, SizePx, Spill
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
+from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 from verifiers.tasks.shortform._shared.luma import frame_luma, luma_codes, shrink_by_chroma_bleed
 
@@ -221,6 +222,8 @@ class GreenKey(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
+        register_video_cases(inst, OUTPUT, "fixtures/presenter_green.mp4",
+                             baselines=("unedited_input",))
         write_video(inst.mutant("green_fringe", [N.key_quality, N.spill],
                                 "key leaves a 4-px green fringe (a bad matte that is also green on the edge)") / OUTPUT,
                     render(grow=4), FPS)

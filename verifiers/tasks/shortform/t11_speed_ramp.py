@@ -49,7 +49,13 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
-from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact, size_ok, video_facts
+from verifiers.tasks.shortform._shared.export import (
+    instance_scale,
+    probe_artifact,
+    size_ok,
+    truncation,
+    video_facts,
+)
 
 TASK = "R06.04.01.04-T11"
 N = check_names(TASK)
@@ -67,6 +73,9 @@ FAST_WINDOW = 3  # ± output frames of the fast-section slope
 MIN_FAST_FRACTION = 0.9
 MIN_PEAK_FRAMES = 5
 MIN_SHOWN_FRACTION = 0.5  # an export mostly not showing the source earns no framing/duration credit
+# TM_CCOEFF_NORMED of a flat template is undefined (OpenCV gives black frames high scores):
+# below this grey-level spread an output frame matches nothing
+FLAT_STD = 2.0
 
 
 def iter_luma(path: Path, height_px: int) -> list[np.ndarray]:
@@ -153,6 +162,9 @@ class StripLocator:
         for grey in greys:
             tmpl = self.template(grey)
             tw = tmpl.shape[1]
+            if float(tmpl.std()) < FLAT_STD:  # a flat (black) frame shows no source frame at all
+                out.append((-1, 0, tw, 0.0))
+                continue
             hit = None
             if prev is not None:
                 j0, j1 = max(0, prev[0] - 2), min(n, prev[0] + reach + 1)
@@ -284,6 +296,9 @@ class SpeedRamp(CheckedTask):
             greys = iter_luma(path, MATCH_H_PX)
         except MediaError as exc:
             raise AgentOutputError(f"{OUTPUT}: {exc}") from None
+        cut = truncation(path, len(greys))
+        if cut:
+            raise AgentOutputError(cut)
         track = locator.track(greys, src_fps / out_fps)
         return Track(facts, track, np.array([t[0] for t in track], dtype=np.float64),
                      np.array([t[3] >= MIN_MATCH for t in track]), out_fps / src_fps, MATCH_H_PX / src_h_px)
@@ -322,6 +337,10 @@ class SpeedRamp(CheckedTask):
     @check(N.smooth_curve)
     def smooth_curve(self, p: SmoothCurve, curve: Curve) -> Result:
         t = self.t
+        shown = float(t.good.mean()) if len(t.good) else 0.0
+        if shown < MIN_SHOWN_FRACTION:  # no ramp to be smooth (black, another video): baseline-relative
+            return Result.fail(f"only {shown:.0%} of the export's frames show the kickflip source",
+                               {"matched_fraction": shown})
         worst, where = largest_speed_jump(t.idx, t.good, t.to_speed)
         return Result(curve.passes(worst <= p.max_speed_jump_x),
                       {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~t.good).sum())},

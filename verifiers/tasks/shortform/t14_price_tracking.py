@@ -27,6 +27,7 @@ from verifiers.paramtypes.shortform import LabelText, Tracking
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
+from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 
 TASK = "R06.04.01.04-T14"
@@ -177,6 +178,8 @@ class PriceTracking(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
+        register_video_cases(inst, OUTPUT, "fixtures/shoe_spin.mp4",
+                             baselines=("black_silent", "unedited_input", "other_task_oracle"))
         write_video(inst.mutant("wrong_price", [N.label_present], "label reads ¥189") / OUTPUT, render(text="¥189"), FPS)
         write_video(inst.mutant("not_tracked", [N.tracking], "label left where the shoe started") / OUTPUT,
                     render(static=True), FPS)

@@ -23,12 +23,29 @@ from verifiers.paramtypes.shortform import MaxDeltaE, Neutrals, SkyHue
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
+from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.export import probe_artifact
 
 TASK = "R06.04.01.04-T15"
 N = check_names(TASK)
 OUTPUT = "out/beach_matched.mp4"
 FPS = 24.0
+
+
+MIN_STRUCTURE_CORR = 0.3  # see structure_corr; measured in docs/shortform.md
+
+
+def structure_corr(a_rgb: np.ndarray, b_rgb: np.ndarray, sigma_px: float = 2.0) -> float:
+    """Correlation of two frames' luma after removing their Gaussian blur: the picture's fine
+    structure (the clip's own grain and detail), whatever a grade did to levels and colour."""
+    def hp(rgb: np.ndarray) -> np.ndarray:
+        y = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
+        d = (y - cv2.GaussianBlur(y, (0, 0), sigma_px)).ravel()
+        return d - d.mean()
+
+    a, b = hp(a_rgb), hp(b_rgb)
+    den = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / den) if den > 1e-9 else 0.0
 
 
 def _lab(rgb: np.ndarray, rect) -> np.ndarray:
@@ -45,6 +62,10 @@ class Patches:
     sky: list[np.ndarray]
     ref_skin: np.ndarray
     ref_sky: np.ndarray
+    identity: list[float]  # per clip: structure correlation of the export's frame with its own source frame
+
+    def derived(self) -> list[bool]:
+        return [c >= MIN_STRUCTURE_CORR for c in self.identity]
 
 
 @register
@@ -64,18 +85,31 @@ class LookMatch(CheckedTask):
             mids = [read_frame_at(path, (c["start_s"] + c["end_s"]) / 2).rgb for c in look["clips"]]
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
-        out = Patches([], [], [], ref_skin, ref_sky)
-        for c, rgb in zip(look["clips"], mids, strict=True):
+        out = Patches([], [], [], ref_skin, ref_sky, [])
+        for k, (c, rgb) in enumerate(zip(look["clips"], mids, strict=True), start=1):
+            out.identity.append(self._identity(k, (c["end_s"] - c["start_s"]) / 2, rgb))
             out.neutral.append(_lab(rgb, c["neutral"]))
             out.skin.append(_lab(rgb, c["skin"]))
             out.sky.append(_lab(rgb, c["sky"]))
         return out
 
+    def _identity(self, k: int, mid_s: float, rgb: np.ndarray) -> float:
+        """Content identity (issue 21): the export's frame is the graded clip k at its middle,
+        not black, a held frame or another clip: structure correlation with the source frame."""
+        try:
+            src = read_frame_at(self.ctx.input(f"fixtures/beach_vlog/clip{k}.mp4"), mid_s).rgb
+        except MediaError as exc:
+            raise GTError(f"clip{k}: {exc}") from None
+        if src.shape != rgb.shape:
+            src = cv2.resize(src, (rgb.shape[1], rgb.shape[0]), interpolation=cv2.INTER_AREA)
+        return structure_corr(src, rgb)
+
     @check(N.neutrals)
     def neutrals(self, p: Neutrals, curve: Curve) -> Result:
-        neutral = self.patches.neutral
-        n_ok = [bool(abs(v[1]) <= p.max_abs_a_lab and abs(v[2]) <= p.max_abs_b_lab) for v in neutral]
-        return Result(curve.count(sum(n_ok), len(neutral)), {"neutral_ab": [[v[1], v[2]] for v in neutral]},
+        neutral, own = self.patches.neutral, self.patches.derived()
+        n_ok = [bool(o and abs(v[1]) <= p.max_abs_a_lab and abs(v[2]) <= p.max_abs_b_lab) for v, o in zip(neutral, own, strict=True)]
+        return Result(curve.count(sum(n_ok), len(neutral)), {"neutral_ab": [[v[1], v[2]] for v in neutral],
+                                                             "structure_corr": self.patches.identity},
                       f"{sum(n_ok)}/{len(neutral)} clips neutral")
 
     @check(N.skin_match)
@@ -83,16 +117,18 @@ class LookMatch(CheckedTask):
         pt = self.patches
         de = [float(delta_e2000(s, pt.ref_skin)) for s in pt.skin]
         mx = p.max_de2000
-        return Result(curve.count(sum(d <= mx for d in de), len(de)), {"skin_de2000": de},
-                      f"{sum(d <= mx for d in de)}/{len(de)} clips' skin within {mx:g} dE2000 of the reference")
+        ok = [d <= mx and o for d, o in zip(de, pt.derived(), strict=True)]
+        return Result(curve.count(sum(ok), len(de)), {"skin_de2000": de},
+                      f"{sum(ok)}/{len(de)} clips' skin within {mx:g} dE2000 of the reference")
 
     @check(N.sky_hue)
     def sky_hue(self, p: SkyHue, curve: Curve) -> Result:
         pt = self.patches
         dh = [abs(float(hue_difference_deg(hue_deg(s), hue_deg(pt.ref_sky)))) for s in pt.sky]
         mh = p.max_hue_delta_deg
-        return Result(curve.count(sum(d <= mh for d in dh), len(dh)), {"sky_hue_delta_deg": dh},
-                      f"{sum(d <= mh for d in dh)}/{len(dh)} skies within {mh:g}° of the reference hue")
+        ok = [d <= mh and o for d, o in zip(dh, pt.derived(), strict=True)]
+        return Result(curve.count(sum(ok), len(dh)), {"sky_hue_delta_deg": dh},
+                      f"{sum(ok)}/{len(dh)} skies within {mh:g}° of the reference hue")
 
     @check(N.consistency)
     def consistency(self, p: MaxDeltaE, curve: Curve) -> Result:
@@ -100,8 +136,9 @@ class LookMatch(CheckedTask):
         med = np.median(np.array(skin), axis=0)
         dc = [float(delta_e2000(s, med)) for s in skin]
         mc = p.max_de2000
-        return Result(curve.count(sum(d <= mc for d in dc), len(dc)), {"skin_de2000_to_median": dc},
-                      f"{sum(d <= mc for d in dc)}/{len(dc)} clips' skin within {mc:g} dE2000 of the others")
+        ok = [d <= mc and o for d, o in zip(dc, self.patches.derived(), strict=True)]
+        return Result(curve.count(sum(ok), len(dc)), {"skin_de2000_to_median": dc},
+                      f"{sum(ok)}/{len(dc)} clips' skin within {mc:g} dE2000 of the others")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -159,6 +196,8 @@ class LookMatch(CheckedTask):
             return f
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
+        register_video_cases(inst, OUTPUT, "fixtures/beach_vlog/clip1.mp4",
+                             baselines=("black_silent", "unedited_input", "other_task_oracle"))
         write_video(inst.mutant("clip2_magenta", [N.neutrals], "clip 2 keeps a slight magenta cast") / OUTPUT,
                     render(magenta), FPS)
         write_video(inst.mutant("clip3_sky_cyan", [N.sky_hue], "clip 3's sky pushed to cyan") / OUTPUT,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from scipy import signal
 
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
@@ -26,6 +27,7 @@ from verifiers.paramtypes.shortform import Ducking, PipGeometry, SyncFrames
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
+from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.clips import MIN_NCC, ClipMatcher
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export
 from verifiers.tasks.shortform._shared.luma import frame_luma, luma_codes, shrink_by_chroma_bleed
@@ -41,6 +43,7 @@ DIFF_LEVEL = 40  # R'G'B' max-channel difference that marks PIP colour against t
 # percentile 3.1) on the seed-0 synthetic oracle. 12 = twice that maximum.
 LUMA_DIFF_LEVEL = 12
 WIN_S = 0.1
+AUDIO_LAG_S = 0.1
 
 
 def _pip_mask(fr: Frame, trailer: np.ndarray) -> np.ndarray:
@@ -70,6 +73,7 @@ class PipTrack:
 
     boxes: list[tuple[int, int, int, int]]
     corners: list[bool]
+    blobs: list[np.ndarray]  # the PIP mask inside its box (1-px margin), per sample
     off_t: list[float]
     off_r: list[float]
 
@@ -82,8 +86,25 @@ def _rounded(blob: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
     return bool(corner_fill < 0.5 and edge_fill > 0.7)
 
 
+def mean_blob_rounded(blobs: list[np.ndarray]) -> bool:
+    """Corners judged on the mean PIP mask of the samples of the commonest box size: codec noise at
+    a third H.264 generation (CRF 23 seen: 60 % of single samples) fills a corner square of one
+    sample here and another there; a static PIP's own shape survives the mean."""
+    if not blobs:
+        return False
+    sizes = [b.shape for b in blobs]
+    common = max(set(sizes), key=sizes.count)
+    mean = np.mean([b for b in blobs if b.shape == common], axis=0) > 0.5
+    n, lbl, stats, _ = cv2.connectedComponentsWithStats(mean.astype(np.uint8))
+    if n < 2:
+        return False
+    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    x, y, w, h = (int(v) for v in stats[k, :4])
+    return _rounded(lbl == k, x, y, w, h)
+
+
 def track_pip(path: Path, trailer: Trailer, r_match: ClipMatcher) -> PipTrack:
-    out = PipTrack([], [], [], [])
+    out = PipTrack([], [], [], [], [])
     for fr in iter_frames(path, every_s=0.5):
         m = match_frame(fr.rgb[fr.rgb.shape[0] // 2:], trailer.index)
         if m.ncc < MIN_NCC:
@@ -103,6 +124,7 @@ def track_pip(path: Path, trailer: Trailer, r_match: ClipMatcher) -> PipTrack:
             continue  # no reaction in this sample (before it starts): no corners to judge
         out.off_r.append(rt - fr.t_s)
         out.corners.append(_rounded(lbl == k, x, y, w, h))
+        out.blobs.append((lbl[max(0, y - 1):y + h + 1, max(0, x - 1):x + w + 1] == k).astype(np.float32))
         out.boxes.append((x, y, w, h))
     return out
 
@@ -110,11 +132,22 @@ def track_pip(path: Path, trailer: Trailer, r_match: ClipMatcher) -> PipTrack:
 def trailer_gains_db(out: np.ndarray, tr: np.ndarray, ot_s: float) -> tuple[np.ndarray, np.ndarray]:
     """Trailer gain in the mix per WIN_S window (projection of the output on the aligned trailer
     audio), with the window centre times."""
-    shift = round(ot_s * SR_HZ)  # output sample i carries trailer sample i + shift
-    ref = np.zeros_like(out)
-    o0, s0 = max(0, -shift), max(0, shift)
-    n = max(0, min(len(out) - o0, len(tr) - s0))
-    ref[o0:o0 + n] = tr[s0:s0 + n]
+    def placed(shift: int) -> np.ndarray:  # output sample i carries trailer sample i + shift
+        ref = np.zeros_like(out)
+        o0, s0 = max(0, -shift), max(0, shift)
+        n = max(0, min(len(out) - o0, len(tr) - s0))
+        ref[o0:o0 + n] = tr[s0:s0 + n]
+        return ref
+
+    # the picture dates the trailer to a frame (33 ms at 29.97 fps) and AAC priming moves sound a
+    # few ms: the projection needs the audio aligned to the sample, so the lag is refined by
+    # cross-correlation within ±AUDIO_LAG_S of the picture's offset
+    shift = round(ot_s * SR_HZ)
+    ref = placed(shift)
+    lag = int(AUDIO_LAG_S * SR_HZ)
+    c = signal.correlate(out, ref, mode="full", method="fft")[len(ref) - 1 - lag: len(ref) + lag]
+    if len(c) == 2 * lag + 1 and np.any(c):
+        ref = placed(shift - (int(np.argmax(np.abs(c))) - lag))
     win = int(WIN_S * SR_HZ)
     gains, times = [], []
     for s in range(0, len(out) - win, win):
@@ -188,7 +221,9 @@ class ReactionPip(CheckedTask):
     @check(N.rounded_corners)
     def rounded_corners(self, p: NoParams, curve: Curve) -> Result:
         share = float(np.mean(self.pip.corners))
-        return Result(curve.passes(share >= 0.8), {"rounded_share": share}, f"corners rounded in {share:.0%} of samples")
+        mean_rounded = mean_blob_rounded(self.pip.blobs)
+        return Result(curve.passes(share >= 0.8 or mean_rounded), {"rounded_share": share, "mean_mask_rounded": mean_rounded},
+                      f"corners rounded in {share:.0%} of samples; on the samples' mean mask: {mean_rounded}")
 
     @check(N.sync)
     def sync(self, p: SyncFrames, curve: Curve) -> Result:
@@ -266,6 +301,7 @@ class ReactionPip(CheckedTask):
             write_video(folder / "out/reaction.mp4", frames, FPS, audio=audio, sample_rate_hz=SR_HZ)
 
         solve(inst.oracle)
+        register_video_cases(inst, "out/reaction.mp4", "fixtures/trailer.mp4")
         solve(inst.mutant("pip_too_big", [N.pip_geometry], "PIP at 40% width"), pip_w=128)
         solve(inst.mutant("square_corners", [N.rounded_corners], "corner radius 0"), radius=0)
         solve(inst.mutant("reaction_3_frames_late", [N.sync], "clap 3 frames after the explosion"), lag_frames=3)

@@ -26,6 +26,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
+from verifiers.tasks.shortform._shared.cases import REACTION, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
@@ -41,31 +42,45 @@ MIN_AUDIO_CORR = 0.3
 
 @dataclass(frozen=True)
 class Halves:
-    """Per sampled output frame: whether the halves show teacher/student, black-row shares, and
-    each source's time offsets (source time - output time)."""
+    """Per sampled output frame: the source each half shows (top, bottom), each visible source's
+    time offset (source time - output time, from whichever half shows it), black-row shares."""
 
-    n: int
-    right: int
+    labels: list[tuple[str | None, str | None]]
+    offsets: list[dict[str, float]]
     black_rows: list[float]
-    offsets: dict[str, list[float]]
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    def consistent(self, tol_s: float) -> list[dict[str, bool]]:
+        """Per frame and source: shown at that source's common offset (within tol_s of its median):
+        the source plays along. A still frame repeated shows the right halves but its offsets drift
+        a second per second."""
+        med = {src: np.median([o[src] for o in self.offsets if src in o] or [np.nan]) for src in HALVES}
+        return [{src: src in o and abs(o[src] - med[src]) <= tol_s for src in HALVES} for o in self.offsets]
+
+
+HALVES = ("teacher", "student")
+SAMPLE_S = 0.5
+# a sample plays along when its offset is within half a sampling interval of the median: a frozen
+# source's offsets step SAMPLE_S per sample, while a shrunken (letterboxed) half is matched a few
+# frames off (sync itself is judged on the median, to the frame)
+PLAY_TOL_S = SAMPLE_S / 2
 
 
 def read_halves(path: Path, matcher: ClipMatcher) -> Halves:
-    right, black_rows, offsets, n = 0, [], {"teacher": [], "student": []}, 0
-    for fr in iter_frames(path, every_s=0.5):
-        n += 1
+    labels, offsets, black_rows = [], [], []
+    for fr in iter_frames(path, every_s=SAMPLE_S):
         hgt = fr.rgb.shape[0]
         rows = fr.rgb.mean(axis=(1, 2))
         black_rows.append(float(np.mean(rows <= BLACK_LEVEL)))
         top, bottom = fr.rgb[: hgt // 2], fr.rgb[hgt // 2:]
         lt, st, _, _ = matcher.identify(top)
         lb, sb, _, _ = matcher.identify(bottom)
-        right += lt == "teacher" and lb == "student"
-        if lt in offsets:
-            offsets[lt].append(st - fr.t_s)
-        if lb in offsets:
-            offsets[lb].append(sb - fr.t_s)
-    return Halves(n, right, black_rows, offsets)
+        labels.append((lt, lb))
+        offsets.append({**({lt: st - fr.t_s} if lt else {}), **({lb: sb - fr.t_s} if lb else {})})
+    return Halves(labels, offsets, black_rows)
 
 
 @register
@@ -82,30 +97,52 @@ class DuetSplit(CheckedTask):
 
     @provides
     def halves(self) -> Halves:
-        matcher = ClipMatcher(self.srcs)
+        # each half is a slot of width x height/2: a source of another shape fills it cropped
+        facts = self.export.facts
+        half_aspect = facts["width_px"] / max(1.0, facts["height_px"] / 2)
+        matcher = ClipMatcher(self.srcs, fill_aspect=half_aspect)
         return read_halves(self.export.path, matcher)
+
+    @property
+    def fps(self) -> float:
+        return self.export.facts["fps"] or FPS
+
+    @provides
+    def consistent(self) -> list[dict[str, bool]]:
+        return self.halves.consistent(PLAY_TOL_S)
 
     @provides
     def offsets_s(self) -> tuple[float, float]:
-        """Median (teacher, student) offsets; both sources must be visible."""
-        off = self.halves.offsets
-        if not off["teacher"] or not off["student"]:
-            raise AgentOutputError("one of the two sources is not visible")
-        return float(np.median(off["teacher"])), float(np.median(off["student"]))
+        """Median (teacher, student) offsets over the samples where each plays along; a source that
+        does so in under half the samples (missing, frozen) leaves nothing to sync or mix."""
+        hv, ok = self.halves, self.consistent
+        out = []
+        for src in HALVES:
+            good = [o[src] for o, c in zip(hv.offsets, ok, strict=True) if c[src]]
+            if len(good) < max(1, hv.n / 2):
+                raise AgentOutputError(f"the {src} plays in only {len(good)}/{hv.n} samples (missing or frozen)")
+            out.append(float(np.median(good)))
+        return out[0], out[1]
 
     @check(N.split_layout)
     def split_layout(self, p: SplitLayout, curve: Curve) -> Result:
         hv, facts = self.halves, self.export.facts
+        # the halves must play: both sources along their common offset in at least half the samples
+        # (a frozen lead-in or tail-out while the other source plays is a way to align; a still
+        # frame repeated is no duet); then every sample with teacher over student counts
+        playing = sum(all(c.values()) for c in self.consistent) >= hv.n / 2
+        right = sum(lab == HALVES for lab in hv.labels) if playing else 0
         black_pct = 100 * max(hv.black_rows) if hv.black_rows else 100.0
         layout_ok = size_ok(facts, list(p.size_px), instance_scale(self.ctx)) and black_pct <= p.max_black_rows_pct
-        return Result(curve.count(hv.right, hv.n) if layout_ok else 0.0,
-                      {**facts, "halves_right": f"{hv.right}/{hv.n}", "black_rows_pct": black_pct},
-                      f"{hv.right}/{hv.n} frames teacher-top/student-bottom; black rows {black_pct:.1f}%")
+        return Result(curve.count(right, hv.n) if layout_ok else 0.0,
+                      {**facts, "halves_right": f"{right}/{hv.n}", "black_rows_pct": black_pct},
+                      f"{right}/{hv.n} frames teacher-top/student-bottom" + ("" if playing else " (the halves do not play)")
+                      + f"; black rows {black_pct:.1f}%")
 
     @check(N.sync_on_clap)
     def sync_on_clap(self, p: SyncFrames, curve: Curve) -> Result:
         claps = self.ctx.gt_json("claps.json")
-        fps = self.export.facts["fps"] or FPS
+        fps = self.fps
         tol_s = p.tolerance_frames / fps + 1e-6
         off_t, off_s = self.offsets_s
         clap_out_t, clap_out_s = claps["teacher_clap_s"] - off_t, claps["student_clap_s"] - off_s
@@ -175,8 +212,10 @@ class DuetSplit(CheckedTask):
             write_video(folder / OUTPUT, frames, FPS, audio=a, sample_rate_hz=SR_HZ)
 
         solve(inst.oracle)
+        register_video_cases(inst, OUTPUT, "fixtures/teacher.mp4", other=REACTION)
         solve(inst.mutant("halves_swapped", [N.split_layout], "student on top"), swap=True)
         solve(inst.mutant("letterboxed", [N.split_layout], "halves fit with black bars instead of filled"), bars=True)
         solve(inst.mutant("student_4_frames_late", [N.sync_on_clap], "student's clap 4 frames after the teacher's"),
               extra_frames=-4)
         solve(inst.mutant("student_muted", [N.both_audio], "student's audio track dropped"), student_audio=False)
+

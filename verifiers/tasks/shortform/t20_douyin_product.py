@@ -93,6 +93,7 @@ STICKER_NCC = 0.7
 STICKER_MAX_DIFF = 25.0
 STICKER_LOOK_AFTER_S = (0.5, 1.0, 1.5)
 STICKER_SCAN_BEFORE_S = 3.0
+SILENT_LUFS = -70.0  # EBU R128's absolute gate: below it there is no programme to measure
 
 
 def _key(text: str) -> str:
@@ -120,6 +121,29 @@ def best_reading(boxes: list[TextBox], ref: str, frame_h: int) -> tuple[str, int
     return best, edit_distance(best, want)
 
 
+def _head_is_high(along: np.ndarray, across: np.ndarray, bins: np.ndarray, widths: np.ndarray,
+                  ends: list[float]) -> bool:
+    """Whether the head (the tip's end) is at the high end of the blob's axis.
+
+    An arrowhead is symmetric about its shaft, so the tip lies on the shaft's centreline; a label
+    touching the tail ends in a text corner off that line (seen: a cv2 arrow with its label over the
+    tail, 0/3 tips found by taper alone). The shaft is the slices at most 1.5x the narrowest one;
+    when both ends sit as near its line (within a third of its width), the end that tapers more to
+    a point is the head."""
+    narrow = widths <= 1.5 * widths[widths > 0].min()
+    sel = narrow[bins]
+    if sel.sum() >= 3 and np.ptp(along[sel]) > 0:
+        b, a = np.polyfit(along[sel], across[sel], 1)
+        offs = []
+        for end in (along.min(), along.max()):
+            at = np.abs(along - end) <= 1.5
+            offs.append(abs(float(across[at].mean()) - (a + b * end)))
+        shaft_w = float(np.median(widths[narrow]))
+        if abs(offs[0] - offs[1]) > shaft_w / 3:
+            return offs[1] < offs[0]
+    return bool(widths[-2:].max() / ends[1] >= widths[:2].max() / ends[0])
+
+
 def find_arrows(out_rgb: np.ndarray, src_rgb: np.ndarray, scale: float) -> list[dict]:
     """Arrow-shaped overlay blobs (see the module docstring) and their tips."""
     diff = np.abs(out_rgb.astype(np.int16) - src_rgb.astype(np.int16)).max(axis=2) > OVERLAY_DIFF
@@ -137,17 +161,21 @@ def find_arrows(out_rgb: np.ndarray, src_rgb: np.ndarray, scale: float) -> list[
         along, across = (pts - mean) @ u, (pts - mean) @ v
         length = along.max() - along.min()
         width = across.max() - across.min() + 1
-        if length < min_len or length / width < MIN_ELONGATION:
+        if length < min_len:
             continue
         bins = np.minimum((BINS * (along - along.min()) / max(length, 1e-9)).astype(int), BINS - 1)
         widths = np.array([np.ptp(across[bins == b]) + 1 if np.any(bins == b) else 0.0 for b in range(BINS)])
         # the head end tapers to a point: its widest end slice is far wider than its extreme pixels
         # (a tail, or a label touching it, ends flat)
         ends = [np.ptp(across[along <= along.min() + 1.5]) + 1, np.ptp(across[along >= along.max() - 1.5]) + 1]
-        head_hi = widths[-2:].max() / ends[1] >= widths[:2].max() / ends[0]
+        head_hi = _head_is_high(along, across, bins, widths, ends)
         head = widths[-2:].max() if head_hi else widths[:2].max()
-        shaft = float(np.median(widths[: BINS // 2] if head_hi else widths[BINS // 2:]))
-        if head < MIN_HEAD_RATIO * max(shaft, 1.0):
+        # the shaft is the narrow part away from the head (lower quartile of the other slices): a
+        # label touching the tail widens the tail's slices, not the shaft's
+        rest = widths[:-2] if head_hi else widths[2:]
+        shaft = float(np.percentile(rest[rest > 0], 25)) if np.any(rest > 0) else float(width)
+        # elongated = long against the shaft's width (a wide head or a label does not make it stubby)
+        if head < MIN_HEAD_RATIO * max(shaft, 1.0) or length / max(shaft, 1.0) < MIN_ELONGATION:
             continue
         end = along.max() if head_hi else along.min()
         tip = pts[np.abs(along - end) <= 1.0].mean(axis=0)
@@ -179,8 +207,17 @@ class Export20:
     reader: OCRFrames
 
 
+def other_cues_shown(boxes: list[TextBox], cue, cues: list) -> int:
+    """How many other cues' texts the frame shows in full (any box): subtitles show their cue, not
+    the script at once (issue 21: every subtitle on every frame read as CER 0)."""
+    texts = [normalise(b.text) for b in boxes]
+    return sum(1 for o in cues if o is not cue and normalise(o.text)
+               and any(normalise(o.text) in t for t in texts))
+
+
 def read_subtitles(cues: list, reader: OCRFrames, video_s: float) -> tuple[float, list[dict]]:
-    """CER (%) of the OCR of each cue's midpoint frame against the cue text, and per-cue readings."""
+    """CER (%) of the OCR of each cue's midpoint frame against the cue text, and per-cue readings;
+    a frame that also shows other cues in full reads as nothing (every error counted)."""
     per, dist, total = [], 0, 0
     for c in cues:
         t = (c.start_s + c.end_s) / 2
@@ -189,6 +226,9 @@ def read_subtitles(cues: list, reader: OCRFrames, video_s: float) -> tuple[float
         else:
             rgb, boxes = reader.at(t)
             got, d = best_reading(boxes, c.text, rgb.shape[0])
+            others = other_cues_shown(boxes, c, cues)
+            if others:
+                got, d = f"[{others} other cues shown too] {got}", len(normalise(c.text))
         dist += d
         total += len(normalise(c.text))
         per.append({"t_s": round(t, 3), "want": c.text, "read": got, "errors": d})
@@ -277,7 +317,8 @@ def judge_loudness(path: Path, p: Loudness20, curve: Curve) -> Result:
         return Result.fail(f"no usable audio: {exc}")
     lufs, tp = res.integrated_lufs, res.true_peak_dbtp
     lufs_ok = bool(np.isfinite(lufs) and abs(lufs - p.target_lufs) <= p.tolerance_lu)
-    tp_ok = bool(tp <= p.max_true_peak_dbtp)
+    # the peak limit describes a mix that is there: silence (no measurable loudness) keeps it trivially
+    tp_ok = bool(np.isfinite(lufs) and lufs > SILENT_LUFS and tp <= p.max_true_peak_dbtp)
     return Result(curve.count([lufs_ok, tp_ok]), res.summary(),
                   f"integrated {lufs:.1f} LUFS (want {p.target_lufs:g} ± {p.tolerance_lu:g}), "
                   f"true peak {tp:.1f} dBTP (max {p.max_true_peak_dbtp:g})")

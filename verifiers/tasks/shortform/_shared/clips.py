@@ -24,6 +24,23 @@ def _to_width(rgb: np.ndarray, width_px: int) -> np.ndarray:
     return cv2.resize(rgb, (width_px, h), interpolation=cv2.INTER_AREA)
 
 
+def fill_crop(rgb: np.ndarray, aspect: float | None) -> np.ndarray:
+    """The centre of `rgb` cut to width/height `aspect` (what a slot that fills with a source of
+    another shape shows); None or the frame's own aspect (within 2 %): the frame unchanged."""
+    if aspect is None:
+        return rgb
+    h, w = rgb.shape[:2]
+    if abs(w / h / aspect - 1) <= 0.02:
+        return rgb
+    if w / h > aspect:
+        cw = max(2, round(h * aspect))
+        x0 = (w - cw) // 2
+        return rgb[:, x0:x0 + cw]
+    ch = max(2, round(w / aspect))
+    y0 = (h - ch) // 2
+    return rgb[y0:y0 + ch]
+
+
 @dataclass(frozen=True)
 class Labelled:
     t_s: float  # output time
@@ -37,16 +54,20 @@ class Labelled:
 class ClipMatcher:
     """Fingerprint index over several source clips: which clip, which moment an output frame shows."""
 
-    def __init__(self, sources: dict[str, Path], images: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(self, sources: dict[str, Path], images: dict[str, np.ndarray] | None = None,
+                 variants: list[tuple[str, np.ndarray]] | None = None, fill_aspect: float | None = None) -> None:
+        """`images`: one still per label; `variants`: more stills under a label (e.g. a photo zoomed
+        in); `fill_aspect`: source frames centre-cropped to that width/height first (a slot of
+        another shape filled by the source)."""
         frames, times, labels = [], [], []
-        for label, rgb in (images or {}).items():
+        for label, rgb in [*(images or {}).items(), *(variants or [])]:
             frames.append(_to_width(rgb, MATCH_WIDTH_PX))
             times.append(0.0)
             labels.append(label)
         for label, path in sources.items():
             try:
                 for fr in iter_frames(path, width=MATCH_WIDTH_PX):
-                    frames.append(fr.rgb)
+                    frames.append(fill_crop(fr.rgb, fill_aspect))
                     times.append(fr.t_s)
                     labels.append(label)
             except MediaError as exc:

@@ -114,8 +114,12 @@ def check_short_side(checks: Checks, name: str, facts: dict, scale: float) -> bo
 
 
 def size_ok(facts: dict, size_px: list[int], scale: float, tol_px: int = 1) -> bool:
-    w, h = (scaled(v, scale) for v in size_px)
-    return abs(facts["width_px"] - w) <= tol_px and abs(facts["height_px"] - h) <= tol_px
+    """The export's size is the catalog's times the instance scale, or (a miniature exported the
+    way the real app does, at its fixed preset) the catalog's own size."""
+    def near(w: int, h: int) -> bool:
+        return abs(facts["width_px"] - w) <= tol_px and abs(facts["height_px"] - h) <= tol_px
+
+    return near(*(scaled(v, scale) for v in size_px)) or near(*size_px)
 
 
 # ---- for declared checks (verifiers/checks.py): raise instead of failing the rest by hand ----------
@@ -148,6 +152,25 @@ def short_side(facts: dict[str, Any], height_px: int, scale: float, curve: Curve
     1 px, whatever the orientation (score, evidence, message)."""
     want_h = scaled(height_px, scale)
     short = min(facts["width_px"], facts["height_px"])
-    ok = abs(short - want_h) <= 1
+    ok = abs(short - want_h) <= 1 or abs(short - height_px) <= 1  # a miniature exported at the preset
     return (curve.passes(ok), {**facts, "want_short_side_px": want_h},
             "" if ok else f"short side {short} px, want {want_h} (1080p)")
+
+
+MIN_DECODED_FRACTION = 0.95  # fewer decodable frames than this share of the declared ones: truncated
+
+
+def truncation(path: Path, decoded_frames: int) -> str | None:
+    """Why the export is truncated, or None: its container's index declares (MP4 sample tables,
+    e.g. written up front by faststart) clearly more video frames than decode. A file cut short is
+    a broken export, whatever its header claims about length (issue 21: a truncated MP4 kept 50)."""
+    import av
+
+    try:
+        with av.open(str(path)) as c:
+            declared = int(c.streams.video[0].frames or 0)
+    except (av.error.FFmpegError, IndexError):
+        return None  # unreadable files are reported where they are decoded
+    if declared and decoded_frames < MIN_DECODED_FRACTION * declared - 1:
+        return f"{path.name} is truncated: {decoded_frames} of the {declared} frames its index declares decode"
+    return None
