@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from monitor.obs import ObsInstance
+from verifiers.evidence import ObsEvent, OutputStateData
+from verifiers.evidence.base import Payload
+from verifiers.evidence.obs import InputSyncOffsetData
 
 
 class NoPreviewObs(ObsInstance):
@@ -35,22 +38,24 @@ class NoPreviewObs(ObsInstance):
 
 
 class EventLog:
-    """OBS events as the bundle records them (source obs, kind, mono_ns, camelCase payload), fed by
-    obsws_python's EventClient callbacks."""
+    """OBS events as the observer records them (source obs, kind event, payload {type, data}: the
+    typed constructors of verifiers.evidence.obs), fed by obsws_python's EventClient callbacks."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
 
-    def _add(self, kind: str, payload: dict[str, Any]) -> None:
-        self.events.append({"source": "obs", "kind": kind, "mono_ns": time.monotonic_ns(), "payload": payload})
+    def _add(self, etype: str, data: Payload) -> None:
+        self.events.append(ObsEvent.of(etype, data).event(time.monotonic_ns() / 1e6))
 
     def on_record_state_changed(self, d: Any) -> None:
-        self._add("RecordStateChanged", {"outputActive": d.output_active, "outputState": d.output_state,
-                                         "outputPath": d.output_path})
+        self._add("RecordStateChanged", OutputStateData(d.output_active, d.output_state, d.output_path))
 
     def on_input_audio_sync_offset_changed(self, d: Any) -> None:
-        self._add("InputAudioSyncOffsetChanged", {"inputName": d.input_name,
-                                                  "inputAudioSyncOffset": d.input_audio_sync_offset})
+        self._add("InputAudioSyncOffsetChanged", InputSyncOffsetData(d.input_name, d.input_audio_sync_offset))
+
+    def types(self) -> list[str]:
+        """The OBS event types recorded, in order."""
+        return [e["payload"]["type"] for e in self.events]
 
 
 #: the Weekly Stream collection before the script runs: one "Scratch" scene it removes at the end

@@ -18,6 +18,8 @@ import pytest
 from monitor.obs import ObsInstance
 from monitor.observers.obs_log import ObsLogFollower
 from tests.streaming.real_obs import SCRATCH_COLLECTION, build_weekly_stream, save_obs_config, weekly_basic
+from verifiers.evidence import ObsEvent
+from verifiers.evidence.obs import ReplaySavedData
 from verifiers.scoring import score_task
 from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
 
@@ -196,8 +198,7 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
         shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
     from verifiers.synth import InstanceWriter
 
-    InstanceWriter.write_events(real, [{"source": "obs", "kind": "ReplayBufferSaved", "mono_ns": 40_000_000_000,
-                                        "payload": {"savedReplayPath": saved}}])
+    InstanceWriter.write_events(real, [ObsEvent.of("ReplayBufferSaved", ReplaySavedData(saved)).event(40_000)])
     work = tmp_path / "work"
     overlay(inst / "workdir", real, work)
     rep = score_task(task, work, inst / "gt", load_solution_events(real)).to_dict()

@@ -212,7 +212,7 @@ def test_t14_real_obs_clap_test_and_fix_scores_full(tmp_path: Path) -> None:
         print(f"try {n}/2: {problem} — OBS's recording, not the scorer: recording again", flush=True)
     else:
         pytest.skip("OBS misrecorded the clap feed on both tries, the scorer was not judged: " + " | ".join(problems))
-    kinds = [e["kind"] for e in events]
+    kinds = [e["payload"]["type"] for e in events]  # the observer's wire shape: kind "event", payload type
     assert "InputAudioSyncOffsetChanged" in kinds and kinds.count("RecordStateChanged") >= 4, kinds
     InstanceWriter.write_events(real, events)
     work = tmp_path / "work"
