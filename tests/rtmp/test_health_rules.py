@@ -153,14 +153,15 @@ def test_html_report_lists_stream_health() -> None:
 def test_dashboard_shows_stream_health() -> None:
     from monitor.dash.app import _health_cell
     from monitor.dash.state import DashState
+    from verifiers.evidence.rtmp import HealthView, RtmpHealth, RtmpStats, StreamSnapshot
 
+    # payloads as the ingest emits them (the typed constructors rtmp/server.py uses): the dashboard
+    # reads only what fits the producer's types, so a hand-made payload without `profile` is refused
+    stats = RtmpStats("live", "k", StreamSnapshot(duration_s=1.0), health={"youtube": HealthView("youtube", "good")})
     st = DashState()
-    st.apply({"seq": 1, "mono_ns": 1, "source": "rtmp", "kind": "stats",
-              "payload": {"app": "live", "key": "k", "video": {}, "audio": {}, "duration_s": 1.0,
-                          "health": {"youtube": {"status": "good", "issues": []}}}})
-    st.apply({"seq": 2, "mono_ns": 2, "source": "rtmp", "kind": "health",
-              "payload": {"app": "live", "key": "k", "profile": "twitch", "status": "bad",
-                          "issues": [{"type": "keyframeInterval"}]}})
+    st.apply({"seq": 1, **stats.event(0.000001)})
+    st.apply({"seq": 2, **RtmpHealth(profile="twitch", status="bad", issues=[{"type": "keyframeInterval"}],
+                                     app="live", key="k").event(0.000002)})
     health = st.streams["live/k"].health
     assert health == {"youtube": ("good", []), "twitch": ("bad", ["keyframeInterval"])}
     assert _health_cell(health) == "twitch [red]bad[/]: keyframeInterval  youtube [green]good[/]"

@@ -1,4 +1,5 @@
-"""The audit's `write` records reach a verifier: T04 marks a scene JSON rewritten by `cp` (not OBS)."""
+"""The audit's `write` records reach a verifier: T04 fails the recording share of a scene JSON rewritten by
+`cp` (not OBS)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ async def test_outside_writer_of_the_scene_json_is_caught(tmp_path):
     recording = next(c for c in result.report["checks"] if c["name"] == "recording")
     outsiders = recording["evidence"]["outside_writers"]
     assert [o["process"] for o in outsiders] == ["cp"], recording
-    assert recording["evidence"]["no outside writer of obs-studio/"] is False
-    assert recording["status"] == "partial"
+    # a gate (issue 21): the scene JSON written by another program fails the whole recording share, since
+    # "nobody else wrote it" as one item among several would pay for doing nothing
+    assert recording["status"] == "fail" and recording["score"] == 0, recording
+    assert "another process than OBS" in recording["message"]
     rel = str(scenes[0].relative_to(work))
     assert result.report["run"]["artifacts"] and any(
         a["path"] == rel and (a["writer_exe"] or "").endswith("/cp") for a in result.report["run"]["artifacts"])
