@@ -105,6 +105,9 @@ def _launch(args: argparse.Namespace) -> int:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             rc = inst.stop()
+            if inst.last_stop_method == "sigkill":  # OBS hung in its own shutdown: what it had not saved is lost
+                print(f"OBS did not close within {inst.stop_grace_s:g} s and was killed (exit {rc}); "
+                      "its collection and profile may not have been saved", file=sys.stderr)
             if args.keep_home:
                 print(f"saved files kept under {inst.config_dir}")
             inst.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from monitor.obs import free_tcp_port
+from tests.app_health import AppHealth, retry_if_app_lagged
 
 REF = Path("/work/shared/reference/obs29")
 TALLY = [sys.executable, "-m", "monitor.cli"]
@@ -52,6 +53,31 @@ def test_launch_then_ctrl_c_saves(tmp_path: Path) -> None:
     coll = {"name": "Cli Test", "scene_order": [{"name": "Only"}],
             "sources": [{"id": "scene", "versioned_id": "scene", "name": "Only", "settings": {"items": []}}]}
     (tmp_path / "c.json").write_text(json.dumps(coll))
+
+    def attempt() -> tuple[tuple[subprocess.Popen, str, list[str], Path], AppHealth]:
+        proc, err, lines, config_dir = _launch_and_interrupt(tmp_path)
+        # OBS 29 sometimes hangs in its own shutdown (the launcher's stop() notes it); the launcher then
+        # kills it after its grace time and says so: OBS's failure, not the CLI's
+        hung = "was killed" in err
+        return (proc, err, lines, config_dir), AppHealth("OBS", (err.strip().splitlines()[-1],) if hung else ())
+
+    proc, err, lines, config_dir = retry_if_app_lagged(attempt, lambda r: r[0].returncode == 0)
+    assert proc.returncode == 0, err
+    saved = json.loads((config_dir / "basic" / "scenes" / "Cli Test.json").read_text())
+    assert saved["name"] == "Cli Test"
+    assert "generated" in "".join(lines) and "password: generated, in" in "".join(lines)
+    home = config_dir.parent.parent
+    assert (home / "ws-password").stat().st_mode & 0o077 == 0
+    shutil.rmtree(home)
+
+
+#: the launcher's own bound on Ctrl-C: OBS's stop grace (20 s) + SIGKILL and reap (5 s) + window
+#: manager and Xvfb (5 s each, SIGKILL after) + margin; waiting less blamed the CLI for OBS's hang
+LAUNCHER_STOP_BOUND_S = 60
+
+
+def _launch_and_interrupt(tmp_path: Path) -> tuple[subprocess.Popen, str, list[str], Path]:
+    """`tally obs launch`, then Ctrl-C once it is ready: (process, stderr, stdout lines, config dir)."""
     proc = subprocess.Popen([*TALLY, "obs", "launch", "--collection", str(tmp_path / "c.json"), "--keep-home",
                              "--env-file", str(tmp_path / "none")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -68,14 +94,8 @@ def test_launch_then_ctrl_c_saves(tmp_path: Path) -> None:
         assert any(line.startswith("websocket: ws://127.0.0.1:") for line in lines), lines
         config_dir = Path(next(line.split(": ", 1)[1].strip() for line in lines if line.startswith("config dir")))
         proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=40)
+        _out, err = proc.communicate(timeout=LAUNCHER_STOP_BOUND_S)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err
-    saved = json.loads((config_dir / "basic" / "scenes" / "Cli Test.json").read_text())
-    assert saved["name"] == "Cli Test"
-    assert "generated" in "".join(lines) and "password: generated, in" in "".join(lines)
-    home = config_dir.parent.parent
-    assert (home / "ws-password").stat().st_mode & 0o077 == 0
-    shutil.rmtree(home)
+    return proc, err, lines, config_dir
