@@ -58,9 +58,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda _a: (p.print_help(), 2)[1])
 
 
+def _stop_on_interrupt_or_term() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM both close OBS the saving way. Why set SIGINT explicitly: a
+    non-interactive shell starts a background job with SIGINT ignored, and Python keeps an ignored
+    SIGINT, so `tally obs launch &` from a script (or a CI runner) would never stop on SIGINT."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def _launch(args: argparse.Namespace) -> int:
     from monitor.obs import ObsInstance, ObsLaunchError
     from monitor.observers.obs_client import load_password
+
+    _stop_on_interrupt_or_term()
 
     collection = _read_json(args.collection) if args.collection else None
     profile: dict[str, Any] = {}

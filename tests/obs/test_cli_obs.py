@@ -78,9 +78,12 @@ LAUNCHER_STOP_BOUND_S = 60
 
 def _launch_and_interrupt(tmp_path: Path) -> tuple[subprocess.Popen, str, list[str], Path]:
     """`tally obs launch`, then Ctrl-C once it is ready: (process, stderr, stdout lines, config dir)."""
+    # started with SIGINT ignored, as a non-interactive shell starts a background job (CI runners,
+    # `tally obs launch &` in a script): Ctrl-C must still close OBS (it once hung forever there)
     proc = subprocess.Popen([*TALLY, "obs", "launch", "--collection", str(tmp_path / "c.json"), "--keep-home",
                              "--env-file", str(tmp_path / "none")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         lines = []
         deadline = time.monotonic() + 60
