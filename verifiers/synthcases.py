@@ -145,6 +145,11 @@ def remember_instance(task_id: str, seed: int, inst: Path) -> None:
     _OTHER[(task_id, seed)] = dest
 
 
+def _held_first_frame(n: int, rate: str) -> str:
+    """The -vf chain that holds a clip's first frame for `n` frames at `rate` (the `still` baselines)."""
+    return f"select=eq(n\\,0),loop=loop={n - 1}:size=1:start=0,setpts=N/({rate})/TB," + _vf("yuv420p")
+
+
 def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
     """Write `dest` by one recipe (see the module doc)."""
     kind, _, arg = recipe.partition(":")
@@ -164,8 +169,7 @@ def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
             _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-frames:v", str(n),
                      *EXPORT_PROFILES["h264_crf18"], str(dest)])
         else:
-            _ffmpeg(["-i", str(src), "-vf", f"select=eq(n\\,0),loop=loop={n - 1}:size=1:start=0,setpts=N/({rate})/TB,"
-                     + _vf("yuv420p"), "-frames:v", str(n), "-r", rate, "-an", "-c:v", "libx264", "-preset", "medium",
+            _ffmpeg(["-i", str(src), "-vf", _held_first_frame(n, rate), "-frames:v", str(n), "-r", rate, "-an", "-c:v", "libx264", "-preset", "medium",
                      "-crf", "18", *_BT709, str(dest)])
     elif kind in AV_RECIPES:
         AV_RECIPES[kind](inst, arg, dest)
@@ -462,8 +466,7 @@ def _av_black(inst: Path, arg: str, dest: Path) -> None:
 def _av_still(inst: Path, arg: str, dest: Path) -> None:
     """The file's first frame held for its length, its own sound kept (H.264 + AAC)."""
     _w, _h, rate, n = _probe(inst / arg)
-    _ffmpeg(["-i", str(inst / arg), "-vf", f"select=eq(n\\,0),loop=loop={n - 1}:size=1:start=0,"
-             f"setpts=N/({rate})/TB," + _vf("yuv420p"), "-frames:v", str(n), "-r", rate, "-c:v", "libx264",
+    _ffmpeg(["-i", str(inst / arg), "-vf", _held_first_frame(n, rate), "-frames:v", str(n), "-r", rate, "-c:v", "libx264",
              "-preset", "medium", "-crf", "18", *_BT709, "-c:a", "aac", "-b:a", "128k", str(dest)])
 
 
