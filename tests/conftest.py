@@ -28,3 +28,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     slow = {m: sum(1 for it in its if it.get_closest_marker("slow")) for m, its in modules.items()}
     order = sorted(modules, key=lambda m: -slow[m])  # stable: ties keep pytest's module order
     items[:] = [it for m in order for it in modules[m]]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """With TALLY_TEST_CPU_LOG=<path>, append one JSON line per test: wall and CPU seconds
+    (this process plus the children it waited for) of setup + call + teardown.
+
+    Why: wall time on a shared 2-core machine says as much about the neighbours as about the
+    test; CPU seconds are what the 15-minute budget of the parallel phase is made of.
+    """
+    path = os.environ.get("TALLY_TEST_CPU_LOG")
+    if not path:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu_s() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    wall0, cpu0 = time.monotonic(), cpu_s()
+    yield
+    row = {"nodeid": item.nodeid, "wall_s": round(time.monotonic() - wall0, 3),
+           "cpu_s": round(cpu_s() - cpu0, 3), "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row) + "\n")
