@@ -8,10 +8,10 @@ file must lower exactly the geometry check.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,6 +135,38 @@ def test_oracle_collection_survives_real_obs_round_trip(task: str, tmp_path: Pat
     assert rep["score"] >= 99, [(c["name"], c["score"], c["message"]) for c in rep["checks"] if c["status"] != "pass"]
 
 
+#: T08's replays from one replay-buffer run (max 30 s, keyframe 1 s): a save at NEAR_MISS_SAVE_S holds
+#: about that much (26.5-28.5 s: the seed's 30 +- 1 s missed by 1.5 s or more: the near-miss), a
+#: save at ORACLE_SAVE_S a full 30 s (the buffer holds 30 s plus at most one keyframe interval)
+NEAR_MISS_SAVE_S = 27.5
+ORACLE_SAVE_S = 32.0
+
+
+def _save_replay(c: Any, previous: str) -> str:
+    """Save the replay buffer; return the new replay's path once OBS reports it written."""
+    import time
+
+    c.save_replay_buffer()
+    for _ in range(40):
+        time.sleep(0.25)
+        try:
+            saved = c.get_last_replay_buffer_replay().saved_replay_path
+        except Exception:  # "no replay saved yet" is an error reply until it lands
+            saved = ""
+        if saved and saved != previous and Path(saved).exists() and Path(saved).stat().st_size > 0:
+            return str(saved)
+    return ""
+
+
+def _t08_score(inst: Path, real: Path, replay: str, work: Path) -> dict:
+    """Score one solution folder holding exactly `replay` (the other replay moved out)."""
+    from verifiers.synth import InstanceWriter
+
+    InstanceWriter.write_events(real, [ObsEvent.of("ReplayBufferSaved", ReplaySavedData(replay)).event(40_000)])
+    overlay(inst / "workdir", real, work)
+    return score_task("R06.12.01.01-T08", work, inst / "gt", load_solution_events(real)).to_dict()
+
+
 @pytest.mark.obs
 @pytest.mark.slow
 @needs_obs
@@ -143,9 +175,13 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
 
     Small output (320x200, 15 fps, 300 kbps, keyframe 1 s) keeps the encoder cheap; the settings the
     task checks (30 s, 512 MB, name format, folder, F9) are the task's. OBS writes the replay and
-    re-saves the profile; both are scored with the T08 scorer.
+    re-saves the profile; both are scored with the T08 scorer. The real-app near-miss (issue 21)
+    comes from the same buffer run: a replay saved 27.5 s in is too short for the seed's 30 +- 1 s,
+    so that part of replay_file fails and nothing else moves.
     """
     import time
+
+    from verifiers.tasks.streaming.media import probe
 
     task = "R06.12.01.01-T08"
     inst = synth_instance(task, tmp_path / "inst", seed=3)
@@ -172,17 +208,11 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
         c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t08-pw", timeout=10)
         try:
             c.start_replay_buffer()
-            time.sleep(34)
-            c.save_replay_buffer()
-            saved = ""
-            for _ in range(40):
-                time.sleep(0.5)
-                try:
-                    saved = c.get_last_replay_buffer_replay().saved_replay_path
-                except Exception:  # "no replay saved yet" is an error reply until it lands
-                    saved = ""
-                if saved and Path(saved).exists() and Path(saved).stat().st_size > 0:
-                    break
+            t0 = time.monotonic()
+            time.sleep(NEAR_MISS_SAVE_S)
+            short = _save_replay(c, "")
+            time.sleep(max(0.0, t0 + ORACLE_SAVE_S - time.monotonic()))
+            saved = _save_replay(c, short)
             c.stop_replay_buffer()
             for _ in range(40):  # closing OBS while the output still stops can hang its shutdown
                 if not c.get_replay_buffer_status().output_active:
@@ -191,18 +221,26 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
             time.sleep(1.0)
         finally:
             c.disconnect()
-        assert saved, "OBS never reported the saved replay"
+        assert short and saved, f"OBS never reported both saved replays: {short!r}, {saved!r}"
         assert o.stop() == 0
         dest = real / "obs-studio"
         shutil.copytree(o.profile_dir, dest / "basic" / "profiles" / "Replay")
         shutil.copy2(o.config_dir / "global.ini", dest / "global.ini")
-    from verifiers.synth import InstanceWriter
-
-    InstanceWriter.write_events(real, [ObsEvent.of("ReplayBufferSaved", ReplaySavedData(saved)).event(40_000)])
-    work = tmp_path / "work"
-    overlay(inst / "workdir", real, work)
-    rep = score_task(task, work, inst / "gt", load_solution_events(real)).to_dict()
+    near = tmp_path / "near"
+    shutil.copytree(real, near)
+    (near / "recordings" / "replays" / Path(saved).name).unlink()   # near-miss: only the short replay
+    (replays / Path(short).name).unlink()                           # oracle: only the 30 s replay
+    rep = _t08_score(inst, real, saved, tmp_path / "work")
     assert rep["score"] >= 99, [(c["name"], c["score"], c["message"], c["evidence"]) for c in rep["checks"]]
+
+    short_s = probe(Path(near / "recordings" / "replays" / Path(short).name)).duration_s
+    assert short_s is not None and short_s < 29.0, f"the early save was not short enough to be a near-miss: {short_s}"
+    miss = _t08_score(inst, near, short, tmp_path / "work-near")
+    base = {c["name"]: c for c in rep["checks"]}
+    got = {c["name"]: c for c in miss["checks"]}
+    assert {n for n in base if got[n]["score"] < base[n]["score"] - 1e-3} == {"replay_file"}, miss["checks"]
+    ev = got["replay_file"]["evidence"]
+    assert ev["30 s long"] is False and all(v for k, v in ev.items() if k.endswith(("replay", "format", "names it"))), ev
 
 
 @pytest.mark.obs
@@ -251,70 +289,3 @@ async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> N
     assert checks["hotkeys_work"]["status"] == "pass", (checks["hotkeys_work"]["message"],
                                                         checks["hotkeys_work"]["evidence"])
     assert rep["score"] >= 99
-
-
-async def _t20_run(o: ObsInstance, delay_ms: float) -> list[dict]:
-    """Run the shipped T20 scenario against OBS with the stand-in responder (the plugin is not packaged)."""
-    from monitor.bus import EventBus
-    from monitor.commands.scenario import start_obs_events
-    from scenarios.engine import ScenarioEngine
-    from scenarios.loader import load_scenario
-    from scenarios.responder import FocusResponder
-    from scenarios.x11 import X11Driver
-
-    c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t20-pw", timeout=5)
-    try:  # test-only reset between runs
-        c.set_current_program_scene("Gameplay")
-        c.set_input_mute("Mic", False)
-    finally:
-        c.disconnect()
-    await asyncio.sleep(1.0)
-    scenario = load_scenario(SCENARIOS / "R06.12.01.01-T20.yaml")
-    recorded: list[dict] = []
-    bus = EventBus()
-    bus.add_sink(lambda e: recorded.append(e.to_dict()))
-    resp = FocusResponder(display_name=o.display, ws_url=o.ws_url, password="t20-pw", pattern="Password|Bank",
-                          delay_ms=delay_ms)
-    with X11Driver(o.display) as driver:
-        engine = ScenarioEngine(scenario, bus, driver, o.display)
-        feed = await start_obs_events(bus, o.ws_url, "t20-pw")
-        try:
-            resp.start()
-            try:
-                await engine.run()
-            finally:
-                resp.stop()
-        finally:
-            await feed.stop()
-    return recorded
-
-
-@pytest.mark.obs
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("openbox") is None, reason="openbox needed for focus")
-@needs_obs
-async def test_t20_real_runs_scored_from_live_events(tmp_path: Path) -> None:
-    """T20's live checks on real OBS 29 events: a 100 ms responder scores >= 99; a 700 ms one lowers only
-    switch_on_match. The macro config stays the synthetic one (OBS drops data of plugins it lacks)."""
-    from verifiers.synth import InstanceWriter
-
-    task = "R06.12.01.01-T20"
-    inst = synth_instance(task, tmp_path / "inst", seed=6)
-    (coll_path,) = list((inst / "oracle" / "obs-studio" / "basic" / "scenes").glob("*.json"))
-    coll = json.loads(coll_path.read_text())
-    reports = {}
-    with ObsInstance(collection=coll, ws_password="t20-pw", window_manager=True) as o:
-        for delay in (100.0, 700.0):
-            events = await _t20_run(o, delay)
-            sol = tmp_path / f"real-{int(delay)}"
-            shutil.copytree(inst / "oracle", sol)
-            InstanceWriter.write_events(sol, events)
-            work = tmp_path / f"work-{int(delay)}"
-            overlay(inst / "workdir", sol, work)
-            reports[delay] = {c["name"]: c for c in
-                              score_task(task, work, inst / "gt", load_solution_events(sol)).to_dict()["checks"]}
-        assert o.stop() == 0
-    good, slow = reports[100.0], reports[700.0]
-    assert all(c["status"] == "pass" for c in good.values()), {n: c["message"] for n, c in good.items()}
-    lowered = {n for n in good if slow[n]["score"] < good[n]["score"] - 1e-3}
-    assert lowered == {"switch_on_match"}, {n: slow[n]["message"] for n in slow}
