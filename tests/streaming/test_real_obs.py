@@ -3,11 +3,14 @@
 The synthetic oracle is written by our own writer; this proves the scorers read what a real OBS
 saves. The collection is built the T17 way (requests over obs-websocket), OBS is closed so it saves,
 and the saved files are scored against the synthetic instance's GT. A 4 px Cam move in that real
-file must lower exactly the geometry check.
+file must lower exactly the geometry check. The real-app near-miss (issue 21): OBS is started again
+on what it saved, the Cam is moved 3 px over obs-websocket (the seed's pass line is +-2 px) and OBS
+saves again: T01's cam_geometry and T17's transforms go to 0, nothing else moves.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -31,8 +34,14 @@ COLL_FILE = "basic/scenes/Weekly_Stream.json"
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "files"
 
 
-def build_in_obs(workdir: Path, out: Path) -> None:
-    """Create the three scenes, sources, Cam transform and Fade 300 ms via obs-websocket; save to out/obs-studio."""
+#: the real-app near-miss: the seed's Cam tolerance is +-2 px, so 3 px is the first whole pixel outside
+NEAR_MISS_CAM_PX = 3.0
+
+
+def build_in_obs(workdir: Path, out: Path, near: Path) -> None:
+    """Create the three scenes, sources, Cam transform and Fade 300 ms via obs-websocket; save to
+    out/obs-studio. Then start OBS again on what it saved, move the Cam NEAR_MISS_CAM_PX right over
+    obs-websocket and save that to near/obs-studio (same Xvfb and HOME: a restart, not a new launch)."""
     with ObsInstance(collection=SCRATCH_COLLECTION, profile={"basic.ini": weekly_basic(1920, 1080, 30)},
                      profile_name="Weekly",
                      ws_password="t17-pw") as inst:
@@ -45,7 +54,21 @@ def build_in_obs(workdir: Path, out: Path) -> None:
         # the launcher names the file after the collection as given ("Weekly Stream.json"); a
         # collection created in OBS's GUI gets underscores, which is what the task's artifact says
         save_obs_config(inst, out, Path(COLL_FILE).name)
-        InstanceWriter.write_events(out, ws_log_events(inst.config_dir / "logs"))
+        events = ws_log_events(inst.config_dir / "logs")
+        InstanceWriter.write_events(out, events)
+
+        inst.start()
+        c = obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password="t17-pw", timeout=10)
+        try:
+            cam = c.get_scene_item_id("Live", "Cam").scene_item_id
+            x = c.get_scene_item_transform("Live", cam).scene_item_transform["positionX"]
+            c.set_scene_item_transform("Live", cam, {"positionX": x + NEAR_MISS_CAM_PX})
+        finally:
+            c.disconnect()
+        assert inst.stop() == 0
+        save_obs_config(inst, near, Path(COLL_FILE).name)
+        # the script's requests are the oracle's (the move is the "script's" 3 px slip, not a new request log)
+        InstanceWriter.write_events(near, events)
 
 
 def ws_log_events(log_dir: Path) -> list[dict]:
@@ -69,7 +92,7 @@ def ws_log_events(log_dir: Path) -> list[dict]:
 def real_instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("t01-real")
     inst = synth_instance("R06.12.01.01-T01", root / "inst", seed=1)
-    build_in_obs(inst / "workdir", root / "real_oracle")
+    build_in_obs(inst / "workdir", root / "real_oracle", root / "real_near")
     return root
 
 
@@ -106,6 +129,25 @@ def test_real_obs_cam_4px_mutant_lowers_geometry_only(real_instance: Path) -> No
     base = {c["name"]: c["score"] for c in _score("R06.12.01.01-T01", real_instance, real_instance / "real_oracle")["checks"]}
     got = {c["name"]: c["score"] for c in _score("R06.12.01.01-T01", real_instance, mut)["checks"]}
     assert {n for n in base if got[n] < base[n] - 1e-3} == {"cam_geometry"}
+
+
+@pytest.mark.obs
+@pytest.mark.slow
+@needs_obs
+def test_real_obs_cam_3px_near_miss_moved_in_obs_zeroes_the_geometry_unit(real_instance: Path) -> None:
+    """Issue 21's real-app near-miss for T01 and T17: the Cam moved 3 px by OBS itself (over
+    obs-websocket) and saved by OBS: that unit is outside the seed's +-2 px, so it scores 0."""
+    saved = json.loads((real_instance / "real_near" / "obs-studio" / COLL_FILE).read_text())
+    live = next(s for s in saved["sources"] if s["name"] == "Live")
+    oracle = json.loads((real_instance / "real_oracle" / "obs-studio" / COLL_FILE).read_text())
+    live0 = next(s for s in oracle["sources"] if s["name"] == "Live")
+    cam_x = [next(it for it in sc["settings"]["items"] if it["name"] == "Cam")["pos"]["x"] for sc in (live0, live)]
+    assert cam_x[1] - cam_x[0] == pytest.approx(NEAR_MISS_CAM_PX), cam_x  # OBS saved the move
+    for task, unit in (("R06.12.01.01-T01", "cam_geometry"), ("R06.12.01.01-T17", "transforms")):
+        base = {c["name"]: c for c in _score(task, real_instance, real_instance / "real_oracle")["checks"]}
+        got = {c["name"]: c for c in _score(task, real_instance, real_instance / "real_near")["checks"]}
+        assert base[unit]["status"] == "pass" and got[unit]["score"] == 0.0, (task, got[unit]["message"])
+        assert {n for n in base if abs(got[n]["score"] - base[n]["score"]) > 1e-3} == {unit}, task
 
 
 #: tasks whose oracle collection a real OBS 29 can load and save back unchanged in meaning (not T12/T15:
@@ -249,7 +291,11 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
 @needs_obs
 async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> None:
     """T06 end to end: OBS 29 loads the oracle collection, the shipped T06 scenario presses the keys
-    (XTEST), the product OBS observer records the changes, and the T06 scorer judges those events."""
+    (XTEST), the product OBS observer records the changes, and the T06 scorer judges those events.
+
+    The real-app near-miss (issue 21): OBS is started again on what it saved (same Xvfb), the
+    Overlay item of one scene is moved NEAR_MISS_OVERLAY_PX over obs-websocket (the pass line of
+    identical_transforms is 0.5 px), and OBS saves again: that pair scores 0, nothing else moves."""
     from monitor.bus import EventBus
     from monitor.commands.scenario import start_obs_events
     from scenarios.engine import ScenarioEngine
@@ -275,6 +321,9 @@ async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> N
                 await feed.stop()
         assert o.stop() == 0
         coll_path.write_text(o.collection_path.read_text())  # as OBS saved it after the run
+        moved_scene = await asyncio.to_thread(_move_one_overlay, o)
+        assert o.stop() == 0
+        near_text = o.collection_path.read_text()
     real = tmp_path / "real"
     shutil.copytree(inst / "oracle", real)
     (real / "events.jsonl").unlink()
@@ -289,3 +338,42 @@ async def test_t06_real_run_hotkeys_scored_from_live_events(tmp_path: Path) -> N
     assert checks["hotkeys_work"]["status"] == "pass", (checks["hotkeys_work"]["message"],
                                                         checks["hotkeys_work"]["evidence"])
     assert rep["score"] >= 99
+
+    near = tmp_path / "near"
+    shutil.copytree(real, near)
+    (near_coll,) = list((near / "obs-studio" / "basic" / "scenes").glob("*.json"))
+    near_coll.write_text(near_text)
+    overlay(inst / "workdir", near, tmp_path / "work-near")
+    got = {c["name"]: c for c in score_task(task, tmp_path / "work-near", inst / "gt",
+                                            load_solution_events(near)).to_dict()["checks"]}
+    assert {n for n in checks if abs(got[n]["score"] - checks[n]["score"]) > 1e-3} == {"identical_transforms"}, got
+    unit = got["identical_transforms"]
+    xs = {scene: tf[0] for scene, tf in unit["evidence"]["transforms"].items()}
+    assert moved_scene in xs and next(iter(xs)) != moved_scene, xs
+    assert xs[moved_scene] - min(xs.values()) == pytest.approx(NEAR_MISS_OVERLAY_PX), xs  # OBS saved the move
+    n_pairs = len(xs) - 1
+    assert unit["score"] == pytest.approx((n_pairs - 1) / n_pairs), unit  # exactly the moved pair scores 0
+
+
+#: identical_transforms compares positions with a 0.5 px pass line: 1 px is outside
+NEAR_MISS_OVERLAY_PX = 1.0
+
+
+#: the scene whose Overlay the near-miss moves: the last of the task's three (the check compares
+#: each scene's Overlay with the first one's, so moving this one breaks exactly one pair)
+NEAR_MISS_SCENE = "Desktop"
+
+
+def _move_one_overlay(o: ObsInstance) -> str:
+    """Start OBS again on its saved collection and move NEAR_MISS_SCENE's Overlay item by
+    NEAR_MISS_OVERLAY_PX over obs-websocket."""
+    o.start()
+    c = obs.ReqClient(host="127.0.0.1", port=o.ws_port, password="t06-pw", timeout=10)
+    try:
+        scene = NEAR_MISS_SCENE
+        item = c.get_scene_item_id(scene, "Overlay").scene_item_id
+        x = c.get_scene_item_transform(scene, item).scene_item_transform["positionX"]
+        c.set_scene_item_transform(scene, item, {"positionX": x + NEAR_MISS_OVERLAY_PX})
+    finally:
+        c.disconnect()
+    return scene
