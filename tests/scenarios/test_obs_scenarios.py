@@ -81,13 +81,25 @@ def obs_instance(replay_dir: Path, stinger_path: Path) -> Iterator[ObsInstance]:
         yield inst
 
 
+#: after the reset's transition ended, a margin for OBS's events about it to be sent before the
+#: next observer connects (OBS sends CurrentProgramSceneChanged at the end of a Fade)
+RESET_SETTLE_S = 0.2
+
+
 def reset(inst: ObsInstance) -> None:
-    """Test-only writes: back to Gameplay with Mic unmuted, and let the transition finish."""
+    """Test-only writes: back to Gameplay with Mic unmuted, and let the transition finish (waited
+    for: obs-websocket's transition cursor reads 1.0 once no transition runs; was a fixed 1 s)."""
     client = obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password=PASSWORD, timeout=5)
     try:
         client.set_current_program_scene("Gameplay")
         client.set_input_mute("Mic", False)
-        time.sleep(1.0)
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            if (client.get_current_scene_transition_cursor().transition_cursor >= 1.0
+                    and client.get_current_program_scene().current_program_scene_name == "Gameplay"):
+                break
+        time.sleep(RESET_SETTLE_S)
         assert client.get_current_program_scene().current_program_scene_name == "Gameplay"
     finally:
         client.disconnect()
