@@ -18,8 +18,26 @@ import os
 
 import pytest
 
+#: real-app modules whose app keeps about a core busy for 10 s or more (measured CPU/wall >= 0.4 on
+#: a test: OBS encoding 1080p under llvmpipe, ffmpeg publishers in real time) or whose assertion
+#: is a sub-frame timing an app's render stall would move (T14's claps). Marked `app_heavy`, so
+#: the serial real-app phase can run as two serial processes: these one at a time in one, the
+#: mostly-waiting real-app modules (replay buffer, scenario timelines, vMix emulator, observers)
+#: in the other. (Not xdist_group: pytest-xdist 3.8 groups by rewriting item._nodeid, which
+#: pytest 9.2's Node.nodeid no longer reads, so --dist loadgroup silently acts as --dist load.)
+APP_HEAVY_MODULES = frozenset({
+    "tests/streaming/test_t05_real_obs.py", "tests/streaming/test_real_obs_t02.py",
+    "tests/streaming/test_real_obs_t14.py", "tests/streaming/test_real_obs.py",
+    "tests/rtmp/test_health_real_obs.py", "tests/rtmp/test_health_publishers.py",
+    "tests/rtmp/test_abuse_rss.py",
+})
 
+
+@pytest.hookimpl(tryfirst=True)  # before the mark plugin's -m selection reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.split("::", 1)[0] in APP_HEAVY_MODULES:
+            item.add_marker(pytest.mark.app_heavy)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     modules: dict[str, list[pytest.Item]] = {}

@@ -11,7 +11,9 @@ the whole shutdown inside the signal handler and sometimes deadlocks or crashes 
         obs.ws_url, obs.ws_port, obs.config_dir
         obs.stop()          # OBS closes and saves; files readable under obs.config_dir afterwards
 
-Everything is a child process of ours and is killed on `close()`; nothing outlives the `with`.
+Everything is a child process of ours and is killed on `close()`; nothing outlives the `with`,
+and nothing outlives this process either: a watchdog (monitor/obs/watchdog.py) kills OBS, Xvfb and
+the window manager when the launcher dies without closing them (SIGKILL, a test runner's timeout).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from monitor.obs.watchdog import ChildWatchdog
 from scenarios.procs import stop_process
 
 #: Section/key values OBS 29 wrote itself after a first run (see shared/reference/obs29/global.ini).
@@ -124,6 +127,7 @@ class ObsInstance:
         self._wm: subprocess.Popen[bytes] | None = None
         self._obs: subprocess.Popen[bytes] | None = None
         self._obs_out: Any = None
+        self._watchdog = ChildWatchdog()
         self._written = False
         self.keep_home = keep_home
         self.min_uptime_s = min_uptime_s
@@ -277,6 +281,7 @@ class ObsInstance:
                 start_new_session=True)
         finally:
             os.close(write_fd)
+        self._watchdog.watch(self._xvfb.pid)
         deadline = time.monotonic() + 10.0
         buf = b""
         with os.fdopen(read_fd, "rb", buffering=0) as pipe:
@@ -299,6 +304,7 @@ class ObsInstance:
             self._wm = subprocess.Popen(["openbox", "--sm-disable"], env=self._env(),
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)
+            self._watchdog.watch(self._wm.pid)
 
     def _env(self) -> dict[str, str]:
         # Importing opencv-python in this process points Qt at cv2's own plugins and libraries
@@ -337,6 +343,7 @@ class ObsInstance:
         self._obs_out = open(self.home / "obs-stdout.txt", "ab")  # lives as long as OBS
         self._obs = subprocess.Popen(cmd, env=self._env(), cwd=self.home, stdin=subprocess.DEVNULL,
                                      stdout=self._obs_out, stderr=subprocess.STDOUT, start_new_session=True)
+        self._watchdog.watch(self._obs.pid)
 
     def _wait_websocket(self) -> None:
         from obsws_python.baseclient import ObsClient
@@ -409,6 +416,7 @@ class ObsInstance:
             self.hang_report = _thread_report(proc.pid)
             proc.kill()
             proc.wait(5)
+        self._watchdog.release(proc.pid)
         return proc.returncode
 
     def _shutting_down(self) -> bool:
@@ -427,6 +435,7 @@ class ObsInstance:
         if self._obs is not None and self._obs.poll() is None:
             self._obs.kill()
             self._obs.wait(5)
+            self._watchdog.release(self._obs.pid)
 
     def close(self) -> None:
         """Stop OBS (saving), then the window manager and Xvfb; remove a HOME we created only if
@@ -436,7 +445,10 @@ class ObsInstance:
         finally:
             for proc in (self._wm, self._xvfb):
                 stop_process(proc)
+                if proc is not None:
+                    self._watchdog.release(proc.pid)
             self._wm = self._xvfb = None
+            self._watchdog.close()
             if self._obs_out is not None:
                 self._obs_out.close()
                 self._obs_out = None

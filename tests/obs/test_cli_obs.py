@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 
 from monitor.obs import free_tcp_port
 from tests.app_health import AppHealth, retry_if_app_lagged
+from tests.proc_tree import alive, descendants, kill_tree, wait_gone
 
 REF = Path("/work/shared/reference/obs29")
 TALLY = [sys.executable, "-m", "monitor.cli"]
@@ -100,5 +102,34 @@ def _launch_and_interrupt(tmp_path: Path) -> tuple[subprocess.Popen, str, list[s
         _out, err = proc.communicate(timeout=LAUNCHER_STOP_BOUND_S)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            kill_tree(proc)  # OBS and Xvfb too: they run in their own sessions
     return proc, err, lines, config_dir
+
+
+#: the launcher's watchdog sends SIGTERM at once, SIGKILL 2 s later (monitor/obs/watchdog.py)
+ORPHANS_GONE_WITHIN_S = 5.0
+
+
+@pytest.mark.obs
+@pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None, reason="needs obs and Xvfb")
+def test_sigkilled_launch_leaves_no_obs_or_xvfb(tmp_path: Path) -> None:
+    """kill -9 of `tally obs launch` (no handler can run) still ends its OBS and Xvfb."""
+    (tmp_path / "c.json").write_text(json.dumps({"name": "Orphan", "scene_order": [], "sources": []}))
+    proc = subprocess.Popen([*TALLY, "obs", "launch", "--collection", str(tmp_path / "c.json"),
+                             "--env-file", str(tmp_path / "none")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    kids: list[int] = []
+    try:
+        lines = [proc.stdout.readline() for _ in range(4)]  # type: ignore[union-attr]
+        assert lines[-1].startswith("Ctrl-C"), (lines, proc.poll())
+        kids = [p for p in descendants(proc.pid) if alive(p)]
+        names = {Path(f"/proc/{p}/exe").resolve().name for p in kids}
+        assert {"obs", "Xvfb"} <= names, names
+        proc.kill()
+        proc.wait(5)
+        assert wait_gone(kids, ORPHANS_GONE_WITHIN_S) == [], "OBS/Xvfb outlived the SIGKILLed launcher"
+    finally:
+        for pid in kids:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        kill_tree(proc)

@@ -291,7 +291,10 @@ async def test_stats_frame_counters_advance_and_filters_are_polled(obs_inst: Obs
 
 
 async def test_mutating_requests_are_refused_before_sending(obs_inst: ObsInstance) -> None:
-    obs, rec, task = await start_observer(obs_inst, snapshot_interval_s=30, stats_interval_s=30)
+    # every background poll far beyond the test's few seconds: the frame counts below are the
+    # test's requests alone (under load the test took 2.7 s and the 2 s filter poll's frames
+    # landed between two counts: 94 frames where 48 were expected)
+    obs, rec, task = await start_observer(obs_inst, snapshot_interval_s=30, stats_interval_s=30, filter_poll_s=30)
     req = obs._req
     assert req is not None
     sent_before = req.frames_sent
