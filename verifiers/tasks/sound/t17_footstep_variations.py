@@ -273,6 +273,12 @@ class FootstepVariations(CheckedTask):
         mutant("no_tail_fade", [N.trims], "file 5 cut mid-decay with no fade",
                {4: cut(4, fade_ms=0, length_s=0.06)})
         mutant("too_loud", [N.loudness], "file 7 at -14 LUFS", {6: cut(6, gain_db=4)})
+        # near misses at the seed's lines: onset 5 ms (the step's first sound ≈ 0.1 ms after the cut's lead),
+        # loudness -18 ± 1 LUFS (the cut is levelled by the very meter the check reads)
+        mutant("onset_4ms", [], "file 2 starts 4 ms before its step (seed 5 ms): lowers nothing", {1: cut(1, lead_ms=4)})
+        mutant("onset_6ms", [N.trims], "file 2 starts 6 ms before its step", {1: cut(1, lead_ms=6)})
+        mutant("loudness_plus_0_8", [], "file 7 at -17.2 LUFS (seed ± 1): lowers nothing", {6: cut(6, gain_db=0.8)})
+        mutant("loudness_plus_1_2", [N.loudness], "file 7 at -16.8 LUFS", {6: cut(6, gain_db=1.2)})
         mutant("duplicate_take", [N.distinct_clean], "file 6 is file 5 again", {5: oracle[4]})
         clicked = oracle[3].copy()
         clicked[int(0.2 * RATE_HZ)] += 0.1
