@@ -94,7 +94,7 @@ def sliding_ncc_peak(block: np.ndarray, ref: np.ndarray) -> float:
 #: semitones, the range game-audio variations use) on a geometric grid at SEARCH_HZ, then refined at
 #: the full rate. A broadband step decorrelates fast with speed (measured on T17's concrete steps:
 #: full band NCC 0.55 at 0.5 % off, 4 kHz 0.67, 2 kHz 0.87), so the coarse grid runs at 2 kHz with
-#: 0.5 % steps (≤ 0.25 % off: NCC ≥ 0.9 there) and the fine one at 0.02 % (full band ≥ 0.99)
+#: 0.5 % steps (≤ 0.25 % off: NCC ≥ 0.9 there), then at the full rate 0.1 % and 0.02 % (full band ≥ 0.99)
 MAX_SPEED = 1.26
 SEARCH_HZ = 2_000
 COARSE_STEP = 0.005
@@ -152,16 +152,20 @@ def varispeed_match(block: np.ndarray, ref: np.ndarray, sr: int, *, max_speed: f
     if not coarse:
         return best
     _c, k4, speed0 = max(coarse)
-    # refine at the full rate near the coarse place (± 20 ms of slack)
+    # refine at the full rate near the coarse place (± 20 ms of slack): the coarse pick may be a grid
+    # step off at 2 kHz, so ± 0.6 % in 0.1 % steps, then ± 0.1 % in FINE_STEP around the best
     slack = round(0.02 * sr)
     a = max(0, round(k4 / SEARCH_HZ * sr) - slack)
-    for speed in speed0 * (1 + FINE_STEP) ** np.arange(-8, 9):
-        y = _stretch(block, speed)
-        seg = ref[a: a + len(y) + 2 * slack]
-        if len(y) <= len(seg):
-            c, k = sliding_ncc(y, seg)
-            if c > best.ncc:
-                best = VarispeedMatch(c, float(speed), (a + k) / sr)
+    centre = speed0
+    for step, half in ((0.001, 6), (FINE_STEP, 5)):
+        for speed in centre * (1 + step) ** np.arange(-half, half + 1):
+            y = _stretch(block, speed)
+            seg = ref[a: a + len(y) + 2 * slack]
+            if len(y) <= len(seg):
+                c, k = sliding_ncc(y, seg)
+                if c > best.ncc:
+                    best = VarispeedMatch(c, float(speed), (a + k) / sr)
+        centre = best.speed if best.speed != 1.0 else centre
     return best
 
 
