@@ -215,3 +215,139 @@ def test_t17_silent_files_score_nothing(tmp_path: Path) -> None:
         _ffmpeg("-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono", "-t", "0.3", "-c:a", "pcm_s24le", str(out))
     rep = _score(T17, inst, tmp_path / "sol")
     assert rep["score"] <= 5, rep["checks"]
+
+
+# ---- issue 21, second pass: T02 hard switch, T17 varispeed, T06 / T16 / T19 gaming --------------------
+
+
+def test_t02_hard_switch_at_the_centre_loses_the_trajectory_share(t02: Path, tmp_path: Path) -> None:
+    """Full left until the GT centre frame, full right after: crosses on time and reaches both extremes
+    (45 + 20), but does not follow the car (issue 21: scored 100, fair 65)."""
+    car, rate = _read(t02 / "workdir/fixtures/media/car_passby_mono.wav")
+    p = np.sign(_t02_pan(t02, rate)[: len(car)] + 1e-12)  # -1 before the centre, +1 after
+    _write(tmp_path / "sol/output/passby.wav", _pan_render(car[:, 0], p, "sine"), rate)
+    rep = _score(T02, t02, tmp_path / "sol")
+    assert rep["by_name"]["trajectory"]["score"] == 0, rep["by_name"]["trajectory"]
+    assert rep["by_name"]["crossover_timing"]["score"] == 1 and rep["by_name"]["extremes"]["score"] == 1
+    assert rep["score"] <= 65 + 1e-6, rep["checks"]
+
+
+def _k_weighted_momentary_max_lufs(x: np.ndarray) -> float:
+    """BS.1770-4 loudness of the loudest 400 ms window (10 ms hop, silence after the end) at 48 kHz,
+    from the standard's 48 kHz K-filter coefficients (written out here, not the project's meter)."""
+    b1, a1 = [1.53512485958697, -2.69169618940638, 1.19839281085285], [1.0, -1.69065929318241, 0.73248077421585]
+    b2, a2 = [1.0, -2.0, 1.0], [1.0, -1.99004745483398, 0.99007225036621]
+    y = lfilter(b2, a2, lfilter(b1, a1, np.concatenate([x, np.zeros(19_200)])))
+    c = np.concatenate([[0.0], np.cumsum(y ** 2)])
+    ends = np.arange(19_200, len(c), 480)
+    return -0.691 + 10 * np.log10(np.max(c[ends] - c[ends - 19_200]) / 19_200)
+
+
+def _t17_steps(inst: Path) -> tuple[list[np.ndarray], int]:
+    """The take's steps cut here: onsets where the 1 ms energy first rises 40 dB over the room tone,
+    1 ms lead, 0.3 s long, 20 ms fade."""
+    take, rate = _read(inst / "workdir/fixtures/media/concrete_take.wav")
+    x = take[:, 0]
+    e = np.convolve(x ** 2, np.ones(48) / 48, mode="same")
+    loud = e > 1e4 * np.median(e)
+    starts = np.flatnonzero(loud & ~np.concatenate([[False], loud[:-1]]))
+    starts = [s for k, s in enumerate(starts) if k == 0 or s - starts[k - 1] > rate // 4]
+    out = []
+    for s in starts:
+        seg = x[s - 48: s - 48 + int(0.3 * rate)].copy()
+        seg[-960:] *= np.linspace(1, 0, 960) ** 2
+        out.append(seg)
+    return out, rate
+
+
+def _t17_write(sol: Path, files: list[np.ndarray], rate: int) -> None:
+    for k, y in enumerate(files, start=1):
+        y = y * 10 ** ((-18.0 - _k_weighted_momentary_max_lufs(y)) / 20)
+        _write(sol / f"output/steps/fs_concrete_{k:02d}.wav", y[:, None], rate)
+
+
+@pytest.fixture(scope="module")
+def t17(tmp_path_factory) -> Path:
+    return synth_instance(T17, tmp_path_factory.mktemp("t17") / "inst", 7)
+
+
+def test_t17_one_take_varispeeded_eight_ways_loses_the_distinct_half(t17: Path, tmp_path: Path) -> None:
+    steps, rate = _t17_steps(t17)
+    speeds = (0.9, 0.94, 0.97, 1.0, 1.02, 1.05, 1.09, 1.13)  # scipy polyphase, as a sampler's varispeed
+    _t17_write(tmp_path / "sol", [resample_poly(steps[0], 1000, round(1000 * sp)) for sp in speeds], rate)
+    rep = _score(T17, t17, tmp_path / "sol")
+    for name in ("files_format", "trims", "loudness"):
+        assert rep["by_name"][name]["score"] == 1, rep["by_name"][name]
+    assert rep["by_name"]["distinct_clean"]["score"] == pytest.approx(0.5), rep["by_name"]["distinct_clean"]
+    assert rep["score"] == pytest.approx(90), rep["checks"]
+
+
+def test_t17_eight_steps_each_varispeeded_score_full(t17: Path, tmp_path: Path) -> None:
+    steps, rate = _t17_steps(t17)
+    speeds = (0.9, 0.94, 0.97, 1.0, 1.02, 1.05, 1.09, 1.13)
+    _t17_write(tmp_path / "sol", [resample_poly(steps[k], 1000, round(1000 * sp)) for k, sp in enumerate(speeds)], rate)
+    rep = _score(T17, t17, tmp_path / "sol")
+    assert rep["score"] >= 95, rep["checks"]
+
+
+T06, T16, T19 = "R06.07.01.03-T06", "R06.07.01.03-T16", "R06.07.01.03-T19"
+
+
+def test_t06_a_described_marker_every_fifth_frame_scores_nothing(tmp_path: Path) -> None:
+    """Rows and project markers every 5 frames of the 2 min clip (±2 frames then covers every event),
+    the run's audit saying Resolve wrote the project DB: before, descriptions + markers paid 25."""
+    import csv
+
+    inst = synth_instance(T06, tmp_path / "inst", 7)
+    gt = json.loads((inst / "gt/events.json").read_text())
+    fps, start = gt["fps"], 3600 * gt["fps"]
+    sol = tmp_path / "sol"
+    (sol / "output").mkdir(parents=True)
+    (sol / "state").mkdir()
+    cats = ["impact", "handling", "movement", "ambience"]
+    frames = range(0, 120 * fps, 5)
+    with open(sol / "output/spotting_list.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["timecode", "category", "description"])
+        for k, f in enumerate(frames):
+            g = start + f
+            w.writerow([f"{g // (3600 * fps):02d}:{g // (60 * fps) % 60:02d}:{g // fps % 60:02d}:{g % fps:02d}",
+                        cats[k % 4], "a sound"])
+    (sol / "state/resolve_markers.json").write_text(json.dumps([{"frame": start + f, "name": "m", "note": "n"}
+                                                               for f in frames]))
+    shutil.copy(inst / "oracle/events.jsonl", sol / "events.jsonl")  # the harness's audit of a Resolve run
+    rep = _score(T06, inst, sol)
+    assert rep["score"] <= 5, rep["checks"]
+
+
+def test_t16_noise_vocals_of_the_right_length_in_sync_score_nothing(tmp_path: Path) -> None:
+    """Five white-noise bursts, each exactly its mouth-open span, placed at the mouth-open frames in the
+    mix (the same samples), the attack loudest: no animal source in any of them."""
+    inst = synth_instance(T16, tmp_path / "inst", 7)
+    gt = json.loads((inst / "gt/creature.json").read_text())
+    rate, fps = 48_000, gt["fps"]
+    rng = np.random.default_rng(3)
+    mix = np.zeros(int((gt["vocals"][-1]["close_frame"] + 24) / fps * rate))
+    for v in gt["vocals"]:
+        n = round((v["close_frame"] - v["open_frame"]) / fps * rate)
+        burst = rng.standard_normal(n) * (0.3 if v["name"] == "attack" else 0.1)
+        burst *= np.minimum(1, np.arange(n) / 960) * np.minimum(1, (n - np.arange(n)) / 3840)
+        _write(tmp_path / f"sol/output/creature_vox/{v['name']}.wav", burst[:, None], rate)
+        at = round(v["open_frame"] / fps * rate)
+        mix[at: at + n] += burst
+    _write(tmp_path / "sol/output/creature_vox.wav", np.stack([mix, mix], axis=1), rate)
+    rep = _score(T16, inst, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]
+
+
+@pytest.mark.parametrize("source", ["anullsrc=r=48000:cl=stereo", "anoisesrc=r=48000:a=0.2:c=white"])
+def test_t19_silence_or_noise_mix_and_stems_score_nothing(tmp_path: Path, source: str) -> None:
+    """Mix and three stems from ffmpeg's generators, 20 s (the instance's length): the true-peak half
+    and a chance background 'change' paid 7.5-15 before."""
+    inst = synth_instance(T19, tmp_path / "inst", 7)
+    sol = tmp_path / "sol/output"
+    (sol / "stems").mkdir(parents=True)
+    for rel in ("robot_fx.wav", "stems/foley.wav", "stems/fx.wav", "stems/bg.wav"):
+        _ffmpeg("-f", "lavfi", "-i", source, "-t", "20", "-c:a", "pcm_s24le", str(sol / rel))
+    rep = _score(T19, inst, tmp_path / "sol")
+    assert rep["score"] <= 5, rep["checks"]

@@ -269,5 +269,14 @@ class LayeredGunshots(CheckedTask):
                   render(slap=120.0))
         write_wav(inst.mutant("one_shot_6db_down", [N.level_consistency], "shot 4 6 dB quieter") / OUTPUT,
                   render(gains={3: 0.5}))
+        # near misses at the seed's lines: slapback 186 ± 10 ms (measured 0.6 ms over the rendered delay),
+        # peak CV ≤ 15 % (the oracle's peaks 0.795/0.9 alternate: CV 6.2 %; shot 4 at 0.67 → 12.4 %, 0.55 → 17.4 %)
+        write_wav(inst.mutant("slapback_193ms", [], "slapback 7 ms long (seed ± 10 ms): lowers nothing") / OUTPUT,
+                  render(slap=193.0))
+        write_wav(inst.mutant("slapback_199ms", [N.acoustics], "slapback 13 ms long") / OUTPUT, render(slap=199.0))
+        write_wav(inst.mutant("peak_cv_12pct", [], "shot 4 at 0.67: peak CV 12 % (seed 15 %), lowers nothing") / OUTPUT,
+                  render(gains={3: 0.67}))
+        write_wav(inst.mutant("peak_cv_17pct", [N.level_consistency], "shot 4 at 0.55: peak CV 17 %") / OUTPUT,
+                  render(gains={3: 0.55}))
         truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "bounce cut off") / OUTPUT, render()))

@@ -273,6 +273,13 @@ class ChurchReverb(CheckedTask):
         render(inst.mutant("too_wet", [N.drr_match], "wet level 8 dB too high"), wet_gain=10 ** (8 / 20))
         render(inst.mutant("latency_5ms", [N.timing_intact], "plugin latency not compensated: Foley 5 ms late"),
                delay_ms=5.0)
+        # near misses at the seed's lines: DRR ± 3 dB (the wet level is calibrated on the measured system),
+        # onsets ± 1 ms
+        render(inst.mutant("drr_2db_drier", [], "DRR 2 dB over the dialogue's (seed ± 3 dB): lowers nothing"),
+               drr=target_drr + 2.0)
+        render(inst.mutant("drr_4db_drier", [N.drr_match], "DRR 4 dB over the dialogue's"), drr=target_drr + 4.0)
+        render(inst.mutant("latency_0_5ms", [], "Foley 0.5 ms late (seed ± 1 ms): lowers nothing"), delay_ms=0.5)
+        render(inst.mutant("latency_2ms", [N.timing_intact], "Foley 2 ms late"), delay_ms=2.0)
         (inst.mutant("dry_render", list(N), "no reverb added: timing_intact pays nothing without it")
          / "output").mkdir(
             parents=True, exist_ok=True)

@@ -10,8 +10,11 @@ file is a fraction of that, and padding it with silence to 3 s would make -18 LU
 without clipping. For a file shorter than 3 s the window is BS.1770's momentary 400 ms (silence after
 the end), its loudest position: the step is inside it whatever tail the file keeps, so a longer
 natural tail does not change the reading. Files of 3 s or more use the meter's short-term max.
-Every file must be a step of the given take (peak normalised correlation >= 0.6 with it): a silent
-file or another sound fails all four checks for its unit. Off-spec files (stereo, 44.1 kHz) fail files_format; the other checks still measure their
+Every file must be a step of the given take (peak normalised correlation >= 0.6 with it, at its own
+speed: a varispeeded step, pitched as game variations often are, is still a step of the take): a
+silent file or another sound fails all four checks for its unit. "Distinct takes": a pair is not
+distinct when its correlation exceeds the seed's 0.9, or when both files are the same moment of the
+take at any speed (issue 21: one take varispeeded eight ways correlated < 0.9 pairwise and scored 100). Off-spec files (stereo, 44.1 kHz) fail files_format; the other checks still measure their
 content (mono downmix), so one mistake costs one check.
 """
 
@@ -22,14 +25,14 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-from scipy.signal import fftconvolve, sosfilt
+from scipy.signal import fftconvolve, resample_poly, sosfilt
 
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.clicks import detect_clicks
-from verifiers.measure.derived import sliding_ncc_peak
+from verifiers.measure.derived import VarispeedMatch, varispeed_match
 from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import k_weighting_sos, measure_loudness
 from verifiers.paramtypes.sound import DistinctClean, FilesFormat, StepLoudness, Trims
@@ -54,6 +57,10 @@ TAKE = "fixtures/media/concrete_take.wav"
 #: a file cut from the take (trimmed, faded, gained) correlates ≈ 1 with it; 0.6 is identify.py's
 #: confident match on real material (resampled, lossy), silence or another sound stays far below
 MIN_TAKE_NCC = 0.6
+#: two files whose first sounds come from take times this close are the same step: the located
+#: times are sample-exact for a cut (±0.25 ms for a varispeed, 0.02 % speed grid over a 0.1 s attack),
+#: and steps on a take are ≥ 0.25 s apart even running
+SAME_STEP_S = 0.02
 
 
 def short_term_max_lufs(mono: np.ndarray, rate_hz: int) -> float:
@@ -130,22 +137,28 @@ class FootstepVariations(CheckedTask):
             raise GTError(f"the concrete take is unreadable: {exc}") from None
 
     @provides
-    def take_match(self) -> dict[str, float]:
-        """Per readable file, its peak normalised correlation with the given take (1: cut from it)."""
+    def at48(self) -> dict[str, np.ndarray]:
+        """Each readable file's mono samples at 48 kHz (the take's rate)."""
         folder = self.ctx.workdir / OUT_DIR
+        return {n: (load_named_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
+                for n, a in self.files[0].items() if a is not None}
+
+    @provides
+    def take_match(self) -> dict[str, VarispeedMatch]:
+        """Per readable file, where (and at what speed) it is in the given take, with its peak
+        normalised correlation (1: cut from it)."""
         out = {}
-        for n, a in self.files[0].items():
-            if a is None:
-                continue
-            mono = load_named_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono
-            out[n] = sliding_ncc_peak(mono, self.take) if 0 < len(mono) <= len(self.take) and np.any(mono) else 0.0
+        for n, mono in self.at48.items():
+            ok = 0 < len(mono) <= len(self.take) and np.any(mono)
+            out[n] = (varispeed_match(mono, self.take, RATE_HZ, enough_at_unity=MIN_TAKE_NCC) if ok
+                      else VarispeedMatch(0.0, 1.0, 0.0))
         return out
 
     @provides
     def present(self) -> dict[str, Audio]:
         """Readable files that are steps of the given take (issue 21: eight silent files earned the
         format and 'distinct' shares); a file that is not judged fails every check for its unit."""
-        present = {n: a for n, a in self.files[0].items() if a is not None and self.take_match[n] >= MIN_TAKE_NCC}
+        present = {n: a for n, a in self.files[0].items() if a is not None and self.take_match[n].ncc >= MIN_TAKE_NCC}
         if not present:
             raise AgentOutputError(f"no file in {OUT_DIR}/ is a step of {TAKE} (silent or other sounds)")
         return present
@@ -159,7 +172,7 @@ class FootstepVariations(CheckedTask):
             if a is None:
                 fmt[name] = problems[name]
             elif name not in self.present:
-                fmt[name] = f"not a step of the take (correlation {self.take_match[name]:.2f} < {MIN_TAKE_NCC:g})"
+                fmt[name] = f"not a step of the take (correlation {self.take_match[name].ncc:.2f} < {MIN_TAKE_NCC:g})"
             elif a.sample_rate_hz != want_rate or a.channels != want_ch:
                 fmt[name] = f"{a.sample_rate_hz} Hz, {a.channels} ch (want {want_rate} Hz, {want_ch} ch)"
         return Result(curve.count(count - len(fmt), count), {"problems": fmt},
@@ -184,18 +197,24 @@ class FootstepVariations(CheckedTask):
     @check(N.distinct_clean)
     def distinct_clean(self, p: DistinctClean, curve: Curve) -> Result:
         present, count, max_corr = self.present, len(NAMES), p.max_pairwise_correlation_ratio
-        folder = self.ctx.workdir / OUT_DIR
-        at48 = {n: (load_named_audio(folder / n, sample_rate_hz=RATE_HZ).mono if a.sample_rate_hz != RATE_HZ else a.mono)
-                for n, a in present.items()}
+        at48 = {n: self.at48[n] for n in present}
+        # the take moment each file's step starts at (its first sound, varispeed compensated; not its
+        # loudest sample: a file with a long natural tail may run into the next, louder step)
+        moment = {n: self.take_match[n].source_time_s((first_sound_ms(x, RATE_HZ) or 0.0) / 1000) for n, x in at48.items()}
         pairs = list(combinations(sorted(at48), 2))
         similar = [(a, b, round(c, 3)) for a, b in pairs if (c := max_xcorr(at48[a], at48[b])) > max_corr]
+        same_step = [(a, b, round(moment[a], 3)) for a, b in pairs
+                     if abs(moment[a] - moment[b]) <= SAME_STEP_S and not any(s[:2] == (a, b) for s in similar)]
         clicks = {n: [round(c.time_s, 4) for c in detect_clicks(a.mono, a.sample_rate_hz)] for n, a in present.items()}
         clicky = [n for n, c in clicks.items() if c]
         all_pairs = count * (count - 1) // 2
-        distinct = curve.part("distinct").count(all_pairs - len(similar) - (all_pairs - len(pairs)), all_pairs)
+        distinct = curve.part("distinct").count(all_pairs - len(similar) - len(same_step) - (all_pairs - len(pairs)), all_pairs)
         clean = curve.part("clean").count(len(present) - len(clicky), count)
-        return Result(0.5 * distinct + 0.5 * clean, {"too_similar": similar, "clicks_s": {n: c for n, c in clicks.items() if c}},
-                      f"{len(similar)} pair(s) above {max_corr:g} correlation; {len(clicky)} file(s) with clicks")
+        speeds = {n: round(self.take_match[n].speed, 4) for n in present if self.take_match[n].speed != 1.0}
+        return Result(0.5 * distinct + 0.5 * clean, {"too_similar": similar, "same_take_step": same_step,
+                                                     "varispeed": speeds, "clicks_s": {n: c for n, c in clicks.items() if c}},
+                      f"{len(similar)} pair(s) above {max_corr:g} correlation, {len(same_step)} more the same step of the "
+                      f"take at another speed; {len(clicky)} file(s) with clicks")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         from verifiers.apps.reaper import Item, Track, write_rpp
@@ -254,9 +273,27 @@ class FootstepVariations(CheckedTask):
         mutant("no_tail_fade", [N.trims], "file 5 cut mid-decay with no fade",
                {4: cut(4, fade_ms=0, length_s=0.06)})
         mutant("too_loud", [N.loudness], "file 7 at -14 LUFS", {6: cut(6, gain_db=4)})
+        # near misses at the seed's lines: onset 5 ms (the step's first sound ≈ 0.1 ms after the cut's lead),
+        # loudness -18 ± 1 LUFS (the cut is levelled by the very meter the check reads)
+        mutant("onset_4ms", [], "file 2 starts 4 ms before its step (seed 5 ms): lowers nothing", {1: cut(1, lead_ms=4)})
+        mutant("onset_6ms", [N.trims], "file 2 starts 6 ms before its step", {1: cut(1, lead_ms=6)})
+        mutant("loudness_plus_0_8", [], "file 7 at -17.2 LUFS (seed ± 1): lowers nothing", {6: cut(6, gain_db=0.8)})
+        mutant("loudness_plus_1_2", [N.loudness], "file 7 at -16.8 LUFS", {6: cut(6, gain_db=1.2)})
         mutant("duplicate_take", [N.distinct_clean], "file 6 is file 5 again", {5: oracle[4]})
         clicked = oracle[3].copy()
         clicked[int(0.2 * RATE_HZ)] += 0.1
         mutant("click_in_tail", [N.distinct_clean], "file 4 has a one-sample spike in its tail", {3: clicked})
+        def varispeed(x: np.ndarray, speed: float) -> np.ndarray:
+            """x played `speed` times as fast (pitch with it), levelled back to -18 LUFS."""
+            y = resample_poly(x, 1000, round(1000 * speed))
+            return y * 10 ** ((-18.0 - short_term_max_lufs(y, RATE_HZ)) / 20)
+
+        speeds = (0.89, 0.93, 0.97, 1.0, 1.03, 1.07, 1.11, 1.15)  # ± 2 semitones, as a game would vary one step
+        mutant("one_take_varispeeded", [N.distinct_clean], "issue 21 (scored 100, fair 90): eight variations of "
+               "take 1 at eight speeds, pairwise correlation < 0.9 but one step: the 'distinct' half is lost",
+               {k: varispeed(oracle[0], sp) for k, sp in enumerate(speeds)})
+        mutant("distinct_takes_varispeeded", [], "eight different steps, each at its own speed (± 2 semitones): "
+               "a legitimate way to vary a game's footsteps, lowers nothing",
+               {k: varispeed(oracle[k], sp) for k, sp in enumerate(speeds)})
         mutant("missing_file", list(N), "file 8 never rendered",
                {7: None})
