@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,56 @@ async def test_obs_observer_emits_typed_events() -> None:
     obs.close()
     _exact(ObsEvent, bus.events[0])
     assert ObsEvent.from_event(bus.events[0]).typed().inputMuted is True
+
+
+class _ScreenshotRequester:
+    """obs-websocket's answers to the two requests a program screenshot takes."""
+
+    def __init__(self, image_data: str) -> None:
+        self.image_data = image_data
+        self.calls: list[tuple[str, Any]] = []
+
+    def request(self, name: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.calls.append((name, data))
+        if name == "GetCurrentProgramScene":
+            return {"sceneName": "Live", "sceneUuid": "u1", "currentProgramSceneName": "Live"}
+        assert name == "GetSourceScreenshot"
+        return {"imageData": self.image_data}
+
+
+async def test_obs_screenshot_producer_feeds_t12(tmp_path: Path) -> None:
+    """The observer's screenshot event is exactly ObsScreenshot, and T12's live check judges it: the
+    ticker over the scene passes, a black band fails (same producer, same scorer path)."""
+    import asyncio
+
+    from monitor.observers.obs import ObsObserver
+    from monitor.observers.obs_screenshot import ScreenshotConfig
+    from verifiers.evidence import ObsScreenshot
+    from verifiers.synth import score_solution, synth_instance
+    from verifiers.tasks.streaming.t12_browser_ticker import screenshot
+
+    task = "R06.12.01.01-T12"
+    inst = synth_instance(task, tmp_path / "i", seed=2)
+    scene_rgb = json.loads((inst / "gt" / "ticker.json").read_text())["scene_rgb"]
+    scores = {}
+    for opaque in (False, True):
+        bus = _Emits()
+        obs = ObsObserver(bus, env_file=None, screenshots=ScreenshotConfig(interval_s=2.0, width_px=192))  # type: ignore[arg-type]
+        req = _ScreenshotRequester(screenshot(scene_rgb, opaque))
+        obs._loop, obs._req = asyncio.get_running_loop(), req  # type: ignore[assignment]
+        shot = await obs.screenshot_now()
+        obs.close()
+        assert [c[0] for c in req.calls] == ["GetCurrentProgramScene", "GetSourceScreenshot"]
+        assert req.calls[1][1] == {"sourceName": "Live", "imageFormat": "png", "imageWidth": 192}
+        _exact(ObsScreenshot, bus.events[0])
+        assert ObsScreenshot.from_event(bus.events[0]) == shot
+        sol = tmp_path / f"sol{opaque}"
+        shutil.copytree(inst / "oracle", sol)
+        (sol / "events.jsonl").write_text(json.dumps({"seq": 0, "wall_time": 0.0, **bus.events[0],
+                                                      "mono_ns": 1}) + "\n")
+        checks = {c["name"]: c["score"] for c in score_solution(task, inst, sol)["checks"]}
+        scores[opaque] = checks["renders_transparent"]
+    assert scores == {False: 1.0, True: 0.0}
 
 
 def test_scenario_engine_emits_typed_actions_and_expectations() -> None:

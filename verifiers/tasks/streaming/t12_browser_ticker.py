@@ -1,11 +1,11 @@
 """R06.12.01.01-T12: a local HTML ticker as a Browser source at the bottom edge of Live.
 
 Files: the collection's browser_source settings and its item's rendered rectangle (1920x80 at
-y = 1000). Live: a program screenshot the observer took through obs-websocket (obs event
-`ProgramScreenshot`, payload imageData = data: URI PNG as GetSourceScreenshot returns it); the
-ticker band must show text over the scene underneath (gt/ticker.json: the scene's known colour),
-i.e. a transparent page background. Debian's OBS has no browser source, so that screenshot only
-exists from a build with the plugin (catalog `emulated`); without it the check is an error.
+y = 1000). Live: the last program screenshot the OBS observer took (`obs`/`screenshot`,
+ObsScreenshot: GetSourceScreenshot of the program scene, live need `obs_screenshots`); the ticker
+band must show text over the scene underneath (gt/ticker.json: the scene's known colour), i.e. a
+transparent page background. Debian's OBS has no browser source, so there the band shows no
+ticker and the check fails (catalog `emulated`); no screenshot at all is an error.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from verifiers.apps.obs.geometry import rendered_rect
 from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
-from verifiers.evidence import ObsEvent
-from verifiers.evidence.obs import ScreenshotData
+from verifiers.evidence import ObsScreenshot
 from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, TickerSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, obs_events, path_ends_with
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, path_ends_with
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)
@@ -88,10 +87,10 @@ class BrowserTicker(CheckedTask):
     @check(N.renders_transparent)
     def renders_transparent(self, p: RendersTransparent, curve: Curve) -> Result:
         self.coll  # noqa: B018 - as before the split: no collection fails this check too
-        shots = obs_events(self.ctx.events_of("obs"), "ProgramScreenshot")
+        shots = [ObsScreenshot.from_event(e) for e in self.ctx.events_of(ObsScreenshot.SOURCE, ObsScreenshot.KIND)]
         if not shots:
             raise NoLiveEvidence("no live evidence: no program screenshot recorded")
-        img = decode_data_uri(shots[-1][1].imageData)
+        img = decode_data_uri(shots[-1].image_data)
         if img is None:
             return Result.fail("program screenshot is not a readable image")
         gt = self.ctx.gt_json("ticker.json")
@@ -113,8 +112,9 @@ class BrowserTicker(CheckedTask):
             O.write_collection(cfg, coll)
             O.write_global(cfg, coll["name"], "Show")
             if run:
-                InstanceWriter.write_events(folder, [ObsEvent.of("ProgramScreenshot", ScreenshotData(
-                    screenshot(scene_rgb, opaque), imageWidth=192)).event(1000)])
+                InstanceWriter.write_events(folder, [ObsScreenshot(
+                    scene="Live", image_format="png", width_px=192,
+                    image_data=screenshot(scene_rgb, opaque)).event(1000)])
 
         solution(inst.oracle, good)
         for name, lowers, why, key, val in [
