@@ -175,7 +175,7 @@ class ProducerBrief(CheckedTask):
         cache: dict[str, bytes] = {}
 
         def solution(folder: Path, c: dict, *, kbps: float = 6000.0, vod_music: bool = False,
-                     countdown: bool = True, run: bool = True) -> None:
+                     countdown: bool = True, run: bool = True, switch_late_ms: int = 150) -> None:
             cfg = folder / OBS_DIR
             O.write_collection(cfg, c)
             O.write_global(cfg, c["name"], "Show")
@@ -203,7 +203,7 @@ class ProducerBrief(CheckedTask):
                    ScenarioAction("countdown_start").event(1000)]
             if countdown:
                 evs.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData("Live")).event(
-                    1000 + brief["countdown_s"] * 1000 + 150))
+                    1000 + brief["countdown_s"] * 1000 + switch_late_ms))
             InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle, coll)
@@ -225,6 +225,26 @@ class ProducerBrief(CheckedTask):
                  countdown=False)
         solution(inst.mutant("no_run_recorded", [N.outputs, N.vod_track_countdown], "no dry run: cannot judge"), coll,
                  run=False)
+        near_misses(inst, solution, coll)
+
+
+def near_misses(inst: InstanceWriter, solution: Any, coll: dict[str, Any]) -> None:
+    """Just inside (full) / just outside (0 for that unit) each pass line: Cam 2 / 3 px off the brief
+    (+-2 px, one of 14 item units); the ingest's bitrate 5460 / 5340 kbps (6000 +-10 %, one of five
+    output units); the countdown's switch to Live 900 / 1100 ms after 0 (+-1 s, half the share)."""
+    for dx, lowers in ((2, []), (3, [N.scenes_layout])):
+        c = copy.deepcopy(coll)
+        O.find_item(c, "Live", "Cam")["pos"]["x"] += dx
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"cam_{dx}px_off_{side}", lowers, f"Cam {dx} px off the brief: {side} +-2 px"), c)
+    for kbps, lowers in ((5460, []), (5340, [N.outputs])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"bitrate_{kbps}_{side}", lowers, f"{kbps} kbps at the ingest: {side} 6000 +-10 %"),
+                 coll, kbps=float(kbps))
+    for late_ms, lowers in ((900, []), (1100, [N.vod_track_countdown])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"switch_{late_ms}ms_late_{side}", lowers,
+                             f"countdown switches to Live {late_ms} ms after 0: {side} +-1 s"), coll, switch_late_ms=late_ms)
 
 
 def stems(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray]:
