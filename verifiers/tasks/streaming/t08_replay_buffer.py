@@ -159,3 +159,7 @@ class ReplayBuffer(CheckedTask):
                  files=(("2026-11-30 21-04-10.mkv", 30.0),))
         solution(inst.mutant("saved_in_recordings", [N.replay_settings, N.replay_file], "folder not changed"),
                  rec_path="/home/streamer/work/recordings")
+        for dur_s, lowers in ((29.5, []), (28.5, [N.replay_file])):  # the seed's 30 +-1 s pass line
+            side = "outside" if lowers else "inside"
+            solution(inst.mutant(f"replay_{dur_s}s_{side}", lowers, f"the saved replay is {dur_s} s long: {side} 30 +-1 s"),
+                     files=(("Replay 2026-11-30 21-04-10.mkv", dur_s),))
