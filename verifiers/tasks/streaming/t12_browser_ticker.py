@@ -159,6 +159,7 @@ def write_cases(inst: InstanceWriter, good: dict[str, Any], scene_rgb: list[int]
     base = inst.root / "baselines"
 
     def shot(name: str, image_data: str) -> tuple[str, str]:
+        (base / name).mkdir(parents=True, exist_ok=True)
         InstanceWriter.write_events(base / name, [ObsScreenshot(
             scene="Live", image_format="png", width_px=192, image_data=image_data).event(1000)])
         return ("events.jsonl", f"copy:baselines/{name}/events.jsonl")
