@@ -268,6 +268,45 @@ def test_probe_producers() -> None:
         _exact(VideoFrame, e)
 
 
+def test_video_probe_frames_feed_t09(tmp_path: Path) -> None:
+    """The video probe's `frame` events carry the picture (imageData, bounded rate and width) and T09's
+    live check judges them: the alert in the top-centre box passes, one in the corner fails."""
+    import cv2
+
+    from probes.types import VideoFrame as Picture
+    from probes.video_probe import VideoProbe
+    from verifiers.synth import score_solution, synth_instance
+    from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
+    from verifiers.tasks.streaming.common import event
+    from verifiers.tasks.streaming.t09_streamlabs_widgets import frame
+
+    task = "R06.12.01.01-T09"
+    inst = synth_instance(task, tmp_path / "i", seed=2)
+    bg = json.loads((inst / "gt" / "widgets.json").read_text())["background_rgb"]
+    scores = {}
+    for name, box in (("top_centre", (56, 0, 80, 30)), ("corner", (0, 0, 80, 30))):
+        program = decode_data_uri(frame(bg, box))
+        big = cv2.resize(program, (960, 540), interpolation=cv2.INTER_NEAREST)  # the program as decoded
+        sink = _Emits()
+        probe = VideoProbe(sink, rate_hz=5, image_every_s=1.0, image_width_px=320)
+        for i in range(15):   # 3 s at 5 fps: images at 0, 1 and 2 s
+            probe.push(Picture(cv2.cvtColor(big, cv2.COLOR_RGB2GRAY), i / 5, full_range=True, rgb=big))
+        frames = [e for e in sink.events if e["kind"] == "frame"]
+        for e in frames:
+            _exact(VideoFrame, e)
+        shots = [VideoFrame.from_event(e) for e in frames if "imageData" in e["payload"]]
+        assert [f.t_s for f in shots] == [0.0, 1.0, 2.0]
+        assert decode_data_uri(shots[0].imageData).shape == (180, 320, 3)
+        bundle = [event("streamlabs", "test_alert", 500, {"type": "follow"}),
+                  *({**e, "seq": 0, "wall_time": 0.0, "mono_ns": int(e["payload"]["t_s"] * 1e9)} for e in frames)]
+        sol = tmp_path / name
+        shutil.copytree(inst / "oracle", sol)
+        (sol / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in bundle))
+        checks = {c["name"]: c["score"] for c in score_solution(task, inst, sol)["checks"]}
+        scores[name] = checks["test_alert_renders"]
+    assert scores == {"top_centre": 1.0, "corner": 0.0}
+
+
 def test_obs_websocket_request_producers() -> None:
     from tests.obs.test_ws_log import block, connect, parse, reply
 
