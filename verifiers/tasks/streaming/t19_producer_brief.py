@@ -144,8 +144,11 @@ class ProducerBrief(CheckedTask):
         due = None if t0 is None else t0 + self.brief["countdown_s"] * 1000
         sw = [t for t, n in program_changes(self.ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
         corr = self.music_correlations()
-        parts = {"track 1 has music": len(corr) > 0 and corr[0] >= 0.2,
-                 "track 2 has no music": len(corr) > 1 and corr[1] <= p.max_music_correlation,
+        vod_clean = len(corr) > 1 and corr[1] <= p.max_music_correlation
+        # every recording has the music on track 1 by default (OBS records track 1, the mix): that
+        # unit earns only beside a track 2 without it (rule 3)
+        parts = {"track 1 has music": vod_clean and corr[0] >= 0.2,
+                 "track 2 has no music": vod_clean,
                  "countdown switches to Live at 0": bool(sw)}
         weights = {"track 1 has music": 0.25, "track 2 has no music": 0.25, "countdown switches to Live at 0": 0.5}
         return Result(sum(weights[k] for k, v in parts.items() if v),
@@ -226,6 +229,25 @@ class ProducerBrief(CheckedTask):
         solution(inst.mutant("no_run_recorded", [N.outputs, N.vod_track_countdown], "no dry run: cannot judge"), coll,
                  run=False)
         near_misses(inst, solution, coll)
+        default_baseline(inst, brief, music + mic)
+
+
+def default_baseline(inst: InstanceWriter, brief: dict[str, Any], mix: np.ndarray) -> None:
+    """A gaming baseline (<= 5): OBS's new collection named Show_v1, OBS's default recording (one
+    track, the mix), a dry run in which nothing streams and the countdown changes nothing."""
+    base = inst.root / "baselines" / "default"
+    cfg = base / OBS_DIR
+    O.write_collection(cfg, O.collection(brief["collection"], [O.scene("Scene", [])], []))
+    O.write_global(cfg, brief["collection"], "Untitled")
+    rec = "recordings/2026-11-30 21-30-00.mkv"
+    write_media(base / rec, [np.full((36, 64, 3), 50, np.uint8)] * 24, 2, audio=[mix])
+    InstanceWriter.write_events(base, [RtmpListening("127.0.0.1", 1935).event(-1000),
+                                       ScenarioAction("countdown_start").event(1000)])
+    coll_rel = f"{OBS_DIR}/basic/scenes/{brief['collection'].replace(' ', '_')}.json"
+    inst.baseline_case("obs_defaults_idle_run", [
+        (coll_rel, f"copy:baselines/default/{coll_rel}"), (f"{OBS_DIR}/global.ini", f"copy:baselines/default/{OBS_DIR}/global.ini"),
+        (rec, f"copy:baselines/default/{rec}"), ("events.jsonl", "copy:baselines/default/events.jsonl")],
+        why="OBS's new collection named Show_v1, its default one-track recording, nothing streamed or switched")
 
 
 def near_misses(inst: InstanceWriter, solution: Any, coll: dict[str, Any]) -> None:
