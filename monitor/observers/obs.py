@@ -13,7 +13,8 @@ Events (source "obs"):
   stats            {stats, stream, record, replay_buffer, virtualcam}  every stats_interval_s
   filters_changed  {source, before, after}  (5.1 has no filter-change event: polled)
   screenshot       {scene, image_format, width_px, image_data, took_ms}  the program scene through
-                   GetSourceScreenshot, every screenshots.interval_s (off unless set; bounded size)
+                   GetSourceScreenshot, every screenshots.interval_s (off unless set; each answer
+                   and the run's total bounded: past the budget one `error` and no more)
   gap              {phase: start, reason} when the connection is lost or cannot be made;
                    {phase: end, duration_s, attempts} when it is back
   refused          {request}  a caller asked for a non-allow-listed request (never sent)
@@ -82,6 +83,7 @@ class ObsObserver:
         self.request_timeout_s = request_timeout_s
         self.subs = EVENTS_DEFAULT | (EVENTS_VOLUME_METERS if volume_meters else 0)
         self.screenshots = screenshots or ScreenshotConfig()
+        self._shot_chars = 0  # image data the screenshot loop emitted this run (its budget)
         self.caps: Capabilities | None = None
         self.connected = asyncio.Event()
         self.last_snapshot: dict[str, Any] | None = None
@@ -329,8 +331,12 @@ class ObsObserver:
         is too large is an `error` event and the loop keeps its rate; a lost connection ends it."""
         assert self.screenshots.interval_s is not None
         while True:
+            if self._shot_chars >= self.screenshots.max_total_chars:
+                self._emit("error", {"where": "screenshot", "error": f"screenshot budget of "
+                                     f"{self.screenshots.max_total_chars} chars spent: no more screenshots"})
+                return
             try:
-                await self.screenshot_now()
+                self._shot_chars += len((await self.screenshot_now()).image_data)
             except ObsConnectionLost:
                 return
             except (ObsRequestFailed, ValueError) as exc:

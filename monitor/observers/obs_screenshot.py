@@ -20,6 +20,9 @@ from verifiers.evidence.obs import ObsScreenshot
 MIN_WIDTH_PX, MAX_WIDTH_PX = 8, 1280
 #: answers above this are dropped (a 320 px PNG of a busy frame is ~100-200 kB; base64 adds 1/3)
 DEFAULT_MAX_CHARS = 1_000_000
+#: the run's whole screenshot budget: past it the observer stops taking them (one `error` says so),
+#: so a long run cannot grow the bundle without bound (20 MB: 100+ busy frames, hours of a plain one)
+DEFAULT_MAX_TOTAL_CHARS = 20_000_000
 
 
 class Requester(Protocol):
@@ -38,6 +41,7 @@ class ScreenshotConfig:
     width_px: int = 320
     image_format: str = "png"
     max_chars: int = DEFAULT_MAX_CHARS
+    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS
 
     def __post_init__(self) -> None:
         if self.interval_s is not None and self.interval_s < 0.5:

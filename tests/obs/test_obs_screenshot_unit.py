@@ -73,6 +73,17 @@ async def test_loop_keeps_its_rate_through_refusals_and_never_runs_when_off() ->
     off.close()
 
 
+async def test_loop_stops_when_its_budget_is_spent() -> None:
+    bus = _Bus()
+    shots = ScreenshotConfig(interval_s=0.5, max_total_chars=60)   # two 34-char answers spend it
+    obs = ObsObserver(bus, env_file=None, screenshots=shots)  # type: ignore[arg-type]
+    obs._loop, obs._req = asyncio.get_running_loop(), _Req()  # type: ignore[assignment]
+    await asyncio.wait_for(obs._screenshot_loop(), 3.0)   # returns by itself
+    obs.close()
+    assert [k for _s, k, _p in bus.events] == ["screenshot", "screenshot", "error"]
+    assert "budget" in bus.events[-1][2]["error"]
+
+
 def test_only_tasks_that_judge_the_program_picture_get_screenshots(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """T12 (live: obs, obs_screenshots) gets an observer taking them every 2 s; T06 (live: obs) none."""
