@@ -4,7 +4,9 @@ Feed `VideoFrame`s in order (`push`). Flash detection runs on every frame pushed
 lasts one frame); everything else runs at `rate_hz` analysed frames per second of stream time, on
 a `thumb_width_px` wide thumbnail. Events go out through `emit(source, kind, payload)` with source
 "probe.video": `frame` (per analysed frame: luma stats, difference to the previous analysed frame,
-SSIM per region), and `black_start/black_end`, `freeze_start/freeze_end`, `cut`, `flash`,
+SSIM per region; with `image_every_s`, every that many seconds of stream time also `imageData`, the
+frame as a PNG data: URI `image_width_px` wide, for scorers that judge the picture itself: streaming
+T09's alert box), and `black_start/black_end`, `freeze_start/freeze_end`, `cut`, `flash`,
 `match_start/match_end` (SSIM region above/below its threshold) as they are found.
 """
 
@@ -32,6 +34,8 @@ from probes.types import Emit, VideoFrame
 from verifiers.evidence.probe import VideoFrame as FrameEvidence
 
 SOURCE = "probe.video"
+#: frames attached to `frame` events are at most this wide (a 1080p program at 320 px is ~50-150 kB)
+MAX_IMAGE_WIDTH_PX = 1280
 
 
 @dataclass
@@ -48,9 +52,16 @@ class VideoProbe:
     def __init__(self, emit: Emit, *, rate_hz: float = 5.0, thumb_width_px: int = 240,
                  regions: list[SsimRegion] | None = None, black_min_s: float = 0.1, freeze_min_s: float = 1.0,
                  freeze_noise: float = 0.5, cut_threshold: float = 30.0, flash_rise: float = 60.0,
-                 name: str = "", source: str = SOURCE) -> None:
+                 name: str = "", source: str = SOURCE, image_every_s: float | None = None,
+                 image_width_px: int = 320) -> None:
         if rate_hz <= 0:
             raise ValueError("rate_hz must be > 0")
+        if image_every_s is not None and image_every_s < 0.5:
+            raise ValueError("image_every_s below 0.5 s: a PNG per analysed frame would flood the bus")
+        if not 8 <= image_width_px <= MAX_IMAGE_WIDTH_PX:
+            raise ValueError(f"image_width_px must be 8..{MAX_IMAGE_WIDTH_PX}")
+        self.image_every_s, self.image_width_px = image_every_s, image_width_px
+        self._next_image_t: float | None = None
         self.emit = emit
         self.source = source
         self.name = name
@@ -114,6 +125,10 @@ class VideoProbe:
                 if change is not None:
                     self._change(VideoChange(change.kind, change.t_s, {"region": reg.name, "ssim": round(score, 4)}))
             payload["ssim"] = sims
+        if self.image_every_s is not None and (self._next_image_t is None or t >= self._next_image_t - 1e-6):
+            self._next_image_t = t + self.image_every_s
+            payload["imageData"] = png_data_uri(frame.rgb if frame.rgb is not None
+                                                else to_full_range(frame.luma, frame.full_range), self.image_width_px)
         self._send("frame", payload)
 
     def _change(self, change: VideoChange) -> None:
@@ -134,3 +149,19 @@ def _crop(img: np.ndarray, region: tuple[int, int, int, int] | None) -> np.ndarr
     if w <= 0 or h <= 0 or x < 0 or y < 0 or x + w > img.shape[1] or y + h > img.shape[0]:
         raise ValueError(f"region {region} outside the {img.shape[1]}x{img.shape[0]} frame")
     return img[y:y + h, x:x + w]
+
+
+def png_data_uri(img: np.ndarray, width_px: int) -> str:
+    """An RGB (or gray) uint8 frame scaled to `width_px` wide (never up) as a PNG data: URI, the
+    encoding obs-websocket's GetSourceScreenshot answers with (so one decoder reads both)."""
+    import base64
+
+    import cv2
+
+    h, w = img.shape[:2]
+    if w > width_px:
+        img = cv2.resize(img, (width_px, max(1, round(h * width_px / w))), interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".png", img[:, :, ::-1] if img.ndim == 3 else img)
+    if not ok:
+        raise ValueError("frame could not be encoded as PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.tobytes()).decode()

@@ -12,6 +12,9 @@ Events (source "obs"):
   snapshot         {reason: start|reconnect|change|periodic|filters, took_ms, state: {...}}
   stats            {stats, stream, record, replay_buffer, virtualcam}  every stats_interval_s
   filters_changed  {source, before, after}  (5.1 has no filter-change event: polled)
+  screenshot       {scene, image_format, width_px, image_data, took_ms}  the program scene through
+                   GetSourceScreenshot, every screenshots.interval_s (off unless set; each answer
+                   and the run's total bounded: past the budget one `error` and no more)
   gap              {phase: start, reason} when the connection is lost or cannot be made;
                    {phase: end, duration_s, attempts} when it is back
   refused          {request}  a caller asked for a non-allow-listed request (never sent)
@@ -38,14 +41,16 @@ from monitor.observers.obs_client import (
     EVENTS_VOLUME_METERS,
     EventReader,
     ObsConnectionLost,
+    ObsRequestFailed,
     ReadOnlyRequester,
     ReadOnlyViolation,
     load_password,
     scrub,
 )
+from monitor.observers.obs_screenshot import ScreenshotConfig, take_screenshot
 from monitor.observers.obs_snapshot import Capabilities, take_filters, take_snapshot, take_stats
 from verifiers.evidence import EvidenceEvent, ObsConnected, ObsEvent, ObsSnapshot, ObsState, ObsStats
-from verifiers.evidence.obs import ObsFiltersChanged
+from verifiers.evidence.obs import ObsFiltersChanged, ObsScreenshot
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +71,7 @@ class ObsObserver:
                  filter_poll_s: float = 2.0, change_debounce_s: float = 0.25,
                  reconnect_min_s: float = 0.5, reconnect_max_s: float = 10.0,
                  request_timeout_s: float = 5.0, volume_meters: bool = False,
-                 env_file: str | None = ".env") -> None:
+                 screenshots: ScreenshotConfig | None = None, env_file: str | None = ".env") -> None:
         self.bus = bus
         self.host, self.port = host, port
         self._password = password if password is not None else load_password(env_file=env_file)
@@ -77,6 +82,8 @@ class ObsObserver:
         self.reconnect_min_s, self.reconnect_max_s = reconnect_min_s, reconnect_max_s
         self.request_timeout_s = request_timeout_s
         self.subs = EVENTS_DEFAULT | (EVENTS_VOLUME_METERS if volume_meters else 0)
+        self.screenshots = screenshots or ScreenshotConfig()
+        self._shot_chars = 0  # image data the screenshot loop emitted this run (its budget)
         self.caps: Capabilities | None = None
         self.connected = asyncio.Event()
         self.last_snapshot: dict[str, Any] | None = None
@@ -171,6 +178,15 @@ class ObsObserver:
     async def snapshot_now(self, reason: str = "requested") -> dict[str, Any]:
         return await self._snapshot(reason)
 
+    async def screenshot_now(self) -> ObsScreenshot:
+        """Take and emit one program screenshot (ObsConnectionLost when not connected)."""
+        req = self._req
+        if req is None:
+            raise ObsConnectionLost("not connected to OBS")
+        shot = await self._call(take_screenshot, req, self.screenshots)
+        self._emit_typed(shot)
+        return shot
+
     # ---- internals -----------------------------------------------------------------------
     def _emit(self, kind: str, payload: dict[str, Any], mono_ns: int | None = None) -> None:
         self.bus.emit(SOURCE, kind, payload, mono_ns=mono_ns)
@@ -257,8 +273,10 @@ class ObsObserver:
         tasks = []
         try:
             await self._snapshot(first_reason)
-            tasks = [asyncio.create_task(self._guarded(fn)) for fn in (
-                self._periodic_snapshots, self._stats_loop, self._filter_poll, self._change_snapshots)]
+            loops = [self._periodic_snapshots, self._stats_loop, self._filter_poll, self._change_snapshots]
+            if self.screenshots.interval_s is not None:
+                loops.append(self._screenshot_loop)
+            tasks = [asyncio.create_task(self._guarded(fn)) for fn in loops]
             await self._lost.wait()
         except ObsConnectionLost:
             pass
@@ -307,6 +325,23 @@ class ObsObserver:
                 return
             with contextlib.suppress(ObsConnectionLost):
                 self._emit_typed(ObsStats.from_payload(await self._call(take_stats, req, caps)))
+
+    async def _screenshot_loop(self) -> None:
+        """A program screenshot now and every interval; one OBS refuses (no program scene yet) or that
+        is too large is an `error` event and the loop keeps its rate; a lost connection ends it."""
+        assert self.screenshots.interval_s is not None
+        while True:
+            if self._shot_chars >= self.screenshots.max_total_chars:
+                self._emit("error", {"where": "screenshot", "error": f"screenshot budget of "
+                                     f"{self.screenshots.max_total_chars} chars spent: no more screenshots"})
+                return
+            try:
+                self._shot_chars += len((await self.screenshot_now()).image_data)
+            except ObsConnectionLost:
+                return
+            except (ObsRequestFailed, ValueError) as exc:
+                self._emit("error", {"where": "screenshot", "error": f"{type(exc).__name__}: {exc}"})
+            await asyncio.sleep(self.screenshots.interval_s)
 
     async def _filter_poll(self) -> None:
         """obs-websocket < 5.4 has no filter-change event: compare filter lists every few seconds."""

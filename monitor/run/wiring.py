@@ -124,8 +124,11 @@ class ObsComponent:
 
     name = "obs"
 
-    def __init__(self, host: str, port: int, log_dir: Path | None = None, proxy_port: int | None = None) -> None:
+    def __init__(self, host: str, port: int, log_dir: Path | None = None, proxy_port: int | None = None,
+                 screenshot_interval_s: float | None = None) -> None:
         self.host, self.port, self.log_dir, self.proxy_port = host, port, log_dir, proxy_port
+        #: program screenshots (GetSourceScreenshot) every this many s; None: none (the default)
+        self.screenshot_interval_s = screenshot_interval_s
         self.observer: Any = None
         self.log_follower: Any = None
         self.proxy: Any = None
@@ -150,7 +153,10 @@ class ObsComponent:
                 await proxy.stop()
                 bus.emit("obs-proxy", "ws/proxy_error", {"session": None, "error":
                          f"cannot listen on {proxy.host}:{self.proxy_port}: {exc.strerror or exc}"})
-        self.observer = ObsObserver(bus, host=self.host, port=self.port)
+        from monitor.observers.obs_screenshot import ScreenshotConfig
+
+        self.observer = ObsObserver(bus, host=self.host, port=self.port,
+                                    screenshots=ScreenshotConfig(interval_s=self.screenshot_interval_s))
         self._task = asyncio.get_running_loop().create_task(self.observer.run(), name="obs-observer")
 
     async def stop(self) -> None:
@@ -163,6 +169,12 @@ class ObsComponent:
             await self.log_follower.stop()
 
 
+#: a task that judges the program picture (catalog live need `obs_screenshots`) gets one 320 px
+#: program screenshot this often: enough to see a ticker or an alert that stays up for seconds,
+#: cheap for OBS (one scaled render a few seconds apart) and for the bundle (~100 kB each)
+OBS_SCREENSHOT_INTERVAL_S = 2.0
+
+
 def _hostport(url: str, default_port: int) -> tuple[str, int]:
     parts = urlsplit(url if "://" in url else f"tcp://{url}")
     return parts.hostname or "127.0.0.1", parts.port or default_port
@@ -172,7 +184,9 @@ def _obs(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     if not opts.obs_url:
         return Unavailable("obs", "no --obs URL given (ws://host:4455)")
     host, port = _hostport(opts.obs_url, 4455)
-    return ObsComponent(host, port, opts.obs_log_dir or opts.workdir / "obs-studio" / "logs", opts.obs_proxy_port)
+    shots_s = OBS_SCREENSHOT_INTERVAL_S if "obs_screenshots" in task.live else None
+    return ObsComponent(host, port, opts.obs_log_dir or opts.workdir / "obs-studio" / "logs", opts.obs_proxy_port,
+                        screenshot_interval_s=shots_s)
 
 
 class VmixComponent:
@@ -267,6 +281,10 @@ def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = Tru
     for need in needs:
         if need == "scenario" or need in shared:
             continue
+        if need == "obs_screenshots":
+            if "obs" not in task.live:
+                unavailable.append(Unavailable(need, "program screenshots come from the OBS observer: add `obs`"))
+            continue  # the obs component takes them
         if need.startswith("probe_") and "ingest" in task.live:
             continue  # the ingest component runs the probes on its streams
 

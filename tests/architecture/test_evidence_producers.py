@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,56 @@ async def test_obs_observer_emits_typed_events() -> None:
     assert ObsEvent.from_event(bus.events[0]).typed().inputMuted is True
 
 
+class _ScreenshotRequester:
+    """obs-websocket's answers to the two requests a program screenshot takes."""
+
+    def __init__(self, image_data: str) -> None:
+        self.image_data = image_data
+        self.calls: list[tuple[str, Any]] = []
+
+    def request(self, name: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.calls.append((name, data))
+        if name == "GetCurrentProgramScene":
+            return {"sceneName": "Live", "sceneUuid": "u1", "currentProgramSceneName": "Live"}
+        assert name == "GetSourceScreenshot"
+        return {"imageData": self.image_data}
+
+
+async def test_obs_screenshot_producer_feeds_t12(tmp_path: Path) -> None:
+    """The observer's screenshot event is exactly ObsScreenshot, and T12's live check judges it: the
+    ticker over the scene passes, a black band fails (same producer, same scorer path)."""
+    import asyncio
+
+    from monitor.observers.obs import ObsObserver
+    from monitor.observers.obs_screenshot import ScreenshotConfig
+    from verifiers.evidence import ObsScreenshot
+    from verifiers.synth import score_solution, synth_instance
+    from verifiers.tasks.streaming.t12_browser_ticker import screenshot
+
+    task = "R06.12.01.01-T12"
+    inst = synth_instance(task, tmp_path / "i", seed=2)
+    scene_rgb = json.loads((inst / "gt" / "ticker.json").read_text())["scene_rgb"]
+    scores = {}
+    for opaque in (False, True):
+        bus = _Emits()
+        obs = ObsObserver(bus, env_file=None, screenshots=ScreenshotConfig(interval_s=2.0, width_px=192))  # type: ignore[arg-type]
+        req = _ScreenshotRequester(screenshot(scene_rgb, opaque))
+        obs._loop, obs._req = asyncio.get_running_loop(), req  # type: ignore[assignment]
+        shot = await obs.screenshot_now()
+        obs.close()
+        assert [c[0] for c in req.calls] == ["GetCurrentProgramScene", "GetSourceScreenshot"]
+        assert req.calls[1][1] == {"sourceName": "Live", "imageFormat": "png", "imageWidth": 192}
+        _exact(ObsScreenshot, bus.events[0])
+        assert ObsScreenshot.from_event(bus.events[0]) == shot
+        sol = tmp_path / f"sol{opaque}"
+        shutil.copytree(inst / "oracle", sol)
+        (sol / "events.jsonl").write_text(json.dumps({"seq": 0, "wall_time": 0.0, **bus.events[0],
+                                                      "mono_ns": 1}) + "\n")
+        checks = {c["name"]: c["score"] for c in score_solution(task, inst, sol)["checks"]}
+        scores[opaque] = checks["renders_transparent"]
+    assert scores == {False: 1.0, True: 0.0}
+
+
 def test_scenario_engine_emits_typed_actions_and_expectations() -> None:
     from scenarios.engine import ScenarioEngine
     from scenarios.evaluate import ActionRecord, ExpectationResult
@@ -215,6 +266,45 @@ def test_probe_producers() -> None:
         _exact(AudioMeter, e)
     for e in frames:
         _exact(VideoFrame, e)
+
+
+def test_video_probe_frames_feed_t09(tmp_path: Path) -> None:
+    """The video probe's `frame` events carry the picture (imageData, bounded rate and width) and T09's
+    live check judges them: the alert in the top-centre box passes, one in the corner fails."""
+    import cv2
+
+    from probes.types import VideoFrame as Picture
+    from probes.video_probe import VideoProbe
+    from verifiers.synth import score_solution, synth_instance
+    from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
+    from verifiers.tasks.streaming.common import event
+    from verifiers.tasks.streaming.t09_streamlabs_widgets import frame
+
+    task = "R06.12.01.01-T09"
+    inst = synth_instance(task, tmp_path / "i", seed=2)
+    bg = json.loads((inst / "gt" / "widgets.json").read_text())["background_rgb"]
+    scores = {}
+    for name, box in (("top_centre", (56, 0, 80, 30)), ("corner", (0, 0, 80, 30))):
+        program = decode_data_uri(frame(bg, box))
+        big = cv2.resize(program, (960, 540), interpolation=cv2.INTER_NEAREST)  # the program as decoded
+        sink = _Emits()
+        probe = VideoProbe(sink, rate_hz=5, image_every_s=1.0, image_width_px=320)
+        for i in range(15):   # 3 s at 5 fps: images at 0, 1 and 2 s
+            probe.push(Picture(cv2.cvtColor(big, cv2.COLOR_RGB2GRAY), i / 5, full_range=True, rgb=big))
+        frames = [e for e in sink.events if e["kind"] == "frame"]
+        for e in frames:
+            _exact(VideoFrame, e)
+        shots = [VideoFrame.from_event(e) for e in frames if "imageData" in e["payload"]]
+        assert [f.t_s for f in shots] == [0.0, 1.0, 2.0]
+        assert decode_data_uri(shots[0].imageData).shape == (180, 320, 3)
+        bundle = [event("streamlabs", "test_alert", 500, {"type": "follow"}),
+                  *({**e, "seq": 0, "wall_time": 0.0, "mono_ns": int(e["payload"]["t_s"] * 1e9)} for e in frames)]
+        sol = tmp_path / name
+        shutil.copytree(inst / "oracle", sol)
+        (sol / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in bundle))
+        checks = {c["name"]: c["score"] for c in score_solution(task, inst, sol)["checks"]}
+        scores[name] = checks["test_alert_renders"]
+    assert scores == {"top_centre": 1.0, "corner": 0.0}
 
 
 def test_obs_websocket_request_producers() -> None:

@@ -97,18 +97,6 @@ class ReplaySavedData(Payload):
     savedReplayPath: str
 
 
-@dataclass(frozen=True)
-class ScreenshotData(Payload):
-    """ProgramScreenshot: a program frame as GetSourceScreenshot returns it (data: URI).
-
-    No producer of this repo records it yet (the observer sends no screenshot requests); T12 reads it.
-    """
-
-    _omit_none: ClassVar[tuple[str, ...]] = ("imageWidth",)
-    imageData: str
-    imageWidth: int | None = None
-
-
 #: obs-websocket event type -> the type of its data, for the types this project reads
 OBS_EVENT_DATA: dict[str, type[Payload]] = {
     "CurrentProgramSceneChanged": SceneData, "CurrentPreviewSceneChanged": SceneData,
@@ -117,7 +105,7 @@ OBS_EVENT_DATA: dict[str, type[Payload]] = {
     "SceneTransitionVideoEnded": TransitionData, "CurrentSceneTransitionChanged": TransitionData,
     "StreamStateChanged": OutputStateData, "RecordStateChanged": OutputStateData,
     "ReplayBufferStateChanged": OutputStateData, "VirtualcamStateChanged": OutputStateData,
-    "ReplayBufferSaved": ReplaySavedData, "ProgramScreenshot": ScreenshotData,
+    "ReplayBufferSaved": ReplaySavedData,
 }
 
 
@@ -197,6 +185,24 @@ class ObsStats(EvidenceEvent):
 
 
 @dataclass(frozen=True)
+class ObsScreenshot(EvidenceEvent):
+    """A program frame the observer took with GetSourceScreenshot (read-only) of the program scene.
+
+    OBS has no screenshot event: the observer asks at a bounded rate when a task needs frames
+    (catalog live need `obs_screenshots`); `image_data` is OBS's answer as sent (a data: URI,
+    e.g. data:image/png;base64,...), scaled to `width_px` wide. Scorers decode it (T12)."""
+
+    SOURCE: ClassVar[str] = "obs"
+    KIND: ClassVar[str] = "screenshot"
+    _omit_none: ClassVar[tuple[str, ...]] = ("took_ms",)
+    scene: str
+    image_format: str
+    width_px: int
+    image_data: str
+    took_ms: float | None = None
+
+
+@dataclass(frozen=True)
 class ObsFiltersChanged(EvidenceEvent):
     """A source's filter list differs from the last poll (obs-websocket 5.1 has no such event)."""
 
@@ -263,6 +269,6 @@ def obs_event_of(e: Any) -> ObsEvent | None:
 
 
 __all__ = ["OBS_EVENT_DATA", "EvidenceError", "InputMuteData", "InputSyncOffsetData", "ObsConnected", "ObsEvent",
-           "ObsFiltersChanged", "ObsGap", "ObsLogWsRequest", "ObsSnapshot", "ObsState", "ObsStats", "ObsWsLog",
-           "OutputStateData", "ProxyWsRequest", "ReplaySavedData", "SceneData", "ScreenshotData", "TransitionData",
+           "ObsFiltersChanged", "ObsGap", "ObsLogWsRequest", "ObsScreenshot", "ObsSnapshot", "ObsState", "ObsStats", "ObsWsLog",
+           "OutputStateData", "ProxyWsRequest", "ReplaySavedData", "SceneData", "TransitionData",
            "WsRequestFields"]

@@ -58,4 +58,4 @@ class VideoFrame(_ProbeEvent):
     diff: float | None = None
     ssim: dict[str, float] | None = None
     name: str | None = None
-    imageData: str | None = None  # a data: URI frame; no probe of this repo sends one yet (T09 reads it)
+    imageData: str | None = None  # the frame as a PNG data: URI, every image_every_s (VideoProbe; T09 reads it)

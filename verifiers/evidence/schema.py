@@ -25,7 +25,7 @@ from verifiers.evidence.rtmp import (
 #: every typed event, by module; the schema (and the round-trip tests) cover exactly these
 EVENTS: tuple[type[EvidenceEvent], ...] = (
     RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, RtmpHealth,
-    obs.ObsConnected, obs.ObsGap, obs.ObsEvent, obs.ObsSnapshot, obs.ObsStats, obs.ObsFiltersChanged,
+    obs.ObsConnected, obs.ObsGap, obs.ObsEvent, obs.ObsSnapshot, obs.ObsStats, obs.ObsFiltersChanged, obs.ObsScreenshot,
     obs.ObsWsLog, obs.ObsLogWsRequest, obs.ProxyWsRequest,
     scenario.ScenarioAction, scenario.ScenarioExpectation,
     audit.AuditStarted, audit.AuditWrite,

@@ -36,11 +36,15 @@ class VideoInfo:
 
     @property
     def gop_frames(self) -> float | None:
-        """Median keyframe spacing in frames (None with fewer than two keyframes)."""
+        """Median keyframe spacing in whole frames (None with fewer than two keyframes).
+
+        A GOP is a count of frames: each spacing (s) times the frame rate is rounded to one. Unrounded,
+        a remuxed MP4's timestamps and the measured rate (60.006 for a 60 fps file) read a 121-frame
+        GOP as 121.03, past the +-1 frame line although the encoder was one frame off."""
         k = self.keyframe_times_s
         if len(k) < 2:
             return None
-        return float(np.median(np.diff(k))) * self.fps
+        return float(np.median(np.round(np.diff(k) * self.fps)))
 
 
 @dataclass

@@ -59,7 +59,8 @@ class WeeklyStreamGui(CheckedTask):
             "frame_under_cam": ([N.z_order_mute], "overlay/frame.png sits under the webcam", W.frame_under),
             "brb_mic_live": ([N.z_order_mute], "BRB mic left unmuted", W.mic_live),
             "fade_500ms": ([N.transition], "Fade left at 500 ms", W.fade_500),
-            "no_countdown": ([N.scenes_sources], "Starting Soon has no countdown text", W.no_countdown),
+            "no_countdown": ([N.scenes_sources, N.transition], "Starting Soon has no countdown text (the default Fade is "
+                             "paid for 6 of the 7 scene-content items)", W.no_countdown),
             "canvas_720p": ([N.scenes_sources], "canvas left at 1280x720", None),
             "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
                                        W.cam_scaled),

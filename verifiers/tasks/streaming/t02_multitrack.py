@@ -170,7 +170,10 @@ class MultitrackRecording(CheckedTask):
                           lambda p: merge(video, sound, p)).read_bytes()
 
         def solution(folder: Path, *, kbps: int = 12000, gop: int = 120, keyint_s: int = 2, fmt: str = "mkv",
-                     audio_key: str = "ok", audio: list[np.ndarray] = mix, reencode: bool = False) -> None:
+                     audio_key: str = "ok", audio: list[np.ndarray] = mix, reencode: bool = False,
+                     file_kbps: int | None = None, file_gop: int | None = None) -> None:
+            """The profile asks for `kbps` / `keyint_s`; the recording is encoded at `file_kbps` /
+            `file_gop` when given (what the encoder delivered differs from what was asked)."""
             cfg = folder / OBS_DIR
             O.write_collection(cfg, coll)
             O.write_global(cfg, "Stream", "Stream")
@@ -181,13 +184,13 @@ class MultitrackRecording(CheckedTask):
                 "Video": {"BaseCX": 1920, "BaseCY": 1080, "OutputCX": 1920, "OutputCY": 1080, "FPSType": 0,
                           "FPSCommon": "60"}},
                 record_encoder={"rate_control": "CBR", "bitrate": kbps, "keyint_sec": keyint_s, "preset": "veryfast"})
-            data = mkv_bytes(kbps, gop, audio_key, audio)
+            data = mkv_bytes(file_kbps or kbps, file_gop or gop, audio_key, audio)
             rec = folder / "recordings" / "2026-11-30 21-10-00.mkv"
             rec.parent.mkdir(parents=True, exist_ok=True)
             rec.write_bytes(data)
             if reencode:
                 src = folder / "recordings" / ".tmp.mkv"
-                src.write_bytes(mkv_bytes(kbps, gop, audio_key, audio, preset="superfast"))
+                src.write_bytes(mkv_bytes(file_kbps or kbps, file_gop or gop, audio_key, audio, preset="superfast"))
                 remux(src, folder / MP4)
                 src.unlink()
             else:
@@ -207,6 +210,19 @@ class MultitrackRecording(CheckedTask):
                              "recorded straight to MP4, no MKV"), fmt="mp4")
         solution(inst.mutant("reencoded_not_remuxed", [N.remuxed_mp4], "MP4 re-encoded instead of remuxed"),
                  reencode=True)
+        # near misses with the profile right and the file off: the measured video bitrate against
+        # 12 Mbps +-10 % (the encoder lands ~1 % under its target on these frames: 11000 kbps asked
+        # measures 10893 kbps, 9.2 % low; 10700 measures 10596, 11.7 % low) and the GOP against 120 +-1 frame
+        for file_kbps, lowers in ((11000, []), (10700, [N.video_settings])):
+            side = "outside" if lowers else "inside"
+            solution(inst.mutant(f"file_{file_kbps}kbps_{side}", lowers,
+                                 f"recording encoded at {file_kbps} kbps: {side} the 12 Mbps +-10 % pass line"),
+                     file_kbps=file_kbps)
+        for file_gop, lowers in ((121, []), (122, [N.video_settings])):
+            side = "outside" if lowers else "inside"
+            solution(inst.mutant(f"gop_{file_gop}_{side}", lowers,
+                                 f"keyframes every {file_gop} frames: {side} the GOP 120 +-1 pass line"),
+                     file_gop=file_gop)
         for f in tmp.iterdir():
             f.unlink()
         tmp.rmdir()

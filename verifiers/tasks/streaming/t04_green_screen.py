@@ -210,6 +210,7 @@ class GreenScreenKey(CheckedTask):
                  good, composite(office, 10.0, patch=True))
         solution(inst.mutant("hair_keyed_out", [N.key_iou], "smoothness too high: the hair is keyed away"), good,
                  composite(office, 10.0, no_hair=True))
+        near_misses(inst, solution, office, good)
         solution(inst.mutant("recording_6s", [N.recording, N.key_iou, N.no_residual_green, N.spill_suppressed],
                              "stopped after 6 s: later sampled frames missing"), good, composite(office, 6.0))
         c = copy.deepcopy(good)
@@ -221,6 +222,25 @@ class GreenScreenKey(CheckedTask):
                              "recording never finalised"), good)
         truncate(inst.root / "mutants" / "truncated_recording" / REC, 0.2)
         write_cases(inst, good)
+
+
+def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: dict[str, Any]) -> None:
+    """Each per-frame pass line with a case just inside (full) and just outside (0 on every sampled
+    frame): residual green 0.3 % of the background (0.2 / 0.4 %, a dark-green block in a corner) and
+    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0)."""
+    h, w = office.shape[:2]
+    fg_px = int((matte_at(0.0, w, h) > 127).sum())   # the person's area is the same at every time
+    bg_px = w * h - fg_px
+    for pct, lowers in ((0.2, []), (0.4, [N.no_residual_green])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"green_{pct}pct_{side}", lowers,
+                             f"{pct} % of the background still green: {side} the 0.3 % pass line"),
+                 good, composite(office, 10.0, green_px=round(bg_px * pct / 100)))
+    for iou, lowers in ((0.965, []), (0.935, [N.key_iou])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"iou_{iou}_{side}", lowers,
+                             f"foreground IoU {iou}: shirt pixels keyed away, {side} the 0.95 pass line"),
+                 good, composite(office, 10.0, hole_px=round(fg_px * (1 - iou))))
 
 
 def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
@@ -278,7 +298,12 @@ def green_take(t: float, w: int, h: int) -> np.ndarray:
 
 
 def composite(office: np.ndarray, dur_s: float, *, halo: bool = False, spill: bool = False, patch: bool = False,
-              no_hair: bool = False) -> list[np.ndarray]:
+              no_hair: bool = False, green_px: int = 0, hole_px: int = 0) -> list[np.ndarray]:
+    """The keyed recording: the person over the office. Faults: a green halo ring, spill on the edge
+    band, a dark-green 8x8 patch, the hair keyed away; `green_px` dark-green pixels left in the
+    lower-left corner (a 6-row block, away from the person); `hole_px` pixels of the shirt keyed
+    through to the office (a 10-row block inside the shoulders, >= 3 px from any edge: IoU drops by
+    hole_px / foreground area and nothing else moves)."""
     h, w = office.shape[:2]
     out = []
     for i in range(round(dur_s * FPS)):
@@ -294,6 +319,17 @@ def composite(office: np.ndarray, dur_s: float, *, halo: bool = False, spill: bo
             img[ring] = (40, 190, 60)
         if patch:
             img[h - 9:h - 1, 1:9] = (30, 130, 45)
+        if green_px:
+            rows = 6
+            cols, extra = divmod(green_px, rows)
+            img[h - 1 - rows:h - 1, 1:1 + cols] = (30, 130, 45)
+            img[h - 2 - rows, 1:1 + extra] = (30, 130, 45)
+        if hole_px:
+            cx = int(w / 2 + 12 * np.sin(t * 0.6))
+            rows = 10
+            cols = -(-hole_px // rows)
+            y0, x0 = h - 14, cx - cols // 2
+            img[y0:y0 + rows, x0:x0 + cols] = office[y0:y0 + rows, x0:x0 + cols]
         out.append(img)
     return out
 

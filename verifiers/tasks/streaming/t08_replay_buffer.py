@@ -37,6 +37,9 @@ TASK = "R06.12.01.01-T08"
 N = check_names(TASK)
 REPLAYS = "recordings/replays"
 DEFAULT_FORMAT = "%CCYY-%MM-%DD %hh-%mm-%ss"
+#: OBS's replay buffer defaults (verifiers.apps.obs.profile reads the same): an item the seed asks
+#: at its default value is done by leaving it alone
+OBS_DEFAULT_RB_SIZE_MB, OBS_DEFAULT_RB_PREFIX = 512, "Replay"
 #: OBS filename-format specifiers -> regex (the ones the task's format uses, plus common ones)
 _SPEC = {"%CCYY": r"\d{4}", "%YY": r"\d\d", "%MM": r"\d\d", "%DD": r"\d\d", "%hh": r"\d\d", "%mm": r"\d\d",
          "%ss": r"\d\d", "%%": "%"}
@@ -79,7 +82,14 @@ class ReplayBuffer(CheckedTask):
         parts = {"max time 30 s": rb_time == p.max_time_s, "memory 512 MB": rb_size == p.max_memory_mb,
                  "file name format": prefix == want_prefix and fmt == want_fmt,
                  "folder recordings/replays/": path_ends_with(folder, p.folder.rstrip("/"))}
-        score = curve.count(sum(parts.values()), len(parts)) if enabled else 0.0
+        # items the seed asks at OBS's defaults (512 MB, "Replay <default format>") pay in proportion
+        # to the items that take a change (30 s, the folder): ticking Enable alone earns 0 (rule 3)
+        at_default = {"memory 512 MB": p.max_memory_mb == OBS_DEFAULT_RB_SIZE_MB,
+                      "file name format": (want_prefix, want_fmt) == (OBS_DEFAULT_RB_PREFIX, DEFAULT_FORMAT)}
+        changed = [v for k, v in parts.items() if not at_default.get(k)]
+        work = sum(changed) / len(changed) if changed else 1.0
+        earned = [float(v) * (work if at_default.get(k) else 1.0) for k, v in parts.items()]
+        score = curve.count(earned) if enabled else 0.0
         return Result(score, {"mode": prof.output_mode, "enabled": enabled, "time_s": rb_time, "size_mb": rb_size,
                               "prefix": prefix, "format": fmt, "folder": folder},
                       "replay buffer not enabled" if not enabled else
@@ -100,6 +110,9 @@ class ReplayBuffer(CheckedTask):
             if d.is_dir() else []
         if not files:
             return Result.fail(f"no saved replay in {REPLAYS}/")
+        if not self.prof.replay_buffer.enabled:   # a file named like a replay is no replay without the buffer
+            return Result.fail("the replay buffer is not enabled: the files in replays/ are not its saves",
+                               {"files": [x.name for x in files]})
         rx = name_regex(*self.task.check(N.replay_settings).typed.filename_format.split(" ", 1))
         f = files[-1]
         try:
@@ -159,3 +172,30 @@ class ReplayBuffer(CheckedTask):
                  files=(("2026-11-30 21-04-10.mkv", 30.0),))
         solution(inst.mutant("saved_in_recordings", [N.replay_settings, N.replay_file], "folder not changed"),
                  rec_path="/home/streamer/work/recordings")
+        write_cases(inst, solution)
+        for dur_s, lowers in ((29.5, []), (28.5, [N.replay_file])):  # the seed's 30 +-1 s pass line
+            side = "outside" if lowers else "inside"
+            solution(inst.mutant(f"replay_{dur_s}s_{side}", lowers, f"the saved replay is {dur_s} s long: {side} 30 +-1 s"),
+                     files=(("Replay 2026-11-30 21-04-10.mkv", dur_s),))
+
+
+def write_cases(inst: InstanceWriter, solution: Any) -> None:
+    """Gaming baselines (<= 5; verifiers.synthcases): the replay buffer ticked on with OBS's defaults
+    and nothing saved; a 30 s file named like a replay with the buffer off (a recording renamed)."""
+    prof = f"{OBS_DIR}/basic/profiles/Stream/basic.ini"
+    glob = f"{OBS_DIR}/global.ini"
+    base = inst.root / "baselines"
+    solution(base / "defaults", rb_time=20, rec_path="/home/streamer/work/recordings", files=())
+    solution(base / "renamed", rb_time=20, rec_path="/home/streamer/work/recordings/replays")
+    ini = base / "renamed" / prof
+    ini.write_text(ini.read_text().replace("RecRB=true", "RecRB=false"))
+    for name in ("defaults", "renamed"):   # no Save Replay binding: OBS's default
+        ini = base / name / prof
+        ini.write_text("".join(ln for ln in ini.read_text().splitlines(keepends=True)
+                               if not ln.startswith("ReplayBuffer.Save")))
+    for name, why in (("defaults", "Enable Replay Buffer ticked, everything else OBS's default, no replay saved"),
+                      ("renamed", "the buffer off, a 30 s recording saved as 'Replay <date>.mkv' in replays/")):
+        files = [(prof, f"copy:baselines/{name}/{prof}"), (glob, f"copy:baselines/{name}/{glob}")]
+        files += [(f"{REPLAYS}/{f.name}", f"copy:baselines/{name}/{REPLAYS}/{f.name}")
+                  for f in sorted((base / name / REPLAYS).glob("*.mkv"))]
+        inst.baseline_case(f"rb_{name}", files, why=why)

@@ -10,7 +10,9 @@ Emulated (catalog): Streamlabs Desktop cannot run here. Evidence is
 - state/streamlabs_widgets.json: the widget settings the harness exports from the sandbox API
   ({"alert_box": {"follow_sound_href", "follow_sound_volume", "follow_alert_duration"},
   "chat_box": {"text_size"}}; durations in s, or ms when > 100);
-- live: a `streamlabs`/`test_alert` event and a program frame (`probe.video`/`frame`, imageData) after it.
+- live: a `streamlabs`/`test_alert` event and the first program picture after it: a `probe.video`/
+  `frame` event carrying imageData (probes.video_probe.VideoProbe with image_every_s, on the program
+  feed; Streamlabs Desktop has no obs-websocket, so the OBS observer's screenshots cannot serve here).
 """
 
 from __future__ import annotations
@@ -175,8 +177,10 @@ class StreamlabsWidgets(CheckedTask):
         self.coll  # noqa: B018 - as before the split
         alerts = self.ctx.events_of("streamlabs", "test_alert")
         t0 = t_ms(alerts[0])
-        shots = [e for e in self.ctx.events_of("probe.video", "frame") if t_ms(e) >= t0]
-        img = decode_data_uri(VideoFrame.from_event(shots[0]).imageData) if shots else None
+        # the probe attaches the picture to one analysed frame every image_every_s: the first such frame
+        frames = [VideoFrame.from_event(e) for e in self.ctx.events_of("probe.video", "frame") if t_ms(e) >= t0]
+        shots = [f for f in frames if f.imageData is not None]
+        img = decode_data_uri(shots[0].imageData) if shots else None
         if img is None:
             return Result.fail("no program frame captured after the test alert")
         inside, outside = alert_pixels(img, self.ctx.gt_json("widgets.json")["background_rgb"], self.target)

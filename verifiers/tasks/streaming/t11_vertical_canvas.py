@@ -264,14 +264,18 @@ class VerticalCanvas(CheckedTask):
                 path.write_bytes(cache[key])
 
         def solution(folder: Path, cfg: dict, *, coll: dict[str, Any] = coll, vert_frames: list | None = None, vert_s: float = 15.0,
-                     vert_name: str = "2026-11-30 21-00-01.mkv", writer: str = "obs", run: bool = True) -> None:
+                     vert_name: str = "2026-11-30 21-00-01.mkv", writer: str = "obs", run: bool = True,
+                     lossless: bool = False) -> None:
             InstanceWriter.write_json(folder / PLUGIN_DIR / "config.json", cfg)
             write_obs31_collection(folder / OBS_DIR, coll)
             media(folder / "recordings" / "2026-11-30 21-00-00.mkv", ("main", 15),
                   lambda: ([np.full((1080, 1920, 3), 60, np.uint8)] * 15, 1))
             vf = vert_frames if vert_frames is not None else vertical_frames(cam, game)
-            media(folder / VERT_DIR / vert_name, ("swap" if vert_frames is not None else "vert", vert_s),
-                  lambda: (vf * round(vert_s / len(vf)), 1))
+            if lossless:
+                write_media(folder / VERT_DIR / vert_name, vf * round(vert_s / len(vf)), 1, codec="ffv1")
+            else:
+                media(folder / VERT_DIR / vert_name, ("swap" if vert_frames is not None else "vert", vert_s),
+                      lambda: (vf * round(vert_s / len(vf)), 1))
             if run:
                 InstanceWriter.write_events(folder, [
                     AuditWrite(f"{PLUGIN_DIR}/config.json", process=writer, pid=4242).event(100)])
@@ -291,11 +295,52 @@ class VerticalCanvas(CheckedTask):
         solution(inst.mutant("cam_bottom_game_top", [N.layout_in_frames], "webcam and gameplay swapped"), good,
                  vert_frames=vertical_frames(game, cam, swap=True))
         solution(inst.mutant("vertical_8s", [N.both_recordings], "vertical recording stopped after 8 s"), good, vert_s=8)
+        ssim_near_misses(inst, solution, cam, game)
         solution(inst.mutant("vertical_later", [N.both_recordings], "vertical recording started a minute later"), good,
                  vert_name="2026-11-30 21-01-05.mkv")
         solution(inst.mutant("no_audit", [N.vertical_canvas_config],
                  "no audit recorded: cannot judge"), good, run=False)
         write_cases(inst)
+
+
+def _top_ssim(img: np.ndarray, cam_ref: np.ndarray) -> float:
+    """The Cam SSIM the scorer reads from an FFV1 (yuv444p) recording of this frame: the same
+    conversions (to 4:4:4 Y'CbCr, scaled to 216 px wide, to RGB) without the lossless codec."""
+    import av
+
+    from verifiers.measure.frames import to_rgb
+
+    small, _tags = to_rgb(av.VideoFrame.from_ndarray(img, format="rgb24").reformat(format="yuv444p"), width=216)
+    return _region_ssim(small[:162], cam_ref)
+
+
+def _last_shift_at_least(ssim_at: Any, line: float, hi_px: int = 540) -> int:
+    """The largest shift (px) whose Cam SSIM is still >= line (SSIM falls as the crop moves off)."""
+    lo, hi = 0, hi_px
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ssim_at(mid) >= line else (lo, mid)
+    return lo
+
+
+def ssim_near_misses(inst: InstanceWriter, solution: Any, cam: np.ndarray, game: np.ndarray) -> None:
+    """The Cam crop a few px right of its place, found so that its SSIM sits 0.02 inside (>= 0.92) and
+    0.02 outside (<= 0.88) the seed's 0.9 line; recorded losslessly (FFV1 in MKV, as OBS's lossless
+    preset writes) so the codec cannot move it across the line."""
+    cache: dict[int, float] = {}
+
+    def ssim_at(shift: int) -> float:
+        if shift not in cache:
+            cache[shift] = _top_ssim(vertical_frames(cam, game, top_shift_px=shift)[0], cam)
+        return cache[shift]
+
+    inside = _last_shift_at_least(ssim_at, 0.92)
+    outside = _last_shift_at_least(ssim_at, 0.88) + 1
+    for shift, lowers in ((inside, []), (outside, [N.layout_in_frames])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"cam_ssim_{side}", lowers,
+                             f"Cam crop {shift} px right of its place: SSIM {ssim_at(shift):.3f}, {side} the 0.9 line"),
+                 config(), vert_frames=vertical_frames(cam, game, top_shift_px=shift), lossless=True)
 
 
 def write_cases(inst: InstanceWriter) -> None:
@@ -330,13 +375,15 @@ def blocks(rng: np.random.Generator, size: tuple[int, int], grid: tuple[int, int
     return cv2.resize(small, size, interpolation=cv2.INTER_NEAREST)
 
 
-def vertical_frames(top: np.ndarray, band: np.ndarray, swap: bool = False) -> list[np.ndarray]:
+def vertical_frames(top: np.ndarray, band: np.ndarray, swap: bool = False, top_shift_px: int = 0) -> list[np.ndarray]:
+    """One vertical canvas frame: `top` in the top 810 px (shifted right by top_shift_px, the gap
+    left black as OBS leaves an uncovered canvas), `band` below, the captions text at the bottom."""
     img = np.full((1920, 1080, 3), 16, np.uint8)
     if swap:
         img[:800] = cv2.resize(top, (1080, 800), interpolation=cv2.INTER_NEAREST)
         img[810:1620] = cv2.resize(band, (1080, 810), interpolation=cv2.INTER_NEAREST)
     else:
-        img[:810] = cv2.resize(top, (1080, 810), interpolation=cv2.INTER_NEAREST)
+        img[:810, top_shift_px:] = cv2.resize(top, (1080, 810), interpolation=cv2.INTER_NEAREST)[:, :1080 - top_shift_px]
         img[810:1610] = cv2.resize(band, (1080, 800), interpolation=cv2.INTER_NEAREST)
     cv2.putText(img, "captions go here", (60, 1800), cv2.FONT_HERSHEY_SIMPLEX, 2, (255, 255, 255), 4)
     return [img]

@@ -1,11 +1,11 @@
 """R06.12.01.01-T12: a local HTML ticker as a Browser source at the bottom edge of Live.
 
 Files: the collection's browser_source settings and its item's rendered rectangle (1920x80 at
-y = 1000). Live: a program screenshot the observer took through obs-websocket (obs event
-`ProgramScreenshot`, payload imageData = data: URI PNG as GetSourceScreenshot returns it); the
-ticker band must show text over the scene underneath (gt/ticker.json: the scene's known colour),
-i.e. a transparent page background. Debian's OBS has no browser source, so that screenshot only
-exists from a build with the plugin (catalog `emulated`); without it the check is an error.
+y = 1000). Live: the last program screenshot the OBS observer took (`obs`/`screenshot`,
+ObsScreenshot: GetSourceScreenshot of the program scene, live need `obs_screenshots`); the ticker
+band must show text over the scene underneath (gt/ticker.json: the scene's known colour), i.e. a
+transparent page background. Debian's OBS has no browser source, so there the band shows no
+ticker and the check fails (catalog `emulated`); no screenshot at all is an error.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from verifiers.apps.obs.geometry import rendered_rect
 from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
-from verifiers.evidence import ObsEvent
-from verifiers.evidence.obs import ScreenshotData
+from verifiers.evidence import ObsScreenshot
 from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, TickerSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, obs_events, path_ends_with
+from verifiers.tasks.streaming.common import OBS_DIR, collection_with, path_ends_with
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)
+LOCAL_FILE = "overlay/ticker.html"
 
 
 TASK = "R06.12.01.01-T12"
@@ -88,12 +88,18 @@ class BrowserTicker(CheckedTask):
     @check(N.renders_transparent)
     def renders_transparent(self, p: RendersTransparent, curve: Curve) -> Result:
         self.coll  # noqa: B018 - as before the split: no collection fails this check too
-        shots = obs_events(self.ctx.events_of("obs"), "ProgramScreenshot")
+        shots = [ObsScreenshot.from_event(e) for e in self.ctx.events_of(ObsScreenshot.SOURCE, ObsScreenshot.KIND)]
         if not shots:
             raise NoLiveEvidence("no live evidence: no program screenshot recorded")
-        img = decode_data_uri(shots[-1][1].imageData)
+        img = decode_data_uri(shots[-1].image_data)
         if img is None:
             return Result.fail("program screenshot is not a readable image")
+        src = self.ticker.raw_settings
+        if self.ticker.kind != "browser_source" or src.get("is_local_file") is not True \
+                or not path_ends_with(src.get("local_file"), LOCAL_FILE):
+            # text over the scene proves a transparent page only when the page is what renders there
+            # (a text source named Ticker draws the same band): rule 3, no primary change, no credit
+            return Result.fail("Ticker is not a browser source showing overlay/ticker.html: its band proves nothing")
         gt = self.ctx.gt_json("ticker.json")
         m = band_transparency(img, gt["scene_rgb"], 80 / CANVAS_PX[1])
         ok = 100.0 * m["scene_visible"] >= p.min_scene_visible_pct and m["text"] >= 0.01
@@ -113,14 +119,16 @@ class BrowserTicker(CheckedTask):
             O.write_collection(cfg, coll)
             O.write_global(cfg, coll["name"], "Show")
             if run:
-                InstanceWriter.write_events(folder, [ObsEvent.of("ProgramScreenshot", ScreenshotData(
-                    screenshot(scene_rgb, opaque), imageWidth=192)).event(1000)])
+                InstanceWriter.write_events(folder, [ObsScreenshot(
+                    scene="Live", image_format="png", width_px=192,
+                    image_data=screenshot(scene_rgb, opaque)).event(1000)])
 
         solution(inst.oracle, good)
         for name, lowers, why, key, val in [
             ("shutdown_off", [N.source_settings], "'Shutdown source when not visible' left off", "shutdown", False),
             ("no_css", [N.source_settings], "custom CSS not set (OBS default CSS)", "css", None),
-            ("remote_url", [N.source_settings], "Local file unticked", "is_local_file", False),
+            ("remote_url", [N.source_settings, N.renders_transparent],
+             "Local file unticked: the band is not the given page's", "is_local_file", False),
         ]:
             c = copy.deepcopy(good)
             st = O.find_source(c, TICKER)["settings"]
@@ -141,6 +149,40 @@ class BrowserTicker(CheckedTask):
                  good, opaque=True)
         solution(inst.mutant("no_screenshot", [N.renders_transparent], "no run recorded: cannot judge"), good,
                  run=False)
+        write_cases(inst, good, scene_rgb)
+
+
+def write_cases(inst: InstanceWriter, good: dict[str, Any], scene_rgb: list[int]) -> None:
+    """Self-test cases (verifiers.synthcases): the collection as a newer OBS saves it (>= 95) and gaming
+    baselines (<= 5), each with the screenshot the observer would take of what it renders."""
+    rel = f"{OBS_DIR}/basic/scenes/Show.json"
+    base = inst.root / "baselines"
+
+    def shot(name: str, image_data: str) -> tuple[str, str]:
+        (base / name).mkdir(parents=True, exist_ok=True)
+        InstanceWriter.write_events(base / name, [ObsScreenshot(
+            scene="Live", image_format="png", width_px=192, image_data=image_data).event(1000)])
+        return ("events.jsonl", f"copy:baselines/{name}/events.jsonl")
+
+    O.write_collection(base / "default" / OBS_DIR, O.collection("Show", [O.scene("Scene", [])], []))
+    text = copy.deepcopy(good)   # a text source named Ticker where the browser source belongs
+    O.find_source(text, TICKER).update(id="text_ft2_source", versioned_id="text_ft2_source_v2",
+                                       settings={"text": "Breaking: tally ships"})
+    O.write_collection(base / "text" / OBS_DIR, text)
+    black = np.zeros((108, 192, 3), np.uint8)
+    inst.export_case("newer_obs_save", [(rel, f"json_variant:oracle/{rel}"), ("events.jsonl", "copy:oracle/events.jsonl")],
+                     why="keys in another order, unknown keys, versions one higher")
+    inst.baseline_case("default_collection", [(rel, f"copy:baselines/default/{rel}"), shot("default", _png(black))],
+                       why="OBS's new collection (one empty Scene): the program is black")
+    inst.baseline_case("garbage_collection", [(rel, f"json_garbage:oracle/{rel}"),
+                                              ("events.jsonl", "copy:oracle/events.jsonl")],
+                       why="the collection's structure with random values beside the oracle's screenshot")
+    inst.baseline_case("text_source_ticker", [(rel, f"copy:baselines/text/{rel}"),
+                                              shot("text", screenshot(scene_rgb, opaque=False))],
+                       why="a text source named Ticker at the bottom: the band shows text over the scene, no page")
+    inst.baseline_case("other_task_oracle", [(rel, "other_oracle:R06.12.01.01-T01:obs-studio/basic/scenes/"
+                                                   "Weekly_Stream.json"), ("events.jsonl", "copy:oracle/events.jsonl")],
+                       why="T01's collection (it has a scene Live) beside the oracle's screenshot")
 
 
 def build() -> dict[str, Any]:
@@ -159,5 +201,10 @@ def screenshot(scene_rgb: list[int], opaque: bool) -> str:
     if opaque:
         img[100:] = 0
     cv2.putText(img, "Breaking news", (4, 106), cv2.FONT_HERSHEY_PLAIN, 0.6, (255, 255, 255), 1)
+    return _png(img)
+
+
+def _png(img: np.ndarray) -> str:
+    """An RGB frame as GetSourceScreenshot returns it: a PNG data: URI."""
     _ok, buf = cv2.imencode(".png", img[:, :, ::-1])
     return "data:image/png;base64," + base64.b64encode(buf.tobytes()).decode()

@@ -221,6 +221,12 @@ class StreamlabsMigration(CheckedTask):
         c = copy.deepcopy(good)
         O.find_item(c, "Main", "Logo")["pos"]["x"] += 5
         solution(inst.mutant("logo_moved_5px", [N.transforms_preserved], "Logo nudged 5 px"), c)
+        for dx, lowers in ((2, []), (3, [N.transforms_preserved])):  # the seed's +-2 px pass line
+            side = "outside" if lowers else "inside"
+            c = copy.deepcopy(good)
+            O.find_item(c, "Main", "Logo")["pos"]["x"] += dx
+            solution(inst.mutant(f"logo_{dx}px_{side}", lowers,
+                                 f"Logo {dx} px off its imported place: {side} the +-2 px pass line"), c)
         c = copy.deepcopy(good)
         c["sources"] = [s for s in c["sources"] if s["name"] != "Outro"]
         c["scene_order"] = [s for s in c["scene_order"] if s["name"] != "Outro"]

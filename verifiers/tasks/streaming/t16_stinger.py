@@ -69,7 +69,9 @@ def switch_timing(path: Path, colours: dict[str, list[int]]) -> dict[str, Any]:
     brb = np.array(colours["brb_rgb"], float)
     t_swipe = t_switch = None
     swipe_frames = 0
+    times: list[float] = []
     for t, img in frames(path, max_width_px=96):
+        times.append(t)
         px = img.reshape(-1, 3).astype(float)
         d = np.stack([np.linalg.norm(px - c, axis=1) for c in (swipe, live, brb)], axis=1)
         label = d.argmin(axis=1)
@@ -80,7 +82,9 @@ def switch_timing(path: Path, colours: dict[str, list[int]]) -> dict[str, Any]:
         rest = label[label != 0]
         if t_swipe is not None and t_switch is None and rest.size and (rest == 2).mean() > 0.5:
             t_switch = t
-    return {"swipe_start_s": t_swipe, "switch_s": t_switch, "swipe_frames": swipe_frames}
+    # the mean period over the file (timestamps in ms, as MKV stores them, make single steps 33 or 34)
+    frame_s = (times[-1] - times[0]) / (len(times) - 1) if len(times) > 1 else None
+    return {"swipe_start_s": t_swipe, "switch_s": t_switch, "swipe_frames": swipe_frames, "frame_s": frame_s}
 
 
 @register
@@ -159,9 +163,17 @@ class StingerTrackMatte(CheckedTask):
         if tm["swipe_start_s"] is None or tm["switch_s"] is None:
             return Result.fail("no swipe frames or no switch to BRB in the recording", tm)
         off_ms = (tm["switch_s"] - tm["swipe_start_s"]) * 1000
-        err = off_ms - p.switch_ms
-        return Result(curve.score(err, p.tolerance_ms), {**tm, "switch_after_ms": off_ms},
-                      "" if abs(err) <= p.tolerance_ms else f"scene switched {off_ms:.0f} ms into the stinger")
+        # a recording dates the switch to whole frames: the error and the seed's +-33 ms are both
+        # counted in frames (33 ms is one frame at 30 fps, 33.3 ms; two at 60). In ms, a switch one
+        # frame late (633 ms) would fail a line the seed drew at one frame.
+        frame_ms = 1000 * (tm["frame_s"] or 1 / 30)
+        err_frames = round((off_ms - p.switch_ms) / frame_ms)
+        tol_frames = round(p.tolerance_ms / frame_ms)
+        return Result(curve.score(err_frames, tol_frames),
+                      {**tm, "switch_after_ms": off_ms, "error_frames": err_frames, "tolerance_frames": tol_frames},
+                      "" if abs(err_frames) <= tol_frames else
+                      f"scene switched {off_ms:.0f} ms into the stinger ({err_frames:+d} frames; pass line "
+                      f"+-{tol_frames})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         colours = {"live_rgb": [30, 60, 200], "brb_rgb": [200, 40, 30], "swipe_rgb": [20, 220, 40]}
@@ -207,6 +219,11 @@ class StingerTrackMatte(CheckedTask):
         c["current_transition"] = "Stinger"
         solution(inst.mutant("stinger_as_default", [N.override_brb], "Stinger made the default transition"),
                  c, evs=live_events(second="Stinger"))
+        for late, lowers in ((1, []), (2, [N.timing_in_recording])):  # the +-33 ms (one frame at 30 fps) line
+            side = "outside" if lowers else "inside"
+            solution(inst.mutant(f"switch_{late}_frame_late_{side}", lowers,
+                                 f"scene switched {late} frame(s) after the 600 ms point: {side} the +-33 ms line"),
+                     good, point_ms=600 + round(late * 1000 / 30))
         solution(inst.mutant("recording_truncated", [N.timing_in_recording], "recording never finalised"), good)
         truncate(inst.root / "mutants" / "recording_truncated" / REC, 0.3)
         coll_rel = f"{OBS_DIR}/basic/scenes/Show.json"
@@ -238,8 +255,8 @@ def recording(colours: dict[str, list[int]], point_ms: int, fps: int = 30) -> li
     switch = start + round(point_ms / 1000 * fps)
     for i in range(3 * fps):
         img = solid(w, h, tuple(colours["brb_rgb"] if i >= switch else colours["live_rgb"]))
-        if start <= i < start + sweep:
-            x = int((i - start) / sweep * (w + 40)) - 40
+        if start <= i < start + sweep:  # the swipe's edge is in the first frame, as a stinger's first frame shows it
+            x = int((i - start + 1) / sweep * (w + 40)) - 40
             img[:, max(0, x):max(0, x + 40)] = colours["swipe_rgb"]
         out.append(img)
     return out

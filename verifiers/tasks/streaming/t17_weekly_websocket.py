@@ -232,7 +232,8 @@ class WeeklyStreamWebsocket(CheckedTask):
             "frame_under_cam": ([N.scenes_sources], "overlay/frame.png created before the webcam", W.frame_under),
             "brb_mic_live": ([N.scenes_sources], "BRB mic left unmuted", W.mic_live),
             "fade_500ms": ([N.transition], "SetCurrentSceneTransitionDuration 500", W.fade_500),
-            "no_countdown": ([N.scenes_sources], "Starting Soon has no countdown text", W.no_countdown),
+            "no_countdown": ([N.scenes_sources, N.transition], "Starting Soon has no countdown text (the default Fade is "
+                             "paid for 6 of the 7 scene-content items)", W.no_countdown),
             "canvas_720p": ([N.scenes_sources], "canvas left at 1280x720", None),
             "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
                                        W.cam_scaled),

@@ -144,8 +144,11 @@ class ProducerBrief(CheckedTask):
         due = None if t0 is None else t0 + self.brief["countdown_s"] * 1000
         sw = [t for t, n in program_changes(self.ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
         corr = self.music_correlations()
-        parts = {"track 1 has music": len(corr) > 0 and corr[0] >= 0.2,
-                 "track 2 has no music": len(corr) > 1 and corr[1] <= p.max_music_correlation,
+        vod_clean = len(corr) > 1 and corr[1] <= p.max_music_correlation
+        # every recording has the music on track 1 by default (OBS records track 1, the mix): that
+        # unit earns only beside a track 2 without it (rule 3)
+        parts = {"track 1 has music": vod_clean and corr[0] >= 0.2,
+                 "track 2 has no music": vod_clean,
                  "countdown switches to Live at 0": bool(sw)}
         weights = {"track 1 has music": 0.25, "track 2 has no music": 0.25, "countdown switches to Live at 0": 0.5}
         return Result(sum(weights[k] for k, v in parts.items() if v),
@@ -175,7 +178,7 @@ class ProducerBrief(CheckedTask):
         cache: dict[str, bytes] = {}
 
         def solution(folder: Path, c: dict, *, kbps: float = 6000.0, vod_music: bool = False,
-                     countdown: bool = True, run: bool = True) -> None:
+                     countdown: bool = True, run: bool = True, switch_late_ms: int = 150) -> None:
             cfg = folder / OBS_DIR
             O.write_collection(cfg, c)
             O.write_global(cfg, c["name"], "Show")
@@ -203,7 +206,7 @@ class ProducerBrief(CheckedTask):
                    ScenarioAction("countdown_start").event(1000)]
             if countdown:
                 evs.append(ObsEvent.of("CurrentProgramSceneChanged", SceneData("Live")).event(
-                    1000 + brief["countdown_s"] * 1000 + 150))
+                    1000 + brief["countdown_s"] * 1000 + switch_late_ms))
             InstanceWriter.write_events(folder, sorted(evs, key=lambda e: e["mono_ns"]))
 
         solution(inst.oracle, coll)
@@ -225,6 +228,45 @@ class ProducerBrief(CheckedTask):
                  countdown=False)
         solution(inst.mutant("no_run_recorded", [N.outputs, N.vod_track_countdown], "no dry run: cannot judge"), coll,
                  run=False)
+        near_misses(inst, solution, coll)
+        default_baseline(inst, brief, music + mic)
+
+
+def default_baseline(inst: InstanceWriter, brief: dict[str, Any], mix: np.ndarray) -> None:
+    """A gaming baseline (<= 5): OBS's new collection named Show_v1, OBS's default recording (one
+    track, the mix), a dry run in which nothing streams and the countdown changes nothing."""
+    base = inst.root / "baselines" / "default"
+    cfg = base / OBS_DIR
+    O.write_collection(cfg, O.collection(brief["collection"], [O.scene("Scene", [])], []))
+    O.write_global(cfg, brief["collection"], "Untitled")
+    rec = "recordings/2026-11-30 21-30-00.mkv"
+    write_media(base / rec, [np.full((36, 64, 3), 50, np.uint8)] * 24, 2, audio=[mix])
+    InstanceWriter.write_events(base, [RtmpListening("127.0.0.1", 1935).event(-1000),
+                                       ScenarioAction("countdown_start").event(1000)])
+    coll_rel = f"{OBS_DIR}/basic/scenes/{brief['collection'].replace(' ', '_')}.json"
+    inst.baseline_case("obs_defaults_idle_run", [
+        (coll_rel, f"copy:baselines/default/{coll_rel}"), (f"{OBS_DIR}/global.ini", f"copy:baselines/default/{OBS_DIR}/global.ini"),
+        (rec, f"copy:baselines/default/{rec}"), ("events.jsonl", "copy:baselines/default/events.jsonl")],
+        why="OBS's new collection named Show_v1, its default one-track recording, nothing streamed or switched")
+
+
+def near_misses(inst: InstanceWriter, solution: Any, coll: dict[str, Any]) -> None:
+    """Just inside (full) / just outside (0 for that unit) each pass line: Cam 2 / 3 px off the brief
+    (+-2 px, one of 14 item units); the ingest's bitrate 5460 / 5340 kbps (6000 +-10 %, one of five
+    output units); the countdown's switch to Live 900 / 1100 ms after 0 (+-1 s, half the share)."""
+    for dx, lowers in ((2, []), (3, [N.scenes_layout])):
+        c = copy.deepcopy(coll)
+        O.find_item(c, "Live", "Cam")["pos"]["x"] += dx
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"cam_{dx}px_off_{side}", lowers, f"Cam {dx} px off the brief: {side} +-2 px"), c)
+    for kbps, lowers in ((5460, []), (5340, [N.outputs])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"bitrate_{kbps}_{side}", lowers, f"{kbps} kbps at the ingest: {side} 6000 +-10 %"),
+                 coll, kbps=float(kbps))
+    for late_ms, lowers in ((900, []), (1100, [N.vod_track_countdown])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"switch_{late_ms}ms_late_{side}", lowers,
+                             f"countdown switches to Live {late_ms} ms after 0: {side} +-1 s"), coll, switch_late_ms=late_ms)
 
 
 def stems(rng: np.random.Generator, dur_s: float) -> tuple[np.ndarray, np.ndarray]:

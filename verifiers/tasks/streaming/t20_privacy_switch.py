@@ -105,14 +105,27 @@ class PrivacySwitch(CheckedTask):
         return Result(curve.count(sum(parts.values()), len(parts)), {"latency_ms": lat, **parts},
                       "; ".join(f"not {k}" for k, v in parts.items() if not v))
 
+    @provides
+    def switched(self) -> float:
+        """Share of the sensitive windows after which Privacy came on (within 2 s, the detection window
+        of switch_on_match): the primary change. Not switching at all never triggers falsely and
+        never unmutes at the wrong time, so those shares are paid in proportion to it (rule 3)."""
+        run = self.run
+        hits = [any(t <= tc <= t + 2000 and n == PRIVACY for tc, n in run.changes)
+                for t in (run.acts.get(s) for s in MATCH_STEPS) if t is not None]
+        return sum(hits) / len(MATCH_STEPS)
+
     @check(N.no_false_trigger)
     def no_false_trigger(self, p: NoParams, curve: Curve) -> Result:
         run = self.run
         allowed = [(run.acts[s], run.acts[s] + 1000) for s in MATCH_STEPS if s in run.acts]
         false = [tc for tc, n in run.changes if n == PRIVACY and run.t0_ms <= tc <= run.t1_ms
                  and not any(a <= tc <= b for a, b in allowed)]
-        return Result(curve.passes(not false), {"false_switch_ms": false},
-                      f"{len(false)} switch(es) to Privacy without a sensitive window" if false else "")
+        msg = f"{len(false)} switch(es) to Privacy without a sensitive window" if false else ""
+        if self.switched < 1:
+            msg = "; ".join(m for m in (msg, f"paid for the {self.switched:.0%} of sensitive windows that switched") if m)
+        return Result(curve.passes(not false) * self.switched, {"false_switch_ms": false, "switched": self.switched},
+                      msg)
 
     @check(N.return_previous)
     def return_previous(self, p: ReturnPrevious, curve: Curve) -> Result:
@@ -150,9 +163,12 @@ class PrivacySwitch(CheckedTask):
         episodes = privacy_episodes(run.changes, run.initial, run.t0_ms, run.t1_ms)
         items = {f"Privacy {on / 1000:.1f}-{off / 1000:.1f} s": agrees(on, off, True) and agrees(off, nxt, False)
                  for on, off, nxt in episodes}
-        return Result(curve.count(sum(items.values()), len(items)), {"episodes": items},
-                      "" if items and all(items.values()) else
-                      ("no Privacy episode" if not items else "Mic mute does not follow the Privacy scene"))
+        msg = "" if items and all(items.values()) else \
+            ("no Privacy episode" if not items else "Mic mute does not follow the Privacy scene")
+        if self.switched < 1:   # Privacy (muted) all along follows the scene without doing the task
+            msg = "; ".join(m for m in (msg, f"paid for the {self.switched:.0%} of sensitive windows that switched") if m)
+        return Result(curve.count(sum(items.values()), len(items)) * self.switched,
+                      {"episodes": items, "switched": self.switched}, msg)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         (inst.workdir / "fixtures").mkdir(parents=True)
@@ -185,6 +201,35 @@ class PrivacySwitch(CheckedTask):
         solution(inst.mutant("no_macro_config", [N.switch_on_match], "switching done outside the plugin"), c)
         solution(inst.mutant("no_run_recorded", [N.switch_on_match, N.no_false_trigger, N.return_previous, N.mic_mute],
                              "no scenario run: cannot judge"), good, run=False)
+        write_cases(inst, good)
+
+
+def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
+    """Self-test cases (verifiers.synthcases): the collection as a newer OBS saves it (>= 95) and gaming
+    baselines (<= 5) with the run such a setup records (the same scenario, the OBS events it causes)."""
+    rel = f"{OBS_DIR}/basic/scenes/Stream.json"
+    base = inst.root / "baselines"
+    plain = copy.deepcopy(good)   # the scenes made, no macro
+    plain["modules"].pop("advanced-scene-switcher", None)
+    O.write_collection(base / "plain" / OBS_DIR, plain)
+    steps = [event("scenario", "start", 0, {"name": "T20 privacy auto-switch"}),
+             *(ScenarioAction(step, actual_ns=t * 1_000_000).event(t) for step, t in TIMES_MS.items())]
+    for d in ("idle", "always"):
+        (base / d).mkdir(parents=True, exist_ok=True)
+    InstanceWriter.write_events(base / "idle", steps)
+    InstanceWriter.write_events(base / "always", sorted([
+        *steps, ObsEvent.of("CurrentProgramSceneChanged", SceneData(PRIVACY)).event(100),
+        ObsEvent.of("InputMuteStateChanged", InputMuteData(MIC, True)).event(120)], key=lambda e: e["mono_ns"]))
+    coll = (rel, f"copy:baselines/plain/{rel}")
+    inst.export_case("newer_obs_save", [(rel, f"json_variant:oracle/{rel}"), ("events.jsonl", "copy:oracle/events.jsonl")],
+                     why="keys in another order, unknown keys, versions one higher")
+    inst.baseline_case("scenes_no_macro_idle_run", [coll, ("events.jsonl", "copy:baselines/idle/events.jsonl")],
+                       why="the scenes without the macros: nothing switches during the run")
+    inst.baseline_case("always_privacy_muted", [coll, ("events.jsonl", "copy:baselines/always/events.jsonl")],
+                       why="Privacy put on program before the run and the Mic muted: nothing ever shows, nothing switches")
+    inst.baseline_case("garbage_collection", [(rel, f"json_garbage:oracle/{rel}"),
+                                              ("events.jsonl", "copy:oracle/events.jsonl")],
+                       why="the collection's structure with random values beside the oracle's run")
 
 
 def privacy_episodes(changes: list[tuple[float, str]], initial: str | None, t0_ms: float,

@@ -51,20 +51,54 @@ def _of_kind(coll: Collection, scene: Scene, kinds: tuple[str, ...]) -> list[str
             if (src := coll.sources.get(it.source_name)) is not None and src.kind.startswith(kinds)]
 
 
+#: what shows a scene is another scene: sources only another scene of the spec holds (the mic and
+#: text are left out: a mic or a title in Live is no sign of a stuffed scene)
+def _foreign(coll: Collection, name: str, scene: Scene) -> list[str]:
+    roles = {"Starting Soon": bool(_images_with(coll, scene, "bg/starting.png")),
+             "BRB": bool(_images_with(coll, scene, "bg/brb.png")),
+             "Live": bool(scene.item(CAM) or _of_kind(coll, scene, DISPLAY_KINDS)
+                          or _images_with(coll, scene, "overlay/frame.png"))}
+    return [other for other, shown in roles.items() if shown and other != name]
+
+
+def foreign_content(coll: Collection) -> dict[str, list[str]]:
+    """Scene -> the other scenes whose content it also shows (every source everywhere: all of them)."""
+    return {n: _foreign(coll, n, coll.scenes[n]) for n in SCENES if n in coll.scenes}
+
+
 def scene_requirements(coll: Collection) -> dict[str, bool]:
-    """Each listed scene/source requirement -> met or not (sources matched by kind and file, Cam by name)."""
+    """Each listed scene/source requirement -> met or not (sources matched by kind and file, Cam by name).
+
+    A scene that also shows another scene's content (the Cam in BRB, bg/starting.png in Live) is not
+    that scene: none of its items count (putting every source in every scene earns nothing)."""
+    foreign = foreign_content(coll)
+    ss, live, brb = (coll.scenes.get(n) if not foreign.get(n) else None for n in SCENES)
     req: dict[str, bool] = {}
-    for name in SCENES:
-        req[f"scene {name}"] = name in coll.scenes
-    ss, live, brb = (coll.scenes.get(n) for n in SCENES)
-    req["Starting Soon: image bg/starting.png"] = bool(ss and _images_with(coll, ss, "bg/starting.png"))
-    req["Starting Soon: countdown text"] = bool(ss and _of_kind(coll, ss, TEXT_PREFIXES))
-    req["Live: display capture"] = bool(live and _of_kind(coll, live, DISPLAY_KINDS))
-    req["Live: Cam"] = bool(live and live.item(CAM) is not None)
-    req["Live: overlay/frame.png"] = bool(live and _images_with(coll, live, "overlay/frame.png"))
-    req["BRB: image bg/brb.png"] = bool(brb and _images_with(coll, brb, "bg/brb.png"))
-    req["BRB: mic"] = bool(brb and _of_kind(coll, brb, MIC_KINDS))
+    for name, sc in zip(SCENES, (ss, live, brb), strict=True):
+        req[f"scene {name}"] = sc is not None
+    req.update(content_requirements(coll, ss, live, brb))
     return req
+
+
+def content_requirements(coll: Collection, ss: Scene | None, live: Scene | None, brb: Scene | None) -> dict[str, bool]:
+    """The seven per-scene content items (the scenes as scene_requirements admits them)."""
+    return {
+        "Starting Soon: image bg/starting.png": bool(ss and _images_with(coll, ss, "bg/starting.png")),
+        "Starting Soon: countdown text": bool(ss and _of_kind(coll, ss, TEXT_PREFIXES)),
+        "Live: display capture": bool(live and _of_kind(coll, live, DISPLAY_KINDS)),
+        "Live: Cam": bool(live and live.item(CAM) is not None),
+        "Live: overlay/frame.png": bool(live and _images_with(coll, live, "overlay/frame.png")),
+        "BRB: image bg/brb.png": bool(brb and _images_with(coll, brb, "bg/brb.png")),
+        "BRB: mic": bool(brb and _of_kind(coll, brb, MIC_KINDS)),
+    }
+
+
+def scenes_built(coll: Collection) -> float:
+    """Share of the seven content items met: the task's primary change, which the shares that OBS's
+    defaults already satisfy (Fade 300 ms) are paid in proportion to (rule 3, docs/catalog.md)."""
+    req = scene_requirements(coll)
+    content = [v for k, v in req.items() if ":" in k]
+    return sum(content) / len(content)
 
 
 def canvas_ok(ctx: ScoreContext, canvas_px: Sequence[int]) -> tuple[bool, Any]:
@@ -78,7 +112,7 @@ def canvas_ok(ctx: ScoreContext, canvas_px: Sequence[int]) -> tuple[bool, Any]:
 
 
 def display_full_frame(ctx: ScoreContext, coll: Collection) -> bool:
-    live = coll.scenes.get("Live")
+    live = coll.scenes.get("Live") if not foreign_content(coll).get("Live") else None
     gt = ctx.gt_json("layout.json")
     if live is None:
         return False
@@ -142,6 +176,8 @@ def frame_topmost(coll: Collection) -> tuple[bool, str]:
     live = coll.scenes.get("Live")
     if live is None:
         return False, "no scene Live"
+    if foreign_content(coll).get("Live"):
+        return False, "Live also shows " + ", ".join(foreign_content(coll)["Live"]) + " content: not the Live scene"
     frames = _images_with(coll, live, "overlay/frame.png")
     if not frames:
         return False, "no overlay/frame.png in Live"
@@ -150,6 +186,8 @@ def frame_topmost(coll: Collection) -> tuple[bool, str]:
 
 def brb_mic_muted(coll: Collection) -> tuple[bool, str]:
     brb = coll.scenes.get("BRB")
+    if brb is not None and foreign_content(coll).get("BRB"):
+        return False, "BRB also shows " + ", ".join(foreign_content(coll)["BRB"]) + " content: not the BRB scene"
     mics = _of_kind(coll, brb, MIC_KINDS) if brb else []
     if not mics:
         return False, "no mic in BRB"
@@ -171,7 +209,12 @@ def transition(coll: Collection, kind: str, duration_ms: int, curve: Curve) -> R
         msg.append(f"default transition is {cur!r} ({got_kind}), not Fade")
     if not parts[1]:
         msg.append(f"duration {dur} ms, not {duration_ms} ms")
-    return curve.count(sum(parts), 2), {"transition": cur, "kind": got_kind, "duration_ms": dur}, "; ".join(msg)
+    # Fade 300 ms is OBS's default: it earns in proportion to the scenes built (rule 3)
+    built = scenes_built(coll)
+    if built < 1 and sum(parts):
+        msg.append(f"Fade 300 ms is OBS's default: paid for {built:.0%} of the scene content built")
+    return curve.count(sum(parts), 2) * built, \
+        {"transition": cur, "kind": got_kind, "duration_ms": dur, "scenes_built": round(built, 4)}, "; ".join(msg)
 
 
 # ---- synthetic instance ----------------------------------------------------------------------
@@ -241,6 +284,40 @@ def write_weekly_instance(inst: InstanceWriter, mutants: dict, all_checks: list[
     write_solution(bad, good)
     path = bad / collection_rel(COLLECTION)
     path.write_bytes(path.read_bytes()[:500])
+    write_weekly_cases(inst, good)
+
+
+def write_weekly_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
+    """Self-test cases (verifiers.synthcases): the collection as a newer OBS saves it (>= 95) and gaming
+    baselines (<= 5): OBS's new collection named Weekly Stream (one empty Scene, Fade 300 ms: OBS's
+    defaults are the seed's transition), the structure with random values, every source in every
+    scene (each item of the checklist somewhere), and T12's collection under this name."""
+    rel = collection_rel(COLLECTION)
+    base = inst.root / "baselines"
+    write_solution(base / "default", O.collection(COLLECTION, [O.scene("Scene", [])], [],
+                                                  current_transition="Fade", transition_duration_ms=300))
+    every = copy.deepcopy(good)
+    names = [s["name"] for s in every["sources"] if s["id"] != "scene"]
+    for sc in ("Starting Soon", "Live", "BRB"):
+        O.find_source(every, sc)["settings"]["items"] = [O.item(n, i) for i, n in enumerate(names, 1)]
+    write_solution(base / "every", every)
+    other = O.collection(COLLECTION, [O.scene("Live", [O.item("Game", 1), O.item("Ticker", 2, pos=(0, 1000))])],
+                         [O.source("Game", "xshm_input", {}), O.source("Ticker", "browser_source", {
+                             "is_local_file": True, "local_file": f"{HOME}/overlay/ticker.html", "width": 1920,
+                             "height": 80})])
+    write_solution(base / "other", other)
+    inst.export_case("newer_obs_save", [(rel, f"json_variant:oracle/{rel}")],
+                     why="keys in another order, unknown keys, versions one higher")
+    inst.baseline_case("default_collection", [(rel, f"copy:baselines/default/{rel}")],
+                       why="OBS's new collection named Weekly Stream: one empty Scene, Fade 300 ms")
+    inst.baseline_case("garbage_collection", [(rel, f"json_garbage:oracle/{rel}")],
+                       why="the collection's structure with random values")
+    inst.baseline_case("every_source_everywhere", [(rel, f"copy:baselines/every/{rel}")],
+                       why="every source in every scene at the origin, unscaled")
+    inst.baseline_case("other_task_collection", [(rel, f"copy:baselines/other/{rel}")], max_score=10.0,
+                       why="a T12-like collection (Live with a game capture and a ticker) saved as Weekly Stream: its "
+                           "Live scene with a full-canvas display capture is 3 of the 12 checklist items (6.25) and 1 "
+                           "of the 7 scene-content items the default Fade is paid on (2.9); those may stay")
 
 
 # ---- planted faults (edits of the good collection), shared by T01's and T17's mutants -------------
