@@ -44,7 +44,7 @@ class _Worker:
 class IngestProbes:
     def __init__(self, emit: Emit, *, tones_hz: Sequence[float] = (), video_rate_hz: float = 5.0,
                  avsync: bool = True, idle_timeout_s: float = 10.0, video: bool = True,
-                 open_tap: Callable[[str, str], Any] | None = None) -> None:
+                 open_tap: Callable[[str, str], Any] | None = None, video_image_every_s: float | None = None) -> None:
         self.emit = emit
         #: the ingest's tag tap factory (called on the event loop's thread, in on_ingest_event)
         self.open_tap = open_tap
@@ -52,6 +52,8 @@ class IngestProbes:
         self.video = video
         self.tones_hz = list(tones_hz)
         self.video_rate_hz = video_rate_hz
+        #: with a value, the video probe also attaches a PNG of the program (`imageData`) that often
+        self.video_image_every_s = video_image_every_s
         self.avsync = avsync
         self.idle_timeout_s = idle_timeout_s
         self.workers: dict[tuple[str, str], _Worker] = {}
@@ -86,7 +88,8 @@ class IngestProbes:
         def run() -> None:
             probes = ProbeSet(tagged, audio_factory=lambda b: AudioProbe(tagged, b.sample_rate_hz, b.samples.shape[1],
                                                                         tones_hz=self.tones_hz, track=b.track),
-                              video=VideoProbe(tagged, rate_hz=self.video_rate_hz) if self.video else None,
+                              video=VideoProbe(tagged, rate_hz=self.video_rate_hz, image_every_s=self.video_image_every_s)
+                              if self.video else None,
                               avsync=self.avsync and self.video)
             if worker.tap is not None:  # the stream itself, as the session handles it; ends with it
                 src = AvSource(worker.tap, live=True, container_format="flv", audio_tracks=None, video=self.video)

@@ -23,7 +23,8 @@ from verifiers.params import NoParams, ParamsError, build_params, type_for
 
 FAMILIES = ("streaming", "sound", "grading", "shortform")
 TASK_ID_RE = re.compile(r"^R06\.\d\d\.\d\d\.\d\d-T\d\d$")
-LIVE_NEEDS = ("ingest", "obs", "obs_screenshots", "vmix", "scenario", "audit", "probe_audio", "probe_video")
+LIVE_NEEDS = ("ingest", "obs", "obs_screenshots", "vmix", "scenario", "audit", "probe_audio", "probe_video",
+              "probe_video_images")
 
 _FILE_KEYS = {"family", "seed", "title", "tasks"}
 _TASK_KEYS = {"id", "title", "apps", "inputs", "artifacts", "live", "checks", "notes", "emulated",

@@ -60,11 +60,12 @@ class IngestComponent:
 
     def __init__(self, host: str, port: int, record_dir: Path, app: str, key: str | None,
                  keys: set[str] | None = None, probe_audio: bool = False, probe_video: bool = False,
-                 profiles: list[str] | None = None) -> None:
+                 profiles: list[str] | None = None, video_image_every_s: float | None = None) -> None:
         self.host, self.port, self.record_dir, self.app, self.key = host, port, record_dir, app, key
         #: every key accepted; none at all means any safe key (the ingest's allow_any)
         self.keys = ({key} if key else set()) | set(keys or ())
         self.probe_audio, self.probe_video = probe_audio, probe_video
+        self.video_image_every_s = video_image_every_s  # program pictures on frame events (T09), or None
         self.profiles = list(profiles or [])  # platform profiles for live health (rtmp/profiles)
         self.server: Any = None
         self.probes: Any = None
@@ -82,7 +83,8 @@ class IngestComponent:
 
             self.probes = IngestProbes(threadsafe_emit(asyncio.get_running_loop(), bus.emit),
                                        video=self.probe_video, avsync=self.probe_video,
-                                       open_tap=lambda app, key: self.server.open_tap(app, key))
+                                       open_tap=lambda app, key: self.server.open_tap(app, key),
+                                       video_image_every_s=self.video_image_every_s)
 
             def on_event(kind: str, payload: dict[str, Any]) -> None:
                 bus.emit("rtmp", kind, payload)
@@ -105,6 +107,11 @@ class IngestComponent:
         return {"url": f"rtmp://{self.host}:{port}/{self.app}", "key_required": bool(self.keys)}
 
 
+#: a task that judges a picture of the program fed to the ingest (catalog live need `probe_video_images`,
+#: T09's alert) gets one PNG of it on a frame event this often: an alert stays up for seconds
+PROBE_IMAGE_INTERVAL_S = 2.0
+
+
 def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     app, key = ingest_target(task)
     from rtmp.platforms import task_profiles
@@ -112,7 +119,8 @@ def _ingest(task: TaskSpec, opts: LiveOptions) -> Component | Unavailable:
     # Video analysis decodes every frame (~20 % of a core at 1080p30): only when the task asks.
     return IngestComponent(opts.ingest_host, opts.ingest_port, opts.bundle_dir / "captures" / "rtmp", app, key,
                            probe_audio=True,
-                           probe_video="probe_video" in task.live, profiles=task_profiles(task.title, task.params))
+                           probe_video="probe_video" in task.live, profiles=task_profiles(task.title, task.params),
+                           video_image_every_s=PROBE_IMAGE_INTERVAL_S if "probe_video_images" in task.live else None)
 
 
 # -- observers ----------------------------------------------------------------------------------
@@ -285,6 +293,11 @@ def build_components(task: TaskSpec, opts: LiveOptions, always_audit: bool = Tru
             if "obs" not in task.live:
                 unavailable.append(Unavailable(need, "program screenshots come from the OBS observer: add `obs`"))
             continue  # the obs component takes them
+        if need == "probe_video_images":
+            if not {"ingest", "probe_video"} <= task.live:
+                unavailable.append(Unavailable(need, "program pictures come from the ingest's video probe: "
+                                                     "add `ingest` and `probe_video`"))
+            continue  # the ingest component's video probe takes them
         if need.startswith("probe_") and "ingest" in task.live:
             continue  # the ingest component runs the probes on its streams
 
