@@ -284,6 +284,11 @@ class GreenKey(CheckedTask):
                     render(grow=4), FPS)
         write_video(inst.mutant("spill", [N.spill], "edges keep a green cast (no despill)") / OUTPUT,
                     render(spill=0.7), FPS)
+        # near misses at the seed's 58-62 % height edge (1 px of the 320-px miniature = 0.31 %)
+        write_video(inst.mutant("near_miss_height_inside", [], "presenter 61 % high: inside the 62 % edge") / OUTPUT,
+                    render(height_share=0.61), FPS)
+        write_video(inst.mutant("near_miss_height_outside", [N.placement], "presenter 63.5 % high: outside the 62 % edge")
+                    / OUTPUT, render(height_share=0.635), FPS)
         write_video(inst.mutant("bottom_right", [N.placement], "anchored bottom-right") / OUTPUT,
                     render(anchor="right"), FPS)
         write_video(inst.mutant("exported_720p", [N.export_spec], "exported 720x1280") / OUTPUT,
