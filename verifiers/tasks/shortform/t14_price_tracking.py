@@ -203,5 +203,11 @@ class PriceTracking(CheckedTask):
         write_video(inst.mutant("wrong_price", [N.label_present], "label reads ¥189") / OUTPUT, render(text="¥189"), FPS)
         write_video(inst.mutant("not_tracked", [N.tracking], "label left where the shoe started") / OUTPUT,
                     render(static=True), FPS)
+        # near misses at the seed's 120 px (x 1/3 = 40 px) "above the shoe" edge: the label centre
+        # 37 px (111 full-scale) and 44 px (132) above the shoe's top
+        write_video(inst.mutant("near_miss_above_inside", [], "label 111 px above the shoe: inside 120") / OUTPUT,
+                    render(drop_px=37), FPS)
+        write_video(inst.mutant("near_miss_above_outside", [N.tracking], "label 132 px above the shoe: outside 120")
+                    / OUTPUT, render(drop_px=44), FPS)
         write_video(inst.mutant("on_the_shoe", [N.tracking, N.no_overlap], "label dropped onto the shoe") / OUTPUT,
                     render(drop_px=0), FPS)
