@@ -49,6 +49,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
+from verifiers.tasks.shortform._shared.cases import CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import (
     instance_scale,
     probe_artifact,
@@ -388,6 +389,8 @@ class SpeedRamp(CheckedTask):
         ramp = ramp_curve(*peak)
         end = landing + 600
         emit(inst.oracle, ramp_positions(ramp, 0, end, src_fps, out_fps))
+        # still/unedited baselines left out: they score (docs/shortform.md, 'left')
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=("black_silent",))
         emit(inst.mutant("constant_1x", [N.peak_slowmo, N.fast_sections], "no ramp: 1x throughout (frames 500-2200)"),
              ramp_positions(lambda s: 1.0, 500, 2200, src_fps, out_fps))
         emit(inst.mutant("slowmo_early", [N.peak_slowmo, N.fast_sections], "0.3x on frames 1500-1620 (the approach)"),
