@@ -158,15 +158,16 @@ def test_t20_export_with_labels_over_the_arrow_tails_keeps_every_point(tmp_path:
 
 
 @pytest.mark.skipif(not CJK_FONT.exists(), reason="no CJK font for the subtitles")
-def test_t20_every_subtitle_on_every_frame_in_silence_keeps_only_the_format(tmp_path: Path) -> None:
-    """Fair: the format's 0.4 x 35 = 14; before, the subtitle share (CER 0 from one box of the
-    wall) and the true-peak half of silence added 31."""
+def test_t20_every_subtitle_on_every_frame_in_silence_earns_nothing(tmp_path: Path) -> None:
+    """Fair: 0. The subtitle share (CER 0 from one box of the wall) and the true-peak half of
+    silence once added 31 to the format's 0.4 x 35 = 14; the format part now pays only with the
+    subtitles right (rule 3)."""
     task = "R06.04.01.04-T20"
     inst = synth_instance(task, tmp_path / "inst", seed=0)
     work = _work(inst, tmp_path)
     _t20_export(inst, work, tmp_path, gaming=True)
     got = _score(task, work, inst)
-    assert got["score"] <= 14 + 1e-6, got
+    assert got["score"] <= 1e-6, got
 
 
 def test_t11_black_and_truncated_exports_earn_nothing(tmp_path: Path) -> None:
@@ -211,10 +212,11 @@ def test_t13_every_caption_on_every_frame_earns_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_t01_letterboxed_source_with_every_caption_keeps_only_the_format(tmp_path: Path) -> None:
+def test_t01_letterboxed_source_with_every_caption_earns_nothing(tmp_path: Path) -> None:
     """The source's first 30 s letterboxed into the 9:16 frame, all six captions burned on every
-    frame: fair 15 (format); was 50.7 (a chance strip match kept the hands 'in frame', and the
-    captions read as the whole transcript)."""
+    frame: 0; was 50.7 (a chance strip match kept the hands 'in frame', and the captions read as
+    the whole transcript), then 15 (the format, which now pays only with the source playing as
+    strips: rule 3)."""
     task = "R06.04.01.04-T01"
     inst = synth_instance(task, tmp_path / "inst", seed=0)
     work = _work(inst, tmp_path)
@@ -225,4 +227,4 @@ def test_t01_letterboxed_source_with_every_caption_keeps_only_the_format(tmp_pat
     _ffmpeg("-i", str(work / "fixtures/cooking_16x9.mp4"), "-t", "30", "-vf", "scale=180:102,pad=180:320:0:109" + dt,
             *H264_AAC[:-4], str(work / "out/cooking_short.mp4"))
     got = _score(task, work, inst)
-    assert got["score"] <= 15 + 1e-6, got
+    assert got["score"] <= 1e-6, got

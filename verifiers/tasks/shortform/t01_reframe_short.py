@@ -30,6 +30,7 @@ from verifiers.paramtypes.shortform import FormatDuration, MaxWer, MinFramesPct
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
 TASK = "R06.04.01.04-T01"
@@ -46,6 +47,11 @@ MAX_SRC_ERR_S = 0.25
 # content identity: an output frame is a strip of the source when its best fine match has NCC above
 # this (measured: an honest crop with burned captions 0.90-0.96, the source letterboxed with text 0.42)
 MIN_STRIP_NCC = 0.7
+FLAT_GREY_SPREAD = 2  # grey levels: a flat frame (black) matches any flat patch with NCC 1 in OpenCV
+# a reframe is a strip narrower than the source: 9:16 from 16:9 is 0.32 of its width, 1:1 0.56.
+# subject_in_frame rewards keeping the hands inside a *reframe* (rule 3): the whole 16:9 frame
+# handed back "frames" them trivially
+MAX_STRIP_SHARE = 0.75
 
 
 def read_selects(text: str) -> list[tuple[float, float]]:
@@ -94,6 +100,8 @@ class StripLocator:
         tmpl = self._template(grey, SEARCH_H_PX, self.small[0].shape[1])
         scores = np.array([cv2.minMaxLoc(cv2.matchTemplate(s, tmpl, cv2.TM_CCOEFF_NORMED))[1] for s in self.small])
         fine_t = self._template(grey, FINE_H_PX, self.fine[0].shape[1])
+        if int(fine_t.max()) - int(fine_t.min()) < FLAT_GREY_SPREAD:  # nothing to match: no strip
+            return 0.0, 0.0, fine_t.shape[1] * src_w_px / self.fine[0].shape[1], 0, 0.0
         best = (-2.0, 0, 0)
         for i in np.argsort(scores)[::-1][:CANDIDATES]:
             _, mx, _, loc = cv2.minMaxLoc(cv2.matchTemplate(self.fine[i], fine_t, cv2.TM_CCOEFF_NORMED))
@@ -111,32 +119,45 @@ class Samples:
     n: int
     on_select: int
     inside: int
+    playing: int  # samples that are a strip of the source played in step (any select)
     ocr_frames: list[np.ndarray]
 
 
 def sample_export(path: Path, locator: StripLocator, src_w: int, selects: list[tuple[float, float]],
                   boxes: list) -> Samples:
+    """Per sample (SAMPLE_S): the source moment and strip it shows. Content identity: a sample
+    counts only when it is a strip of the source (NCC ≥ MIN_STRIP_NCC); the hands are judged only
+    on samples that play the source in step with a neighbouring sample (a frame held for the whole
+    length shows one moment) and on a strip narrower than the source (rule 3)."""
     starts = np.cumsum([0.0] + [b - a for a, b in selects])
-    seg_ok, inside, n = 0, 0, 0
+    seg_ok = 0
+    judged = []  # (t_out, t_src, hands inside the strip, strip narrower than the source, a strip at all)
     ocr_frames = []
     next_ocr = 0.0
     for fr in iter_frames(path, every_s=SAMPLE_S):
-        n += 1
         t_src, x, w, idx, ncc = locator.locate(fr.rgb, src_w)
         k = int(np.searchsorted(starts, fr.t_s, side="right") - 1)
         near_cut = np.min(np.abs(starts - fr.t_s)) < 1.5 / FPS and fr.t_s > 0.1
         if near_cut:  # a sample on a select boundary may show either side: not judged at all
-            n -= 1
+            pass
         elif ncc >= MIN_STRIP_NCC:  # not a strip of the source: neither on its select nor framing the hands
             if 0 <= k < len(selects):
                 expect = selects[k][0] + fr.t_s - starts[k]
                 seg_ok += abs(t_src - expect) <= MAX_SRC_ERR_S
             bx, _by, bw, _bh = boxes[min(idx, len(boxes) - 1)]
-            inside += (bx >= x - 2 and bx + bw <= x + w + 2)
+            judged.append((fr.t_s, t_src, bx >= x - 2 and bx + bw <= x + w + 2, w <= MAX_STRIP_SHARE * src_w, True))
+        else:
+            judged.append((fr.t_s, t_src, False, False, False))
         if fr.t_s >= next_ocr - 1e-6:
             ocr_frames.append(fr.rgb)
             next_ocr = fr.t_s + OCR_EVERY_S
-    return Samples(n, seg_ok, inside, ocr_frames)
+    inside = playing = 0
+    for j, (t, ts, hands_in, narrow, strip) in enumerate(judged):
+        in_step = strip and any(s2 and abs((ts2 - ts) - (t2 - t)) <= MAX_SRC_ERR_S
+                                for t2, ts2, _h, _n, s2 in judged[max(0, j - 1):j] + judged[j + 1:j + 2])
+        inside += hands_in and narrow and in_step
+        playing += in_step
+    return Samples(len(judged), seg_ok, inside, playing, ocr_frames)
 
 
 def caption_lines(frames: list[np.ndarray], max_chars: int) -> tuple[list[str], int]:
@@ -186,8 +207,12 @@ class ReframeShort(CheckedTask):
     def format_duration(self, p: FormatDuration, curve: Curve) -> Result:
         facts = self.export.facts
         dur_ok = p.min_duration_s <= facts["duration_s"] <= p.max_duration_s
-        return Result(curve.passes(dur_ok and size_ok(facts, list(p.size_px), instance_scale(self.ctx))), facts,
-                      f"{facts['width_px']}x{facts['height_px']}, {facts['duration_s']:.2f} s")
+        sm = self.samples
+        playing = sm.playing / sm.n if sm.n else 0.0  # rule 3: the format pays with the source playing
+        return Result(curve.passes(dur_ok and size_ok(facts, list(p.size_px), instance_scale(self.ctx))) * playing,
+                      {**facts, "playing_share": playing},
+                      f"{facts['width_px']}x{facts['height_px']}, {facts['duration_s']:.2f} s; "
+                      f"{sm.playing}/{sm.n} samples play the source in step")
 
     @check(N.correct_segments)
     def correct_segments(self, p: NoParams, curve: Curve) -> Result:
@@ -267,7 +292,9 @@ class ReframeShort(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        write_video(inst.mutant("landscape_export", [N.format_duration], "exported 16:9 instead of 9:16") / OUTPUT,
+        register_video_cases(inst, OUTPUT, "fixtures/cooking_16x9.mp4", profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        write_video(inst.mutant("landscape_export", [N.format_duration, N.subject_in_frame],
+                                "exported 16:9 instead of 9:16 (no reframe: the hands are not kept in one)") / OUTPUT,
                     render(size=(320, 180)), FPS)
         wrong = [selects[0], (5.0, 15.0), selects[2]]
         write_video(inst.mutant("wrong_select", [N.correct_segments], "second segment cut from 5-15 s") / OUTPUT,

@@ -36,6 +36,7 @@ from verifiers.tasks.shortform._shared.caption_track import (
     text_key,
     track_captions,
 )
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 
 TASK = "R06.04.01.04-T03"
@@ -236,6 +237,7 @@ class ZhCaptions(CheckedTask):
             write_video(folder / OUTPUT, render(**kw), FPS)
 
         solve(inst.oracle)
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
         typo = [list(c) for c in captions]
         typo[1] = ["今天我们去西糊散步"]
         solve(inst.mutant("homophone_left", [N.caption_text], "an auto-caption homophone (湖→糊) left uncorrected"),

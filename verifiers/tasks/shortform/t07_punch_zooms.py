@@ -4,8 +4,9 @@ Work dir: fixtures/talk.draft/ (a Jianying draft; its media is fixtures/talk.dra
 input/emphasis.csv (keyword, time_s: the word onset where a zoom and a text pop belong).
 Output: out/talk_punch.mp4 (same timing as the talk). GT: gt/words.json = {"onsets_s": {keyword: s}}.
 
-Scale per output frame = the best centre-crop zoom of the talk frame at the same time (search as in
-T04); punch-ins that re-centre on an off-centre face would need a 2-D search (not done here).
+Scale per output frame = the scale of the crop of the talk frame at the same time (any position,
+`_shared/zoom.zoom_anywhere`, as T04) that best matches it: a punch-in toward an off-centre face is
+a zoom like a centred one (issue 21: the centre-only search had read it as a smaller zoom).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from verifiers.paramtypes.shortform import KeywordPops, RampLengths, ThreeZooms
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
-from verifiers.tasks.shortform._shared.zoom import zoom_of, zoomed
+from verifiers.tasks.shortform._shared.zoom import zoom_about_any_centre, zoomed
 
 TASK = "R06.04.01.04-T07"
 N = check_names(TASK)
@@ -120,7 +122,7 @@ class PunchZooms(CheckedTask):
         except MediaError as exc:
             raise GTError(f"{MEDIA}: {exc}") from None
         fps = self.fps
-        scales = np.array([100 * zoom_of(_small(rgb), talk[min(round(t * fps), len(talk) - 1)])
+        scales = np.array([100 * zoom_about_any_centre(_small(rgb), talk[min(round(t * fps), len(talk) - 1)])[0]
                            for t, rgb in self.export[1]])
         return judge_zooms(scales, self.emphasis, fps, self.task.check(N.three_zooms).typed)
 
@@ -170,7 +172,7 @@ class PunchZooms(CheckedTask):
         (inst.workdir / "input/emphasis.csv").write_text(
             "keyword,time_s\n" + "".join(f"{k},{v}\n" for k, v in words.items()))
 
-        def render(peak=1.2, ramp=6, skip=None, pop_delay=0):
+        def render(peak=1.2, ramp=6, skip=None, pop_delay=0, centre=(0.5, 0.5)):
             scale = np.ones(n)
             for k, t in enumerate(words.values()):
                 if k == skip:
@@ -183,7 +185,7 @@ class PunchZooms(CheckedTask):
                     scale[a + ramp + 10 + i] = peak - (peak - 1) * (i + 1) / ramp
             out = []
             for i in range(n):
-                f = zoomed(talk[i], scale[i]) if scale[i] > 1 else talk[i]
+                f = zoomed(talk[i], scale[i], centre) if scale[i] > 1 else talk[i]
                 for kw, t in words.items():
                     on = round(t * FPS) + pop_delay
                     if on <= i < on + 20:
@@ -192,8 +194,22 @@ class PunchZooms(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
+        register_video_cases(inst, OUTPUT, MEDIA, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
         write_video(inst.mutant("weak_zoom", [N.three_zooms], "zooms peak at 108%") / OUTPUT, render(peak=1.08), FPS)
         write_video(inst.mutant("snap_zoom", [N.ramp_lengths], "zooms snap in over 2 frames") / OUTPUT,
                     render(ramp=2), FPS)
+        # an honest editor punches in toward the speaker's face, off centre: a zoom all the same
+        write_video(inst.mutant("off_centre_zoom", [], "punch-ins toward a face at 25 %/30 % of the frame") / OUTPUT,
+                    render(centre=(0.25, 0.3)), FPS)
+        # near misses at the seed's edges (peak 115-125 %, ramp 4-8 frames): the search steps 0.25 %
+        write_video(inst.mutant("near_miss_peak_inside", [], "peaks at 124 %: inside the 125 % edge") / OUTPUT,
+                    render(peak=1.24), FPS)
+        write_video(inst.mutant("near_miss_peak_outside", [N.three_zooms], "peaks at 126.5 %: outside the 125 % edge")
+                    / OUTPUT, render(peak=1.265), FPS)
+        write_video(inst.mutant("near_miss_ramp_inside", [], "ramps over 8 frames: the 8-frame edge") / OUTPUT,
+                    render(ramp=8), FPS)
+        # a 10-frame ramp's first step is 102 %, not above ZOOMED_PCT: it measures 9 frames
+        write_video(inst.mutant("near_miss_ramp_outside", [N.ramp_lengths], "ramps over 10 frames (measured 9)")
+                    / OUTPUT, render(ramp=10), FPS)
         write_video(inst.mutant("pops_late", [N.keyword_pops], "text pops 6 frames after the words") / OUTPUT,
                     render(pop_delay=6), FPS)

@@ -48,6 +48,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
+from verifiers.tasks.shortform._shared.cases import CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, clean_runs, runs
 from verifiers.tasks.shortform._shared.export import Export, probe_artifact, video_facts
 
@@ -343,6 +344,8 @@ class TightenBroll(CheckedTask):
             write_video(folder / OUTPUT, fr, FPS, audio=au, sample_rate_hz=SR_HZ)
 
         emit(inst.oracle, keep_segments())
+        # still/unedited baselines left out: they score (docs/shortform.md, 'left')
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=())
         emit(inst.mutant("pause_left", [N.silences_removed], "one 1.2 s pause cut only to 0.8 s"),
              keep_segments(leave_s={1: 0.8}))
         emit(inst.mutant("word_cut", [N.no_words_lost], "the first word is cut with the lead-in"),

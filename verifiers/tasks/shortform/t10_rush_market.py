@@ -2,6 +2,11 @@
 
 Work dir: fixtures/market/clip1..4.mp4. Output: device/Downloads/market.mp4 (pulled from the tablet).
 GT: gt/render.json = instance scale (synthetic only). The title is read by OCR (verifiers.measure.ocr).
+
+Content identity (issue 21): a segment is a clip *playing*: its source must advance at least
+MIN_PLAY_SHARE of the segment's length (a held frame of clip 1 for 16 s carried the title, 1/4 of
+the preset and the export size: 46 of 100). export_spec rewards only the render settings, so it
+pays in proportion to the four clips present in the export (rule 3).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from verifiers.paramtypes.shortform import ClipsTrimmed, ColorPreset, ShortSide,
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, warm, write_video
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
 
@@ -24,6 +30,7 @@ N = check_names(TASK)
 OUTPUT = "device/Downloads/market.mp4"
 FPS = 24.0
 SCALE = 1 / 6
+MIN_PLAY_SHARE = 0.25  # a segment's clip must advance this share of the segment's length (as T02)
 
 
 @register
@@ -45,8 +52,11 @@ class RushMarket(CheckedTask):
 
     @provides
     def edit(self) -> tuple[list[Labelled], list[Run]]:
-        """Every output frame labelled (160-px frames kept) and the edit's segments."""
-        return segments(self.matcher, self.export.path, self.fps)
+        """Every output frame labelled (160-px frames kept) and the edit's segments: the runs whose
+        source clip plays (a frozen run is no segment)."""
+        labelled, segs = segments(self.matcher, self.export.path, self.fps)
+        return labelled, [r for r in segs if r.label is not None
+                          and r.src_end_s - r.src_start_s >= MIN_PLAY_SHARE * (r.end_s - r.start_s)]
 
     @property
     def segment_count(self) -> int:
@@ -101,7 +111,11 @@ class RushMarket(CheckedTask):
 
     @check(N.export_spec)
     def export_spec(self, p: ShortSide, curve: Curve) -> Result:
-        return Result(*short_side(self.export.facts, p.height_px, instance_scale(self.ctx), curve))
+        score, evidence, message = short_side(self.export.facts, p.height_px, instance_scale(self.ctx), curve)
+        present = {r.label for r in self.edit[1]} & {f"clip{k + 1}" for k in range(self.segment_count)}
+        share = len(present) / self.segment_count
+        return Result(score * share, {**evidence, "clips_playing": sorted(present)},
+                      f"{message}; {len(present)}/{self.segment_count} clips play in the export")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -124,6 +138,7 @@ class RushMarket(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
+        register_video_cases(inst, OUTPUT, "fixtures/market/clip1.mp4", profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
         write_video(inst.mutant("clips_swapped", [N.clips_trimmed_ordered], "clips 2 and 3 in the wrong order") / OUTPUT,
                     render(order=(1, 3, 2, 4)), FPS)
         write_video(inst.mutant("untrimmed_clip", [N.clips_trimmed_ordered], "clip 3 left 5 s long") / OUTPUT,

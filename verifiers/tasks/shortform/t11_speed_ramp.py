@@ -49,6 +49,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
+from verifiers.tasks.shortform._shared.cases import CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import (
     instance_scale,
     probe_artifact,
@@ -73,6 +74,14 @@ FAST_WINDOW = 3  # ± output frames of the fast-section slope
 MIN_FAST_FRACTION = 0.9
 MIN_PEAK_FRAMES = 5
 MIN_SHOWN_FRACTION = 0.5  # an export mostly not showing the source earns no framing/duration credit
+
+
+def advancing_fraction(idx: np.ndarray, good: np.ndarray) -> float:
+    """Share of matched output frames whose source frame lies after the previous matched one's:
+    the source plays (issue 21: a first frame held for the whole length kept smooth_curve and
+    framing_duration, 40 points). Even the 0.3x peak advances 2.4 source frames (240 fps) a frame."""
+    ii = np.asarray(idx)[np.asarray(good, dtype=bool)]
+    return float(np.mean(np.diff(ii) > 0)) if len(ii) > 1 else 0.0
 # TM_CCOEFF_NORMED of a flat template is undefined (OpenCV gives black frames high scores):
 # below this grey-level spread an output frame matches nothing
 FLAT_STD = 2.0
@@ -341,6 +350,9 @@ class SpeedRamp(CheckedTask):
         if shown < MIN_SHOWN_FRACTION:  # no ramp to be smooth (black, another video): baseline-relative
             return Result.fail(f"only {shown:.0%} of the export's frames show the kickflip source",
                                {"matched_fraction": shown})
+        if (adv := advancing_fraction(t.idx, t.good)) < MIN_SHOWN_FRACTION:
+            return Result.fail(f"the source plays on only {adv:.0%} of the matched frames (a held frame?)",
+                               {"advancing_fraction": adv})
         worst, where = largest_speed_jump(t.idx, t.good, t.to_speed)
         return Result(curve.passes(worst <= p.max_speed_jump_x),
                       {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~t.good).sum())},
@@ -366,6 +378,9 @@ class SpeedRamp(CheckedTask):
         if shown < MIN_SHOWN_FRACTION:
             return Result.fail(f"only {shown:.0%} of the export's frames show the kickflip source",
                                {**facts, "matched_fraction": shown})
+        if (adv := advancing_fraction(t.idx, t.good)) < MIN_SHOWN_FRACTION:
+            return Result.fail(f"the source plays on only {adv:.0%} of the matched frames (a held frame?)",
+                               {**facts, "advancing_fraction": adv})
         return Result(curve.count([dur_ok, sz_ok, ctr_ok]),
                       {**facts, "duration_ok": dur_ok, "size_ok": sz_ok, "skater_centred_pct": pct,
                        "matched_fraction": shown},
@@ -388,6 +403,8 @@ class SpeedRamp(CheckedTask):
         ramp = ramp_curve(*peak)
         end = landing + 600
         emit(inst.oracle, ramp_positions(ramp, 0, end, src_fps, out_fps))
+        # the unedited baseline is left out: it keeps smooth_curve (docs/shortform.md)
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=("black_silent", "still_with_sound"))
         emit(inst.mutant("constant_1x", [N.peak_slowmo, N.fast_sections], "no ramp: 1x throughout (frames 500-2200)"),
              ramp_positions(lambda s: 1.0, 500, 2200, src_fps, out_fps))
         emit(inst.mutant("slowmo_early", [N.peak_slowmo, N.fast_sections], "0.3x on frames 1500-1620 (the approach)"),

@@ -5,6 +5,10 @@ GT: gt/shoe.json = {"fps", "boxes": [[x, y, w, h] per frame]} (the shoe, frame p
 gt/render.json = instance scale (synthetic: 1/3, so OCR still reads the label).
 The label is found by OCR on frames sampled every 0.5 s: label_present needs its text; tracking and
 overlap use the box of the text OCR finds (whatever it says), so a typo costs only label_present.
+A sample counts only when the export plays the shoe clip in step there (`_shared/plays.py`): a
+correct first frame held for the whole length shows a perfect label in every sample (issue 21).
+no_overlap rewards leaving the shoe uncovered, so it pays in proportion to the samples where a
+label is found on the playing clip (rule 3).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from verifiers.base import AgentOutputError
+from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
@@ -29,6 +33,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
+from verifiers.tasks.shortform._shared.plays import SourceTimeline
 
 TASK = "R06.04.01.04-T14"
 N = check_names(TASK)
@@ -59,6 +64,7 @@ class LabelTrack:
     """OCR of the export every SAMPLE_S: how often the label was read, placed right, on the shoe."""
 
     n: int
+    playing: int  # samples showing the source frame of their own time
     found: int
     tracked: int
     overlaps: int
@@ -66,11 +72,17 @@ class LabelTrack:
     samples: list[dict]
 
 
-def track_label(path: Path, shoe: dict, want: str, tp: Tracking, scale: float) -> LabelTrack:
-    n = found = tracked = overlaps = located = 0
+def track_label(path: Path, source: SourceTimeline, shoe: dict, want: str, tp: Tracking,
+                scale: float) -> LabelTrack:
+    """Only samples that play the clip in step are judged; the others count as misses."""
+    n = playing = found = tracked = overlaps = located = 0
     samples = []
     for fr in iter_frames(path, every_s=SAMPLE_S):
         n += 1
+        if not source.plays(fr.rgb, fr.t_s):
+            samples.append({"t_s": fr.t_s, "label": None, "plays_source": False})
+            continue
+        playing += 1
         boxes = read_text(fr.rgb)
         label = next((b for b in boxes if reads_as(b.text, want)), None)
         found += label is not None
@@ -88,7 +100,7 @@ def track_label(path: Path, shoe: dict, want: str, tp: Tracking, scale: float) -
         overlap = box.x0 < sx + sw and box.x1 > sx and box.y0 < sy + sh and box.y1 > sy
         overlaps += overlap
         samples.append({"t_s": fr.t_s, "text": box.text, "dx_px": dx, "above_px": above, "overlap": overlap})
-    return LabelTrack(n, found, tracked, overlaps, located, samples)
+    return LabelTrack(n, playing, found, tracked, overlaps, located, samples)
 
 
 @register
@@ -98,12 +110,15 @@ class PriceTracking(CheckedTask):
     @provides
     def track(self) -> LabelTrack:
         shoe = self.ctx.gt_json("shoe.json")
-        self.ctx.input("fixtures/shoe_spin.mp4")
+        try:
+            source = SourceTimeline(self.ctx.input("fixtures/shoe_spin.mp4"))
+        except MediaError as exc:
+            raise GTError(f"fixtures/shoe_spin.mp4: {exc}") from None
         scale = instance_scale(self.ctx)
         path, _pr = probe_artifact(self.ctx, OUTPUT)
         want = _norm(self.task.check(N.label_present).typed.text)
         try:
-            return track_label(path, shoe, want, self.task.check(N.tracking).typed, scale)
+            return track_label(path, source, shoe, want, self.task.check(N.tracking).typed, scale)
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
 
@@ -118,8 +133,8 @@ class PriceTracking(CheckedTask):
         t = self._track_or_why()
         if isinstance(t, Result):
             return t
-        return Result(curve.count(t.found, t.n), {"found": f"{t.found}/{t.n}"},
-                      f"'{_norm(p.text)}' read in {t.found}/{t.n} samples")
+        return Result(curve.count(t.found, t.n), {"found": f"{t.found}/{t.n}", "playing": f"{t.playing}/{t.n}"},
+                      f"'{_norm(p.text)}' read in {t.found}/{t.n} samples ({t.playing} play the clip in step)")
 
     @check(N.tracking)
     def tracking(self, p: Tracking, curve: Curve) -> Result:
@@ -136,9 +151,12 @@ class PriceTracking(CheckedTask):
         if isinstance(t, Result):
             return t
         if not t.located:
-            return Result.fail("no label found")
-        return Result(curve.passes(t.overlaps == 0), {"overlapping_samples": t.overlaps},
-                      f"label overlaps the shoe in {t.overlaps}/{t.located} samples")
+            return Result.fail("no label found on the playing clip")
+        present = t.located / t.n  # rule 3: leaving the shoe uncovered pays with the label there
+        return Result(curve.passes(t.overlaps == 0) * present,
+                      {"overlapping_samples": t.overlaps, "label_on_playing_clip": f"{t.located}/{t.n}"},
+                      f"label overlaps the shoe in {t.overlaps}/{t.located} samples"
+                      f" (label found on the playing clip in {t.located}/{t.n})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         from PIL import Image, ImageDraw, ImageFont
@@ -178,10 +196,18 @@ class PriceTracking(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        register_video_cases(inst, OUTPUT, "fixtures/shoe_spin.mp4",
-                             baselines=("black_silent", "unedited_input", "other_task_oracle"))
+        n_samples = int(np.ceil(n / FPS / SAMPLE_S))
+        register_video_cases(inst, OUTPUT, "fixtures/shoe_spin.mp4", keeps={"still_with_sound": (
+            45 / n_samples, "the held first frame is the right composite for the first sample (the clip is at its "
+                            f"first frame there): 1/{n_samples} of label_present (20) and of no_overlap (25)")})
         write_video(inst.mutant("wrong_price", [N.label_present], "label reads ¥189") / OUTPUT, render(text="¥189"), FPS)
         write_video(inst.mutant("not_tracked", [N.tracking], "label left where the shoe started") / OUTPUT,
                     render(static=True), FPS)
+        # near misses at the seed's 120 px (x 1/3 = 40 px) "above the shoe" edge: the label centre
+        # 37 px (111 full-scale) and 44 px (132) above the shoe's top
+        write_video(inst.mutant("near_miss_above_inside", [], "label 111 px above the shoe: inside 120") / OUTPUT,
+                    render(drop_px=37), FPS)
+        write_video(inst.mutant("near_miss_above_outside", [N.tracking], "label 132 px above the shoe: outside 120")
+                    / OUTPUT, render(drop_px=44), FPS)
         write_video(inst.mutant("on_the_shoe", [N.tracking, N.no_overlap], "label dropped onto the shoe") / OUTPUT,
                     render(drop_px=0), FPS)

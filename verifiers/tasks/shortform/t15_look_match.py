@@ -18,7 +18,7 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, hue_deg, hue_difference_deg, mean_lab, rect_mask
 from verifiers.measure.errors import MediaError
-from verifiers.measure.frames import read_frame_at
+from verifiers.measure.frames import iter_frames, read_frame_at
 from verifiers.paramtypes.shortform import MaxDeltaE, Neutrals, SkyHue
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -32,20 +32,20 @@ OUTPUT = "out/beach_matched.mp4"
 FPS = 24.0
 
 
-MIN_STRUCTURE_CORR = 0.3  # see structure_corr; measured in docs/shortform.md
+MIN_STRUCTURE_CORR = 0.3  # correlation of _unit_highpass vectors; measured in docs/shortform.md
+#: no other source frame (of any clip) may match the export's frame better than its own by more
+#: than this (as grading's IDENTITY_TEMPORAL_TOL): a held or reused frame matches its own source
+#: frame far better than the one it stands for
+TEMPORAL_TOL = 0.02
 
 
-def structure_corr(a_rgb: np.ndarray, b_rgb: np.ndarray, sigma_px: float = 2.0) -> float:
-    """Correlation of two frames' luma after removing their Gaussian blur: the picture's fine
-    structure (the clip's own grain and detail), whatever a grade did to levels and colour."""
-    def hp(rgb: np.ndarray) -> np.ndarray:
-        y = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
-        d = (y - cv2.GaussianBlur(y, (0, 0), sigma_px)).ravel()
-        return d - d.mean()
-
-    a, b = hp(a_rgb), hp(b_rgb)
-    den = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b / den) if den > 1e-9 else 0.0
+def _unit_highpass(rgb: np.ndarray, sigma_px: float = 2.0) -> np.ndarray:
+    """A frame's luma minus its Gaussian blur, centred and scaled to unit length (zeros when flat)."""
+    y = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    d = (y - cv2.GaussianBlur(y, (0, 0), sigma_px)).ravel()
+    d -= d.mean()
+    norm = float(np.linalg.norm(d))
+    return d / norm if norm > 1e-9 else np.zeros_like(d)
 
 
 def _lab(rgb: np.ndarray, rect) -> np.ndarray:
@@ -86,23 +86,47 @@ class LookMatch(CheckedTask):
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
         out = Patches([], [], [], ref_skin, ref_sky, [])
+        sources = self._source_frames(len(look["clips"]), mids[0].shape)
         for k, (c, rgb) in enumerate(zip(look["clips"], mids, strict=True), start=1):
-            out.identity.append(self._identity(k, (c["end_s"] - c["start_s"]) / 2, rgb))
+            out.identity.append(self._identity(sources, k, (c["end_s"] - c["start_s"]) / 2, rgb))
             out.neutral.append(_lab(rgb, c["neutral"]))
             out.skin.append(_lab(rgb, c["skin"]))
             out.sky.append(_lab(rgb, c["sky"]))
         return out
 
-    def _identity(self, k: int, mid_s: float, rgb: np.ndarray) -> float:
+    def _source_frames(self, n_clips: int, shape: tuple[int, ...]) -> list[tuple[list[float], np.ndarray]]:
+        """Per source clip: its frame times and their unit high-passed luma at the export's size."""
+        out = []
+        for k in range(1, n_clips + 1):
+            times, hps = [], []
+            try:
+                for fr in iter_frames(self.ctx.input(f"fixtures/beach_vlog/clip{k}.mp4")):
+                    src = fr.rgb
+                    if src.shape != shape:
+                        src = cv2.resize(src, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
+                    times.append(fr.t_s)
+                    hps.append(_unit_highpass(src))
+            except MediaError as exc:
+                raise GTError(f"clip{k}: {exc}") from None
+            out.append((times, np.stack(hps)))
+        return out
+
+    @staticmethod
+    def _identity(sources: list[tuple[list[float], np.ndarray]], k: int, mid_s: float, rgb: np.ndarray) -> float:
         """Content identity (issue 21): the export's frame is the graded clip k at its middle,
-        not black, a held frame or another clip: structure correlation with the source frame."""
-        try:
-            src = read_frame_at(self.ctx.input(f"fixtures/beach_vlog/clip{k}.mp4"), mid_s).rgb
-        except MediaError as exc:
-            raise GTError(f"clip{k}: {exc}") from None
-        if src.shape != rgb.shape:
-            src = cv2.resize(src, (rgb.shape[1], rgb.shape[0]), interpolation=cv2.INTER_AREA)
-        return structure_corr(src, rgb)
+        not black, a held frame or another clip: structure correlation with that source frame (or
+        the one either side), and 0 when another frame of any clip matches clearly better (a still frame repeated over the
+        eight clips matches the frame it was taken from)."""
+        v = _unit_highpass(rgb)
+        corrs = [hp @ v for _times, hp in sources]
+        times = np.array(sources[k - 1][0])
+        frame_s = float(np.median(np.diff(times))) if len(times) > 1 else 1.0
+        # the export's frame at the middle may sit one source frame either side (another frame grid)
+        near = np.abs(times - mid_s) <= 1.5 * frame_s
+        own = float(corrs[k - 1][near].max()) if near.any() else -1.0
+        others = np.concatenate([c[~near] if j == k - 1 else c for j, c in enumerate(corrs)])
+        best_other = float(others.max()) if len(others) else -1.0
+        return own if own >= best_other - TEMPORAL_TOL else 0.0
 
     @check(N.neutrals)
     def neutrals(self, p: Neutrals, curve: Curve) -> Result:
@@ -147,9 +171,13 @@ class LookMatch(CheckedTask):
         colours = {"sky": (110, 160, 220), "skin": (224, 172, 140), "neutral": (150, 150, 150),
                    "sand": (210, 190, 150)}
 
-        def frame(r: np.random.Generator, cast=(1.0, 1.0, 1.0)) -> np.ndarray:
+        def frame(r: np.random.Generator, cast=(1.0, 1.0, 1.0), pebbles=None, i: int = 0) -> np.ndarray:
+            """Sand with the GT patches; `pebbles` (x, y) drift 2 px a frame (the footage moves, so a
+            held frame is not the clip), drawn under the patches so the patches stay clean."""
             f = np.zeros((h, w, 3), np.float32)
             f[:] = colours["sand"]
+            for x, y in pebbles if pebbles is not None else ():
+                cv2.circle(f, (int(x + 2 * i) % w, int(y)), 3, (90, 80, 60), -1)
             for k in ("sky", "skin", "neutral"):
                 x, y, rw, rh = rects[k]
                 f[y:y + rh, x:x + rw] = colours[k]
@@ -161,18 +189,20 @@ class LookMatch(CheckedTask):
         p.parent.mkdir(parents=True, exist_ok=True)
         cv2.imwrite(str(p), cv2.cvtColor(ref, cv2.COLOR_RGB2BGR))
         casts = [tuple(rng.uniform(0.85, 1.15, 3)) for _ in range(8)]
+        sources = []  # per clip its frames: each frame has its own grain, as footage does
         for k, cast in enumerate(casts, start=1):
             r = np.random.default_rng(100 + k)
-            write_video(inst.workdir / f"fixtures/beach_vlog/clip{k}.mp4", [frame(r, cast) for _ in range(per)], FPS)
+            pebbles = np.column_stack([r.integers(0, w, 30), r.integers(64, h - 4, 30)])  # this clip's own
+            sources.append([frame(r, cast, pebbles, i) for i in range(per)])
+            write_video(inst.workdir / f"fixtures/beach_vlog/clip{k}.mp4", sources[-1], FPS)
         clips = [{"start_s": k * per / FPS, "end_s": (k + 1) * per / FPS, **rects} for k in range(8)]
         inst.write_json(inst.gt / "look.json", {"clips": clips, "reference": {"skin": rects["skin"], "sky": rects["sky"]}})
 
         def render(edit=None):
             out = []
             for k in range(8):
-                r = np.random.default_rng(200 + k)
-                for _ in range(per):
-                    f = frame(r).astype(np.float32)  # matched: the cast removed
+                for src in sources[k]:
+                    f = src.astype(np.float32) / np.array(casts[k], np.float32)  # graded: the cast removed
                     if edit:
                         f = edit(k, f)
                     out.append(np.clip(f, 0, 255).astype(np.uint8))
@@ -197,7 +227,7 @@ class LookMatch(CheckedTask):
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
         register_video_cases(inst, OUTPUT, "fixtures/beach_vlog/clip1.mp4",
-                             baselines=("black_silent", "unedited_input", "other_task_oracle"))
+                             baselines=("black_silent", "still_with_sound", "unedited_input", "other_task_oracle"))
         write_video(inst.mutant("clip2_magenta", [N.neutrals], "clip 2 keeps a slight magenta cast") / OUTPUT,
                     render(magenta), FPS)
         write_video(inst.mutant("clip3_sky_cyan", [N.sky_hue], "clip 3's sky pushed to cyan") / OUTPUT,

@@ -66,6 +66,7 @@ from verifiers.synthkit.t20_douyin import (
     srt_text,
     voice_and_music,
 )
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, sources_in
 from verifiers.tasks.shortform._shared.export import (
     instance_duration_s,
@@ -364,7 +365,9 @@ class DouyinProduct(CheckedTask):
         cer_pct, per = self.subtitles
         ok_sub = cer_pct <= p.max_cer_pct
         bad = [k for k, v in fmt.items() if not v]
-        score = 0.4 * curve.part("format").count(fmt.values()) + 0.6 * curve.part("subtitles").passes(ok_sub)
+        # rule 3: the format part is render settings, paid only with the subtitles (the edit) right:
+        # black or a frame held at the right size, rate and length earned 0.4 of the share
+        score = (0.4 * curve.part("format").count(fmt.values()) + 0.6) * curve.part("subtitles").passes(ok_sub)
         return Result(score, {**facts, "want_size_px": [scaled(v, scale) for v in p.size_px], "want_duration_s": want_s,
                               "format": fmt, "cer_pct": cer_pct, "cues": per},
                       f"format {'ok' if not bad else 'wrong: ' + ', '.join(bad)}; subtitle CER {cer_pct:.1f}% "
@@ -475,6 +478,10 @@ class DouyinProduct(CheckedTask):
 
         assert n == len(render())
         solve()
+        register_video_cases(inst, OUTPUT, "fixtures/kettle_clips/clip1.mp4", profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES,
+                             keeps={"still_with_sound": (20 + 25 / 3, (
+                                 "the oracle's own mix under a frozen picture: loudness (20) is the mix's work, and the "
+                                 "held first frame is the first product shot with its arrow, right for 1 of 3 shots"))})
         solve("exported_30fps", [N.format_subtitles], "exported at 30 fps", fps=30.0)
         solve("subtitle_typo", [N.format_subtitles], "cue 3 burned with three wrong characters", typo=True)
         solve("sticker_10_frames_late", [N.price_sticker], "price sticker appears 10 frames after the price word",

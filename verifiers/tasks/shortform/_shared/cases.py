@@ -11,6 +11,10 @@ AV_PROFILES = ("h264_crf18_aac", "h264_crf23_aac", "h264_cbr_aac", "h264_2997_aa
 DUET = ("R06.04.01.04-T17", "device/Photos/duet.mp4")  # another task's oracle, cheap to synthesise
 REACTION = ("R06.04.01.04-T16", "out/reaction.mp4")
 BASELINES = ("black_silent", "still_with_sound", "unedited_input", "other_task_oracle")
+#: the OCR-heavy tasks (their every scoring OCRs frames: 2-5 s CPU each) take two exports, a
+#: CapCut-like CRF 23 and the platform CBR, and three baselines
+CHEAP_EXPORTS = ("h264_crf23_aac", "h264_cbr_aac")
+CHEAP_BASELINES = ("black_silent", "still_with_sound", "unedited_input")
 
 
 def register_video_cases(inst: InstanceWriter, output: str, unedited: str, *,

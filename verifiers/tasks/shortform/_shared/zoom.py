@@ -25,10 +25,11 @@ def zoom_of(frame: np.ndarray, photo: np.ndarray) -> float:
     return best_s
 
 
-def zoomed(photo: np.ndarray, s: float) -> np.ndarray:
+def zoomed(photo: np.ndarray, s: float, centre: tuple[float, float] = (0.5, 0.5)) -> np.ndarray:
+    """`photo` zoomed in by `s` about the point `centre` (fractions of width and height), which stays put."""
     h, w = photo.shape[:2]
-    x0, y0 = (w - w / s) / 2, (h - h / s) / 2
-    m = np.array([[s, 0, -x0 * s], [0, s, -y0 * s]], dtype=np.float32)
+    cx, cy = centre[0] * w, centre[1] * h
+    m = np.array([[s, 0, (1 - s) * cx], [0, s, (1 - s) * cy]], dtype=np.float32)
     return cv2.warpAffine(photo, m, (w, h), flags=cv2.INTER_LINEAR)
 
 
@@ -62,6 +63,31 @@ def zoom_anywhere(frame: np.ndarray, photo: np.ndarray) -> float:
     coarse = max(np.arange(ZOOM_RANGE[0], ZOOM_RANGE[1] + 1e-9, 0.01), key=lambda s: _best_at(fc, pc, s)[0])
     fine = np.arange(max(ZOOM_RANGE[0], coarse - 0.01), min(ZOOM_RANGE[1], coarse + 0.01) + 1e-9, 0.0025)
     return float(max(fine, key=lambda s: _best_at(fg, pg, s)[0]))
+
+
+def zoom_about_any_centre(frame: np.ndarray, photo: np.ndarray) -> tuple[float, float]:
+    """(scale, NCC) of the zoom of `photo` (about any centre) that `frame` shows.
+
+    `zoom_anywhere` gives the scale to about 1 %: its integer canvas sizes and integer template
+    positions cannot place a crop to a fraction of a pixel. Here that estimate seeds an ECC
+    alignment (OpenCV `findTransformECC`, affine, correlation-based so a grade does not matter)
+    that refines scale and offset to sub-pixel; the scale is sqrt(det) of the frame-to-photo map
+    inverted. Returns the refined NCC too, so a caller can tell a frame that is not the photo."""
+    h, w = frame.shape[:2]
+    fg = cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    pg = cv2.resize(cv2.cvtColor(np.ascontiguousarray(photo), cv2.COLOR_RGB2GRAY), (w, h),
+                    interpolation=cv2.INTER_AREA).astype(np.float32)
+    s0 = zoom_anywhere(frame, photo)
+    _, (x, y) = _best_at(fg, pg, s0)
+    # frame pixel u shows photo pixel (u + loc) / s0
+    warp = np.array([[1 / s0, 0, x / s0], [0, 1 / s0, y / s0]], dtype=np.float32)
+    try:
+        ncc, warp = cv2.findTransformECC(fg, pg, warp, cv2.MOTION_AFFINE,
+                                         (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 60, 1e-5), None, 3)
+    except cv2.error:  # flat frame or no convergence: keep the template-match estimate
+        return s0, _best_at(fg, pg, s0)[0]
+    det = float(np.linalg.det(warp[:, :2]))
+    return (1.0 / np.sqrt(det) if det > 0 else s0), float(ncc)
 
 
 def zoom_variants(photo: np.ndarray, scales: tuple[float, ...] = (1.1, 1.2)) -> list[np.ndarray]:
