@@ -31,7 +31,7 @@ import numpy as np
 
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
-from verifiers.measure.ocr import OCRUnavailable, TextBox, read_text
+from verifiers.measure.ocr import OCRUnavailable, TextBox, read_text_cached
 
 DIFF_LEVEL = 48  # grey levels in any channel: caption pixels vs re-encoding noise (seen ≤ 30 at CRF 16-23)
 LUMA_STEP = 24  # stroke pixels are darker than the source by at least this much
@@ -342,7 +342,7 @@ def ocr_lines(rgb: np.ndarray, look: Look) -> list[TextBox]:
     crop = np.zeros((side, side, 3), np.uint8)
     part = alone[cy0:cy0 + side, cx0:cx0 + side]
     crop[:part.shape[0], :part.shape[1]] = part
-    boxes = [TextBox(b.text, b.x0 + cx0, b.y0 + cy0, b.x1 + cx0, b.y1 + cy0, b.confidence) for b in read_text(crop)]
+    boxes = [TextBox(b.text, b.x0 + cx0, b.y0 + cy0, b.x1 + cx0, b.y1 + cy0, b.confidence) for b in read_text_cached(crop)]
     groups: list[list[TextBox]] = []
     for b in sorted(boxes, key=lambda b: b.center[1]):
         g = groups[-1] if groups else None
