@@ -80,3 +80,22 @@ def test_abandoned_decode_is_not_remembered_and_cache_is_bounded(decodes, tmp_pa
     assert frames._frame_cache_bytes <= one_decode_bytes
     list(frames.iter_frames(a))
     assert decodes == ["a.mp4"] * 4
+
+
+def test_frames_at_are_the_frames_iter_frames_yields(tmp_path):
+    """iter_frames_at converts only the wanted frames: the same frames (time, pixels, index) as a
+    full decode picks, first at or after each time; past the end is a MediaError."""
+    from verifiers.measure.errors import MediaError
+
+    a = _clip(tmp_path / "a.mp4", 60)
+    every = list(frames._decode_frames(a, stream=0, every_s=None, max_frames=None, width=None, height=None,
+                                       force_matrix=None))
+    want = [0.0, 0.01, 1 / 12, 0.2, 0.2, 5 / 12]
+    got = list(frames.iter_frames_at(a, want))
+    assert [t for t, _ in got] == sorted(set(want))
+    for t, fr in got:
+        ref = next(f for f in every if f.t_s >= t - 1e-6)
+        assert (fr.t_s, fr.index) == (ref.t_s, ref.index) and np.array_equal(fr.rgb, ref.rgb)
+    with pytest.raises(MediaError, match="no frame at or after"):
+        list(frames.iter_frames_at(a, [0.1, 9.0]))
+    assert list(frames.iter_frames_at(tmp_path / "missing.mp4", [])) == []

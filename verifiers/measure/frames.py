@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,6 +231,47 @@ def _decode_frames(path: Path, *, stream: int, every_s: float | None, max_frames
             raise MediaError(f"{path.name}: no decodable video frames")
     finally:
         container.close()
+
+
+def iter_frames_at(path: str | Path, times_s: Iterable[float], *, stream: int = 0, width: int | None = None,
+                   height: int | None = None) -> Iterator[tuple[float, Frame]]:
+    """(t, the first frame presented at or after t) for each wanted time, ascending, in ONE decoding
+    pass from the start; only those frames are converted to RGB (conversion is most of a decode's
+    CPU, and a check that reads a few frames of a clip paid it for every frame). The frames are the
+    ones `iter_frames` yields (same times, same conversion; `Frame.index` counts decoded frames).
+    Stops decoding after the last wanted frame; MediaError when the file ends first or cannot be
+    decoded (the same messages as iter_frames)."""
+    import av
+
+    want = sorted(set(times_s))
+    if not want:
+        return
+    path = Path(path)
+    container = open_container(path)
+    try:
+        vs = video_stream(container, path, stream)
+        vs.thread_type = "AUTO"
+        n = 0
+        i = 0
+        try:
+            for frame in container.decode(vs):
+                t = float(frame.pts * frame.time_base) if frame.pts is not None else n / float(vs.average_rate or 1)
+                if t >= want[i] - 1e-6:
+                    rgb, tags = to_rgb(frame, width=width, height=height)
+                    fr = Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
+                    while i < len(want) and t >= want[i] - 1e-6:
+                        yield want[i], fr
+                        i += 1
+                    if i == len(want):
+                        return
+                n += 1
+        except av.error.FFmpegError as exc:
+            raise MediaError(f"{path.name}: video cannot be decoded after {n} frames ({describe(exc)})") from None
+        if n == 0:
+            raise MediaError(f"{path.name}: no decodable video frames")
+    finally:
+        container.close()
+    raise MediaError(f"{path.name}: no frame at or after {want[i]:.3f} s")
 
 
 def read_frame_at(path: str | Path, t_s: float, *, stream: int = 0, width: int | None = None,
