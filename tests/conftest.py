@@ -32,6 +32,33 @@ APP_HEAVY_MODULES = frozenset({
     "tests/rtmp/test_abuse_rss.py",
 })
 
+def pytest_configure(config: pytest.Config) -> None:
+    """One instance folder per test session (verifiers.synth.INSTANCE_CACHE_ENV): each task's
+    synthetic instance is written once and copied for every test, worker and `tally` subprocess.
+
+    Made by the process that starts the session (xdist workers and subprocesses inherit the
+    variable); a value set from outside is used as it is and left alone."""
+    from verifiers.synth import INSTANCE_CACHE_ENV
+
+    if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(INSTANCE_CACHE_ENV):
+        return
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="tally-session-instances-")
+    os.environ[INSTANCE_CACHE_ENV] = folder
+    config._tally_instance_folder = folder  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = getattr(config, "_tally_instance_folder", None)
+    if folder:
+        import shutil
+
+        from verifiers.synth import INSTANCE_CACHE_ENV
+
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(INSTANCE_CACHE_ENV, None)
+
 
 @pytest.hookimpl(tryfirst=True)  # before the mark plugin's -m selection reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

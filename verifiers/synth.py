@@ -106,8 +106,51 @@ def synth_instance(task_id: str, out: Path, seed: int = 0) -> Path:
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
+    cached = _session_instance(cls, task_id, seed)
+    if cached is not None and cached.is_dir():
+        shutil.copytree(cached, out, symlinks=True)
+        return out
     verifier.synth(InstanceWriter(out, seed), np.random.default_rng(seed))
+    if cached is not None:
+        _offer_to_session(out, cached)
     return out
+
+
+INSTANCE_CACHE_ENV = "TALLY_INSTANCE_CACHE"
+"""A folder where synth_instance keeps every instance it wrote, for one test session (tests/conftest.py
+makes a fresh one and removes it at the end). A synth is deterministic for (task, seed) and the code
+(the seed drives every random choice; x264 is deterministic), so while the code cannot change the
+same instance is synthesised once and copied, even by another pytest worker or a `tally` subprocess.
+The verifier module's bytes are in the key too, so a folder left set across an edit is not stale for
+that module (other modules it uses are not hashed: never keep the folder across sessions)."""
+
+
+def _session_instance(cls: type, task_id: str, seed: int) -> Path | None:
+    import hashlib
+    import inspect
+    import os
+
+    root = os.environ.get(INSTANCE_CACHE_ENV)
+    if not root:
+        return None
+    try:
+        code = hashlib.sha256(Path(inspect.getfile(cls)).read_bytes()).hexdigest()[:16]
+    except (OSError, TypeError):
+        return None
+    return Path(root) / f"{task_id}-seed{seed}-{code}"
+
+
+def _offer_to_session(inst: Path, cached: Path) -> None:
+    """Copy a freshly written instance to the session folder (atomically: workers may race)."""
+    import os
+
+    tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(inst, tmp, symlinks=True)
+        os.rename(tmp, cached)
+    except OSError:  # another worker won the race (its copy is the same), or the folder is gone
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def overlay(workdir: Path, solution: Path, dest: Path) -> None:

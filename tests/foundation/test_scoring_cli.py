@@ -12,7 +12,7 @@ import pytest
 
 from verifiers.registry import verifier_class
 from verifiers.scoring import score_task
-from verifiers.synth import overlay, synth_instance
+from verifiers.synth import INSTANCE_CACHE_ENV, overlay, synth_instance
 
 T14 = "R06.07.01.03-T14"
 
@@ -81,7 +81,8 @@ def test_cli_exit_codes_and_one_line_errors(inst, tmp_path):
     assert rep["schema"] == "tally.report/1" and rep["score"] >= 99
 
 
-def test_same_seed_same_bytes_and_scores(tmp_path):
+def test_same_seed_same_bytes_and_scores(tmp_path, monkeypatch):
+    monkeypatch.delenv(INSTANCE_CACHE_ENV, raising=False)  # really synthesise each time, never copy
     a = synth_instance(T14, tmp_path / "a", seed=7)
     b = synth_instance(T14, tmp_path / "b", seed=7)
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.synth import score_solution, selftest_task, synth_instance
+from verifiers.synth import INSTANCE_CACHE_ENV, score_solution, selftest_task, synth_instance
 
 TASKS = ["R06.04.01.04-T06", "R06.04.01.04-T18"]
 EXPORT = {"R06.04.01.04-T06": "out/ad15.mp4", "R06.04.01.04-T18": "out/explainer.mp4"}
@@ -34,7 +34,8 @@ def test_selftest_passes(task_id):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", TASKS)
-def test_same_seed_same_bytes_and_garbage_export_fails(task_id, tmp_path):
+def test_same_seed_same_bytes_and_garbage_export_fails(task_id, tmp_path, monkeypatch):
+    monkeypatch.delenv(INSTANCE_CACHE_ENV, raising=False)  # really synthesise twice, never copy
     a = synth_instance(task_id, tmp_path / "a", seed=7)
     b = synth_instance(task_id, tmp_path / "b", seed=7)
     da, db = _digests(a), _digests(b)

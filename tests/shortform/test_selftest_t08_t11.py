@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from verifiers.scoring import score_task
-from verifiers.synth import selftest_task, synth_instance
+from verifiers.synth import INSTANCE_CACHE_ENV, selftest_task, synth_instance
 from verifiers.synthkit.shortform_video import clip_frames, write_video
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,8 @@ def test_selftest_passes(proven):
         assert m["lowered"] == m["expected"], name
 
 
-def test_same_seed_same_bytes(proven, tmp_path):
+def test_same_seed_same_bytes(proven, tmp_path, monkeypatch):
+    monkeypatch.delenv(INSTANCE_CACHE_ENV, raising=False)  # really synthesise again, never copy
     task_id, _res, inst = proven
     again = synth_instance(task_id, tmp_path / "again", seed=0)
     assert _digests(again) == _digests(inst)

@@ -12,7 +12,7 @@ from verifiers.base import GTError, ScoreContext
 from verifiers.catalog import load_catalog
 from verifiers.measure.frames import iter_frames
 from verifiers.scoring import score_task
-from verifiers.synth import selftest_task, synth_instance
+from verifiers.synth import INSTANCE_CACHE_ENV, selftest_task, synth_instance
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t20_douyin import at_loudness, draw_arrow, draw_sticker, kettle_shot, voice_and_music
 from verifiers.tasks.shortform._shared.export import instance_duration_s
@@ -28,7 +28,8 @@ def _digests(root):
 
 
 @pytest.mark.slow
-def test_selftest_and_same_seed_same_bytes(tmp_path):
+def test_selftest_and_same_seed_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.delenv(INSTANCE_CACHE_ENV, raising=False)  # both instances really synthesised, never copied
     res = selftest_task(TASK, keep=tmp_path / "a")
     assert res.ok, res.problems
     assert res.oracle >= 99 and res.nothing <= 5

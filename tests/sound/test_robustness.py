@@ -10,7 +10,7 @@ import pytest
 
 from verifiers.catalog import load_catalog
 from verifiers.scoring import score_task
-from verifiers.synth import overlay, synth_instance
+from verifiers.synth import INSTANCE_CACHE_ENV, overlay, synth_instance
 
 
 def _audio_tasks() -> list[tuple[str, str]]:
@@ -48,7 +48,8 @@ def _digest(root: Path) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", ["R06.07.01.03-T02", "R06.07.01.03-T13", "R06.07.01.03-T19"])
-def test_same_seed_same_bytes(tmp_path, task_id):
+def test_same_seed_same_bytes(tmp_path, task_id, monkeypatch):
+    monkeypatch.delenv(INSTANCE_CACHE_ENV, raising=False)  # really synthesise each time, never copy
     a = _digest(synth_instance(task_id, tmp_path / "a", seed=3))
     b = _digest(synth_instance(task_id, tmp_path / "b", seed=3))
     c = _digest(synth_instance(task_id, tmp_path / "c", seed=4))

@@ -12,7 +12,12 @@ is a full-range (yuvj*) one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import dataclasses
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +92,73 @@ def to_rgb_float(frame, *, width: int | None = None, height: int | None = None,
     return frame_to_rgb_float(frame, matrix=force_matrix or tags.matrix, full_range=tags.full_range), tags
 
 
+FRAME_CACHE_MAX_BYTES = 384 * 2**20
+"""Decoded frames the process remembers (least recently used dropped first). A scorer decodes the
+same unchanged input clip once per solution it scores (a self-test: oracle, do-nothing, every mutant
+and export) and often once per check; colour conversion is most of a decode's CPU."""
+
+FRAME_CACHE_ENTRY_MAX_BYTES = FRAME_CACHE_MAX_BYTES // 2
+"""One decode's frames larger than this are not remembered (they would push out everything else)."""
+
+FRAME_CACHE_FILE_MAX_BYTES = 64 * 2**20
+"""Files larger than this are neither hashed nor remembered (long recordings: hashing costs, and
+their frames would not fit anyway)."""
+
+_frame_cache: OrderedDict[tuple, tuple[Frame, ...]] = OrderedDict()
+_frame_cache_bytes = 0
+_frame_cache_lock = threading.Lock()
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _content_digest(path: Path) -> str | None:
+    """sha256 of the file's bytes; None when it is too large to remember or unreadable."""
+    try:
+        if path.stat().st_size > FRAME_CACHE_FILE_MAX_BYTES:
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _cache_get(key: tuple) -> tuple[Frame, ...] | None:
+    with _frame_cache_lock:
+        hit = _frame_cache.get(key)
+        if hit is not None:
+            _frame_cache.move_to_end(key)
+        return hit
+
+
+def _cache_put(key: tuple, frames: tuple[Frame, ...], nbytes: int) -> None:
+    global _frame_cache_bytes
+    with _frame_cache_lock:
+        if key in _frame_cache:
+            return
+        _frame_cache[key] = frames
+        _frame_cache_bytes += nbytes
+        while _frame_cache_bytes > FRAME_CACHE_MAX_BYTES and _frame_cache:
+            _, old = _frame_cache.popitem(last=False)
+            _frame_cache_bytes -= sum(f.rgb.nbytes for f in old)
+
+
+def clear_frame_cache() -> None:
+    """Forget every remembered decode (tests)."""
+    global _frame_cache_bytes
+    with _frame_cache_lock:
+        _frame_cache.clear()
+        _frame_cache_bytes = 0
+
+
 def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = None,
                 max_frames: int | None = None, width: int | None = None, height: int | None = None,
                 force_matrix: str | None = None) -> Iterator[Frame]:
@@ -95,10 +167,46 @@ def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = No
     `width`/`height` scale during conversion (cheap thumbnails for matching); give one to keep the
     aspect ratio. `force_matrix` ("bt601",
     "bt709") overrides the tags: only for showing what ignoring them costs.
+
+    A decode that runs to its end is remembered by the file's CONTENT (sha256 of its bytes) and these
+    options, bounded (FRAME_CACHE_*): decoding is a pure function of them, so the same bytes under
+    another path (an input copied into each solution's work dir, an output a mutant left unchanged)
+    are decoded once. Callers get their own copies of the arrays, so writing into one changes nothing
+    remembered. Failed, abandoned or oversized decodes, and files that change while decoded, are not
+    remembered.
     """
+    path = Path(path)
+    state = _file_state(path)
+    digest = _content_digest(path) if state is not None else None
+    key = None if digest is None else (digest, stream, every_s, max_frames, width, height, force_matrix)
+    if key is not None:
+        hit = _cache_get(key)
+        if hit is not None:
+            for fr in hit:
+                yield dataclasses.replace(fr, rgb=fr.rgb.copy())
+            return
+    kept: list[Frame] | None = [] if key is not None else None
+    nbytes = 0
+    decode = _decode_frames(path, stream=stream, every_s=every_s, max_frames=max_frames, width=width,
+                            height=height, force_matrix=force_matrix)
+    with contextlib.closing(decode):  # an abandoned iteration closes the container at once, as before
+        for fr in decode:
+            if kept is not None:
+                nbytes += fr.rgb.nbytes
+                if nbytes > FRAME_CACHE_ENTRY_MAX_BYTES:
+                    kept = None
+                else:
+                    kept.append(dataclasses.replace(fr, rgb=fr.rgb.copy()))
+            yield fr
+    if kept is not None and key is not None and _file_state(path) == state:
+        _cache_put(key, tuple(kept), nbytes)
+
+
+def _decode_frames(path: Path, *, stream: int, every_s: float | None, max_frames: int | None,
+                   width: int | None, height: int | None, force_matrix: str | None) -> Iterator[Frame]:
+    """iter_frames without the cache."""
     import av
 
-    path = Path(path)
     container = open_container(path)
     try:
         vs = video_stream(container, path, stream)
@@ -123,6 +231,47 @@ def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = No
             raise MediaError(f"{path.name}: no decodable video frames")
     finally:
         container.close()
+
+
+def iter_frames_at(path: str | Path, times_s: Iterable[float], *, stream: int = 0, width: int | None = None,
+                   height: int | None = None) -> Iterator[tuple[float, Frame]]:
+    """(t, the first frame presented at or after t) for each wanted time, ascending, in ONE decoding
+    pass from the start; only those frames are converted to RGB (conversion is most of a decode's
+    CPU, and a check that reads a few frames of a clip paid it for every frame). The frames are the
+    ones `iter_frames` yields (same times, same conversion; `Frame.index` counts decoded frames).
+    Stops decoding after the last wanted frame; MediaError when the file ends first or cannot be
+    decoded (the same messages as iter_frames)."""
+    import av
+
+    want = sorted(set(times_s))
+    if not want:
+        return
+    path = Path(path)
+    container = open_container(path)
+    try:
+        vs = video_stream(container, path, stream)
+        vs.thread_type = "AUTO"
+        n = 0
+        i = 0
+        try:
+            for frame in container.decode(vs):
+                t = float(frame.pts * frame.time_base) if frame.pts is not None else n / float(vs.average_rate or 1)
+                if t >= want[i] - 1e-6:
+                    rgb, tags = to_rgb(frame, width=width, height=height)
+                    fr = Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
+                    while i < len(want) and t >= want[i] - 1e-6:
+                        yield want[i], fr
+                        i += 1
+                    if i == len(want):
+                        return
+                n += 1
+        except av.error.FFmpegError as exc:
+            raise MediaError(f"{path.name}: video cannot be decoded after {n} frames ({describe(exc)})") from None
+        if n == 0:
+            raise MediaError(f"{path.name}: no decodable video frames")
+    finally:
+        container.close()
+    raise MediaError(f"{path.name}: no frame at or after {want[i]:.3f} s")
 
 
 def read_frame_at(path: str | Path, t_s: float, *, stream: int = 0, width: int | None = None,

@@ -197,8 +197,9 @@ def clear_text_cache() -> None:
 
 
 def frame_text(rgb: np.ndarray) -> str:
-    """All text of a frame joined with spaces ("" when none)."""
-    return " ".join(b.text for b in read_text(rgb))
+    """All text of a frame joined with spaces ("" when none); remembered by the frame's content
+    (`read_text_cached`), so the oracle, a mutant and an export showing the same frame read it once."""
+    return " ".join(b.text for b in read_text_cached(rgb))
 
 
 def normalise(text: str) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 
 from verifiers.base import GTError, ScoreContext
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
-from verifiers.measure.ocr import TextBox, read_text
+from verifiers.measure.ocr import TextBox, read_text_cached
 from verifiers.measure.projection import best_lag, project, shifted
 from verifiers.synthkit.shortform_ad_explainer import hex_rgb
 from verifiers.tasks.shortform._shared.luma import shrink_by_chroma_bleed
@@ -75,12 +75,12 @@ def read_text_tiled(frames: list[np.ndarray], per_row: int = 4, gutter_px: int =
         group = frames[k:k + per_row]
         h, w = group[0].shape[:2]
         if any(f.shape != group[0].shape for f in group):
-            out += [read_text(f) for f in group]
+            out += [read_text_cached(f) for f in group]
             continue
         row = np.zeros((h, len(group) * (w + gutter_px) - gutter_px, 3), np.uint8)
         for i, f in enumerate(group):
             row[:, i * (w + gutter_px): i * (w + gutter_px) + w] = f
-        boxes = read_text(row)
+        boxes = read_text_cached(row)
         for i in range(len(group)):
             x0 = i * (w + gutter_px)
             out.append([TextBox(b.text, max(0.0, b.x0 - x0), b.y0, min(float(w), b.x1 - x0), b.y1, b.confidence)

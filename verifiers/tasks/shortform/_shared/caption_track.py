@@ -29,9 +29,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from verifiers.measure.errors import MediaError
-from verifiers.measure.frames import iter_frames
-from verifiers.measure.ocr import OCRUnavailable, TextBox, read_text
+from verifiers.measure.frames import iter_frames, iter_frames_at
+from verifiers.measure.ocr import OCRUnavailable, TextBox, read_text_cached
 
 DIFF_LEVEL = 48  # grey levels in any channel: caption pixels vs re-encoding noise (seen ≤ 30 at CRF 16-23)
 LUMA_STEP = 24  # stroke pixels are darker than the source by at least this much
@@ -120,19 +119,10 @@ def paired_frames(export: Path, source: Path, width_px: int | None = None,
 
 def frames_at(path: Path, times_s: Iterable[float]) -> Iterator[tuple[float, np.ndarray]]:
     """(t, full-size frame presented at t: the first at or after it) for each time, ascending, in
-    ONE decoding pass (exports without frequent keyframes make every seek decode from the start);
-    MediaError when the file ends first."""
-    want = sorted(set(times_s))
-    i = 0
-    if want:
-        for fr in iter_frames(path):
-            while i < len(want) and fr.t_s >= want[i] - 1e-6:
-                yield want[i], fr.rgb
-                i += 1
-            if i == len(want):
-                return
-    if i < len(want):
-        raise MediaError(f"{path.name}: no frame at or after {want[i]:.3f} s")
+    ONE decoding pass (exports without frequent keyframes make every seek decode from the start),
+    converting only the wanted frames to RGB; MediaError when the file ends first."""
+    for t, fr in iter_frames_at(path, times_s):
+        yield t, fr.rgb
 
 
 def paired_frames_at(export: Path, source: Path, times_s: Iterable[float]
@@ -342,7 +332,7 @@ def ocr_lines(rgb: np.ndarray, look: Look) -> list[TextBox]:
     crop = np.zeros((side, side, 3), np.uint8)
     part = alone[cy0:cy0 + side, cx0:cx0 + side]
     crop[:part.shape[0], :part.shape[1]] = part
-    boxes = [TextBox(b.text, b.x0 + cx0, b.y0 + cy0, b.x1 + cx0, b.y1 + cy0, b.confidence) for b in read_text(crop)]
+    boxes = [TextBox(b.text, b.x0 + cx0, b.y0 + cy0, b.x1 + cx0, b.y1 + cy0, b.confidence) for b in read_text_cached(crop)]
     groups: list[list[TextBox]] = []
     for b in sorted(boxes, key=lambda b: b.center[1]):
         g = groups[-1] if groups else None
