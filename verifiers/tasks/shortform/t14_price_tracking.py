@@ -25,7 +25,7 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
-from verifiers.measure.ocr import OCRUnavailable, read_text
+from verifiers.measure.ocr import OCRUnavailable, read_text_cached
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import LabelText, Tracking
 from verifiers.registry import register
@@ -83,7 +83,7 @@ def track_label(path: Path, source: SourceTimeline, shoe: dict, want: str, tp: T
             samples.append({"t_s": fr.t_s, "label": None, "plays_source": False})
             continue
         playing += 1
-        boxes = read_text(fr.rgb)
+        boxes = read_text_cached(fr.rgb)
         label = next((b for b in boxes if reads_as(b.text, want)), None)
         found += label is not None
         box = label or next((b for b in boxes if any(ch.isdigit() for ch in b.text)), None)
