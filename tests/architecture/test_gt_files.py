@@ -75,3 +75,21 @@ def test_every_gt_file_type_names_a_task_a_file_and_a_known_family() -> None:
         assert key.rsplit("/", 1)[0] in implemented_ids(), f"{key}: no such task"
         assert key in {f"{t}/{cls.FILE}" for t in cls.TASKS or (cls.TASK,)}
         assert cls.__module__.split(".")[2] in {"grading", "streaming", "sound", "shortform"}, cls
+
+
+#: task modules that still read a GT JSON by hand (`ctx.gt_json`): others were being edited in
+#: parallel when the typed loaders came; placed_events keeps each event's raw row for its evidence.
+#: This list may only shrink: a new hand reader fails here (declare a GTFile, read it by ctx.gt_typed).
+HAND_READERS = {
+    "shortform/t05_green_key.py", "shortform/t07_punch_zooms.py", "shortform/t14_price_tracking.py",
+    "shortform/t15_look_match.py", "sound/_shared/placed_events.py", "sound/t02_passby_pan.py",
+    "sound/t06_spotting_list.py", "sound/t16_creature.py", "streaming/t04_green_screen.py",
+    "streaming/t09_streamlabs_widgets.py", "streaming/t11_vertical_canvas.py", "streaming/t12_browser_ticker.py",
+    "streaming/t16_stinger.py",
+}
+
+
+def test_no_new_task_module_reads_ground_truth_json_by_hand() -> None:
+    tasks = Path(__file__).resolve().parents[2] / "verifiers" / "tasks"
+    readers = {p.relative_to(tasks).as_posix() for p in tasks.rglob("*.py") if "gt_json(" in p.read_text(encoding="utf-8")}
+    assert readers <= HAND_READERS, f"read these GT files through a typed GTFile: {sorted(readers - HAND_READERS)}"
