@@ -15,6 +15,7 @@ from typing import Any
 
 from monitor.aio import cancel_and_wait
 from monitor.events import Event, EventFactory
+from verifiers.evidence.base import EvidenceEvent
 
 
 @dataclass
@@ -68,6 +69,10 @@ class EventBus:
         event = self.factory.make(source, kind, payload, mono_ns)
         self.publish(event)
         return event
+
+    def emit_typed(self, ev: EvidenceEvent, mono_ns: int | None = None) -> Event:
+        """Emit a typed evidence event (verifiers.evidence): its source, kind and exact payload."""
+        return self.emit(ev.SOURCE, ev.KIND, ev.to_payload(), mono_ns)
 
     def publish(self, event: Event) -> None:
         for sink in self._sinks:

@@ -47,7 +47,7 @@ from rtmp.handshake import ServerHandshake
 from rtmp.memory import TRIM_AFTER_HELD_BYTES, Trimmer
 from rtmp.stats import CLAIM_KEYS
 from rtmp.streams import PublishRefused, StreamRecord, StreamRegistry, name_problem
-from verifiers.evidence.rtmp import RtmpPublish
+from verifiers.evidence.rtmp import RtmpConnect, RtmpDisconnect, RtmpMetadata, RtmpPublish
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -328,8 +328,7 @@ class RtmpSession(asyncio.BufferedProtocol):
         self.reader.release()
         self.ctx.forget(self)
         self.ctx.metrics.connections_active -= 1
-        self.ctx.emit("disconnect", {"client": self.client, "app": self.app, "reason": reason,
-                                     "bytes_received": self.reader.bytes_received})
+        self.ctx.emit("disconnect", RtmpDisconnect(self.client, self.app, reason, self.reader.bytes_received).to_payload())
 
     # --- lifecycle helpers ------------------------------------------------------------------------
     def _handshake_timeout(self) -> None:
@@ -513,10 +512,8 @@ class RtmpSession(asyncio.BufferedProtocol):
                              {"fmsVer": "FMS/3,5,7,7009", "capabilities": 31.0, "mode": 1.0},
                              {"level": "status", "code": "NetConnection.Connect.Success",
                               "description": "Connection succeeded.", "objectEncoding": encoding}))
-        self.ctx.emit("connect", {"client": self.client, "app": app,
-                                  "tc_url": _public_url(str(obj.get("tcUrl", ""))),
-                                  "flash_ver": str(obj.get("flashVer", ""))[:200],
-                                  "type": str(obj.get("type", ""))[:50]})
+        self.ctx.emit("connect", RtmpConnect(self.client, app, _public_url(str(obj.get("tcUrl", ""))),
+                                             str(obj.get("flashVer", ""))[:200], str(obj.get("type", ""))[:50]).to_payload())
 
     def _on_publish(self, cmd: m.Command) -> None:
         raw_key = cmd.args[0] if cmd.args and isinstance(cmd.args[0], str) else ""
@@ -585,7 +582,7 @@ class RtmpSession(asyncio.BufferedProtocol):
             if self.recorder is not None:
                 self._record(lambda r: r.write_metadata(dict(meta), msg.timestamp_ms))
             rec.tap_tag(TAG_SCRIPT, 0, amf0.encode("onMetaData", amf0.EcmaArray(meta)), "meta")
-            self.ctx.emit("metadata", {"app": rec.app, "key": rec.key, "metadata": m.to_jsonable(meta)})
+            self.ctx.emit("metadata", RtmpMetadata(rec.app, rec.key, m.to_jsonable(meta)).to_payload())
         elif self.recorder is not None:
             body = msg.body[1:] if msg.type_id == m.DATA_AMF3 else msg.body
             self._record(lambda r: r.write_data(msg.timestamp_ms, body))

@@ -151,12 +151,12 @@ class ScoreContext:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise GTError(f"ground truth {rel} is not valid JSON: {exc}") from None
 
-    def gt_typed(self, cls: type[G]) -> G:
-        """gt/<cls.FILE> parsed into its dataclass (verifiers.gtfiles): a missing key or a wrong
-        type is one GTError naming the file and the key."""
-        raw = self.gt_json(cls.FILE)
+    def gt_typed(self, cls: type[G], rel: str | None = None) -> G:
+        """gt/<cls.FILE> (or gt/<rel>) parsed into its dataclass (verifiers.gtfiles): a missing key,
+        a wrong type or a broken rule of the file is one GTError naming the file and the key."""
+        raw = self.gt_json(rel or cls.FILE)
         try:
-            return cls.from_payload(raw, f"ground truth {cls.FILE}")
+            return cls.parse(raw)
         except EvidenceError as exc:
             raise GTError(str(exc)) from None
 

@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, RichLog, Sparkline, Static
 
 from monitor.dash.state import DashState, MeterView
+from verifiers.evidence import EvidenceEvent, RunPhase, RunReport
 
 EventSource = Callable[[], AsyncIterator[dict[str, Any]]]
 
@@ -310,6 +311,12 @@ class TallyDash(App[None]):
         self.query_one("#log", RichLog).clear()
 
 
+def _dash_event(ev: EvidenceEvent, mono_ns: int) -> dict[str, Any]:
+    """A typed event the dashboard makes itself (not recorded: seq -1, no wall time)."""
+    return {"seq": -1, "mono_ns": mono_ns, "wall_time": 0, "source": ev.SOURCE, "kind": ev.KIND,
+            "payload": ev.to_payload()}
+
+
 def bundle_source(root: Path, speed: float = 0.0) -> EventSource:
     """Events of a recorded bundle; speed 0 = all at once, 1 = real time, 10 = ten times faster.
     The bundle's report.json, if there, arrives last as a run/report event."""
@@ -318,9 +325,8 @@ def bundle_source(root: Path, speed: float = 0.0) -> EventSource:
     async def gen() -> AsyncIterator[dict[str, Any]]:
         bundle = Bundle.open(root)
         task = bundle.manifest.get("task", "")
-        yield {"seq": -1, "mono_ns": bundle.events[0].mono_ns if bundle.events else 0, "wall_time": 0,
-               "source": "run", "kind": "phase", "payload": {"task": task, "run": bundle.manifest.get("run_id", root.name),
-                                                            "phase": "replaying bundle"}}
+        yield _dash_event(RunPhase("replaying bundle", task, bundle.manifest.get("run_id", root.name)),
+                          bundle.events[0].mono_ns if bundle.events else 0)
         prev = None
         for ev in bundle.events:
             if speed > 0 and prev is not None:
@@ -332,9 +338,7 @@ def bundle_source(root: Path, speed: float = 0.0) -> EventSource:
             yield {"seq": -1, "mono_ns": prev or 0, "wall_time": 0, "source": "dash", "kind": "problem",
                    "payload": {"message": problem}}
         report = bundle.report
-        yield {"seq": -1, "mono_ns": prev or 0, "wall_time": 0, "source": "run",
-               "kind": "report" if report else "phase",
-               "payload": {"task": task, "report": report} if report else {"phase": "ended (not scored)"}}
+        yield _dash_event(RunReport(task, report) if report else RunPhase("ended (not scored)"), prev or 0)
 
     return gen
 

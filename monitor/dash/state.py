@@ -16,6 +16,8 @@ from typing import Any
 from verifiers.evidence import (
     AudioMeter,
     EvidenceError,
+    NodeScore,
+    NodeStatus,
     ObsConnected,
     ObsEvent,
     ObsGap,
@@ -23,6 +25,10 @@ from verifiers.evidence import (
     ObsStats,
     RtmpHealth,
     RtmpStats,
+    RunDone,
+    RunPhase,
+    RunReport,
+    RunStarted,
     ScenarioAction,
     ScenarioExpectation,
     VmixOutput,
@@ -276,34 +282,35 @@ def _scenario(st: DashState, kind: str, _p: dict[str, Any], e: dict[str, Any]) -
                                        x.detail))
 
 
-def _run(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:
-    st.task = str(p.get("task") or st.task)
-    st.run = str(p.get("run") or p.get("run_id") or st.run)
-    if kind in ("phase", "state", "status"):
-        st.phase = str(p.get("phase") or p.get("state") or st.phase)
-    elif kind in ("start", "started"):
-        st.phase = "running"
-    elif kind in ("done", "scored", "report"):
-        st.phase = "scored" if kind != "done" else "scoring"
-        if isinstance(p.get("report"), dict):
-            st.report = p["report"]
+def _run(st: DashState, kind: str, _p: dict[str, Any], e: dict[str, Any]) -> None:
+    """The run's lifecycle (typed run/* events): task, run id and phase; the report of a replay."""
+    if kind == "started":
+        s = RunStarted.from_event(e)
+        st.task, st.run, st.phase = s.task, s.run_id, "running"
+    elif kind == "phase":
+        ph = RunPhase.from_event(e)
+        st.task, st.run, st.phase = ph.task or st.task, ph.run or st.run, ph.phase
+    elif kind == "done":
+        RunDone.from_event(e)
+        st.phase = "scoring"
+    elif kind == "report":
+        r = RunReport.from_event(e)
+        st.task, st.phase, st.report = r.task or st.task, "scored", r.report
 
 
-def _node(st: DashState, kind: str, p: dict[str, Any], _e: dict[str, Any]) -> None:
+def _node(st: DashState, kind: str, p: dict[str, Any], e: dict[str, Any]) -> None:
     """A node's retained status (`node/status`) or the score of its last run (`node/score`)."""
-    name = str(p.get("node") or "?")
-    row = st.nodes.setdefault(name, {"node": name, "state": "?", "task": None, "run": None, "last_score": None})
-    if kind == "status":
-        row["state"] = str(p.get("state") or row["state"])
-        for key in ("task", "run"):
-            if p.get(key):
-                row[key] = p[key]
-        if p.get("last_run"):
-            row["run"] = p["last_run"]
-        if p.get("last_score") is not None:
-            row["last_score"] = p["last_score"]
-    elif kind == "score":
-        row.update(run=p.get("run") or row["run"], task=p.get("task") or row["task"], last_score=p.get("score"))
+    if kind not in ("status", "score"):
+        return
+    ev = NodeStatus.from_event(e) if kind == "status" else NodeScore.from_event(e)
+    row = st.nodes.setdefault(ev.node, {"node": ev.node, "state": "?", "task": None, "run": None, "last_score": None})
+    if isinstance(ev, NodeStatus):
+        row["state"] = ev.state or row["state"]
+        row["task"], row["run"] = ev.task or row["task"], ev.last_run or ev.run or row["run"]
+        if ev.last_score is not None:
+            row["last_score"] = ev.last_score
+    else:
+        row.update(run=ev.run or row["run"], task=ev.task or row["task"], last_score=ev.score)
 
 
 _HANDLERS = {"rtmp": _rtmp, "obs": _obs, "vmix": _vmix, "scenario": _scenario, "run": _run, "node": _node}

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from monitor.bus import EventBus
+from verifiers.evidence import (
+    RunComponentFailed,
+    RunComponentStarted,
+    RunComponentStopFailed,
+    RunComponentStopped,
+    RunComponentUnavailable,
+)
 
 
 @runtime_checkable
@@ -45,7 +52,7 @@ class ComponentHost:
 
     def record_unavailable(self, items: list[Unavailable]) -> None:
         for item in items:
-            self.bus.emit("run", "component_unavailable", {"need": item.need, "reason": item.reason})
+            self.bus.emit_typed(RunComponentUnavailable(item.need, item.reason))
 
     async def start_all(self, components: list[Component]) -> None:
         for comp in components:
@@ -56,12 +63,10 @@ class ComponentHost:
             except Exception as exc:  # one broken component must not stop the run
                 msg = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 self.failed[comp.name] = msg
-                self.bus.emit("run", "component_failed", {"component": comp.name, "error": msg})
+                self.bus.emit_typed(RunComponentFailed(comp.name, msg))
                 continue
             self.running.append(comp)
-            self.bus.emit("run", "component_started",
-                          {"component": comp.name, "start_ms": round((time.monotonic() - t0) * 1000, 1),
-                           **_describe(comp)})
+            self.bus.emit_typed(RunComponentStarted(comp.name, round((time.monotonic() - t0) * 1000, 1), _describe(comp)))
 
     async def stop_all(self) -> None:
         while self.running:
@@ -71,18 +76,18 @@ class ComponentHost:
                     await comp.stop()
             except Exception as exc:
                 msg = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                self.bus.emit("run", "component_stop_failed", {"component": comp.name, "error": msg})
+                self.bus.emit_typed(RunComponentStopFailed(comp.name, msg))
                 continue
-            self.bus.emit("run", "component_stopped", {"component": comp.name})
+            self.bus.emit_typed(RunComponentStopped(comp.name))
 
 
-def _describe(comp: Component) -> dict[str, Any]:
+def _describe(comp: Component) -> dict[str, Any] | None:
     """Optional facts a component offers about itself (`describe()`), e.g. its listen address."""
     describe = getattr(comp, "describe", None)
     if describe is None:
-        return {}
+        return None
     try:
         info = describe()
     except Exception:
-        return {}
-    return {"info": info} if isinstance(info, dict) else {}
+        return None
+    return info if isinstance(info, dict) else None

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from monitor.bus import EventBus
+from verifiers.evidence import (
+    RunComponentUnavailable,
+    RunScenarioFailed,
+    RunScenarioFinished,
+    RunScenarioPrepared,
+)
 
 
 def scenario_file(task_id: str) -> Path | None:
@@ -56,11 +62,11 @@ class ScenarioStep:
             except Exception as exc:  # X11Error, or Xlib failing to connect
                 return self._unavailable(f"cannot open display {self.display}: {exc}")
         self.engine = ScenarioEngine(scenario, self.bus, self.driver, self.display)
-        self.bus.emit("run", "scenario_prepared", {"file": path.name, "steps": len(scenario.steps)})
+        self.bus.emit_typed(RunScenarioPrepared(path.name, len(scenario.steps)))
         return True
 
     def _unavailable(self, reason: str) -> bool:
-        self.bus.emit("run", "component_unavailable", {"need": "scenario", "reason": reason})
+        self.bus.emit_typed(RunComponentUnavailable("scenario", reason))
         return False
 
     async def play(self) -> None:
@@ -71,9 +77,9 @@ class ScenarioStep:
         try:
             async with asyncio.timeout(self.timeout_s):
                 result = await self.engine.run()
-            self.bus.emit("run", "scenario_finished", {"passed": bool(result.passed)})
+            self.bus.emit_typed(RunScenarioFinished(bool(result.passed)))
         except Exception as exc:
-            self.bus.emit("run", "scenario_failed", {"error": f"{type(exc).__name__}: {exc}"})
+            self.bus.emit_typed(RunScenarioFailed(f"{type(exc).__name__}: {exc}"))
         finally:
             if self.driver is not None:
                 self.driver.close()

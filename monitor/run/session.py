@@ -31,6 +31,7 @@ from monitor.run.scenario_step import ScenarioStep
 from monitor.run.wiring import LiveOptions, build_components
 from monitor.sweep.hashes import seal_fields
 from verifiers.catalog import TaskSpec, load_catalog
+from verifiers.evidence import RunComponentShared, RunDone, RunEnded, RunStarted, RunWaiting
 
 
 def default_node() -> str:
@@ -147,7 +148,7 @@ class RunSession:
             self.done.install_signals()
         end_reason = "error"
         try:
-            self.bus.emit("run", "started", {**run_facts, "bundle": str(self.bundle_dir)})
+            self.bus.emit_typed(RunStarted.from_payload({**run_facts, "bundle": str(self.bundle_dir)}))
             opts = LiveOptions(workdir=self.workdir, bundle_dir=self.bundle_dir, obs_url=cfg.obs_url,
                                vmix_url=cfg.vmix_url, ingest_host=cfg.ingest_host, ingest_port=cfg.ingest_port,
                                obs_log_dir=cfg.obs_log_dir, x_display=cfg.x_display,
@@ -155,7 +156,7 @@ class RunSession:
             shared = frozenset(cfg.shared)
             components, unavailable = build_components(task, opts, shared=shared)
             for need in sorted(task.live & shared):
-                self.bus.emit("run", "component_shared", {"need": need, "info": cfg.shared[need]})
+                self.bus.emit_typed(RunComponentShared(need, cfg.shared[need]))
             for ann in cfg.shared_announcements:
                 self.bus.emit(ann.source, ann.kind, ann.payload, mono_ns=ann.mono_ns)
             scenario = None
@@ -171,10 +172,10 @@ class RunSession:
             self.host = ComponentHost(self.bus)
             self.host.record_unavailable(unavailable)
             await self.host.start_all(components)
-            self.bus.emit("run", "waiting", {"done_file": str(self.done.done_file), "timeout_s": cfg.timeout_s})
+            self.bus.emit_typed(RunWaiting(str(self.done.done_file), cfg.timeout_s))
             self.started.set()
             end_reason = await self.done.wait()
-            self.bus.emit("run", "done", {"reason": end_reason})
+            self.bus.emit_typed(RunDone(end_reason))
             if scenario is not None and not end_reason.startswith(("abort", "mqtt:abort")):
                 await scenario.play()
         finally:
@@ -182,7 +183,7 @@ class RunSession:
                 self.done.remove_signals()
             if self.host is not None:
                 await self.host.stop_all()
-            self.bus.emit("run", "ended", {"reason": end_reason})
+            self.bus.emit_typed(RunEnded(end_reason))
             self.recording = False
             await self.bus.stop()
             self._finish_manifest(end_reason)

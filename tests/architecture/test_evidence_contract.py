@@ -126,3 +126,38 @@ async def test_real_ingest_stream_through_t05s_scorer(tmp_path: Path) -> None:
     assert by["encoder_at_ingest"]["evidence"]["keyframe_interval_s"] == pytest.approx(2.0, abs=0.05)
     assert by["audio"]["status"] == "pass", by["audio"]
     assert by["duration"]["status"] == "fail" and by["duration"]["evidence"]["stopped"] is True  # 6 s of 60
+
+
+def test_every_event_class_registers_itself_and_the_schema_covers_exactly_the_registry() -> None:
+    """The package imports every evidence module, so no event type can be left out of the schema
+    (the list the schema used to keep repeated the package's imports and could drift from them)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import verifiers.evidence as pkg
+    from verifiers.evidence.base import REGISTRY, EvidenceEvent
+    from verifiers.evidence.schema import EVENTS
+
+    before = dict(REGISTRY)
+    defined = set()
+    for mod in pkgutil.iter_modules(pkg.__path__, prefix="verifiers.evidence."):
+        for _name, cls in inspect.getmembers(importlib.import_module(mod.name), inspect.isclass):
+            if issubclass(cls, EvidenceEvent) and "SOURCE" in cls.__dict__ and "KIND" in cls.__dict__:
+                defined.add(cls)
+    assert REGISTRY == before, "a module of verifiers.evidence is not imported by the package"
+    assert set(REGISTRY.values()) == defined
+    assert set(EVENTS) == defined and len(EVENTS) == len(defined)
+
+
+def test_two_event_types_cannot_claim_one_source_and_kind() -> None:
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from verifiers.evidence.base import EvidenceEvent
+
+    with pytest.raises(TypeError, match="rtmp/stats is already"):
+        @dataclass(frozen=True)
+        class Impostor(EvidenceEvent):
+            SOURCE: ClassVar[str] = "rtmp"
+            KIND: ClassVar[str] = "stats"

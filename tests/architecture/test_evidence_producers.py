@@ -387,3 +387,52 @@ def test_a_payload_that_does_not_fit_makes_only_its_checks_error(tmp_path: Path)
     bad = [n for n, c in by.items() if "unreadable live evidence" in (c.get("message") or "")]
     assert bad and all(by[n]["status"] == "error" for n in bad)
     assert any(c["status"] == "pass" for c in by.values())  # the file checks still judged
+
+
+# ---- run/*, node/* and the RTMP session's own kinds ------------------------------------------------
+
+def test_every_recorded_run_kind_and_the_rtmp_session_kinds_are_typed() -> None:
+    """A real run's lifecycle events and the ingest's connect/metadata/disconnect all have a type
+    (the round trip above then holds each of them to its dataclass exactly)."""
+    typed = {(c.SOURCE, c.KIND) for c in EVENTS}
+    kinds = {(e["source"], e["kind"]) for e in _real_events()}
+    assert {k for k in kinds if k[0] == "run"} <= typed
+    assert {("rtmp", "connect"), ("rtmp", "metadata"), ("rtmp", "disconnect")} <= kinds & typed
+
+
+async def test_the_component_host_emits_typed_run_events() -> None:
+    from monitor.bus import EventBus
+    from monitor.run.component import ComponentHost, Unavailable
+    from verifiers.evidence.base import REGISTRY
+
+    class _Ok:
+        name = "ok"
+
+        async def start(self, bus: Any) -> None:
+            return None
+
+        async def stop(self) -> None:
+            return None
+
+        def describe(self) -> dict[str, Any]:
+            return {"port": 1935}
+
+    class _Broken(_Ok):
+        name = "broken"
+
+        async def start(self, bus: Any) -> None:
+            raise RuntimeError("no display")
+
+    bus, seen = EventBus(), []
+    bus.add_sink(lambda ev: seen.append(ev.to_dict()))
+    host = ComponentHost(bus)
+    host.record_unavailable([Unavailable("vmix", "no vMix on Linux")])
+    await host.start_all([_Ok(), _Broken()])
+    await host.stop_all()
+    kinds = [e["kind"] for e in seen]
+    assert kinds == ["component_unavailable", "component_started", "component_failed", "component_stopped"]
+    for e in seen:
+        _exact(REGISTRY[(e["source"], e["kind"])], e)
+    assert seen[1]["payload"]["info"] == {"port": 1935}
+    with pytest.raises(EvidenceError, match="missing key 'reason'"):
+        REGISTRY[("run", "component_unavailable")].from_event({**seen[0], "payload": {"need": "vmix", "why": "x"}})

@@ -4,7 +4,9 @@ A leaf package: it imports nothing of this repo, so every layer (rtmp/, probes/,
 monitor/, verifiers/) may import it (the import-linter contract in .importlinter allows exactly this).
 Producers emit through `to_payload()`, scorers parse through `from_event()`, synthetic instances
 build their events with the same constructors (`.event(t_ms)`), so a renamed key cannot pass a
-self-test silently. `python -m verifiers.evidence.schema` writes docs/evidence.schema.json.
+self-test silently. Every module is imported here, so importing the package fills the registry
+(`base.REGISTRY`: each event class registers itself). `python -m verifiers.evidence.schema` writes
+docs/evidence.schema.json.
 """
 
 from verifiers.evidence.audit import AUDIT_WRITE_KINDS, AuditStarted, AuditWrite, audit_writes
@@ -30,8 +32,11 @@ from verifiers.evidence.probe import AudioMeter, VideoFrame
 from verifiers.evidence.rtmp import (
     AudioStats,
     HealthView,
+    RtmpConnect,
+    RtmpDisconnect,
     RtmpHealth,
     RtmpListening,
+    RtmpMetadata,
     RtmpPublish,
     RtmpStats,
     RtmpUnpublish,
@@ -39,7 +44,28 @@ from verifiers.evidence.rtmp import (
     Summary,
     VideoStats,
 )
+from verifiers.evidence.rubric import RubricJudgment
+from verifiers.evidence.run import (
+    NodeScore,
+    NodeStatus,
+    RunComponentFailed,
+    RunComponentShared,
+    RunComponentStarted,
+    RunComponentStopFailed,
+    RunComponentStopped,
+    RunComponentUnavailable,
+    RunDone,
+    RunEnded,
+    RunPhase,
+    RunReport,
+    RunScenarioFailed,
+    RunScenarioFinished,
+    RunScenarioPrepared,
+    RunStarted,
+    RunWaiting,
+)
 from verifiers.evidence.scenario import ScenarioAction, ScenarioExpectation
+from verifiers.evidence.ui import ObsSettingsChanged, XInput, XInputStarted, XInputUnavailable
 from verifiers.evidence.vmix import (
     VmixInputBrief,
     VmixOutput,
@@ -60,22 +86,44 @@ __all__ = [
     "EvidenceEvent",
     "HealthView",
     "InputMuteData",
+    "NodeScore",
+    "NodeStatus",
     "ObsConnected",
     "ObsEvent",
     "ObsGap",
     "ObsLogWsRequest",
     "ObsScreenshot",
+    "ObsSettingsChanged",
     "ObsSnapshot",
     "ObsState",
     "ObsStats",
     "ObsWsLog",
     "OutputStateData",
     "ProxyWsRequest",
+    "RtmpConnect",
+    "RtmpDisconnect",
     "RtmpHealth",
     "RtmpListening",
+    "RtmpMetadata",
     "RtmpPublish",
     "RtmpStats",
     "RtmpUnpublish",
+    "RubricJudgment",
+    "RunComponentFailed",
+    "RunComponentShared",
+    "RunComponentStarted",
+    "RunComponentStopFailed",
+    "RunComponentStopped",
+    "RunComponentUnavailable",
+    "RunDone",
+    "RunEnded",
+    "RunPhase",
+    "RunReport",
+    "RunScenarioFailed",
+    "RunScenarioFinished",
+    "RunScenarioPrepared",
+    "RunStarted",
+    "RunWaiting",
     "ScenarioAction",
     "ScenarioExpectation",
     "SceneData",
@@ -90,5 +138,8 @@ __all__ = [
     "VmixProgram",
     "VmixSnapshot",
     "VmixTally",
+    "XInput",
+    "XInputStarted",
+    "XInputUnavailable",
     "audit_writes",
 ]

@@ -8,7 +8,7 @@ named `file_written`: `AUDIT_WRITE_KINDS` keeps both so old bundles still read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from verifiers.evidence.base import EvidenceEvent
 
@@ -17,11 +17,9 @@ AUDIT_WRITE_KINDS = ("write", "file_written")
 
 
 @dataclass(frozen=True)
-class AuditStarted(EvidenceEvent):
+class AuditStarted(EvidenceEvent, source="audit", kind="started"):
     """The audit began: how it sees writes (fanotify with attribution, or inotify without)."""
 
-    SOURCE: ClassVar[str] = "audit"
-    KIND: ClassVar[str] = "started"
     mode: str
     attribution: bool = False
     root: str | None = None
@@ -31,11 +29,9 @@ class AuditStarted(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class AuditWrite(EvidenceEvent):
+class AuditWrite(EvidenceEvent, source="audit", kind="write"):
     """One file of the work dir written (path relative to it) and who wrote it."""
 
-    SOURCE: ClassVar[str] = "audit"
-    KIND: ClassVar[str] = "write"
     path: str
     process: str | None = None
     pid: int | None = None

@@ -4,6 +4,8 @@
 `_omit_none` are left out, as producers leave out what they never learned). `from_payload()` checks
 every declared field's type and ignores keys it does not declare (newer producers may add some);
 a missing required key or a wrong type is an EvidenceError naming the event and the key.
+A field may carry its payload key in its metadata (`key_of`): a file's key stays as its writer
+spells it while the field's name carries the unit (`horizon_y` read into `horizon_y_px`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ class EvidenceError(ValueError):
     """A recorded payload does not fit its declared type (missing key, wrong type)."""
 
 
+def key_of(f: dataclasses.Field) -> str:
+    """The payload key of a dataclass field: `metadata["key"]` when given, else its name."""
+    return f.metadata.get("key", f.name)
+
+
 class Payload:
     """A dataclass that is (part of) an event payload."""
 
@@ -32,7 +39,7 @@ class Payload:
             v = getattr(self, f.name)
             if v is None and f.name in self._omit_none:
                 continue
-            out[f.name] = _dump(v)
+            out[key_of(f)] = _dump(v)
         return out
 
     @classmethod
@@ -43,19 +50,39 @@ class Payload:
         hints = typing.get_type_hints(cls)
         kw = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name not in raw:
+            key = key_of(f)
+            if key not in raw:
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    raise EvidenceError(f"{where}: missing key {f.name!r}")
+                    raise EvidenceError(f"{where}: missing key {key!r}")
                 continue
-            kw[f.name] = _load(raw[f.name], hints[f.name], f"{where}.{f.name}")
+            kw[f.name] = _load(raw[key], hints[f.name], f"{where}.{key}")
         return cls(**kw)
 
 
+#: every typed event by (source, kind), filled as the classes are defined (`EvidenceEvent.__init_subclass__`):
+#: the schema, the round-trip tests and readers look types up here, never in a list written again
+REGISTRY: dict[tuple[str, str], type[EvidenceEvent]] = {}
+
+
 class EvidenceEvent(Payload):
-    """A payload with its event identity: one recorded event of `SOURCE`/`KIND`."""
+    """A payload with its event identity: one recorded event of `SOURCE`/`KIND`. A class that sets
+    both registers itself (an abstract base that sets neither, like a family's shared matcher, does not);
+    two classes claiming one (source, kind) is an error at import."""
 
     SOURCE: ClassVar[str]
     KIND: ClassVar[str]
+
+    def __init_subclass__(cls, *, source: str | None = None, kind: str | None = None, **kw: Any) -> None:
+        """`class RtmpDone(EvidenceEvent, source="rtmp", kind="done")` sets SOURCE and KIND (and registers)."""
+        super().__init_subclass__(**kw)
+        if source is not None and kind is not None:
+            cls.SOURCE, cls.KIND = source, kind
+        if "SOURCE" in cls.__dict__ and "KIND" in cls.__dict__:
+            key = (cls.SOURCE, cls.KIND)
+            old = REGISTRY.get(key)
+            if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
+                raise TypeError(f"{cls.__qualname__}: {key[0]}/{key[1]} is already {old.__module__}.{old.__qualname__}")
+            REGISTRY[key] = cls
 
     @classmethod
     def matches(cls, e: Mapping[str, Any]) -> bool:

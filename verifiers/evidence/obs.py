@@ -15,11 +15,9 @@ from verifiers.evidence.base import EvidenceError, EvidenceEvent, Payload
 
 
 @dataclass(frozen=True)
-class ObsConnected(EvidenceEvent):
+class ObsConnected(EvidenceEvent, source="obs", kind="connected"):
     """The observer (re)connected; what this OBS and obs-websocket can do."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "connected"
     obs_version: str
     ws_version: str
     rpc_version: int = 1
@@ -28,11 +26,9 @@ class ObsConnected(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ObsGap(EvidenceEvent):
+class ObsGap(EvidenceEvent, source="obs", kind="gap"):
     """The connection to OBS was lost (phase start) or is back (phase end)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "gap"
     _omit_none: ClassVar[tuple[str, ...]] = ("reason", "duration_s", "attempts")
     phase: str
     reason: str | None = None
@@ -110,11 +106,9 @@ OBS_EVENT_DATA: dict[str, type[Payload]] = {
 
 
 @dataclass(frozen=True)
-class ObsEvent(EvidenceEvent):
+class ObsEvent(EvidenceEvent, source="obs", kind="event"):
     """One obs-websocket event as the observer received it (receipt time = the event's mono_ns)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "event"
     _omit_none: ClassVar[tuple[str, ...]] = ("receipt_mono_ns", "receipt_wall")
     type: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -160,11 +154,9 @@ class ObsState(Payload):
 
 
 @dataclass(frozen=True)
-class ObsSnapshot(EvidenceEvent):
+class ObsSnapshot(EvidenceEvent, source="obs", kind="snapshot"):
     """The observer's full read of OBS (at start, after changes, periodically)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "snapshot"
     _omit_none: ClassVar[tuple[str, ...]] = ("took_ms",)
     reason: str
     state: ObsState
@@ -172,11 +164,9 @@ class ObsSnapshot(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ObsStats(EvidenceEvent):
+class ObsStats(EvidenceEvent, source="obs", kind="stats"):
     """GetStats and the output statuses, every stats interval (None: this OBS has no such output)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "stats"
     stats: dict[str, Any] = field(default_factory=dict)
     stream: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
@@ -185,15 +175,13 @@ class ObsStats(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ObsScreenshot(EvidenceEvent):
+class ObsScreenshot(EvidenceEvent, source="obs", kind="screenshot"):
     """A program frame the observer took with GetSourceScreenshot (read-only) of the program scene.
 
     OBS has no screenshot event: the observer asks at a bounded rate when a task needs frames
     (catalog live need `obs_screenshots`); `image_data` is OBS's answer as sent (a data: URI,
     e.g. data:image/png;base64,...), scaled to `width_px` wide. Scorers decode it (T12)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "screenshot"
     _omit_none: ClassVar[tuple[str, ...]] = ("took_ms",)
     scene: str
     image_format: str
@@ -203,22 +191,18 @@ class ObsScreenshot(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ObsFiltersChanged(EvidenceEvent):
+class ObsFiltersChanged(EvidenceEvent, source="obs", kind="filters_changed"):
     """A source's filter list differs from the last poll (obs-websocket 5.1 has no such event)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "filters_changed"
     source: str
     before: list[dict[str, Any]]
     after: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class ObsWsLog(EvidenceEvent):
+class ObsWsLog(EvidenceEvent, source="obs", kind="ws/log"):
     """OBS's log file the log observer follows; `debug`: OBS runs with --websocket_debug."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "ws/log"
     file: str
     debug: bool
     from_end: bool = False
@@ -240,11 +224,9 @@ class WsRequestFields(Payload):
 
 
 @dataclass(frozen=True)
-class ObsLogWsRequest(WsRequestFields, EvidenceEvent):
+class ObsLogWsRequest(WsRequestFields, EvidenceEvent, source="obs", kind="ws/request"):
     """A request read from OBS's own debug log (monitor/observers/obs_log.py: lossy, torn lines)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "ws/request"
     _omit_none: ClassVar[tuple[str, ...]] = ("truncated", "recovered")
     log_time: str | None = None
     truncated: bool | None = None
@@ -252,11 +234,9 @@ class ObsLogWsRequest(WsRequestFields, EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ProxyWsRequest(WsRequestFields, EvidenceEvent):
+class ProxyWsRequest(WsRequestFields, EvidenceEvent, source="obs-proxy", kind="ws/request"):
     """A request seen by the obs-websocket proxy (monitor/observers/obs_ws_proxy.py: exact)."""
 
-    SOURCE: ClassVar[str] = "obs-proxy"
-    KIND: ClassVar[str] = "ws/request"
     session: int | None = None
     comment: str | None = None
 

@@ -20,11 +20,9 @@ class _ProbeEvent(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class AudioMeter(_ProbeEvent):
+class AudioMeter(_ProbeEvent, source="probe.audio", kind="meter"):
     """One meter frame (every 100 ms): EBU R128 loudness, true/sample peaks, RMS, floor, clips, silence."""
 
-    SOURCE: ClassVar[str] = "probe.audio"
-    KIND: ClassVar[str] = "meter"
     _omit_none: ClassVar[tuple[str, ...]] = ("name", "tones", "app", "key", "target_lufs")
     track: int | str
     t_s: float
@@ -46,11 +44,9 @@ class AudioMeter(_ProbeEvent):
 
 
 @dataclass(frozen=True)
-class VideoFrame(_ProbeEvent):
+class VideoFrame(_ProbeEvent, source="probe.video", kind="frame"):
     """One analysed frame (at the probe's rate): luma statistics, black, difference to the last, SSIM."""
 
-    SOURCE: ClassVar[str] = "probe.video"
-    KIND: ClassVar[str] = "frame"
     _omit_none: ClassVar[tuple[str, ...]] = ("name", "diff", "ssim", "imageData")
     t_s: float
     luma: dict[str, float] = field(default_factory=dict)

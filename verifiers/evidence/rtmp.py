@@ -100,18 +100,42 @@ _SNAPSHOT_KEYS = ("duration_s", "bytes", "av_skew_ms", "max_abs_av_skew_ms", "vi
 
 
 @dataclass(frozen=True)
-class RtmpListening(EvidenceEvent):
-    SOURCE: ClassVar[str] = "rtmp"
-    KIND: ClassVar[str] = "listening"
+class RtmpListening(EvidenceEvent, source="rtmp", kind="listening"):
     host: str
     port: int
     record_dir: str | None = None  # where the ingest records each stream (None: it does not)
 
 
 @dataclass(frozen=True)
-class RtmpPublish(EvidenceEvent):
-    SOURCE: ClassVar[str] = "rtmp"
-    KIND: ClassVar[str] = "publish"
+class RtmpConnect(EvidenceEvent, source="rtmp", kind="connect"):
+    """An encoder's RTMP connect command (before it publishes)."""
+
+    client: str
+    app: str
+    tc_url: str  # without credentials (rtmp/session.py `_public_url`)
+    flash_ver: str
+    type: str
+
+
+@dataclass(frozen=True)
+class RtmpDisconnect(EvidenceEvent, source="rtmp", kind="disconnect"):
+    client: str
+    app: str | None
+    reason: str
+    bytes_received: int
+
+
+@dataclass(frozen=True)
+class RtmpMetadata(EvidenceEvent, source="rtmp", kind="metadata"):
+    """The stream's onMetaData as the encoder sent it (its claims; rtmp/stats measures the truth)."""
+
+    app: str
+    key: str
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RtmpPublish(EvidenceEvent, source="rtmp", kind="publish"):
     app: str
     key: str
     client: str | None = None
@@ -138,21 +162,17 @@ class HealthView(Payload):
 
 
 @dataclass(frozen=True)
-class RtmpHealth(HealthView, EvidenceEvent):
+class RtmpHealth(HealthView, EvidenceEvent, source="rtmp", kind="health"):
     """A profile's verdict on a stream changed (the ingest runs with platform profiles)."""
 
-    SOURCE: ClassVar[str] = "rtmp"
-    KIND: ClassVar[str] = "health"
     app: str = ""
     key: str = ""
 
 
 @dataclass(frozen=True)
-class RtmpStats(EvidenceEvent):
+class RtmpStats(EvidenceEvent, source="rtmp", kind="stats"):
     """The 1 Hz stats of one live stream: its identity and a snapshot, flat in one payload."""
 
-    SOURCE: ClassVar[str] = "rtmp"
-    KIND: ClassVar[str] = "stats"
     app: str
     key: str
     snapshot: StreamSnapshot
@@ -184,11 +204,9 @@ class RtmpStats(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class RtmpUnpublish(EvidenceEvent):
+class RtmpUnpublish(EvidenceEvent, source="rtmp", kind="unpublish"):
     """A stream ended (the publisher's deleteStream/close or a kick); `stats` is its final snapshot."""
 
-    SOURCE: ClassVar[str] = "rtmp"
-    KIND: ClassVar[str] = "unpublish"
     app: str
     key: str
     stats: StreamSnapshot

@@ -13,11 +13,9 @@ from verifiers.evidence.base import EvidenceEvent
 
 
 @dataclass(frozen=True)
-class RubricJudgment(EvidenceEvent):
+class RubricJudgment(EvidenceEvent, source="rubric", kind="judgment"):
     """One rater's score (0..1) for one check."""
 
-    SOURCE: ClassVar[str] = "rubric"
-    KIND: ClassVar[str] = "judgment"
     _omit_none: ClassVar[tuple[str, ...]] = ("rater", "note")
     check: str
     score: float

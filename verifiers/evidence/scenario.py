@@ -13,11 +13,9 @@ from verifiers.evidence.base import EvidenceEvent
 
 
 @dataclass(frozen=True)
-class ScenarioAction(EvidenceEvent):
+class ScenarioAction(EvidenceEvent, source="scenario", kind="action"):
     """What one step did: when it was due, when it happened, how it went (status ok|failed|skipped)."""
 
-    SOURCE: ClassVar[str] = "scenario"
-    KIND: ClassVar[str] = "action"
     _omit_none: ClassVar[tuple[str, ...]] = ("scenario",)
     step: str
     action: str = ""
@@ -39,11 +37,9 @@ class ScenarioAction(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ScenarioExpectation(EvidenceEvent):
+class ScenarioExpectation(EvidenceEvent, source="scenario", kind="expectation"):
     """One expectation judged at the end of the run (latency from its anchor step, in ms)."""
 
-    SOURCE: ClassVar[str] = "scenario"
-    KIND: ClassVar[str] = "expectation"
     id: str
     kind: str
     passed: bool

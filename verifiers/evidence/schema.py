@@ -11,29 +11,13 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from verifiers.evidence import audit, obs, probe, rubric, scenario, ui, vmix
-from verifiers.evidence.base import EvidenceEvent, Payload
-from verifiers.evidence.rtmp import (
-    RtmpHealth,
-    RtmpListening,
-    RtmpPublish,
-    RtmpStats,
-    RtmpUnpublish,
-    StreamSnapshot,
-)
+from verifiers.evidence import obs
+from verifiers.evidence.base import REGISTRY, EvidenceEvent, Payload, key_of
+from verifiers.evidence.rtmp import RtmpStats, StreamSnapshot
 
-#: every typed event, by module; the schema (and the round-trip tests) cover exactly these
-EVENTS: tuple[type[EvidenceEvent], ...] = (
-    RtmpListening, RtmpPublish, RtmpStats, RtmpUnpublish, RtmpHealth,
-    obs.ObsConnected, obs.ObsGap, obs.ObsEvent, obs.ObsSnapshot, obs.ObsStats, obs.ObsFiltersChanged, obs.ObsScreenshot,
-    obs.ObsWsLog, obs.ObsLogWsRequest, obs.ProxyWsRequest,
-    scenario.ScenarioAction, scenario.ScenarioExpectation,
-    audit.AuditStarted, audit.AuditWrite,
-    probe.AudioMeter, probe.VideoFrame,
-    vmix.VmixSnapshot, vmix.VmixProgram, vmix.VmixPreview, vmix.VmixOutput, vmix.VmixTally,
-    rubric.RubricJudgment,
-    ui.XInputStarted, ui.XInputUnavailable, ui.XInput, ui.ObsSettingsChanged,
-)
+#: every typed event (the classes register themselves on import; the package imports every module),
+#: by source and kind: the schema and the round-trip tests cover exactly these
+EVENTS: tuple[type[EvidenceEvent], ...] = tuple(REGISTRY[k] for k in sorted(REGISTRY))
 #: the data of the obs-websocket event types read here (`obs/event` payload `data`, by `type`)
 OBS_EVENT_DATA = obs.OBS_EVENT_DATA
 DOC = Path(__file__).resolve().parents[2] / "docs" / "evidence.schema.json"
@@ -69,9 +53,11 @@ def object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     props, required = {}, []
     for f in dataclasses.fields(cls):
-        props[f.name] = _type(hints[f.name], defs)
+        props[key_of(f)] = _type(hints[f.name], defs)
+        if f.metadata.get("doc"):
+            props[key_of(f)]["description"] = f.metadata["doc"]
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            required.append(f.name)
+            required.append(key_of(f))
     out: dict[str, Any] = {"type": "object", "properties": props}
     if required:
         out["required"] = required

@@ -28,32 +28,26 @@ class XWindow(Payload):
 
 
 @dataclass(frozen=True)
-class XInputStarted(EvidenceEvent):
+class XInputStarted(EvidenceEvent, source="x11", kind="ui/input_started"):
     """The input recorder runs on this display (XRECORD)."""
 
-    SOURCE: ClassVar[str] = "x11"
-    KIND: ClassVar[str] = "ui/input_started"
     display: str
     record_version: str | None = None
 
 
 @dataclass(frozen=True)
-class XInputUnavailable(EvidenceEvent):
+class XInputUnavailable(EvidenceEvent, source="x11", kind="ui/input_unavailable"):
     """Input could not be recorded (no XRECORD, display gone): `lost` when it stopped mid-run."""
 
-    SOURCE: ClassVar[str] = "x11"
-    KIND: ClassVar[str] = "ui/input_unavailable"
     display: str | None
     reason: str
     lost: bool = False
 
 
 @dataclass(frozen=True)
-class XInput(EvidenceEvent):
+class XInput(EvidenceEvent, source="x11", kind="ui/input"):
     """Consecutive key and button presses into one window (counts only)."""
 
-    SOURCE: ClassVar[str] = "x11"
-    KIND: ClassVar[str] = "ui/input"
     window: XWindow
     key_presses: int = 0
     button_presses: int = 0
@@ -63,11 +57,9 @@ class XInput(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class ObsSettingsChanged(EvidenceEvent):
+class ObsSettingsChanged(EvidenceEvent, source="obs", kind="ui/settings_changed"):
     """OBS's Settings dialog was confirmed (its log names the changed pages)."""
 
-    SOURCE: ClassVar[str] = "obs"
-    KIND: ClassVar[str] = "ui/settings_changed"
     _omit_none: ClassVar[tuple[str, ...]] = ("log_time",)
     changed: list[str] = field(default_factory=list)
     log_time: str | None = None

@@ -42,11 +42,9 @@ class VmixSnapshotInput(Payload):
 
 
 @dataclass(frozen=True)
-class VmixSnapshot(EvidenceEvent):
+class VmixSnapshot(EvidenceEvent, source="vmix", kind="snapshot"):
     """vMix's state when the observer (re)connected: inputs, program (`active`), preview, outputs."""
 
-    SOURCE: ClassVar[str] = "vmix"
-    KIND: ClassVar[str] = "snapshot"
     _omit_none: ClassVar[tuple[str, ...]] = ("edition", "preset", "master")
     via: str
     version: str
@@ -75,27 +73,21 @@ class _Switch(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class VmixProgram(_Switch):
+class VmixProgram(_Switch, source="vmix", kind="program"):
     """The program input changed."""
 
-    SOURCE: ClassVar[str] = "vmix"
-    KIND: ClassVar[str] = "program"
 
 
 @dataclass(frozen=True)
-class VmixPreview(_Switch):
+class VmixPreview(_Switch, source="vmix", kind="preview"):
     """The preview input changed."""
 
-    SOURCE: ClassVar[str] = "vmix"
-    KIND: ClassVar[str] = "preview"
 
 
 @dataclass(frozen=True)
-class VmixOutput(EvidenceEvent):
+class VmixOutput(EvidenceEvent, source="vmix", kind="output"):
     """An output turned on (active) or off."""
 
-    SOURCE: ClassVar[str] = "vmix"
-    KIND: ClassVar[str] = "output"
     _omit_none: ClassVar[tuple[str, ...]] = ("previous", "after_gap")
     name: str
     active: bool
@@ -105,11 +97,9 @@ class VmixOutput(EvidenceEvent):
 
 
 @dataclass(frozen=True)
-class VmixTally(EvidenceEvent):
+class VmixTally(EvidenceEvent, source="vmix", kind="tally"):
     """The TCP TALLY line: input numbers on program and on preview."""
 
-    SOURCE: ClassVar[str] = "vmix"
-    KIND: ClassVar[str] = "tally"
     program: list[int]
     preview: list[int]
     via: str = "tcp"

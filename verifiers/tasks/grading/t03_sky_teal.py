@@ -15,6 +15,7 @@ import numpy as np
 
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
 from verifiers.registry import register
@@ -29,6 +30,7 @@ from verifiers.tasks.grading._shared.regions import (
     outside,
     untouched_check,
 )
+from verifiers.tasks.grading._shared.shot import ShotFacts
 
 OUTPUT = "out/coast_teal.mov"
 TEAL_HUE_DEG = 196.0
@@ -72,6 +74,17 @@ def window_alpha(rows: np.ndarray, softness_px: float = 4.0) -> np.ndarray:
 
 TASK = "R06.04.02.02-T03"
 N = check_names(TASK)
+
+
+class SkyShotFacts(ShotFacts, task=TASK):
+    """gt/shot.json of the coast shot: where the horizon is on every frame."""
+
+    horizon_y_px: list[list[float]] = gt_field("horizon_y", "per frame, per column: the horizon's row")
+    reference_height_px: int = gt_field(doc="frame height the seed's distances are given at", default=REFERENCE_HEIGHT_PX)
+
+    def validate(self) -> None:
+        self.expect(bool(self.horizon_y_px) and len({len(r) for r in self.horizon_y_px}) == 1, "horizon_y_px",
+                    "must hold one row per column for every frame")
 
 
 def band_distance_px(change: np.ndarray, core: np.ndarray, rows: np.ndarray) -> float:
@@ -132,9 +145,10 @@ class SkyTeal(GradingTask):
     @check(N.window_tracks_horizon)
     def window_tracks_horizon(self, p: HorizonBand, curve: Curve) -> Result:
         shot = self.shot
-        rows = np.asarray(shot.meta.get("horizon_y") or [], dtype=float)
+        rows = np.asarray(self.ctx.gt_typed(SkyShotFacts).horizon_y_px, dtype=float)
         if rows.shape != (shot.n, shot.src.shape[2]):
-            return Result.cannot_judge("GT shot.json has no per-frame horizon rows")
+            return Result.cannot_judge(f"GT shot.json horizon_y is {rows.shape[0]}x{rows.shape[1]}, "
+                                       f"the shot is {shot.n} frames x {shot.src.shape[2]} columns")
         limit_px = p.max_band_distance_px * shot.src.shape[1] / REFERENCE_HEIGHT_PX
         change = np.linalg.norm(shot.lab("out")[..., 1:] - shot.lab("src")[..., 1:], axis=-1)
         dist = np.array([band_distance_px(change[i], self.core[i], rows[i]) for i in range(shot.n)])

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.base import GTError
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import delta_e2000
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BrandShot, MaxDeltaE
@@ -24,7 +24,7 @@ from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_present
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import untouched_check
-from verifiers.tasks.grading._shared.shot import DE_STRIDE
+from verifiers.tasks.grading._shared.shot import DE_STRIDE, ShotFacts
 
 OUTPUT = "out/team_blue.mov"
 GRADES = "state/grades"
@@ -65,6 +65,18 @@ TASK = "R06.04.02.02-T12"
 N = check_names(TASK)
 
 
+class BrandShotFacts(ShotFacts, task=TASK):
+    """gt/shot.json of the six-shot spot: each shot's frames."""
+
+    shot_frames: list[list[int]] = gt_field("shots", "[first, end) frames of each of the six shots")
+    brand_lab: list[float] | None = gt_field(doc="the brand blue as CIELAB L*, a*, b* (informative)", default=None)
+
+    def validate(self) -> None:
+        self.expect(len(self.shot_frames) == SHOTS, "shot_frames", f"must list the {SHOTS} shots' frame ranges")
+        self.expect(all(len(r) == 2 and r[0] < r[1] for r in self.shot_frames), "shot_frames",
+                    "each shot is [first, end) with first < end")
+
+
 @register
 class BrandBlue(GradingTask):
     task_id = TASK
@@ -75,10 +87,7 @@ class BrandBlue(GradingTask):
     @provides
     def bounds(self) -> list[list[int]]:
         """[first, end) frames of each of the six shots (GT shot.json)."""
-        bounds = self.shot.meta.get("shots")
-        if not bounds or len(bounds) != SHOTS:
-            raise GTError("GT shot.json must list the six shots' frame ranges")
-        return bounds
+        return self.ctx.gt_typed(BrandShotFacts).shot_frames
 
     @check(N.qualifier_nodes)
     def qualifier_nodes(self, p: NoParams, curve: Curve) -> Result:

@@ -18,6 +18,7 @@ from scipy.ndimage import binary_dilation, gaussian_filter, label
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
 from verifiers.registry import register
@@ -25,7 +26,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched_check
-from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot
+from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
 
 OUTPUT = "out/app_screen.mov"
 REFERENCE = "input/ui_ref.png"
@@ -91,6 +92,16 @@ TASK = "R06.04.02.02-T16"
 N = check_names(TASK)
 
 
+class PhoneShotFacts(ShotFacts, task=TASK):
+    """gt/shot.json of the phone shot: where the screen's corners are on every frame."""
+
+    corners_px: list[list[list[float]]] = gt_field("corners", "per frame: the screen's 4 corners as (x, y)")
+
+    def validate(self) -> None:
+        self.expect(bool(self.corners_px) and all(len(q) == 4 and all(len(c) == 2 for c in q) for q in self.corners_px),
+                    "corners_px", "must hold 4 (x, y) corners for every frame")
+
+
 def changed_pixels(shot: Shot) -> np.ndarray:
     """Per frame: pixels the grade changed by more than CHANGED_LAB beyond what the export alone changed."""
     # smoothed over the render's chroma share (1 px for exact renders, 2 px for 4:2:0)
@@ -139,9 +150,9 @@ class PhoneScreen(GradingTask):
 
     @provides
     def corners(self) -> np.ndarray:
-        corners = np.asarray(self.shot.meta.get("corners") or [], dtype=float)
-        if corners.shape != (self.shot.n, 4, 2):
-            raise GTError("GT shot.json has no per-frame screen corners")
+        corners = np.asarray(self.ctx.gt_typed(PhoneShotFacts).corners_px, dtype=float)
+        if len(corners) != self.shot.n:
+            raise GTError(f"GT shot.json has screen corners for {len(corners)} frames, the shot has {self.shot.n}")
         return corners
 
     @check(N.screen_corrected)

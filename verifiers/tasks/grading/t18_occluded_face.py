@@ -15,6 +15,7 @@ import numpy as np
 from verifiers.base import GTError
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.paramtypes.grading import FaceOffset, GainOutsideBox, GainRange, HandGain
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -23,6 +24,7 @@ from verifiers.tasks.grading._shared.face_window import gain_outside_box, window
 from verifiers.tasks.grading._shared.gain import per_frame_gain
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share
+from verifiers.tasks.grading._shared.shot import ShotFacts
 
 OUTPUT = "state/confession_render.mov"
 N_FRAMES = 30
@@ -50,6 +52,18 @@ TASK = "R06.04.02.02-T18"
 N = check_names(TASK)
 
 
+class OcclusionShotFacts(ShotFacts, task=TASK):
+    """gt/shot.json of the interview shot: when the hand crosses the face."""
+
+    occlusion_frames: list[int] = gt_field(doc="[first, end) frames of the hand crossing the face")
+    occlusion_tc_in_seed: list[str] | None = gt_field(doc="the same span as the seed's timecodes (informative)",
+                                                      default=None)
+
+    def validate(self) -> None:
+        occ = self.occlusion_frames
+        self.expect(len(occ) == 2 and 0 <= occ[0] < occ[1], "occlusion_frames", "must be [first, end) with first < end")
+
+
 @register
 class OccludedFace(GradingTask):
     task_id = TASK
@@ -60,10 +74,8 @@ class OccludedFace(GradingTask):
     @provides
     def occlusion(self) -> tuple[int, int]:
         """[first, end) frames of the hand crossing the face (GT shot.json)."""
-        occ = self.shot.meta.get("occlusion_frames")
-        if not occ or len(occ) != 2:
-            raise GTError("GT shot.json has no occlusion_frames")
-        return int(occ[0]), int(occ[1])
+        a, b = self.ctx.gt_typed(OcclusionShotFacts).occlusion_frames
+        return a, b
 
     @check(N.face_gain)
     def face_gain(self, p: GainRange, curve: Curve) -> Result:

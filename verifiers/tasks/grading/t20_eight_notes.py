@@ -10,11 +10,15 @@ everything outside the note masks (less a 3 px guard) stays within 1.5 mean ΔE2
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from verifiers.base import GTError
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import MaxDeltaE
@@ -80,20 +84,48 @@ def apply_note(frames: np.ndarray, mask: np.ndarray, grade: dict) -> np.ndarray:
 
 TASK = "R06.04.02.02-T20"
 N = check_names(TASK)
+#: predicate kind -> the unit of its [min, max] range
+NOTE_UNITS = {"hue": "deg", "stop": "stop", "chroma": "pct"}
 
 
-def note_values(shot: Shot, note: dict, mask: np.ndarray, gmap: np.ndarray | None) -> tuple[np.ndarray, str]:
+@dataclass(frozen=True)
+class Note(Payload):
+    """One secondary note: its shot's frames and the predicate its region's change must meet."""
+
+    note: int = gt_field(doc="note number 1..8 (mask note_<n>)")
+    frames: list[int] = gt_field(doc="[first, end) frames of the note's shot")
+    kind: str = gt_field(doc="predicate: hue (shift, °), stop (gain, stops) or chroma (change, %)")
+    lo_in_kind_unit: float = gt_field("min", "lowest allowed change, in the kind's unit")
+    hi_in_kind_unit: float = gt_field("max", "highest allowed change, in the kind's unit")
+    shot: int | None = gt_field(doc="shot number (informative)", default=None)
+    text: str | None = gt_field(doc="the note as the colourist wrote it (informative)", default=None)
+
+
+class NotesFile(GTFile, file="notes.json", task=TASK, root="notes"):
+    """gt/notes.json: the eight secondary notes, one predicate each."""
+
+    notes: list[Note] = gt_field(doc="the eight notes")
+
+    def validate(self) -> None:
+        self.expect(sorted(n.note for n in self.notes) == list(range(1, 9)), "notes", "must list notes 1 to 8 once each")
+        self.expect(all(n.kind in NOTE_UNITS for n in self.notes), "notes",
+                    f"every note's kind must be one of {sorted(NOTE_UNITS)}")
+        self.expect(all(len(n.frames) == 2 and 0 <= n.frames[0] < n.frames[1] for n in self.notes), "notes",
+                    "every note's frames are [first, end) with first < end")
+
+
+def note_values(shot: Shot, note: Note, mask: np.ndarray, gmap: np.ndarray | None) -> tuple[np.ndarray, str]:
     """(per frame of the note's shot: the measured change, its unit) for the note's predicate kind."""
-    a, b = note["frames"]
-    if note["kind"] == "hue":
+    a, b = note.frames
+    if note.kind == "hue":
         return np.array([hue_difference_deg(circular_mean_hue(shot.lab("src")[i], mask[i]),
                                             circular_mean_hue(shot.lab("out")[i], mask[i])) for i in range(a, b)]), "deg"
-    if note["kind"] == "stop" and gmap is not None:
+    if note.kind == "stop" and gmap is not None:
         return per_frame_gain(gmap[a:b], mask[a:b]), "stop"
-    if note["kind"] == "chroma":
+    if note.kind == "chroma":
         return 100 * (masked_mean(chroma_of(shot, "out")[a:b], mask[a:b])
                       / masked_mean(chroma_of(shot, "src")[a:b], mask[a:b]) - 1), "pct"
-    raise GTError(f"note {note['note']}: unknown predicate {note['kind']!r}")
+    raise GTError(f"note {note.note}: no measure for predicate {note.kind!r}")
 
 
 @register
@@ -106,24 +138,19 @@ class EightNotes(GradingTask):
         return np.any([shot.masks[k] for k in shot.masks if k.startswith("note_")], axis=0)
 
     @provides
-    def notes(self) -> list[dict]:
-        notes = self.ctx.gt_json("notes.json")
-        if not isinstance(notes, list) or len(notes) != 8:
-            raise GTError("GT notes.json must list the eight notes")
-        return notes
+    def notes(self) -> dict[int, Note]:
+        return {n.note: n for n in self.ctx.gt_typed(NotesFile).notes}
 
     def judge_note(self, k: int, curve: Curve) -> Result:
         """Note k's predicate (hue shift °, stop change, chroma %) on the frames of its shot, in its mask."""
-        note = next((n for n in self.notes if n.get("note") == k), None)
-        if note is None:
-            raise GTError(f"GT notes.json has no note {k}")
+        note = self.notes[k]
         shot, mask = self.shot, self.shot.mask(f"note_{k}")
-        v, unit = note_values(shot, note, mask, self.gmap if note["kind"] == "stop" else None)
-        lo_, hi_ = note["min"], note["max"]
+        v, unit = note_values(shot, note, mask, self.gmap if note.kind == "stop" else None)
+        lo_, hi_ = note.lo_in_kind_unit, note.hi_in_kind_unit
         sc, pct = frame_share(curve, (v >= lo_) & (v <= hi_))
-        return Result(sc, {"kind": note["kind"], "measured": [float(np.nanmin(v)), float(np.nanmax(v))],
-                           "range": [lo_, hi_], "unit": unit, "frames": note["frames"], "frames_ok_pct": pct},
-                      "" if sc == 1 else f"note {k} ({note['kind']}): measured {np.nanmean(v):+.2f} {unit}, "
+        return Result(sc, {"kind": note.kind, "measured": [float(np.nanmin(v)), float(np.nanmax(v))],
+                           "range": [lo_, hi_], "unit": unit, "frames": note.frames, "frames_ok_pct": pct},
+                      "" if sc == 1 else f"note {k} ({note.kind}): measured {np.nanmean(v):+.2f} {unit}, "
                                          f"wanted {lo_}..{hi_}")
 
     @check(N.note_1)
@@ -161,7 +188,7 @@ class EightNotes(GradingTask):
     @check(N.untouched_regions)
     def untouched_regions(self, p: MaxDeltaE, curve: Curve) -> Result:
         shot = self.shot
-        union = np.any([shot.mask(f"note_{n['note']}") for n in self.notes], axis=0)
+        union = np.any([shot.mask(f"note_{k}") for k in self.notes], axis=0)
         rest, thin = guarded(shot, outside(union, GUARD_PX))
         de = np.maximum(per_frame_de(shot, rest, luma_only=thin) - floor_de(shot, rest, luma_only=thin), 0.0)
         sc, pct = frame_share(curve, de <= p.max_de2000)

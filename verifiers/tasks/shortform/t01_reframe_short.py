@@ -22,6 +22,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normalise, resplit
@@ -35,6 +36,17 @@ from verifiers.tasks.shortform._shared.export import Export, instance_scale, ope
 
 TASK = "R06.04.01.04-T01"
 N = check_names(TASK)
+
+
+class SubjectFile(GTFile, file="subject.json", task=TASK):
+    """gt/subject.json: where the subject (the cook's hands) is on every source frame."""
+
+    boxes_px: list[list[float]] = gt_field("boxes", "per source frame: x, y, w, h in source pixels")
+    fps: float | None = gt_field(doc="the source's frame rate (informative)", default=None)
+
+    def validate(self) -> None:
+        self.expect(bool(self.boxes_px) and all(len(b) == 4 for b in self.boxes_px), "boxes_px",
+                    "must hold one [x, y, w, h] per source frame")
 OUTPUT = "out/cooking_short.mp4"
 FPS = 24.0
 SCALE = 1 / 6
@@ -195,7 +207,7 @@ class ReframeShort(CheckedTask):
     def samples(self) -> Samples:
         src = self.ctx.input("fixtures/cooking_16x9.mp4")
         selects = read_selects(self.ctx.input("input/selects.txt").read_text(encoding="utf-8"))
-        boxes = self.ctx.gt_json("subject.json")["boxes"]
+        boxes = self.ctx.gt_typed(SubjectFile).boxes_px
         locator = StripLocator(src)
         src_w = next(iter_frames(src, max_frames=1)).rgb.shape[1]
         try:

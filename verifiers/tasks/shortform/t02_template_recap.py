@@ -17,6 +17,7 @@ import numpy as np
 from verifiers.base import GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import ShortSide, SlotCount
 from verifiers.registry import register
@@ -25,9 +26,20 @@ from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, sources_in
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
+from verifiers.tasks.shortform._shared.slots import TimeSlot, slots_ordered
 
 TASK = "R06.04.01.04-T02"
 N = check_names(TASK)
+
+
+class TemplateFile(GTFile, file="template.json", task=TASK):
+    """gt/template.json: the template's name and its slots' times in the export."""
+
+    slots: list[TimeSlot] = gt_field(doc="the slots in order")
+    template: str | None = gt_field(doc="the template's name (informative)", default=None)
+
+    def validate(self) -> None:
+        self.expect(slots_ordered(self.slots), "slots", "must be non-empty, starting in order, each ending after it starts")
 MIN_PLAY_SHARE = 0.25  # a slot's clip must advance at least this share of the slot's length (a freeze does not)
 OUTPUT = "device/DCIM/recap.mp4"
 FPS = 24.0
@@ -51,16 +63,16 @@ class SlotReport:
     with_moment: int
 
 
-def judge_slots(labelled: list[Labelled], slots: list[dict], moments: dict[str, float], frame_s: float) -> SlotReport:
+def judge_slots(labelled: list[Labelled], slots: list[TimeSlot], moments: dict[str, float], frame_s: float) -> SlotReport:
     order_ok, moment_ok, per_slot = 0, 0, []
     for k, slot in enumerate(slots, start=1):
         want = f"clip{k}"
-        inside = [x for x in labelled if slot["start_s"] + frame_s <= x.t_s < slot["end_s"] - frame_s]
+        inside = [x for x in labelled if slot.start_s + frame_s <= x.t_s < slot.end_s - frame_s]
         shown = [x.label for x in inside]
         top = max(set(shown), key=shown.count) if shown else None
         own = [x.src_t_s for x in inside if x.label == want]
         # the clip plays in its slot (a frozen frame of it is no segment of the clip)
-        plays = bool(own) and max(own) - min(own) >= MIN_PLAY_SHARE * (slot["end_s"] - slot["start_s"])
+        plays = bool(own) and max(own) - min(own) >= MIN_PLAY_SHARE * (slot.end_s - slot.start_s)
         ok = top == want and shown.count(want) >= 0.9 * len(shown) and plays
         order_ok += ok
         m = moments.get(want)
@@ -76,8 +88,8 @@ class TemplateRecap(CheckedTask):
     task_id = TASK
 
     @provides
-    def slots(self) -> list[dict]:
-        return self.ctx.gt_json("template.json")["slots"]
+    def slots(self) -> list[TimeSlot]:
+        return self.ctx.gt_typed(TemplateFile).slots
 
     @provides
     def export(self) -> Export:

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.paramtypes.shortform import LineLength, MaxCer, StylePosition, Timing
@@ -49,15 +50,18 @@ SCALE = 1 / 3
 MIN_SHARE = 0.8  # a style criterion holds when it holds on this share of the captions
 
 
+class SpeechFile(GTFile, file="speech.json", task=TASK):
+    """gt/speech.json: where the vlog speaks (sentence level)."""
+
+    segments_s: list[list[float]] = gt_field(doc="[start, end] of each sentence")
+
+    def validate(self) -> None:
+        self.expect(bool(self.segments_s) and all(len(s) == 2 and s[0] < s[1] for s in self.segments_s), "segments_s",
+                    "must be [[start, end], ...], non-empty, each ending after it starts")
+
+
 def speech_segments(ctx: ScoreContext) -> list[tuple[float, float]]:
-    segs = ctx.gt_json("speech.json").get("segments_s")
-    try:
-        out = [(float(a), float(b)) for a, b in segs]
-    except (TypeError, ValueError) as exc:
-        raise GTError(f"gt/speech.json: segments_s must be [[start, end], ...] ({exc})") from None
-    if not out or any(b <= a for a, b in out):
-        raise GTError("gt/speech.json: no segments, or one ends before it starts")
-    return out
+    return [(a, b) for a, b in ctx.gt_typed(SpeechFile).segments_s]
 
 
 def overlap_s(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:

@@ -13,6 +13,7 @@ import numpy as np
 from verifiers.base import GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.paramtypes.shortform import AudioFormat, ChangesOnBeats, PhotosInOrder, Zoom
@@ -26,6 +27,16 @@ from verifiers.tasks.shortform._shared.zoom import zoom_anywhere, zoom_variants,
 
 TASK = "R06.04.01.04-T04"
 N = check_names(TASK)
+
+
+class BeatsFile(GTFile, file="beats.json", task=TASK):
+    """gt/beats.json: the song's beat times."""
+
+    beats_s: list[float] = gt_field(doc="every beat, in order")
+
+    def validate(self) -> None:
+        self.expect(bool(self.beats_s) and all(a < b for a, b in zip(self.beats_s, self.beats_s[1:], strict=False)),
+                    "beats_s", "must be non-empty and increasing")
 OUTPUT = "out/trip_slideshow.mp4"
 FPS = 24.0
 SR_HZ = 48_000
@@ -87,7 +98,7 @@ class BeatSlideshow(CheckedTask):
 
     @check(N.changes_on_beats)
     def changes_on_beats(self, p: ChangesOnBeats, curve: Curve) -> Result:
-        beats = np.asarray(self.ctx.gt_json("beats.json")["beats_s"], dtype=float)
+        beats = np.asarray(self.ctx.gt_typed(BeatsFile).beats_s, dtype=float)
         segs = self.edit[1]
         tol_s = p.tolerance_frames * (1.0 / (self.export.facts["fps"] or FPS)) + 1e-6
         want = beats[:: p.beats_per_photo_count][1:self.n_photos]

@@ -19,6 +19,7 @@ import numpy as np
 from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, normalise
@@ -72,16 +73,32 @@ def read_logo(path) -> tuple[np.ndarray, np.ndarray | None]:
     return rgb, alpha
 
 
-def read_brand(ctx: ScoreContext) -> dict:
-    b = ctx.gt_json("brand.json")
-    try:
-        ok = (len(b["colours_hex"]) >= 1 and len(b["features"]) >= 1 and isinstance(b["hook"], str)
-              and isinstance(b["price"], str))
-    except (KeyError, TypeError):
-        ok = False
-    if not ok:
-        raise GTError("gt/brand.json needs colours_hex, hook, features, price")
-    return b
+class BrandFile(GTFile, file="brand.json", task=TASK):
+    """gt/brand.json: the brand kit's colours and font and the ad's copy."""
+
+    colours_hex: list[str] = gt_field(doc="brand colours as #RRGGBB")
+    hook: str = gt_field(doc="the hook line")
+    features: list[str] = gt_field(doc="the feature lines, in order")
+    price: str = gt_field(doc="the price line")
+    font: str | None = gt_field(doc="the brand font's name (informative)", default=None)
+
+    def validate(self) -> None:
+        self.expect(bool(self.colours_hex), "colours_hex", "must name at least one colour")
+        self.expect(bool(self.features), "features", "must list at least one feature")
+
+
+class VoFile(GTFile, file="vo.json", task=TASK):
+    """gt/vo.json: where the voice-over speaks (fixtures/vo.wav time)."""
+
+    speech_s: list[list[float]] = gt_field(doc="[start, end] of each VO phrase")
+
+    def validate(self) -> None:
+        self.expect(bool(self.speech_s) and all(len(s) == 2 for s in self.speech_s), "speech_s",
+                    "must list [start, end] phrases")
+
+
+def read_brand(ctx: ScoreContext) -> BrandFile:
+    return ctx.gt_typed(BrandFile)  # a missing key, a wrong type or a broken rule: GTError naming it
 
 
 def sample_text(frames: list, hook_window_s: tuple[float, float], dur: float) -> list[tuple[float, np.ndarray, list]]:
@@ -136,17 +153,13 @@ class BrandAd(CheckedTask):
     task_id = TASK
 
     @provides
-    def brand(self) -> tuple[dict, list]:
+    def brand(self) -> tuple[BrandFile, list]:
         brand = read_brand(self.ctx)
-        return brand, [hex_lab(h) for h in brand["colours_hex"]]
+        return brand, [hex_lab(h) for h in brand.colours_hex]
 
     @provides
     def speech(self) -> list:
-        vo_gt = self.ctx.gt_json("vo.json")
-        speech = vo_gt.get("speech_s") if isinstance(vo_gt, dict) else None
-        if not isinstance(speech, list) or not speech:
-            raise GTError("gt/vo.json needs speech_s")
-        return speech
+        return self.ctx.gt_typed(VoFile).speech_s
 
     @provides
     def export(self) -> tuple[Export, list]:
@@ -175,8 +188,8 @@ class BrandAd(CheckedTask):
         brand, palette = self.brand
         dur = self.export[0].facts["duration_s"]
         lo, hi = p.hook_window_s
-        elements = {"hook": brand["hook"], **{f"feature{k + 1}": f for k, f in enumerate(brand["features"])},
-                    "price": brand["price"]}
+        elements = {"hook": brand.hook, **{f"feature{k + 1}": f for k, f in enumerate(brand.features)},
+                    "price": brand.price}
         found, de = find_elements(samples, elements, palette)
         n_feat = sum(bool(found[k]) for k in elements if k.startswith("feature"))
         colour_de = {k: float(np.median(v)) for k, v in de.items() if v}

@@ -37,6 +37,8 @@ from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
@@ -76,16 +78,29 @@ def read_keywords(text: str) -> list[tuple[str, str]]:
     return rows
 
 
-def read_words(gt: dict) -> tuple[list[dict], list[list[float]]]:
-    try:
-        words = [{"word": str(w["word"]), "start_s": float(w["start_s"]), "end_s": float(w["end_s"])}
-                 for w in gt["words"]]
-        silences = [[float(a), float(b)] for a, b in gt["silences"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"gt/words.json: needs words [{{word, start_s, end_s}}] and silences ({exc})") from None
-    if not words or any(w["end_s"] <= w["start_s"] for w in words):
-        raise GTError("gt/words.json: no words, or a word with end_s <= start_s")
-    return words, silences
+@dataclass(frozen=True)
+class SpokenWord(Payload):
+    """One spoken word and when the source says it."""
+
+    word: str = gt_field(doc="the word")
+    start_s: float = gt_field(doc="its start in source time")
+    end_s: float = gt_field(doc="its end in source time")
+
+
+class WordsFile(GTFile, file="words.json", task=TASK):
+    """gt/words.json: the talk's words in spoken order and its silences (source time)."""
+
+    words: list[SpokenWord] = gt_field(doc="every word, in spoken order")
+    silences_s: list[list[float]] = gt_field("silences", "[start, end] of each silence")
+
+    def validate(self) -> None:
+        self.expect(bool(self.words) and all(w.start_s < w.end_s for w in self.words), "words",
+                    "must be non-empty, each ending after it starts")
+        self.expect(all(len(s) == 2 for s in self.silences_s), "silences_s", "every silence is [start, end]")
+
+
+def read_words(gt: WordsFile) -> tuple[list[dict], list[list[float]]]:
+    return [w.to_payload() for w in gt.words], gt.silences_s
 
 
 def find_words(export: np.ndarray, source: np.ndarray, sr: int, words: list[dict],
@@ -144,7 +159,7 @@ class TightenBroll(CheckedTask):
     def script(self) -> Script:
         ctx = self.ctx
         keywords = read_keywords(ctx.input("input/keywords.csv").read_text(encoding="utf-8"))
-        words, silences = read_words(ctx.gt_json("words.json"))
+        words, silences = read_words(ctx.gt_typed(WordsFile))
         by_word: dict[str, int] = {}
         for i, w in enumerate(words):
             by_word.setdefault(w["word"], i)

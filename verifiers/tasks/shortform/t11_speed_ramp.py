@@ -40,6 +40,7 @@ from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError
 from verifiers.measure.streams import probe
@@ -195,15 +196,22 @@ class StripLocator:
         return out
 
 
-def read_trick(gt: dict) -> tuple[int, int, np.ndarray]:
-    try:
-        boxes = np.asarray(gt["boxes"], dtype=np.float64)
-        takeoff, landing = int(gt["takeoff_frame"]), int(gt["landing_frame"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"gt/trick.json: needs takeoff_frame, landing_frame, boxes ({exc})") from None
-    if boxes.ndim != 2 or boxes.shape[1] != 4 or not 0 < takeoff < landing < len(boxes):
-        raise GTError("gt/trick.json: boxes must be [x, y, w, h] per frame and 0 < takeoff < landing < frames")
-    return takeoff, landing, boxes
+class TrickFile(GTFile, file="trick.json", task=TASK):
+    """gt/trick.json: the trick's takeoff and landing, and the rider on every source frame."""
+
+    takeoff_frame: int = gt_field(doc="source frame of the takeoff")
+    landing_frame: int = gt_field(doc="source frame of the landing")
+    boxes_px: list[list[float]] = gt_field("boxes", "per source frame: the rider's x, y, w, h")
+
+    def validate(self) -> None:
+        self.expect(bool(self.boxes_px) and all(len(b) == 4 for b in self.boxes_px), "boxes_px",
+                    "must be [x, y, w, h] per frame")
+        self.expect(0 < self.takeoff_frame < self.landing_frame < len(self.boxes_px), "landing_frame",
+                    "must be 0 < takeoff_frame < landing_frame < frames")
+
+
+def read_trick(gt: TrickFile) -> tuple[int, int, np.ndarray]:
+    return gt.takeoff_frame, gt.landing_frame, np.asarray(gt.boxes_px, dtype=np.float64)
 
 
 def largest_speed_jump(idx: np.ndarray, good: np.ndarray, to_speed: float) -> tuple[float, int | None]:
@@ -283,7 +291,7 @@ class SpeedRamp(CheckedTask):
 
     @provides
     def trick(self) -> tuple[int, int, np.ndarray]:
-        return read_trick(self.ctx.gt_json("trick.json"))
+        return read_trick(self.ctx.gt_typed(TrickFile))
 
     @provides
     def t(self) -> Track:

@@ -21,6 +21,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
@@ -32,9 +33,19 @@ from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_vid
 from verifiers.tasks.shortform._shared.audio_match import best_corr
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import probe_artifact
+from verifiers.tasks.shortform._shared.slots import TimeSlot, slots_ordered
 
 TASK = "R06.04.01.04-T12"
 N = check_names(TASK)
+
+
+class PreviewSlots(GTFile, file="slots.json", task=TASK):
+    """gt/slots.json: where the template's preview shows each slot."""
+
+    slots: list[TimeSlot] = gt_field(doc="the slots in order")
+
+    def validate(self) -> None:
+        self.expect(slots_ordered(self.slots), "slots", "must be non-empty, starting in order, each ending after it starts")
 LISTING = "state/capcut_templates.json"
 FPS = 24.0
 SR_HZ = 48_000
@@ -64,11 +75,11 @@ class Preview:
     ocr_error: str | None = None
 
 
-def judge_preview(path: Path, slots: list[dict], texts: list[str], matcher: ClipMatcher, base: Path) -> Preview:
+def judge_preview(path: Path, slots: list[TimeSlot], texts: list[str], matcher: ClipMatcher, base: Path) -> Preview:
     labelled = matcher.label_video(path, keep=True)
     shown = []
     for k, s in enumerate(slots, start=1):
-        mid = [x for x in labelled if s["start_s"] <= x.t_s < s["end_s"]]
+        mid = [x for x in labelled if s.start_s <= x.t_s < s.end_s]
         labs = [x.label for x in mid]
         shown.append(labs.count(f"slot{k}") >= 0.8 * len(labs) if labs else False)
     try:
@@ -99,7 +110,7 @@ class TemplatePublish(CheckedTask):
     @provides
     def preview(self) -> Preview:
         ctx = self.ctx
-        slots = ctx.gt_json("slots.json")["slots"]
+        slots = ctx.gt_typed(PreviewSlots).slots
         media = ctx.input("input/sample_media")
         texts = [t.strip() for t in (media / "sample_text.txt").read_text(encoding="utf-8").splitlines() if t.strip()]
         matcher = ClipMatcher({p.stem: p for p in sorted(media.glob("slot*.mp4"))})

@@ -18,6 +18,7 @@ from scipy import signal
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import FrameIndex, match_frame
@@ -34,6 +35,18 @@ from verifiers.tasks.shortform._shared.luma import frame_luma, luma_codes, shrin
 
 TASK = "R06.04.01.04-T16"
 N = check_names(TASK)
+
+
+class SyncFile(GTFile, file="sync.json", task=TASK):
+    """gt/sync.json: the sync points of the trailer and the reaction, and where the reactor speaks."""
+
+    explosion_s: float = gt_field(doc="the explosion in trailer time")
+    clap_s: float = gt_field(doc="the clap in reaction time")
+    speech_s: list[list[float]] = gt_field(doc="[start, end] of the reactor's speech (reaction time)")
+
+    def validate(self) -> None:
+        self.expect(all(len(s) == 2 and s[0] < s[1] for s in self.speech_s), "speech_s",
+                    "every phrase is [start, end] with start < end")
 FPS = 24.0
 SR_HZ = 48_000
 SCALE = 1 / 6
@@ -175,8 +188,8 @@ class ReactionPip(CheckedTask):
     task_id = TASK
 
     @provides
-    def sync_gt(self) -> dict:
-        return self.ctx.gt_json("sync.json")
+    def sync_gt(self) -> SyncFile:
+        return self.ctx.gt_typed(SyncFile)
 
     @provides
     def trailer(self) -> Trailer:
@@ -229,7 +242,7 @@ class ReactionPip(CheckedTask):
     def sync(self, p: SyncFrames, curve: Curve) -> Result:
         ot, orr = self.offsets_s
         fps = self.export.facts["fps"] or FPS
-        err = abs((self.sync_gt["explosion_s"] - ot) - (self.sync_gt["clap_s"] - orr))
+        err = abs((self.sync_gt.explosion_s - ot) - (self.sync_gt.clap_s - orr))
         tol = p.tolerance_frames / fps + 1e-6
         return Result(curve.passes(err <= tol), {"error_s": err}, f"clap {err * fps:.1f} frames from the explosion")
 
@@ -242,7 +255,7 @@ class ReactionPip(CheckedTask):
         except MediaError as exc:
             return Result.fail(f"no usable audio: {exc}")
         gains, times = trailer_gains_db(out, tr, ot)
-        speech, rest = speech_masks(times, self.sync_gt["speech_s"], orr)
+        speech, rest = speech_masks(times, self.sync_gt.speech_s, orr)
         if speech.sum() < 2 or rest.sum() < 2:
             return Result.fail("reactor speech does not fall inside the export")
         duck = float(np.median(gains[speech]) - np.median(gains[rest]))

@@ -17,6 +17,7 @@ from scipy import signal
 from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
@@ -31,6 +32,13 @@ from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
 
 TASK = "R06.04.01.04-T17"
+
+
+class ClapsFile(GTFile, file="claps.json", task=TASK):
+    """gt/claps.json: the sync clap's time in each source clip."""
+
+    teacher_clap_s: float = gt_field(doc="the clap in fixtures/teacher.mp4")
+    student_clap_s: float = gt_field(doc="the clap in fixtures/student.mp4")
 N = check_names(TASK)
 OUTPUT = "device/Photos/duet.mp4"
 FPS = 24.0
@@ -141,11 +149,11 @@ class DuetSplit(CheckedTask):
 
     @check(N.sync_on_clap)
     def sync_on_clap(self, p: SyncFrames, curve: Curve) -> Result:
-        claps = self.ctx.gt_json("claps.json")
+        claps = self.ctx.gt_typed(ClapsFile)
         fps = self.fps
         tol_s = p.tolerance_frames / fps + 1e-6
         off_t, off_s = self.offsets_s
-        clap_out_t, clap_out_s = claps["teacher_clap_s"] - off_t, claps["student_clap_s"] - off_s
+        clap_out_t, clap_out_s = claps.teacher_clap_s - off_t, claps.student_clap_s - off_s
         err = abs(clap_out_t - clap_out_s)
         return Result(curve.passes(err <= tol_s),
                       {"teacher_clap_out_s": clap_out_t, "student_clap_out_s": clap_out_s, "error_s": err},

@@ -24,6 +24,8 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.fingerprint import thumbnail
@@ -61,14 +63,29 @@ SCALE = 1 / 4
 TIME_SCALE = 0.25
 
 
+@dataclass(frozen=True)
+class ScriptLine(Payload):
+    """One line of the script: its words, where the VO says it, and the stock clips that fit it."""
+
+    text: str = gt_field(doc="the line as the script writes it")
+    vo_s: list[float] = gt_field(doc="[start, end] of the line in fixtures/vo.wav")
+    acceptable: list[str] = gt_field(doc="stock clip names that illustrate it")
+
+
+class ScenesFile(GTFile, file="scenes.json", task=TASK):
+    """gt/scenes.json: the explainer's script lines and its call to action."""
+
+    lines: list[ScriptLine] = gt_field(doc="one per scene, in order")
+    cta: str = gt_field(doc="the call-to-action text")
+
+    def validate(self) -> None:
+        self.expect(all(len(x.vo_s) == 2 and x.vo_s[0] < x.vo_s[1] for x in self.lines), "lines",
+                    "every line's vo_s is [start, end] with start < end")
+
+
 def read_scenes(ctx: ScoreContext, scenes: int) -> tuple[list[dict], str]:
-    g = ctx.gt_json("scenes.json")
-    try:
-        lines = [{"text": str(x["text"]), "vo_s": [float(x["vo_s"][0]), float(x["vo_s"][1])],
-                  "acceptable": [str(a) for a in x["acceptable"]]} for x in g["lines"]]
-        cta = str(g["cta"])
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise GTError(f"gt/scenes.json: needs lines[text, vo_s, acceptable] and cta ({exc})") from None
+    g = ctx.gt_typed(ScenesFile)  # a missing key, a wrong type or a broken rule: GTError naming it
+    lines, cta = [x.to_payload() for x in g.lines], g.cta
     if len(lines) != scenes:
         raise GTError(f"gt/scenes.json: {len(lines)} lines, the catalog says {scenes} scenes")
     return lines, cta

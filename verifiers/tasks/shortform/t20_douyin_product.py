@@ -41,6 +41,8 @@ import numpy as np
 from verifiers.base import GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames, read_frame_at
 from verifiers.measure.loudness import loudness_of_file
@@ -79,6 +81,31 @@ from verifiers.tasks.shortform._shared.srt import parse_srt
 
 TASK = "R06.04.01.04-T20"
 N = check_names(TASK)
+
+
+@dataclass(frozen=True)
+class Feature(Payload):
+    """A product feature the ad must point an arrow at."""
+
+    clip: str = gt_field(doc="the product clip (file stem in fixtures/kettle_clips) that shows it")
+    name: str = gt_field(doc="the feature's name")
+    point_px: list[float] = gt_field(doc="where it is in that clip's frame (x, y)")
+
+
+class FeaturesFile(GTFile, file="features.json", task=TASK):
+    """gt/features.json: the features the call-out arrows must point at."""
+
+    features: list[Feature] = gt_field(doc="the features, in order")
+
+    def validate(self) -> None:
+        self.expect(all(len(f.point_px) == 2 for f in self.features), "features", "every point_px is (x, y)")
+
+
+class PriceWordFile(GTFile, file="price_word.json", task=TASK):
+    """gt/price_word.json: when the VO says the price (export time)."""
+
+    onset_s: float = gt_field(doc="the price word's onset")
+    word: str | None = gt_field(doc="the word (informative)", default=None)
 OUTPUT = "out/kettle_douyin.mp4"
 FPS = 60.0
 SR_HZ = 48_000
@@ -345,7 +372,7 @@ class DouyinProduct(CheckedTask):
     @provides
     def features(self) -> tuple[dict, list[dict]]:
         sources = sources_in(self.ctx.input("fixtures/kettle_clips"))
-        features = self.ctx.gt_json("features.json").get("features") or []
+        features = [f.to_payload() for f in self.ctx.gt_typed(FeaturesFile).features]
         want = self.task.check(N.callout_arrows).typed.arrow_count
         if len(features) != want:
             raise GTError(f"gt/features.json: {len(features)} features, the catalog asks for {want}")
@@ -377,7 +404,7 @@ class DouyinProduct(CheckedTask):
     @_media_guard
     def price_sticker(self, p: PriceSticker, curve: Curve) -> Result:
         self.subtitles  # noqa: B018 - the subtitle frames are read first: the sticker is looked for there
-        onset_gt = float(self.ctx.gt_json("price_word.json")["onset_s"])
+        onset_gt = self.ctx.gt_typed(PriceWordFile).onset_s
         ex = self.export
         spec_fps = self.task.check(N.format_subtitles).typed.fps
         hit = find_sticker(ex.reader, p.text, onset_gt, ex.facts["video_s"])

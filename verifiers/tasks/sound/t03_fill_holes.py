@@ -26,6 +26,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.events import silence_runs
@@ -57,6 +58,17 @@ NULL_MARGIN_S = 1.0
 MAX_LATENCY_S = 0.005  # plugin latencies are 1-3 ms; 5 ms covers them without sliding onto other material
 
 
+class HolesFile(GTFile, file="holes.json", task=TASK):
+    """gt/holes.json: the track's frame rate and where its background drops out."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    holes_s: list[list[float]] = gt_field("holes", "[start, end] of each hole in the background")
+
+    def validate(self) -> None:
+        self.expect(all(len(h) == 2 and h[0] < h[1] for h in self.holes_s), "holes_s",
+                    "every hole is [start, end] with start < end")
+
+
 @dataclass(frozen=True)
 class HoleRender:
     """The render next to the original track, trimmed to the same length (samples at RATE_HZ)."""
@@ -78,12 +90,8 @@ class HoleRender:
 
 
 def load_hole_render(ctx: ScoreContext) -> HoleRender:
-    gt = ctx.gt_json("holes.json")
-    try:
-        fps = float(gt["fps"])
-        holes = [(float(a), float(b)) for a, b in gt["holes"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth holes.json malformed: {exc}") from None
+    gt = ctx.gt_typed(HolesFile)  # a missing key, a wrong type or a broken rule: GTError naming it
+    fps, holes = gt.fps, [(a, b) for a, b in gt.holes_s]
     try:
         orig = load_audio(ctx.input(TRACK), sample_rate_hz=RATE_HZ).samples
         amb = load_audio(ctx.input(AMB), sample_rate_hz=RATE_HZ).mono

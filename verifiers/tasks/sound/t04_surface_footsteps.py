@@ -16,25 +16,36 @@ import numpy as np
 
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import LevelConsistency, PlacedSync, SurfaceSwitch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
+from verifiers.tasks.sound._shared.event_sync import EventsFile
 from verifiers.tasks.sound._shared.placed_events import (
     Analysis,
     analyse,
     category_of,
     cv_pct,
     k_of_n_for,
-    require_field,
     required_of,
 )
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 TASK = "R06.07.01.03-T04"
 N = check_names(TASK)
+
+
+class FootstepEvents(EventsFile, task=TASK):
+    """gt/events.json of the footsteps: the shared keys and the frame the surface changes."""
+
+    change_frame: int = gt_field(doc="first frame on wood (gravel before it)")
+
+    def validate(self) -> None:
+        super().validate()
+        self.expect(self.change_frame > 0, "change_frame", "must be > 0")
 OUTPUT = "output/footsteps.wav"
 LIBRARY = "fixtures/foley"
 FPS = 24
@@ -62,7 +73,7 @@ class SurfaceFootsteps(CheckedTask):
     @check(N.surface_switch)
     def surface_switch(self, p: SurfaceSwitch, curve: Curve) -> Result:
         a = self.placed
-        change = int(require_field(a.raw_gt, "change_frame"))
+        change = self.ctx.gt_typed(FootstepEvents).change_frame
         n = len(a.rows)
         errors = []
         for r in a.rows:

@@ -25,6 +25,8 @@ from verifiers.apps.reaper import Item, Track, write_rpp
 from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.loudness import measure_loudness
 from verifiers.paramtypes.sound import BedLevels, BedTransitions, CorrectBeds, Prelap
@@ -54,6 +56,37 @@ class MontageGT:
 
 
 @dataclass(frozen=True)
+class MontageScene(Payload):
+    """One scene of the montage and the bed it must carry."""
+
+    bed: str = gt_field(doc="the library bed's file name")
+    start_frame: int = gt_field(doc="first frame of the scene")
+    end_frame: int = gt_field(doc="end frame of the scene (exclusive)")
+    level_lufs: float = gt_field(doc="the bed's wanted integrated loudness")
+
+
+@dataclass(frozen=True)
+class MontagePrelap(Payload):
+    """The one bed that pre-laps its scene's cut."""
+
+    scene: int = gt_field(doc="index of the scene whose bed starts early (1.. the last scene)")
+    lead_s: float = gt_field(doc="how long before the cut the bed starts")
+
+
+class MontageFile(GTFile, file="montage.json", task=TASK):
+    """gt/montage.json: the montage's frame rate, its scenes with beds and levels, and the pre-lap."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    scenes: list[MontageScene] = gt_field(doc="the scenes in order")
+    prelap: MontagePrelap = gt_field(doc="the pre-lapped cut")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(all(s.start_frame < s.end_frame for s in self.scenes), "scenes", "every scene has start < end")
+        self.expect(1 <= self.prelap.scene < len(self.scenes), "prelap", "scene must index a scene after the first")
+
+
+@dataclass(frozen=True)
 class BedRender:
     audio: Audio
     x: np.ndarray  # at RATE_HZ
@@ -65,15 +98,9 @@ class BedRender:
 
 
 def load_montage_gt(ctx: ScoreContext) -> MontageGT:
-    gt = ctx.gt_json("montage.json")
-    try:
-        fps = float(gt["fps"])
-        scenes = [(str(s["bed"]), int(s["start_frame"]), int(s["end_frame"]), float(s["level_lufs"]))
-                  for s in gt["scenes"]]
-        pre_scene, lead_s = int(gt[N.prelap]["scene"]), float(gt[N.prelap]["lead_s"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth montage.json malformed: {exc}") from None
-    return MontageGT(fps, scenes, pre_scene, lead_s)
+    f = ctx.gt_typed(MontageFile)  # a missing key, a wrong type or a broken rule: GTError naming it
+    scenes = [(s.bed, s.start_frame, s.end_frame, s.level_lufs) for s in f.scenes]
+    return MontageGT(f.fps, scenes, f.prelap.scene, f.prelap.lead_s)
 
 
 def find_beds(ctx: ScoreContext, gt: MontageGT) -> BedRender:

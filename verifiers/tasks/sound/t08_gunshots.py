@@ -26,6 +26,7 @@ from scipy.signal import fftconvolve
 from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.measure.identify import match_at
 from verifiers.measure.room import schroeder_curve_db
 from verifiers.paramtypes.sound import Acoustics, Layering, ShotLevels, ShotSync
@@ -34,12 +35,33 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
-from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_library
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventEntry, EventsFile, load_library
 from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, cv_pct
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 TASK = "R06.07.01.03-T08"
 N = check_names(TASK)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShotEvent(EventEntry):
+    """A shot and where it is fired from."""
+
+    space: str = gt_field(doc="interior or exterior")
+
+
+class GunshotEvents(EventsFile, task=TASK):
+    """gt/events.json of the gunshots: the shared keys, the warehouse's RT60 and each shot's space."""
+
+    events: list[ShotEvent] = gt_field(doc="the shots, in time order")
+    warehouse_rt60_s: float = gt_field(doc="the warehouse IR's RT60")
+    slapback_ms: float | None = gt_field(doc="the exterior slapback delay (informative)", default=None)
+
+    def validate(self) -> None:
+        super().validate()
+        self.expect(self.warehouse_rt60_s > 0, "warehouse_rt60_s", "must be > 0")
+        self.expect(all(e.space in ("interior", "exterior") for e in self.events), "events",
+                    "every shot's space is interior or exterior")
 OUTPUT = "output/gunshots.wav"
 LAYERS = "fixtures/gun_layers"
 IR = "fixtures/irs/warehouse.wav"
@@ -80,11 +102,9 @@ class ShotGT:
     spaces: list[str]  # interior | exterior, per shot
 
 
-def load_shot_gt(raw: dict) -> ShotGT:
-    try:
-        return ShotGT(float(raw["warehouse_rt60_s"]), [str(e["space"]) for e in raw["events"]])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth events.json lacks warehouse_rt60_s/space: {exc}") from None
+def load_shot_gt(ctx: ScoreContext) -> ShotGT:
+    gt = ctx.gt_typed(GunshotEvents)  # a missing key, a wrong type or a broken rule: GTError naming it
+    return ShotGT(gt.warehouse_rt60_s, [e.space for e in gt.events])
 
 
 def load_layers(ctx: ScoreContext) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -174,7 +194,8 @@ class LayeredGunshots(CheckedTask):
 
     @check(N.acoustics)
     def acoustics(self, p: Acoustics, curve: Curve) -> Result:
-        gt = load_shot_gt(self.placed.raw_gt)
+        self.placed  # noqa: B018 - as before: the analysis first (its errors come first)
+        gt = load_shot_gt(self.ctx)
         ev = [shot_space(self.placed, self.near, i, space, gt.warehouse_rt60_s, p) for i, space in enumerate(gt.spaces)]
         inner = [e["ok"] for e in ev if e["space"] == "interior"]
         outer = [e["ok"] for e in ev if e["space"] != "interior"]

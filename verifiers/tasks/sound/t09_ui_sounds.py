@@ -16,17 +16,29 @@ import numpy as np
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
+from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import UISync
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, category_of, require_field
+from verifiers.tasks.sound._shared.event_sync import EventsFile
+from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, category_of
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 TASK = "R06.07.01.03-T09"
 N = check_names(TASK)
+
+
+class UiEvents(EventsFile, task=TASK):
+    """gt/events.json of the UI clip: the shared keys and the clip's length."""
+
+    video_frames: int = gt_field(doc="the clip's length")
+
+    def validate(self) -> None:
+        super().validate()
+        self.expect(self.video_frames > 0, "video_frames", "must be > 0")
 OUTPUT = "output/ui_sounds.wav"
 LIBRARY = "fixtures/ui_sfx"
 FPS = 30
@@ -64,7 +76,7 @@ class UISounds(CheckedTask):
     @check(N.render_spec)
     def render_spec(self, p: NoParams, curve: Curve) -> Result:
         a = self.placed
-        video_s = int(require_field(a.raw_gt, "video_frames")) / a.fps
+        video_s = self.ctx.gt_typed(UiEvents).video_frames / a.fps
         length_ok = abs(a.audio.duration_s - video_s) <= 1.0 / a.fps + 1e-9
         extras = [{"onset_s": round(o.time_s, 3), "sample": m.name} for o, m in a.extras]
         # pays in proportion to the UI sounds placed at all (issue 21: silence of the right length kept it)

@@ -28,6 +28,7 @@ from verifiers.apps.reaper import Item, Track, write_rpp
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.derived import Derivation, harmonic_phase_match
 from verifiers.measure.errors import MediaError
@@ -67,12 +68,17 @@ def f0_per_frame(mono: np.ndarray, fps: float) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class PassbyGT:
-    fps: float
-    closest_frame: float
-    speed_m_s: float
-    distance_m: float
+class PassbyGT(GTFile, file="passby.json", task=TASK):
+    """gt/passby.json: the car's pass-by as the picture shows it."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    closest_frame: float = gt_field(doc="frame of the car's closest approach")
+    speed_m_s: float = gt_field(doc="the car's speed")
+    distance_m: float = gt_field(doc="closest distance to the camera")
+
+    def validate(self) -> None:
+        for name in ("fps", "speed_m_s", "distance_m"):
+            self.expect(getattr(self, name) > 0, name, "must be > 0")
 
 
 @dataclass(frozen=True)
@@ -84,11 +90,7 @@ class PitchSweep:
 
 
 def load_passby_gt(ctx: ScoreContext) -> PassbyGT:
-    gt = ctx.gt_json("passby.json")
-    try:
-        return PassbyGT(float(gt["fps"]), float(gt["closest_frame"]), float(gt["speed_m_s"]), float(gt["distance_m"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth passby.json malformed: {exc}") from None
+    return ctx.gt_typed(PassbyGT)  # a missing key, a wrong type or a broken rule: GTError naming it
 
 
 @dataclass(frozen=True)

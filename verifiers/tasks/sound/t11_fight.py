@@ -20,13 +20,14 @@ import numpy as np
 from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import MinAccuracy, PlacedSync, WhooshLayering
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, load_event_gt, load_library
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventEntry, EventsFile, load_library
 from verifiers.tasks.sound._shared.placed_events import (
     Located,
     category_of,
@@ -39,6 +40,19 @@ from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, tru
 
 TASK = "R06.07.01.03-T11"
 N = check_names(TASK)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FightEvent(EventEntry):
+    """A contact of the fight and its kind."""
+
+    category: str | None = gt_field(doc="the contact's kind (default: from the sample's name)", default=None)
+
+
+class FightEvents(EventsFile, task=TASK):
+    """gt/events.json of the fight: the contacts (`frame` is the impact) with their kinds."""
+
+    events: list[FightEvent] = gt_field(doc="the contacts, in time order")
 OUTPUT = "output/fight_fx.wav"
 LIBRARY = "fixtures/fight_lib"
 FPS = 24
@@ -63,8 +77,8 @@ class Contacts:
 
 
 def locate_contacts(ctx: ScoreContext) -> Contacts:
-    gt = load_event_gt(ctx)
-    raw = ctx.gt_json("events.json")["events"]
+    gt = ctx.gt_typed(FightEvents)  # a missing key, a wrong type or a broken rule: GTError naming it
+    raw = [e.to_payload() for e in gt.events]
     library = load_library(ctx.input(LIBRARY))
     impacts = {k: v for k, v in library.items() if category_of(k, CATEGORIES)}
     _audio, samples = load_output(ctx, OUTPUT, ANALYSIS_RATE_HZ)

@@ -13,11 +13,14 @@ The seed's "no clipping" has no share; the sample peak is reported in evidence.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from verifiers.base import GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import gt_field
 from verifiers.measure.yin import yin
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import PitchFollowsFall, PlacedSync
@@ -25,7 +28,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventsFile
 from verifiers.tasks.sound._shared.placed_events import (
     Analysis,
     EventRow,
@@ -38,6 +41,26 @@ from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, w
 
 TASK = "R06.07.01.03-T12"
 N = check_names(TASK)
+
+
+@dataclass(frozen=True)
+class Fall(Payload):
+    """The character's fall, frame by frame."""
+
+    start_frame: int = gt_field(doc="first frame of the fall")
+    end_frame: int = gt_field(doc="last frame of the fall")
+    heights: list[list[float]] = gt_field(doc="[frame, height] pairs; height 1 at the top, 0 on the ground")
+
+
+class CartoonEvents(EventsFile, task=TASK):
+    """gt/events.json of the cartoon: the shared keys and the fall the whistle must follow."""
+
+    fall: Fall = gt_field(doc="the fall")
+
+    def validate(self) -> None:
+        super().validate()
+        self.expect(all(len(p) == 2 for p in self.fall.heights) and bool(self.fall.heights),
+                    "fall", "must list [frame, height] pairs")
 OUTPUT = "output/cartoon_fx.wav"
 LIBRARY = "fixtures/toon_sfx"
 FPS = 24
@@ -62,12 +85,9 @@ def pitch_per_frame(mix: np.ndarray, fps: float, frames: list[int]) -> dict[int,
     return out
 
 
-def fall_heights(raw_gt: dict) -> dict[int, float]:
+def fall_heights(gt: CartoonEvents) -> dict[int, float]:
     """GT height of the falling character per video frame."""
-    try:
-        return {int(f): float(h) for f, h in raw_gt["fall"]["heights"]}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth events.json lacks a usable fall: {exc}") from None
+    return {int(f): h for f, h in gt.fall.heights}
 
 
 @register
@@ -80,7 +100,7 @@ class CartoonFX(CheckedTask):
 
     @provides
     def heights(self) -> dict[int, float]:
-        return fall_heights(self.placed.raw_gt)
+        return fall_heights(self.ctx.gt_typed(CartoonEvents))
 
     @provides
     def rows(self) -> list[tuple[EventRow, str | None, str | None]]:

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from verifiers.base import GTError, ScoreContext
+from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.levels import frame_rms
 from verifiers.measure.onsets import detect_onsets
@@ -63,6 +64,21 @@ class TrailerGT:
     final: int
 
 
+class TrailerFile(GTFile, file="trailer.json", task=TASK):
+    """gt/trailer.json: the trailer's cuts, where risers land, the title and the final hit."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    cut_frames: list[int] = gt_field(doc="the red cut frames")
+    riser_targets: list[int] = gt_field(doc="indices into cut_frames a riser lands on")
+    title_frame: int = gt_field(doc="frame of the title card (the braam's silence)")
+    final_hit_frame: int = gt_field(doc="frame of the final hit")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(all(0 <= i < len(self.cut_frames) for i in self.riser_targets), "riser_targets",
+                    "every target must index cut_frames")
+
+
 @dataclass(frozen=True)
 class TrailerRender:
     audio: Audio
@@ -76,12 +92,8 @@ class TrailerRender:
 
 
 def load_trailer_gt(ctx: ScoreContext) -> TrailerGT:
-    gt = ctx.gt_json("trailer.json")
-    try:
-        return TrailerGT(float(gt["fps"]), [int(c) for c in gt["cut_frames"]], [int(i) for i in gt["riser_targets"]],
-                         int(gt["title_frame"]), int(gt["final_hit_frame"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth trailer.json malformed: {exc}") from None
+    gt = ctx.gt_typed(TrailerFile)  # a missing key, a wrong type or a broken rule: GTError naming it
+    return TrailerGT(gt.fps, gt.cut_frames, gt.riser_targets, gt.title_frame, gt.final_hit_frame)
 
 
 def load_trailer(ctx: ScoreContext) -> TrailerRender:
@@ -158,9 +170,7 @@ class TrailerDesign(CheckedTask):
         gt = self.gt
         env = 20 * np.log10(np.maximum(frame_rms(self.render.mono, RATE_HZ, gt.fps), 1e-10))
         scores, per = [], []
-        for i in gt.targets:
-            if not 0 <= i < len(gt.cuts):
-                raise GTError(f"riser target {i} is not a cut index")
+        for i in gt.targets:  # each an index of gt.cuts (TrailerFile.validate)
             sc, ev = riser_score(env, gt.cuts[i], gt.fps, p)
             scores.append(sc)
             per.append(ev)

@@ -24,6 +24,7 @@ from scipy.signal import butter, fftconvolve, sosfiltfilt
 from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
@@ -114,11 +115,15 @@ def system(a: float, b: float, ir: np.ndarray) -> np.ndarray:
     return h
 
 
-@dataclass(frozen=True)
-class ChurchGT:
-    church_ir: str
-    dialogue_rt60_s: float
-    dialogue_drr_db: float
+class ChurchGT(GTFile, file="church.json", task=TASK):
+    """gt/church.json: which IR is the church, and the production dialogue's measured room."""
+
+    church_ir: str = gt_field(doc="file name of the church's IR in the task's IR folder")
+    dialogue_rt60_s: float = gt_field(doc="the production dialogue's measured RT60")
+    dialogue_drr_db: float = gt_field(doc="the production dialogue's direct-to-reverberant ratio")
+
+    def validate(self) -> None:
+        self.expect(self.dialogue_rt60_s > 0, "dialogue_rt60_s", "must be > 0")
 
 
 @dataclass(frozen=True)
@@ -138,11 +143,7 @@ class ReverbFit:
 
 
 def load_church_gt(ctx: ScoreContext) -> ChurchGT:
-    gt = ctx.gt_json("church.json")
-    try:
-        return ChurchGT(str(gt["church_ir"]), float(gt["dialogue_rt60_s"]), float(gt["dialogue_drr_db"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth church.json malformed: {exc}") from None
+    return ctx.gt_typed(ChurchGT)  # a missing key, a wrong type or a broken rule: GTError naming it
 
 
 def fit_reverb(ctx: ScoreContext, gt: ChurchGT) -> ReverbFit:

@@ -23,6 +23,8 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
@@ -86,6 +88,23 @@ def locate(mono: np.ndarray, template: np.ndarray) -> tuple[int, float]:
 
 
 @dataclass(frozen=True)
+class WoodpeckerPan(Payload):
+    """The woodpecker's pan across the rear."""
+
+    start_deg: float = gt_field(doc="azimuth at the start")
+    end_deg: float = gt_field(doc="azimuth at the end")
+    duration_s: float = gt_field(doc="length of the pan")
+
+
+class ForestFile(GTFile, file="forest.json", task=TASK):
+    """gt/forest.json: where each bird, the stream and the woodpecker sit in the 5.1 field."""
+
+    birds_deg: dict[str, float] = gt_field("birds", "source file -> azimuth")
+    stream_az_deg: float = gt_field(doc="the stream's azimuth")
+    woodpecker: WoodpeckerPan = gt_field(doc="the woodpecker's pan")
+
+
+@dataclass(frozen=True)
 class ForestGT:
     birds: dict[str, float]  # source file -> azimuth, deg
     stream_az_deg: float
@@ -103,14 +122,8 @@ class Render51:
 
 
 def load_forest_gt(ctx: ScoreContext) -> ForestGT:
-    gt = ctx.gt_json("forest.json")
-    try:
-        birds = {str(k): float(v) for k, v in gt["birds"].items()}
-        stream_az = float(gt["stream_az_deg"])
-        gt[N.woodpecker]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise GTError(f"ground truth forest.json malformed: {exc}") from None
-    return ForestGT(birds, stream_az)
+    gt = ctx.gt_typed(ForestFile)  # a missing key, a wrong type: GTError naming it
+    return ForestGT(gt.birds_deg, gt.stream_az_deg)
 
 
 def load_media(ctx: ScoreContext) -> dict[str, np.ndarray]:

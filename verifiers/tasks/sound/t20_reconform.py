@@ -21,9 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifiers.apps.edl import EDLEvent, write_edl
-from verifiers.base import GTError
+from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import gt_field
 from verifiers.measure.identify import match_at
 from verifiers.measure.levels import frame_rms_dbfs
 from verifiers.params import NoParams
@@ -32,12 +34,33 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ
+from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventsFile
 from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, k_of_n_for, required_of
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 TASK = "R06.07.01.03-T20"
 N = check_names(TASK)
+
+
+@dataclass(frozen=True)
+class RemovedEvent(Payload):
+    """An event of a shot the v2 cut removed: its sound must be gone."""
+
+    v1_frame: int = gt_field(doc="its frame in v1")
+    sample: str = gt_field(doc="its library file")
+    label: str = gt_field(doc="what it was", default="")
+
+
+class ConformEvents(EventsFile, task=TASK):
+    """gt/events.json of the reconform: the shared keys (events at their v2 frames), the v2 cut and what it removed."""
+
+    v2_frames: int = gt_field(doc="v2's length")
+    cut_frames: list[int] = gt_field(doc="v2's cut points")
+    removed: list[RemovedEvent] = gt_field(doc="events of the removed shots")
+
+    def validate(self) -> None:
+        super().validate()
+        self.expect(self.v2_frames > 0, "v2_frames", "must be > 0")
 OUTPUT = "output/reel4_fx_v2.wav"
 MEDIA = "fixtures/reel4_media"
 FPS = 24
@@ -55,11 +78,9 @@ class ConformGT:
     removed: list[dict]  # events of removed shots: {sample, label}
 
 
-def load_conform_gt(raw: dict) -> ConformGT:
-    try:
-        return ConformGT(int(raw["v2_frames"]), [int(c) for c in raw["cut_frames"]], list(raw["removed"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth events.json lacks v2_frames/cut_frames/removed: {exc}") from None
+def load_conform_gt(ctx: ScoreContext) -> ConformGT:
+    gt = ctx.gt_typed(ConformEvents)  # a missing key, a wrong type or a broken rule: GTError naming it
+    return ConformGT(gt.v2_frames, gt.cut_frames, [r.to_payload() for r in gt.removed])
 
 
 def still_present(a: Analysis, removed: list[dict]) -> list[dict]:
@@ -98,7 +119,8 @@ class Reconform(CheckedTask):
 
     @provides
     def gt(self) -> ConformGT:
-        return load_conform_gt(self.placed.raw_gt)
+        self.placed  # noqa: B018 - as before: the analysis first (its errors come first)
+        return load_conform_gt(self.ctx)
 
     @provides
     def retained(self) -> float:

@@ -22,6 +22,7 @@ import soundfile as sf
 from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import project
@@ -33,6 +34,16 @@ from verifiers.tasks.streaming.common import OBS_DIR, collection_with
 
 TASK = "R06.12.01.01-T07"
 N = check_names(TASK)
+
+
+class DuckFile(GTFile, file="duck.json", task=TASK):
+    """gt/duck.json: where the voice stem speaks (stem time), i.e. where the music must duck."""
+
+    speech_s: list[list[float]] = gt_field(doc="[start, end] of each speech segment in the voice stem")
+
+    def validate(self) -> None:
+        self.expect(bool(self.speech_s) and all(len(x) == 2 and x[0] < x[1] for x in self.speech_s), "speech_s",
+                    "must list [start, end] segments with start < end")
 REC = "recordings/duck_test.wav"
 #: the music's median gain (dB re its reference) below which a file is not a recording of the feed
 MIN_MUSIC_DB = -40.0
@@ -56,7 +67,7 @@ def gain_curve(ctx: ScoreContext, window_ms: float) -> tuple[np.ndarray, float, 
     g[~pj.active] = np.nan
     ref = np.nanpercentile(g, 95)
     shift = pj.lag_samples / RATE_HZ
-    segs = [[s + shift, e + shift] for s, e in ctx.gt_json("duck.json")["speech_s"]]
+    segs = [[s + shift, e + shift] for s, e in ctx.gt_typed(DuckFile).speech_s]
     return g - ref, window_ms / 1000, segs, audio.duration_s
 
 

@@ -23,6 +23,7 @@ from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite, ScenarioAction
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ActionRecorded, CanvasDuration
@@ -35,6 +36,22 @@ from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T13"
 N = check_names(TASK)
+
+
+class TutorialLayout(GTFile, file="t13.json", task=TASK):
+    """gt/t13.json: the calculator window's size, its display's box, and the leak colour signatures."""
+
+    window_px: list[int] = gt_field(doc="the calculator window's width, height")
+    display_box_px: list[int] = gt_field(doc="the display's x0, y0, x1, y1 inside the window")
+    wallpaper_rgb: list[list[int]] = gt_field(doc="the desktop wallpaper's colours (a leak signature)")
+    notification_rgb: list[int] = gt_field(doc="the notification's colour (a leak signature)")
+
+    def validate(self) -> None:
+        self.expect(len(self.window_px) == 2 and min(self.window_px) > 0, "window_px", "must be a positive width, height")
+        b = self.display_box_px
+        self.expect(len(b) == 4 and b[0] < b[2] and b[1] < b[3], "display_box_px", "must be x0, y0, x1, y1 with x0 < x1, y0 < y1")
+        self.expect(all(len(c) == 3 for c in [*self.wallpaper_rgb, self.notification_rgb]), "wallpaper_rgb",
+                    "colours are (R, G, B)")
 REC = "recordings/calc_tutorial.mp4"
 WINDOW_KINDS = ("xcomposite_input", "window_capture", "game_capture", "pipewire-window-capture-source")
 DISPLAY_KINDS = ("xshm_input", "monitor_capture", "display_capture", "pipewire-desktop-capture-source")
@@ -54,12 +71,12 @@ def colour_share(img: np.ndarray, colours: list[list[int]], tol: int = 18) -> fl
     return float(hit.mean())
 
 
-def display_box(gt: dict[str, Any], w: int, h: int) -> tuple[int, int, int, int]:
+def display_box(gt: TutorialLayout, w: int, h: int) -> tuple[int, int, int, int]:
     """The calculator display in frame pixels: window scaled to fit the canvas and centred (OBS 'fit')."""
-    ww, wh = gt["window_px"]
+    ww, wh = gt.window_px
     s = min(w / ww, h / wh)
     ox, oy = (w - ww * s) / 2, (h - wh * s) / 2
-    x0, y0, x1, y1 = gt["display_box_px"]
+    x0, y0, x1, y1 = gt.display_box_px
     return round(ox + x0 * s), round(oy + y0 * s), round(ox + x1 * s), round(oy + y1 * s)
 
 
@@ -90,9 +107,9 @@ class WindowTutorial(CheckedTask):
     task_id = TASK
 
     @provides
-    def gt(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def gt(self) -> tuple[TutorialLayout, dict[str, np.ndarray]]:
         """GT layout and the display references; every check needs them (GT missing: all error)."""
-        gt = self.ctx.gt_json("t13.json")
+        gt = self.ctx.gt_typed(TutorialLayout)
         refs = {t: cv2.imread(str(self.ctx.gt_path(f"display/{t}.png")), cv2.IMREAD_GRAYSCALE) for t in CANDIDATES}
         return gt, refs
 
@@ -126,7 +143,7 @@ class WindowTutorial(CheckedTask):
             kinds = [coll.sources[n].kind for n in coll.scenes["Tutorial"].item_names() if n in coll.sources]
         except AgentOutputError:
             kinds = []
-        wall = max((colour_share(img, gt["wallpaper_rgb"]) for _t, img in rec.samples), default=0.0)
+        wall = max((colour_share(img, gt.wallpaper_rgb) for _t, img in rec.samples), default=0.0)
         try:
             audit = self.ctx.events_of("audit", "write")
         except NoLiveEvidence as exc:
@@ -179,7 +196,7 @@ class WindowTutorial(CheckedTask):
         notify = [e for e in self.ctx.events_of("scenario", "action") if ScenarioAction.from_event(e).action == "notify"]
         if not notify:
             return Result.cannot_judge("no live evidence: the scenario fired no test notification")
-        leak = [t for t, img in samples if colour_share(img, [gt["notification_rgb"]]) > 0.002]
+        leak = [t for t, img in samples if colour_share(img, [gt.notification_rgb]) > 0.002]
         if samples and not self.shows_calculator:
             return Result.fail("the recording does not show the calculator: nothing in it to keep clean")
         return Result(curve.passes(not (leak or not samples)), {"frames_with_notification_s": leak[:10]},

@@ -23,6 +23,7 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsEvent, OutputStateData
 from verifiers.evidence.obs import InputSyncOffsetData
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
@@ -45,13 +46,28 @@ CLAPS_S = (1.0, 2.5, 4.0, 5.5, 7.0)
 CLOSE_S = 0.3  # jaws take 300 ms to close
 
 
-def visual_closes(path: Path, gt: dict[str, Any]) -> list[float]:
+class ClapperFile(GTFile, file="t14.json", task=TASK):
+    """gt/t14.json: the harness's clapper feed (which side is late, by how much, the clapper's look)."""
+
+    late: str = gt_field(doc="which side the harness delays: video or audio")
+    clapper_rgb: list[float] = gt_field(doc="the clapper bars' colour (R, G, B, 0-255)")
+    clapper_cols_px: list[int] = gt_field("clapper_cols", "[first, end) columns of the clapper at 160 px width")
+    injected_delay_ms: float | None = gt_field(doc="the hidden delay (default: the catalog's)", default=None)
+
+    def validate(self) -> None:
+        self.expect(self.late in ("video", "audio"), "late", "must be video or audio")
+        self.expect(len(self.clapper_rgb) == 3, "clapper_rgb", "must be (R, G, B)")
+        c = self.clapper_cols_px
+        self.expect(len(c) == 2 and 0 <= c[0] < c[1], "clapper_cols_px", "must be [first, end) with first < end")
+
+
+def visual_closes(path: Path, gt: ClapperFile) -> list[float]:
     """Close times (s, on the container's timeline: frame pts) of each clap from the jaw opening per frame.
 
     The container timeline is what a player syncs by: an MKV/MP4 export with AAC starts its video
     one AAC priming block (1024 samples, 21.3 ms at 48 kHz) after the audio's first decoded sample."""
-    x0, x1 = gt["clapper_cols"]
-    col = np.array(gt["clapper_rgb"], float)
+    x0, x1 = gt.clapper_cols_px
+    col = np.array(gt.clapper_rgb, float)
     ts, gaps = [], []
     width = first_video_width(path)
     for fr in iter_frames(path, width=min(160, width) if width else 160):
@@ -102,13 +118,13 @@ class AvOffset(CheckedTask):
     task_id = TASK
 
     @provides
-    def gt(self) -> dict[str, Any]:
-        return self.ctx.gt_json("t14.json")
+    def gt(self) -> ClapperFile:
+        return self.ctx.gt_typed(ClapperFile)
 
     @check(N.offset_set)
     def offset_set(self, p: OffsetSet, curve: Curve) -> Result:
         gt = self.gt
-        delay = gt.get("injected_delay_ms", p.injected_delay_ms)
+        delay = p.injected_delay_ms if gt.injected_delay_ms is None else gt.injected_delay_ms
         try:
             coll = collection_with(self.ctx, source="Mic")
             mic_ms = coll.sources["Mic"].sync_offset_ms
@@ -117,7 +133,7 @@ class AvOffset(CheckedTask):
                          if f.kind == "gpu_delay" and f.enabled)
         except AgentOutputError:
             mic_ms, render = 0.0, 0.0
-        fix = mic_ms - render if gt["late"] == "video" else render - mic_ms
+        fix = mic_ms - render if gt.late == "video" else render - mic_ms
         return Result(curve.score(fix - delay, p.tolerance_ms),
                       {"mic_sync_ms": mic_ms, "cam_render_delay_ms": render, "net_fix_ms": fix},
                       "" if abs(fix - delay) <= p.tolerance_ms else f"net correction {fix:.0f} ms, needed {delay} ms")

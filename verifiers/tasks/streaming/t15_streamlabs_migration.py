@@ -20,6 +20,7 @@ import io
 import json
 import re
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -29,6 +30,8 @@ from verifiers.apps.obs.collection import Collection
 from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import Import, TransformsPreserved
 from verifiers.registry import register
@@ -39,6 +42,29 @@ from verifiers.tasks.streaming.common import OBS_DIR, load_named_collection
 
 TASK = "R06.12.01.01-T15"
 N = check_names(TASK)
+
+
+@dataclass(frozen=True)
+class MigratedItem(Payload):
+    """One scene item of the original collection, as it was placed."""
+
+    scene: str = gt_field(doc="the scene's name")
+    source: str = gt_field(doc="the source's name")
+    pos_px: list[float] = gt_field("pos", "position (x, y) on the base canvas")
+    scale: list[float] = gt_field(doc="scale (x, y)")
+
+
+class MigrationFile(GTFile, file="migration.json", task=TASK):
+    """gt/migration.json: the original collection's scenes, item transforms, widgets and media."""
+
+    scenes: list[str] = gt_field(doc="scene names in order")
+    items: list[MigratedItem] = gt_field(doc="every scene item with its transform")
+    widgets: list[str] = gt_field(doc="the Streamlabs widgets to replace by browser sources")
+    media_sha256: dict[str, str] = gt_field(doc="file source -> sha256 of its own media", default_factory=dict)
+
+    def validate(self) -> None:
+        self.expect(all(len(i.pos_px) == 2 and len(i.scale) == 2 for i in self.items), "items",
+                    "every item's pos and scale are (x, y)")
 COLLECTION = "Migrated"
 FILE_KEYS = {"image_source": "file", "ffmpeg_source": "local_file", "vlc_source": None}
 #: OBS 29 log lines that mean a media file could not be found/opened.
@@ -85,8 +111,8 @@ class StreamlabsMigration(CheckedTask):
     task_id = TASK
 
     @provides
-    def gt(self) -> dict[str, Any]:
-        return self.ctx.gt_json("migration.json")
+    def gt(self) -> MigrationFile:
+        return self.ctx.gt_typed(MigrationFile)
 
     @provides
     def coll(self) -> Collection:
@@ -98,7 +124,7 @@ class StreamlabsMigration(CheckedTask):
         """Each file source -> its saved path exists (in the work dir's assets/ or as saved) and holds
         that source's own media (sha256 in the GT: the .overlay carries each source's file), so every
         source pointed at one existing asset is relinked once, not five times."""
-        want = self.gt.get("media_sha256", {})
+        want = self.gt.media_sha256
         out = {}
         for n, v in file_paths(self.coll).items():
             f = resolve(self.ctx.workdir, v)
@@ -110,7 +136,7 @@ class StreamlabsMigration(CheckedTask):
         """Each widget of the original -> now a browser source with its URL from widget_urls.txt."""
         coll, urls = self.coll, _widget_urls(self.ctx)
         out = {}
-        for name in self.gt["widgets"]:
+        for name in self.gt.widgets:
             src = coll.sources.get(name)
             out[name] = bool(src and src.kind == "browser_source" and src.raw_settings.get("url") == urls.get(name)
                              and not src.raw_settings.get("is_local_file", False))
@@ -126,15 +152,15 @@ class StreamlabsMigration(CheckedTask):
     @check(N.import_)
     def import_(self, p: Import, curve: Curve) -> Result:
         gt, coll = self.gt, self.coll
-        present = [s for s in gt["scenes"] if s in coll.scenes]
+        present = [s for s in gt.scenes if s in coll.scenes]
         n_scenes = len([s for s in coll.scenes.values() if not s.is_group])
-        items = [*(s in coll.scenes for s in gt["scenes"]), n_scenes == p.scene_count]
-        ev = {"scenes": sorted(coll.scenes), "missing": [s for s in gt["scenes"] if s not in present],
+        items = [*(s in coll.scenes for s in gt.scenes), n_scenes == p.scene_count]
+        ev = {"scenes": sorted(coll.scenes), "missing": [s for s in gt.scenes if s not in present],
               "scene_count": n_scenes}
         if not self.primary_change:
             return Result.fail("the collection is the .overlay as imported: no media relinked, no widget replaced", ev)
         return Result(curve.count(items), ev,
-                      "; ".join([*(["scenes missing from the import"] if len(present) < len(gt["scenes"]) else []),
+                      "; ".join([*(["scenes missing from the import"] if len(present) < len(gt.scenes) else []),
                                  *([f"{n_scenes} scenes, not {p.scene_count}"] if n_scenes != p.scene_count else [])]))
 
     @check(N.media_relinked)
@@ -162,14 +188,14 @@ class StreamlabsMigration(CheckedTask):
     def transforms_preserved(self, p: TransformsPreserved, curve: Curve) -> Result:
         tol, tok = p.tolerance_px, {}
         canvas = self.coll.resolution_px or BASE_PX   # OBS 31+ loads pos_rel on this canvas, not pos
-        for it in self.gt["items"]:
-            sc = self.coll.scenes.get(it["scene"])
-            got = sc.item(it["source"]) if sc else None
+        for it in self.gt.items:
+            sc = self.coll.scenes.get(it.scene)
+            got = sc.item(it.source) if sc else None
             pos = got.loaded_pos_px(canvas) if got else (0.0, 0.0)
-            tok[f"{it['scene']}/{it['source']}"] = bool(got) and abs(pos[0] - it["pos"][0]) <= tol \
-                and abs(pos[1] - it["pos"][1]) <= tol \
-                and abs(got.transform.scale_x - it["scale"][0]) <= 0.01 \
-                and abs(got.transform.scale_y - it["scale"][1]) <= 0.01
+            tok[f"{it.scene}/{it.source}"] = bool(got) and abs(pos[0] - it.pos_px[0]) <= tol \
+                and abs(pos[1] - it.pos_px[1]) <= tol \
+                and abs(got.transform.scale_x - it.scale[0]) <= 0.01 \
+                and abs(got.transform.scale_y - it.scale[1]) <= 0.01
         if not self.primary_change:
             return Result.fail("the collection is the .overlay as imported: transforms kept by doing nothing earn 0",
                                {"moved": [k for k, v in tok.items() if not v]})

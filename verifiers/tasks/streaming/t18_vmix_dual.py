@@ -27,6 +27,7 @@ from verifiers.evidence import (
     VideoStats,
     VmixOutput,
 )
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
 from verifiers.registry import register
@@ -38,6 +39,15 @@ from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T18"
 N = check_names(TASK)
+
+
+class CamLooks(GTFile, file="cams.json", task=TASK, root="mean_rgb"):
+    """gt/cams.json (optional): each test camera's mean colour, to tell the ISO recordings apart."""
+
+    mean_rgb: dict[str, list[float]] = gt_field(doc="camera name -> mean (R, G, B), 0-255")
+
+    def validate(self) -> None:
+        self.expect(all(len(v) == 3 for v in self.mean_rgb.values()), "mean_rgb", "every colour is (R, G, B)")
 REC_DIR = "rec"
 VIDEO_EXT = (".mp4", ".mov", ".mkv", ".avi")
 FPS = 2
@@ -84,8 +94,8 @@ class VmixDualStream(CheckedTask):
     @provides
     def cam_looks(self) -> dict[str, list[float]]:
         """GT mean RGB of each test camera (gt/cams.json); none: the ISOs' content is not compared."""
-        path = self.ctx.gt / "cams.json"
-        return self.ctx.gt_json("cams.json") if path.exists() else {}
+        path = self.ctx.gt / CamLooks.FILE
+        return self.ctx.gt_typed(CamLooks).mean_rgb if path.exists() else {}
 
     @check(N.program_recording)
     def program_recording(self, p: ProgramRecording, curve: Curve) -> Result:

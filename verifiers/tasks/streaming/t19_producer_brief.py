@@ -11,6 +11,7 @@ must not correlate with the music (|r| <= 0.05 after alignment) while track 1 do
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ from verifiers.evidence import (
     Summary,
     VideoStats,
 )
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import best_lag, shifted
 from verifiers.params import NoParams
@@ -58,6 +61,44 @@ VIDEO_EXT = (".mkv", ".mp4", ".mov", ".flv")
 SCALE_TOL = 0.002  # 2 px on a 1000 px source: the brief's ±2 px applied to scale
 
 
+@dataclass(frozen=True)
+class BriefItem(Payload):
+    """One scene item as the brief places it."""
+
+    source: str = gt_field(doc="the source's name")
+    pos_px: list[float] = gt_field("pos", "canvas position (x, y) of the item's top-left")
+    scale: list[float] = gt_field(doc="scale (x, y)", default_factory=lambda: [1.0, 1.0])
+
+
+@dataclass(frozen=True)
+class BriefEncoder(Payload):
+    """The stream output the brief asks for."""
+
+    server: str = gt_field(doc="RTMP server URL (its last path part is the ingest app)")
+    key: str = gt_field(doc="stream key")
+    size_px: list[int] = gt_field(doc="output width, height")
+    fps: float = gt_field(doc="frames per second")
+    bitrate_kbps: float = gt_field(doc="video bitrate (CBR)")
+    keyframe_interval_s: float = gt_field(doc="keyframe interval")
+
+
+class BriefFile(GTFile, file="brief.json", task=TASK):
+    """gt/brief.json: the producer brief's numbers."""
+
+    collection: str = gt_field(doc="scene collection name")
+    scenes: dict[str, list[BriefItem]] = gt_field(doc="per scene: its items in order")
+    hotkeys: dict[str, str] = gt_field(doc="per scene: the select-scene hotkey as the brief writes it")
+    filters: dict[str, list[list[Any]]] = gt_field(doc="per source: its filter chain as [kind, {setting: value}] pairs")
+    encoder: BriefEncoder = gt_field(doc="the stream output")
+    countdown_s: float = gt_field(doc="countdown length before the switch to Live")
+
+    def validate(self) -> None:
+        self.expect(all(len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], dict)
+                        for chain in self.filters.values() for x in chain), "filters",
+                    "every filter is a [kind, {setting: value}] pair")
+        self.expect(len(self.encoder.size_px) == 2, "encoder", "size_px is [width, height]")
+
+
 def music_corr(track: np.ndarray, music: np.ndarray, rate: int) -> float:
     lag = best_lag(track, [music], rate)
     m = shifted(music, lag, len(track))
@@ -70,33 +111,33 @@ class ProducerBrief(CheckedTask):
     task_id = TASK
 
     @provides
-    def brief(self) -> dict[str, Any]:
-        return self.ctx.gt_json("brief.json")
+    def brief(self) -> BriefFile:
+        return self.ctx.gt_typed(BriefFile)
 
     @provides
     def coll(self) -> Collection:
-        return load_named_collection(self.ctx, self.brief["collection"])
+        return load_named_collection(self.ctx, self.brief.collection)
 
     @check(N.scenes_layout)
     def scenes_layout(self, p: ScenesLayout, curve: Curve) -> Result:
         brief, coll, tol = self.brief, self.coll, p.tolerance_px
-        scenes_ok = set(brief["scenes"]) <= set(coll.scenes) and len([s for s in coll.scenes.values()
+        scenes_ok = set(brief.scenes) <= set(coll.scenes) and len([s for s in coll.scenes.values()
                                                                       if not s.is_group]) == p.scene_count
         count_ok = len(coll.inputs) == p.source_count
         items, moved = 0, []
-        for scene, its in brief["scenes"].items():
+        for scene, its in brief.scenes.items():
             for it in its:
-                got = coll.scenes[scene].item(it["source"]) if scene in coll.scenes else None
-                ok = got is not None and abs(got.transform.pos_x - it["pos"][0]) <= tol \
-                    and abs(got.transform.pos_y - it["pos"][1]) <= tol \
+                got = coll.scenes[scene].item(it.source) if scene in coll.scenes else None
+                ok = got is not None and abs(got.transform.pos_x - it.pos_px[0]) <= tol \
+                    and abs(got.transform.pos_y - it.pos_px[1]) <= tol \
                     and all(abs(a - b) <= SCALE_TOL for a, b in zip((got.transform.scale_x, got.transform.scale_y),
-                                                                      it.get("scale", [1, 1]), strict=True))
+                                                                      it.scale, strict=True))
                 items += ok
                 if not ok:
-                    moved.append(f"{scene}/{it['source']}")
-        n_items = sum(len(v) for v in brief["scenes"].values())
+                    moved.append(f"{scene}/{it.source}")
+        n_items = sum(len(v) for v in brief.scenes.values())
         hk = {s: normalize(c) in (coll.scenes[s].select_hotkeys if s in coll.scenes else ())
-              for s, c in brief["hotkeys"].items()}
+              for s, c in brief.hotkeys.items()}
         s = 0.1 * scenes_ok + 0.1 * count_ok + 0.6 * curve.count(items, n_items) + 0.2 * curve.count(sum(hk.values()), len(hk))
         return Result(s, {"scenes_ok": scenes_ok, "inputs": len(coll.inputs), "items_ok": items,
                           "items": n_items, "misplaced": moved, "hotkeys": hk},
@@ -106,7 +147,7 @@ class ProducerBrief(CheckedTask):
     @check(N.audio_chains)
     def audio_chains(self, p: NoParams, curve: Curve) -> Result:
         coll, parts = self.coll, {}
-        for src, chain in self.brief["filters"].items():
+        for src, chain in self.brief.filters.items():
             got = [f for f in coll.sources[src].filters if f.enabled] if src in coll.sources else []
             parts[f"{src} order"] = [f.kind for f in got] == [k for k, _ in chain]
             for kind, params in chain:
@@ -120,19 +161,19 @@ class ProducerBrief(CheckedTask):
     def outputs(self, p: NoParams, curve: Curve) -> Result:
         """The stream at the ingest (typed evidence) against the brief's encoder, and the profile's server/key."""
         self.coll  # noqa: B018 - as before the split: no collection fails this check too
-        enc = self.brief["encoder"]
-        app = enc["server"].rstrip("/").rsplit("/", 1)[-1]
+        enc = self.brief.encoder
+        app = enc.server.rstrip("/").rsplit("/", 1)[-1]
         try:
             st = active_profile(self.ctx).service or {}
         except AgentOutputError:
             st = {}
-        v = final_stats(self.ctx, app, enc["key"])[0].video
+        v = final_stats(self.ctx, app, enc.key)[0].video
         kbps, ki = v.gop_bitrate_kbps or 0.0, v.keyframe_interval_s.mean
-        op = {"server/key": str(st.get("server", "")).rstrip("/") == enc["server"] and st.get("key") == enc["key"],
-              "size": [v.width, v.height] == enc["size_px"],
-              "fps": abs((v.fps or 0) - enc["fps"]) <= 0.5,
-              "bitrate": abs(kbps - enc["bitrate_kbps"]) <= 0.1 * enc["bitrate_kbps"],
-              "keyframe": ki is not None and abs(ki - enc["keyframe_interval_s"]) <= 0.1}
+        op = {"server/key": str(st.get("server", "")).rstrip("/") == enc.server and st.get("key") == enc.key,
+              "size": [v.width, v.height] == enc.size_px,
+              "fps": abs((v.fps or 0) - enc.fps) <= 0.5,
+              "bitrate": abs(kbps - enc.bitrate_kbps) <= 0.1 * enc.bitrate_kbps,
+              "keyframe": ki is not None and abs(ki - enc.keyframe_interval_s) <= 0.1}
         return Result(curve.count(sum(op.values()), len(op)), {"bitrate_kbps": kbps, "keyframe_s": ki, **op},
                       "; ".join(f"wrong {k}" for k, v in op.items() if not v))
 
@@ -141,7 +182,7 @@ class ProducerBrief(CheckedTask):
         self.coll  # noqa: B018 - as before the split
         acts = scenario_actions(self.ctx.events_of("scenario", "action"))
         t0 = acts.get("countdown_start")
-        due = None if t0 is None else t0 + self.brief["countdown_s"] * 1000
+        due = None if t0 is None else t0 + self.brief.countdown_s * 1000
         sw = [t for t, n in program_changes(self.ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
         corr = self.music_correlations()
         vod_clean = len(corr) > 1 and corr[1] <= p.max_music_correlation

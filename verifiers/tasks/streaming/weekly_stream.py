@@ -22,6 +22,7 @@ from verifiers.apps.obs.collection import BOUNDS_SCALE_INNER, Collection, Scene
 from verifiers.apps.obs.geometry import rendered_rect
 from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming.common import OBS_DIR, active_profile, collection_rel, path_ends_with
@@ -36,6 +37,19 @@ DISPLAY_KINDS = ("xshm_input", "monitor_capture", "display_capture", "screen_cap
 MIC_KINDS = ("pulse_input_capture", "wasapi_input_capture", "coreaudio_input_capture", "alsa_input_capture",
              "jack_input_client")
 TEXT_PREFIXES = ("text_ft2_source", "text_gdiplus", "text_pango_source")
+
+
+class WeeklyLayout(GTFile, file="layout.json", tasks=("R06.12.01.01-T01", "R06.12.01.01-T17")):
+    """gt/layout.json: the native sizes of the Cam and display sources and the canvas they must fill."""
+
+    cam_px: list[int] = gt_field(doc="the Cam source's native width, height")
+    display_px: list[int] = gt_field(doc="the display capture's native width, height")
+    canvas_px: list[int] = gt_field(doc="the base canvas width, height")
+
+    def validate(self) -> None:
+        for name in ("cam_px", "display_px", "canvas_px"):
+            v = getattr(self, name)
+            self.expect(len(v) == 2 and min(v) > 0, name, "must be a positive width, height")
 
 Result = tuple[float, dict[str, Any], str]
 
@@ -113,13 +127,13 @@ def canvas_ok(ctx: ScoreContext, canvas_px: Sequence[int]) -> tuple[bool, Any]:
 
 def display_full_frame(ctx: ScoreContext, coll: Collection) -> bool:
     live = coll.scenes.get("Live") if not foreign_content(coll).get("Live") else None
-    gt = ctx.gt_json("layout.json")
+    gt = ctx.gt_typed(WeeklyLayout)
     if live is None:
         return False
     for name in _of_kind(coll, live, DISPLAY_KINDS):
         it = live.item(name)
-        r = rendered_rect(it.transform, *gt["display_px"]) if it else None
-        if r is not None and r.close_to(_rect(0, 0, *gt["canvas_px"]), 2.0):
+        r = rendered_rect(it.transform, *gt.display_px) if it else None
+        if r is not None and r.close_to(_rect(0, 0, *gt.canvas_px), 2.0):
             return True
     return False
 
@@ -155,7 +169,7 @@ def cam_error_px(ctx: ScoreContext, coll: Collection, bounds_px: Sequence[int],
     it = live.item(CAM) if live else None
     if it is None:
         return None, {}, "no Cam item in scene Live"
-    cam_px = ctx.gt_json("layout.json")["cam_px"]
+    cam_px = ctx.gt_typed(WeeklyLayout).cam_px
     r = rendered_rect(it.transform, *cam_px)
     want = (pos_px[0], pos_px[1], bounds_px[0], bounds_px[1])
     err = max(abs(a - b) for a, b in zip(r.as_tuple(), want, strict=True))

@@ -2,7 +2,8 @@
 
 GT layout (every video grading task): `gt/source.mov` is the ungraded shot as the app holds it,
 decoded frame for frame against the agent's render; `gt/masks.npz` maps region names to per-frame
-(frames, height, width) bool masks; `gt/shot.json` carries task facts (fps, centres, notes).
+(frames, height, width) bool masks; `gt/shot.json` carries task facts (fps, horizon rows, shot
+ranges), read by the tasks that need them as a typed `ShotFacts` subclass (`ctx.gt_typed`).
 The render must have the source's frame size and frame count; anything else is the agent's fault.
 
 Policy rule 4 (docs/grading.md, issue 21), the export floor: "unchanged" statistics are compared with
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError, ScoreContext
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.colour import rgb_to_lab
 from verifiers.measure.errors import MediaError
 from verifiers.measure.export_floor import RenderProfile, floor_video, render_profile
@@ -83,7 +85,6 @@ class Shot:
     src: np.ndarray
     out: np.ndarray
     masks: dict[str, np.ndarray]
-    meta: dict[str, Any] = field(default_factory=dict)
     _lab: dict[str, np.ndarray] = field(default_factory=dict)
     source_path: Path | None = None
     profile: RenderProfile | None = None
@@ -141,7 +142,13 @@ class Shot:
         return self.masks[name]
 
 
-def load_shot(ctx: ScoreContext, rel: str, meta_name: str = "shot.json") -> Shot:
+class ShotFacts(GTFile, file="shot.json"):
+    """gt/shot.json: the shot's frame rate; a task that reads more facts declares them in a subclass."""
+
+    fps: float = gt_field(doc="frame rate of gt/source.mov")
+
+
+def load_shot(ctx: ScoreContext, rel: str) -> Shot:
     """Decode the GT source and the agent's render; refuse a render that does not match the shot."""
     try:
         src = _read_stack(ctx.gt_path(SOURCE), cache=True)
@@ -161,12 +168,11 @@ def load_shot(ctx: ScoreContext, rel: str, meta_name: str = "shot.json") -> Shot
         raise AgentOutputError(f"{rel} is {out.shape[2]}x{out.shape[1]}, the shot is {src.shape[2]}x{src.shape[1]}")
     if len(out) != len(src):
         raise AgentOutputError(f"{rel} has {len(out)} frames, the shot has {len(src)}")
-    meta = ctx.gt_json(meta_name) if (ctx.gt / meta_name).exists() else {}
     try:
         profile = render_profile(path)
     except MediaError:
         profile = None
-    return Shot(src, out, masks, meta, source_path=ctx.gt_path(SOURCE), profile=profile)
+    return Shot(src, out, masks, source_path=ctx.gt_path(SOURCE), profile=profile)
 
 
 def guarded(shot: Shot, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from verifiers.measure.colour import delta_e2000, rgb_to_lab
 from verifiers.measure.ocr import TextBox, read_text_cached
 from verifiers.measure.projection import best_lag, project, shifted
 from verifiers.synthkit.shortform_ad_explainer import hex_rgb
+from verifiers.tasks.shortform._shared.export import render_facts
 from verifiers.tasks.shortform._shared.luma import shrink_by_chroma_bleed
 
 WINDOW_S = 0.1
@@ -29,13 +30,7 @@ WINDOW_S = 0.1
 def time_scale(ctx: ScoreContext) -> float:
     """gt/render.json "time_scale": a time-scaled miniature instance multiplies the catalog's
     durations by it (a real task's GT has none: 1). Loudness and colour thresholds never scale."""
-    path = ctx.gt / "render.json"
-    if not path.exists():
-        return 1.0
-    ts = ctx.gt_json("render.json").get("time_scale", 1.0)
-    if not isinstance(ts, (int, float)) or not 0 < ts <= 1:
-        raise GTError(f"gt/render.json: time_scale must be in (0, 1], got {ts!r}")
-    return float(ts)
+    return render_facts(ctx).time_scale
 
 
 def fuzzy_cer(hay: str, needle: str) -> float:

@@ -11,34 +11,47 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
+from verifiers.base import AgentOutputError, Checks, ScoreContext
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.streams import MediaProbe, probe
 from verifiers.provenance import refuse_outside_writes
 
+#: the tasks whose miniatures write gt/render.json
+RENDER_TASKS = tuple(f"R06.04.01.04-T{k:02d}" for k in (1, 2, 3, 4, 5, 6, 9, 10, 11, 14, 16, 17, 18, 19, 20))
+
+
+class RenderFile(GTFile, file="render.json", tasks=RENDER_TASKS):
+    """gt/render.json (optional; a real task's GT has none): how a synthetic miniature instance is scaled."""
+
+    scale: float = gt_field(doc="frame size relative to the task's (pixel thresholds scale by it), in (0, 1]",
+                            default=1.0)
+    duration_s: float | None = gt_field(doc="the export length to expect (default: the catalog's)", default=None)
+    time_scale: float = gt_field(doc="factor on the catalog's durations, in (0, 1]", default=1.0)
+
+    def validate(self) -> None:
+        self.expect(0 < self.scale <= 1, "scale", f"must be in (0, 1], got {self.scale!r}")
+        self.expect(self.duration_s is None or self.duration_s > 0, "duration_s",
+                    f"must be a positive number of seconds, got {self.duration_s!r}")
+        self.expect(0 < self.time_scale <= 1, "time_scale", f"must be in (0, 1], got {self.time_scale!r}")
+
+
+def render_facts(ctx: ScoreContext) -> RenderFile:
+    """gt/render.json typed, or the real task's scale (1, the catalog's durations) when there is none."""
+    return ctx.gt_typed(RenderFile) if (ctx.gt / RenderFile.FILE).exists() else RenderFile()
+
 
 def instance_scale(ctx: ScoreContext) -> float:
-    path = ctx.gt / "render.json"
-    if not path.exists():
-        return 1.0
-    scale = ctx.gt_json("render.json").get("scale", 1.0)
-    if not isinstance(scale, (int, float)) or not 0 < scale <= 1:
-        raise GTError(f"gt/render.json: scale must be in (0, 1], got {scale!r}")
-    return float(scale)
+    return render_facts(ctx).scale
 
 
 def instance_duration_s(ctx: ScoreContext, catalog_s: float) -> float:
     """The export length to expect: the catalog's, unless the instance's gt/render.json gives a
     "duration_s" (synthetic miniatures are seconds long, not the task's 30 s; a real GT has none)."""
-    path = ctx.gt / "render.json"
-    if not path.exists():
-        return float(catalog_s)
-    dur = ctx.gt_json("render.json").get("duration_s", catalog_s)
-    if not isinstance(dur, (int, float)) or dur <= 0:
-        raise GTError(f"gt/render.json: duration_s must be a positive number of seconds, got {dur!r}")
-    return float(dur)
+    dur = render_facts(ctx).duration_s
+    return float(catalog_s) if dur is None else dur
 
 
 def scaled(px: float, scale: float) -> int:

@@ -22,6 +22,8 @@ import numpy as np
 
 from verifiers.base import GTError, ScoreContext
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import Match, match_at
@@ -52,18 +54,38 @@ class EventGT:
     events: tuple[GTEvent, ...]
 
 
+@dataclass(frozen=True)
+class EventEntry(Payload):
+    """One event to place (a task may add keys: they are declared by its own events.json type)."""
+
+    frame: int = gt_field(doc="the picture frame the sound's onset belongs on")
+    sample: str = gt_field(doc="the library file that belongs there")
+    label: str | None = gt_field(doc="what happens on screen", default="")
+    group: str | None = gt_field(doc="interchangeable samples share a group (any of them is right)", default=None)
+
+
+class EventsFile(GTFile, file="events.json"):
+    """gt/events.json: the picture's frame rate and the events to place."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    events: list[EventEntry] = gt_field(doc="the events, in time order")
+    sample_rate_hz: int = gt_field(doc="the library's sample rate", default=48_000)
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(bool(self.events), "events", "must not be empty")
+
+
+class PlainEventsFile(EventsFile, tasks=("R06.07.01.03-T01", "R06.07.01.03-T14")):
+    """gt/events.json of the tasks that read no key beyond the shared ones."""
+
+
+
 def load_event_gt(ctx: ScoreContext, rel: str = "events.json") -> EventGT:
-    raw = ctx.gt_json(rel)
-    try:
-        fps = float(raw["fps"])
-        events = tuple(GTEvent(int(e["frame"]), str(e["sample"]), str(e.get("label", "")),
-                               str(e["group"]) if e.get("group") else None) for e in raw["events"])
-        rate = int(raw.get("sample_rate_hz", 48_000))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth {rel} malformed: {exc}") from None
-    if fps <= 0 or not events:
-        raise GTError(f"ground truth {rel}: fps must be > 0 and events non-empty")
-    return EventGT(fps, rate, events)
+    """The shared part of a task's events.json (typed: a bad file is a GTError naming the key)."""
+    f = ctx.gt_typed(EventsFile, rel)
+    events = tuple(GTEvent(e.frame, e.sample, str(e.label), e.group or None) for e in f.events)
+    return EventGT(f.fps, f.sample_rate_hz, events)
 
 
 def load_library(folder: Path) -> dict[str, np.ndarray]:

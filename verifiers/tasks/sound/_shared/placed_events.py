@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.base import GTError, ScoreContext
+from verifiers.base import ScoreContext
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.identify import Match
@@ -52,7 +52,6 @@ class EventRow:
 @dataclass
 class Analysis:
     gt: EventGT
-    raw_gt: dict[str, Any]
     audio: Audio
     mix: np.ndarray  # mono at ANALYSIS_RATE_HZ
     library: dict[str, np.ndarray]
@@ -94,7 +93,7 @@ def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames:
             found=None if p.best is None else p.best.name, ncc=None if p.best is None else p.best.ncc,
             peak=None if p.onset is None else peak_after(mix, p.onset.time_s),
             in_sync=err is not None and p.best is not None and abs(err) <= tol_frames + 1e-9))
-    return Analysis(gt, raw, audio, mix, library, rows, extras, onsets)
+    return Analysis(gt, audio, mix, library, rows, extras, onsets)
 
 
 def required_of(n_gt: int, *, k: int | None = None, of_count: int | None = None, min_pct: float | None = None) -> int:
@@ -129,12 +128,6 @@ def category_of(name: str | None, categories: list[str]) -> str | None:
         if stem.startswith(c.lower()):
             return c
     return None
-
-
-def require_field(raw: dict[str, Any], key: str) -> Any:
-    if key not in raw:
-        raise GTError(f"ground truth events.json lacks '{key}'")
-    return raw[key]
 
 
 @dataclass
