@@ -21,6 +21,7 @@ from scipy import fft as sp_fft
 from scipy.signal import fftconvolve
 
 from verifiers.measure.audio_io import check_signal
+from verifiers.measure.memo import content_key, memo
 from verifiers.measure.onsets import detect_onsets
 
 
@@ -45,24 +46,34 @@ class _Scanner:
     sum. Here the template's spectrum is computed once per FFT size and the window's spectrum and
     energy sums once per window, so a scan costs one inverse FFT. The arithmetic is the one
     scipy.signal.fftconvolve does (same transform sizes and order), so the results are the same.
+
+    Spectra and scans are also kept in the content-keyed memo (verifiers.measure.memo), keyed on the
+    window's and the template's samples: a self-test scores the same sources and often the same
+    render many times (every mutant, every baseline), and a scan of equal samples is the same scan.
     """
 
     def __init__(self, mix: np.ndarray) -> None:
         self.mix = mix
-        self._templates: dict[tuple[str, int, int], tuple[np.ndarray, float]] = {}
+        self._templates: dict[tuple[str, int, int], tuple[bytes, np.ndarray, float]] = {}
         self._window_key: tuple[int, int, int] | None = None
-        self._window: tuple[np.ndarray, np.ndarray] | None = None
+        self._window: tuple[bytes, np.ndarray, np.ndarray] | None = None
 
-    def _template(self, name: str, template: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    def _template(self, name: str, template: np.ndarray, size: int) -> tuple[bytes, np.ndarray, float]:
         key = (name, len(template), size)
         if key not in self._templates:
-            self._templates[key] = (sp_fft.rfft(template[::-1], size), float(np.sqrt(np.dot(template, template))))
+            digest = content_key(template)
+            spec, norm = memo("ncc_template", (digest, size),
+                              lambda: (sp_fft.rfft(template[::-1], size), float(np.sqrt(np.dot(template, template)))))
+            self._templates[key] = (digest, spec, norm)
         return self._templates[key]
 
-    def _window_spectrum(self, lo: int, end: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    def _window_spectrum(self, lo: int, end: int, size: int) -> tuple[bytes, np.ndarray, np.ndarray]:
         if self._window_key != (lo, end, size):
             seg = self.mix[lo:end]
-            self._window = (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)]))
+            digest = content_key(seg)
+            spec, c = memo("ncc_window", (digest, size),
+                           lambda: (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)])))
+            self._window = (digest, spec, c)
             self._window_key = (lo, end, size)
         assert self._window is not None
         return self._window
@@ -71,13 +82,17 @@ class _Scanner:
         """NCC and dot product of `template` at every full-overlap position in mix[lo:end]."""
         n, seg_len = len(template), end - lo
         size = sp_fft.next_fast_len(seg_len + n - 1, True)
-        spec, c = self._window_spectrum(lo, end, size)
-        t_spec, t_norm = self._template(name, template, size)
-        dots = sp_fft.irfft(spec * t_spec, size)[n - 1: seg_len].copy()
-        win_energy = np.maximum(c[n:] - c[:-n], 0.0)
-        denom = np.sqrt(win_energy) * t_norm
-        ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
-        return ncc, dots
+        w_digest, spec, c = self._window_spectrum(lo, end, size)
+        t_digest, t_spec, t_norm = self._template(name, template, size)
+
+        def compute() -> tuple[np.ndarray, np.ndarray]:
+            dots = sp_fft.irfft(spec * t_spec, size)[n - 1: seg_len].copy()
+            win_energy = np.maximum(c[n:] - c[:-n], 0.0)
+            denom = np.sqrt(win_energy) * t_norm
+            ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
+            return ncc, dots
+
+        return memo("ncc_scan", (w_digest, t_digest, size), compute)
 
 
 #: NCC peaks this close to the best are ties: periodic material (a decaying tone) scores almost the
