@@ -14,6 +14,7 @@ Everything is at one sample rate: resample library samples to the mix's rate fir
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,6 +95,21 @@ class _Scanner:
 
         return memo("ncc_scan", (w_digest, t_digest, size), compute)
 
+    def envelope_pearson(self, lo: int, end: int, name: str, template: np.ndarray, win: int) -> np.ndarray:
+        """_pearson_scan of the power envelopes of mix[lo:end] and `template` (the tie-break),
+        memoised on the same content keys as :meth:`scan` (call it after scan on the same window)."""
+        seg = self.mix[lo:end]
+        size = sp_fft.next_fast_len(end - lo + len(template) - 1, True)
+        w_digest = self._window_spectrum(lo, end, size)[0]
+        t_digest = self._template(name, template, size)[0]
+        env_seg = memo("ncc_envelope", (w_digest, win), lambda: _envelope(seg, win))
+
+        def parts(sz: int | None) -> _SegmentParts:
+            return memo("ncc_envelope_parts", (w_digest, win, sz), lambda: _segment_parts(env_seg, sz))
+
+        return memo("ncc_env_pearson", (w_digest, t_digest, win),
+                    lambda: _pearson_scan(env_seg, _envelope(template, win), parts))
+
 
 #: NCC peaks this close to the best are ties: periodic material (a decaying tone) scores almost the
 #: same (to 1e-4) one period early or late, and a lossy codec decides which wins. Ties go to the
@@ -107,13 +123,32 @@ def _envelope(x: np.ndarray, win: int) -> np.ndarray:
     return np.convolve(x * x, np.ones(win) / win, mode="same")
 
 
-def _pearson_scan(segment: np.ndarray, template: np.ndarray) -> np.ndarray:
-    """Mean-removed NCC (Pearson r) of template against every full-overlap position."""
+_SegmentParts = tuple[np.ndarray | None, np.ndarray, np.ndarray]
+
+
+def _segment_parts(segment: np.ndarray, size: int | None) -> _SegmentParts:
+    """What a Pearson scan needs of the segment alone: its spectrum at `size` (None: let
+    fftconvolve do it) and its running sums of x and x²."""
+    return (None if size is None else sp_fft.rfft(segment, size),
+            np.concatenate([[0.0], np.cumsum(segment)]), np.concatenate([[0.0], np.cumsum(segment * segment)]))
+
+
+def _pearson_scan(segment: np.ndarray, template: np.ndarray,
+                  parts: Callable[[int | None], _SegmentParts] | None = None) -> np.ndarray:
+    """Mean-removed NCC (Pearson r) of template against every full-overlap position.
+
+    `parts(size)` may supply the segment's spectrum and sums (memoised by the caller); the product
+    and inverse transform are then fftconvolve's own (same size, same order, same 'valid' crop)."""
     n = len(template)
     t = template - template.mean()
-    dots = fftconvolve(segment, t[::-1], mode="valid")  # Σ seg·(t - t̄) = Σ (seg - s̄)(t - t̄)
-    c1 = np.concatenate([[0.0], np.cumsum(segment)])
-    c2 = np.concatenate([[0.0], np.cumsum(segment * segment)])
+    size = sp_fft.next_fast_len(len(segment) + n - 1, True) if 1 < n <= len(segment) else None
+    spec, c1, c2 = (parts or (lambda sz: _segment_parts(segment, sz)))(size)
+    if spec is None:
+        dots = fftconvolve(segment, t[::-1], mode="valid")  # Σ seg·(t - t̄) = Σ (seg - s̄)(t - t̄)
+    else:
+        # np.multiply, not `spec * rfft(...)`: numpy would multiply into the temporary with the
+        # operands swapped, and a fused multiply-add then rounds the other product (last-bit changes)
+        dots = sp_fft.irfft(np.multiply(spec, sp_fft.rfft(t[::-1], size)), size)[n - 1: len(segment)].copy()
     s1 = c1[n:] - c1[:-n]
     var = np.maximum(c2[n:] - c2[:-n] - s1 * s1 / n, 0.0)
     denom = np.sqrt(var) * float(np.sqrt(np.dot(t, t)))
@@ -133,14 +168,13 @@ def _match_one(x: np.ndarray, sr: int, name: str, sample: np.ndarray, expect_s: 
         return Match(name, 0.0, expect_s, 0.0)
     template = s[:n]
     end = min(len(x), hi_start + n)
-    seg = x[lo:end]
     ncc, dots = scanner.scan(lo, end, name, template)
     best = float(ncc.max())
     ties = np.nonzero(ncc >= best - TIE_NCC)[0]
     k = int(np.argmax(ncc))
     if len(ties) > 1 and ties[-1] - ties[0] > 1:
         win = max(3, round(_ENV_WIN_S * sr))
-        env_r = _pearson_scan(_envelope(seg, win), _envelope(template, win))
+        env_r = scanner.envelope_pearson(lo, end, name, template, win)
         want = int(np.argmax(env_r))
         k = int(ties[np.argmin(np.abs(ties - want))])
         # climb to the local NCC maximum from there
