@@ -48,33 +48,43 @@ class _Scanner:
     energy sums once per window, so a scan costs one inverse FFT. The arithmetic is the one
     scipy.signal.fftconvolve does (same transform sizes and order), so the results are the same.
 
-    Spectra and scans are also kept in the content-keyed memo (verifiers.measure.memo), keyed on the
-    window's and the template's samples: a self-test scores the same sources and often the same
-    render many times (every mutant, every baseline), and a scan of equal samples is the same scan.
+    Window-side work (spectrum, energy sums, power envelope) is also kept in the content-keyed memo
+    (verifiers.measure.memo), keyed on the window's samples, and so is each match (a few numbers),
+    keyed on the window's and the template's samples: a self-test scores the same sources and often
+    the same files many times (every mutant, every baseline), and equal samples give the same match.
+    Per-template arrays are not memoised: thousands of them would push the window sides out.
     """
 
     def __init__(self, mix: np.ndarray) -> None:
         self.mix = mix
-        self._templates: dict[tuple[str, int, int], tuple[bytes, np.ndarray, float]] = {}
+        self._templates: dict[tuple[str, int, int], tuple[np.ndarray, float]] = {}
+        self._template_digests: dict[tuple[str, int], bytes] = {}
+        self._window_digests: dict[tuple[int, int], bytes] = {}
         self._window_key: tuple[int, int, int] | None = None
-        self._window: tuple[bytes, np.ndarray, np.ndarray] | None = None
+        self._window: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _template(self, name: str, template: np.ndarray, size: int) -> tuple[bytes, np.ndarray, float]:
+    def window_digest(self, lo: int, end: int) -> bytes:
+        if (lo, end) not in self._window_digests:
+            self._window_digests[(lo, end)] = content_key(self.mix[lo:end])
+        return self._window_digests[(lo, end)]
+
+    def template_digest(self, name: str, template: np.ndarray) -> bytes:
+        key = (name, len(template))
+        if key not in self._template_digests:
+            self._template_digests[key] = content_key(template)
+        return self._template_digests[key]
+
+    def _template(self, name: str, template: np.ndarray, size: int) -> tuple[np.ndarray, float]:
         key = (name, len(template), size)
         if key not in self._templates:
-            digest = content_key(template)
-            spec, norm = memo("ncc_template", (digest, size),
-                              lambda: (sp_fft.rfft(template[::-1], size), float(np.sqrt(np.dot(template, template)))))
-            self._templates[key] = (digest, spec, norm)
+            self._templates[key] = (sp_fft.rfft(template[::-1], size), float(np.sqrt(np.dot(template, template))))
         return self._templates[key]
 
-    def _window_spectrum(self, lo: int, end: int, size: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+    def _window_spectrum(self, lo: int, end: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         if self._window_key != (lo, end, size):
             seg = self.mix[lo:end]
-            digest = content_key(seg)
-            spec, c = memo("ncc_window", (digest, size),
-                           lambda: (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)])))
-            self._window = (digest, spec, c)
+            self._window = memo("ncc_window", (self.window_digest(lo, end), size),
+                                lambda: (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)])))
             self._window_key = (lo, end, size)
         assert self._window is not None
         return self._window
@@ -83,32 +93,25 @@ class _Scanner:
         """NCC and dot product of `template` at every full-overlap position in mix[lo:end]."""
         n, seg_len = len(template), end - lo
         size = sp_fft.next_fast_len(seg_len + n - 1, True)
-        w_digest, spec, c = self._window_spectrum(lo, end, size)
-        t_digest, t_spec, t_norm = self._template(name, template, size)
+        spec, c = self._window_spectrum(lo, end, size)
+        t_spec, t_norm = self._template(name, template, size)
+        dots = sp_fft.irfft(spec * t_spec, size)[n - 1: seg_len].copy()
+        win_energy = np.maximum(c[n:] - c[:-n], 0.0)
+        denom = np.sqrt(win_energy) * t_norm
+        ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
+        return ncc, dots
 
-        def compute() -> tuple[np.ndarray, np.ndarray]:
-            dots = sp_fft.irfft(spec * t_spec, size)[n - 1: seg_len].copy()
-            win_energy = np.maximum(c[n:] - c[:-n], 0.0)
-            denom = np.sqrt(win_energy) * t_norm
-            ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
-            return ncc, dots
-
-        return memo("ncc_scan", (w_digest, t_digest, size), compute)
-
-    def envelope_pearson(self, lo: int, end: int, name: str, template: np.ndarray, win: int) -> np.ndarray:
-        """_pearson_scan of the power envelopes of mix[lo:end] and `template` (the tie-break),
-        memoised on the same content keys as :meth:`scan` (call it after scan on the same window)."""
+    def envelope_pearson(self, lo: int, end: int, template: np.ndarray, win: int) -> np.ndarray:
+        """_pearson_scan of the power envelopes of mix[lo:end] and `template` (the tie-break), the
+        window's envelope and its spectrum and sums memoised on the window's content."""
         seg = self.mix[lo:end]
-        size = sp_fft.next_fast_len(end - lo + len(template) - 1, True)
-        w_digest = self._window_spectrum(lo, end, size)[0]
-        t_digest = self._template(name, template, size)[0]
+        w_digest = self.window_digest(lo, end)
         env_seg = memo("ncc_envelope", (w_digest, win), lambda: _envelope(seg, win))
 
         def parts(sz: int | None) -> _SegmentParts:
             return memo("ncc_envelope_parts", (w_digest, win, sz), lambda: _segment_parts(env_seg, sz))
 
-        return memo("ncc_env_pearson", (w_digest, t_digest, win),
-                    lambda: _pearson_scan(env_seg, _envelope(template, win), parts))
+        return _pearson_scan(env_seg, _envelope(template, win), parts)
 
 
 #: NCC peaks this close to the best are ties: periodic material (a decaying tone) scores almost the
@@ -168,13 +171,19 @@ def _match_one(x: np.ndarray, sr: int, name: str, sample: np.ndarray, expect_s: 
         return Match(name, 0.0, expect_s, 0.0)
     template = s[:n]
     end = min(len(x), hi_start + n)
+    # the match is a function of the window's and template's samples, lo, sr and name alone
+    key = (scanner.window_digest(lo, end), scanner.template_digest(name, template), lo, sr, name)
+    return memo("ncc_match", key, lambda: _match_window(scanner, sr, name, template, lo, end))
+
+
+def _match_window(scanner: _Scanner, sr: int, name: str, template: np.ndarray, lo: int, end: int) -> Match:
     ncc, dots = scanner.scan(lo, end, name, template)
     best = float(ncc.max())
     ties = np.nonzero(ncc >= best - TIE_NCC)[0]
     k = int(np.argmax(ncc))
     if len(ties) > 1 and ties[-1] - ties[0] > 1:
         win = max(3, round(_ENV_WIN_S * sr))
-        env_r = scanner.envelope_pearson(lo, end, name, template, win)
+        env_r = scanner.envelope_pearson(lo, end, template, win)
         want = int(np.argmax(env_r))
         k = int(ties[np.argmin(np.abs(ties - want))])
         # climb to the local NCC maximum from there

@@ -22,8 +22,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 T = TypeVar("T")
-#: memory bound of the memo: a 10 s 48 kHz stereo render in float64 is 7.7 MB
-MEMO_MAX_BYTES = 512 * 1024 * 1024
+#: memory bound of the memo. A 10 s 48 kHz stereo render in float64 is 7.7 MB; sound T16's window
+#: sides (75 varispeed copies of 3 sources, ≈ 5 MB each) are ≈ 400 MB and are read in a cycle, which
+#: an LRU smaller than the cycle would miss every time
+MEMO_MAX_BYTES = 1024 * 1024 * 1024
 _ENTRIES: OrderedDict[bytes, tuple[Any, int]] = OrderedDict()
 _total_bytes = 0
 #: TALLY_NO_MEMO=1 computes everything afresh (to prove the memo changes no number)
