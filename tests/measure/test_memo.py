@@ -34,6 +34,8 @@ def test_hit_only_for_equal_content_and_parameters() -> None:
     m.memo("t-hit", (a.reshape(10, 10), 3), f)  # same bytes, another shape
     m.memo("other", (a, 3), f)  # another computation
     assert len(calls) == 6
+    m.memo("t-hit", (a, np.int64(3)), f)  # a numpy integer keys as the number it holds
+    assert len(calls) == 6
 
 
 def test_values_are_read_only_and_bounded(monkeypatch) -> None:

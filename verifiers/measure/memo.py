@@ -45,6 +45,8 @@ def _update(h: Any, part: Any) -> None:
         for p in part:
             _update(h, p)
         h.update(b")")
+    elif isinstance(part, np.generic):  # a numpy scalar keys as the Python number it holds
+        _update(h, part.item())
     elif part is None or isinstance(part, bool | int | float | str):
         h.update(f"{type(part).__name__}:{part!r};".encode())
     else:
