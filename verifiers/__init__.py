@@ -8,3 +8,7 @@ set here, before any verifier module can import cv2 (see verifiers/measure/safe_
 import os as _os
 
 _os.environ.setdefault("OPENCV_IO_MAX_IMAGE_PIXELS", "50000000")  # = safe_io.MAX_IMAGE_PIXELS
+
+from verifiers._blas import single_blas_thread as _single_blas_thread
+
+_single_blas_thread()

@@ -17,7 +17,7 @@ the file size first and a shortfall raises :class:`MediaError` ("truncated").
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from scipy.signal import resample_poly
 
 from verifiers.measure.container import check_file, open_container
 from verifiers.measure.errors import MediaError, describe
+from verifiers.measure.memo import file_key, memo
 
 #: WAVE_FORMAT_EXTENSIBLE speaker-mask bits, in mask order (= channel order in the file).
 _SPEAKER_BITS = ("FL", "FR", "FC", "LFE", "BL", "BR", "FLC", "FRC", "BC", "SL", "SR", "TC",
@@ -100,7 +101,10 @@ def resample(samples: np.ndarray, from_hz: int, to_hz: int) -> np.ndarray:
     if from_hz == to_hz:
         return np.asarray(samples, dtype=np.float64)
     ratio = Fraction(int(to_hz), int(from_hz))
-    return resample_poly(np.asarray(samples, dtype=np.float64), ratio.numerator, ratio.denominator, axis=0)
+    x = np.asarray(samples, dtype=np.float64)
+    # content-keyed: a self-test resamples the same sources (and often the same render) per case
+    return memo("resample", (x, ratio.numerator, ratio.denominator),
+                lambda: resample_poly(x, ratio.numerator, ratio.denominator, axis=0))
 
 
 def _name(path: Path) -> str:
@@ -292,6 +296,14 @@ def load_audio(path: str | Path, *, sample_rate_hz: int | None = None, audio_str
     """
     path = Path(path)
     check_file(path)
+    # content-keyed (the file's bytes and name: the name's suffix may steer the demuxer): the same
+    # bytes decode to the same samples; errors are never remembered, so they name this path
+    samples, rate, info = memo("load_audio", (file_key(path), path.name, sample_rate_hz, audio_stream),
+                               lambda: _load_audio(path, sample_rate_hz, audio_stream))
+    return Audio(samples=samples, sample_rate_hz=rate, info=replace(info, path=str(path)))
+
+
+def _load_audio(path: Path, sample_rate_hz: int | None, audio_stream: int) -> tuple[np.ndarray, int, AudioInfo]:
     info = _soundfile_info(path) if audio_stream == 0 else None
     if info is not None:
         if info.frames == 0:
@@ -316,7 +328,7 @@ def load_audio(path: str | Path, *, sample_rate_hz: int | None = None, audio_str
     if sample_rate_hz is not None and sample_rate_hz != rate:
         samples = resample(samples, rate, int(sample_rate_hz))
         rate = int(sample_rate_hz)
-    return Audio(samples=samples, sample_rate_hz=rate, info=info)
+    return samples, rate, info
 
 
 class AudioBlocks:

@@ -14,6 +14,7 @@ Everything is at one sample rate: resample library samples to the mix's rate fir
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from scipy import fft as sp_fft
 from scipy.signal import fftconvolve
 
 from verifiers.measure.audio_io import check_signal
+from verifiers.measure.memo import content_key, memo
 from verifiers.measure.onsets import detect_onsets
 
 
@@ -45,13 +47,32 @@ class _Scanner:
     sum. Here the template's spectrum is computed once per FFT size and the window's spectrum and
     energy sums once per window, so a scan costs one inverse FFT. The arithmetic is the one
     scipy.signal.fftconvolve does (same transform sizes and order), so the results are the same.
+
+    Window-side work (spectrum, energy sums, power envelope) is also kept in the content-keyed memo
+    (verifiers.measure.memo), keyed on the window's samples, and so is each match (a few numbers),
+    keyed on the window's and the template's samples: a self-test scores the same sources and often
+    the same files many times (every mutant, every baseline), and equal samples give the same match.
+    Per-template arrays are not memoised: thousands of them would push the window sides out.
     """
 
     def __init__(self, mix: np.ndarray) -> None:
         self.mix = mix
         self._templates: dict[tuple[str, int, int], tuple[np.ndarray, float]] = {}
+        self._template_digests: dict[tuple[str, int], bytes] = {}
+        self._window_digests: dict[tuple[int, int], bytes] = {}
         self._window_key: tuple[int, int, int] | None = None
         self._window: tuple[np.ndarray, np.ndarray] | None = None
+
+    def window_digest(self, lo: int, end: int) -> bytes:
+        if (lo, end) not in self._window_digests:
+            self._window_digests[(lo, end)] = content_key(self.mix[lo:end])
+        return self._window_digests[(lo, end)]
+
+    def template_digest(self, name: str, template: np.ndarray) -> bytes:
+        key = (name, len(template))
+        if key not in self._template_digests:
+            self._template_digests[key] = content_key(template)
+        return self._template_digests[key]
 
     def _template(self, name: str, template: np.ndarray, size: int) -> tuple[np.ndarray, float]:
         key = (name, len(template), size)
@@ -62,7 +83,8 @@ class _Scanner:
     def _window_spectrum(self, lo: int, end: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         if self._window_key != (lo, end, size):
             seg = self.mix[lo:end]
-            self._window = (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)]))
+            self._window = memo("ncc_window", (self.window_digest(lo, end), size),
+                                lambda: (sp_fft.rfft(seg, size), np.concatenate([[0.0], np.cumsum(seg * seg)])))
             self._window_key = (lo, end, size)
         assert self._window is not None
         return self._window
@@ -79,6 +101,18 @@ class _Scanner:
         ncc = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 1e-12 * max(t_norm, 1e-300))
         return ncc, dots
 
+    def envelope_pearson(self, lo: int, end: int, template: np.ndarray, win: int) -> np.ndarray:
+        """_pearson_scan of the power envelopes of mix[lo:end] and `template` (the tie-break), the
+        window's envelope and its spectrum and sums memoised on the window's content."""
+        seg = self.mix[lo:end]
+        w_digest = self.window_digest(lo, end)
+        env_seg = memo("ncc_envelope", (w_digest, win), lambda: _envelope(seg, win))
+
+        def parts(sz: int | None) -> _SegmentParts:
+            return memo("ncc_envelope_parts", (w_digest, win, sz), lambda: _segment_parts(env_seg, sz))
+
+        return _pearson_scan(env_seg, _envelope(template, win), parts)
+
 
 #: NCC peaks this close to the best are ties: periodic material (a decaying tone) scores almost the
 #: same (to 1e-4) one period early or late, and a lossy codec decides which wins. Ties go to the
@@ -92,13 +126,32 @@ def _envelope(x: np.ndarray, win: int) -> np.ndarray:
     return np.convolve(x * x, np.ones(win) / win, mode="same")
 
 
-def _pearson_scan(segment: np.ndarray, template: np.ndarray) -> np.ndarray:
-    """Mean-removed NCC (Pearson r) of template against every full-overlap position."""
+_SegmentParts = tuple[np.ndarray | None, np.ndarray, np.ndarray]
+
+
+def _segment_parts(segment: np.ndarray, size: int | None) -> _SegmentParts:
+    """What a Pearson scan needs of the segment alone: its spectrum at `size` (None: let
+    fftconvolve do it) and its running sums of x and x²."""
+    return (None if size is None else sp_fft.rfft(segment, size),
+            np.concatenate([[0.0], np.cumsum(segment)]), np.concatenate([[0.0], np.cumsum(segment * segment)]))
+
+
+def _pearson_scan(segment: np.ndarray, template: np.ndarray,
+                  parts: Callable[[int | None], _SegmentParts] | None = None) -> np.ndarray:
+    """Mean-removed NCC (Pearson r) of template against every full-overlap position.
+
+    `parts(size)` may supply the segment's spectrum and sums (memoised by the caller); the product
+    and inverse transform are then fftconvolve's own (same size, same order, same 'valid' crop)."""
     n = len(template)
     t = template - template.mean()
-    dots = fftconvolve(segment, t[::-1], mode="valid")  # Σ seg·(t - t̄) = Σ (seg - s̄)(t - t̄)
-    c1 = np.concatenate([[0.0], np.cumsum(segment)])
-    c2 = np.concatenate([[0.0], np.cumsum(segment * segment)])
+    size = sp_fft.next_fast_len(len(segment) + n - 1, True) if 1 < n <= len(segment) else None
+    spec, c1, c2 = (parts or (lambda sz: _segment_parts(segment, sz)))(size)
+    if spec is None:
+        dots = fftconvolve(segment, t[::-1], mode="valid")  # Σ seg·(t - t̄) = Σ (seg - s̄)(t - t̄)
+    else:
+        # np.multiply, not `spec * rfft(...)`: numpy would multiply into the temporary with the
+        # operands swapped, and a fused multiply-add then rounds the other product (last-bit changes)
+        dots = sp_fft.irfft(np.multiply(spec, sp_fft.rfft(t[::-1], size)), size)[n - 1: len(segment)].copy()
     s1 = c1[n:] - c1[:-n]
     var = np.maximum(c2[n:] - c2[:-n] - s1 * s1 / n, 0.0)
     denom = np.sqrt(var) * float(np.sqrt(np.dot(t, t)))
@@ -118,14 +171,19 @@ def _match_one(x: np.ndarray, sr: int, name: str, sample: np.ndarray, expect_s: 
         return Match(name, 0.0, expect_s, 0.0)
     template = s[:n]
     end = min(len(x), hi_start + n)
-    seg = x[lo:end]
+    # the match is a function of the window's and template's samples, lo, sr and name alone
+    key = (scanner.window_digest(lo, end), scanner.template_digest(name, template), lo, sr, name)
+    return memo("ncc_match", key, lambda: _match_window(scanner, sr, name, template, lo, end))
+
+
+def _match_window(scanner: _Scanner, sr: int, name: str, template: np.ndarray, lo: int, end: int) -> Match:
     ncc, dots = scanner.scan(lo, end, name, template)
     best = float(ncc.max())
     ties = np.nonzero(ncc >= best - TIE_NCC)[0]
     k = int(np.argmax(ncc))
     if len(ties) > 1 and ties[-1] - ties[0] > 1:
         win = max(3, round(_ENV_WIN_S * sr))
-        env_r = _pearson_scan(_envelope(seg, win), _envelope(template, win))
+        env_r = scanner.envelope_pearson(lo, end, template, win)
         want = int(np.argmax(env_r))
         k = int(ties[np.argmin(np.abs(ties - want))])
         # climb to the local NCC maximum from there
