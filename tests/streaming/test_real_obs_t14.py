@@ -161,9 +161,9 @@ def _good(attempt: dict[str, Any]) -> bool:
 
 def _offsets_ms(path: Path, gt: dict[str, Any]) -> list[float]:
     """(audio clap - visual close) per clap in ms, measured the scorer's way."""
-    from verifiers.tasks.streaming.t14_av_offset import audio_claps, visual_closes
+    from verifiers.tasks.streaming.t14_av_offset import ClapperFile, audio_claps, visual_closes
 
-    vis, aud = visual_closes(path, gt), audio_claps(path)
+    vis, aud = visual_closes(path, ClapperFile.parse(gt)), audio_claps(path)  # the scorer's typed GT
     pairs = [(a - min(vis, key=lambda v, a=a: abs(v - a))) * 1000 for a in aud]
     return [d for d in pairs if abs(d) < 400]
 
