@@ -6,9 +6,10 @@ wall time is the tail, not the work. Starting the longest modules first (longest
 first, the classic list-scheduling rule) lets the many short tests fill in around them.
 
 Only the order changes, and only under xdist (the serial real-app phase keeps its own order, since
-its module fixtures share one OBS). Modules stay whole, so a module-scoped fixture is built once
-per worker as before. The key is the `slow` marker ("takes more than ~20 s"): modules with more
-slow tests go first; the rest keep pytest's order. The sort is deterministic, as xdist requires
+its module fixtures share one OBS). xdist still hands out single tests, so a module's tests can land
+on both workers and a module-scoped fixture is then built on each (short-form T08/T11's self-test:
+~27 CPU-s twice); `--dist loadscope --no-loadscope-reorder` would keep modules whole (not measured).
+The key is the `slow` marker ("takes more than ~20 s"): modules with more slow tests go first; the rest keep pytest's order. The sort is deterministic, as xdist requires
 every worker to collect the same list.
 """
 
