@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -42,9 +43,10 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def kill_tree(proc: subprocess.Popen, wait_s: float = 5.0) -> None:
-    """SIGKILL `proc` and every descendant it has now; reap `proc`."""
-    for pid in [*descendants(proc.pid), proc.pid]:
+def kill_tree(proc: subprocess.Popen, wait_s: float = 5.0, also: Iterable[int] = ()) -> None:
+    """SIGKILL `proc`, every descendant it has now and the live pids of `also` (children read
+    earlier, which may have been re-parented since); reap `proc`."""
+    for pid in [*[p for p in also if alive(p)], *descendants(proc.pid), proc.pid]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):

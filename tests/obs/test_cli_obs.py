@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -129,7 +128,4 @@ def test_sigkilled_launch_leaves_no_obs_or_xvfb(tmp_path: Path) -> None:
         proc.wait(5)
         assert wait_gone(kids, ORPHANS_GONE_WITHIN_S) == [], "OBS/Xvfb outlived the SIGKILLed launcher"
     finally:
-        for pid in kids:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        kill_tree(proc)
+        kill_tree(proc, also=kids)

@@ -49,10 +49,7 @@ def test_sigkilled_launcher_takes_its_session_leader_children_along() -> None:
         proc.wait(5)
         assert wait_gone(kids, GONE_WITHIN_S) == [], "children outlived their SIGKILLed launcher"
     finally:
-        for pid in kids:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        kill_tree(proc)
+        kill_tree(proc, also=kids)
 
 
 def test_clean_close_kills_nothing_and_the_watchdog_leaves() -> None:
