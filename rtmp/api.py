@@ -2,12 +2,16 @@
 
 `/api/streams` is paginated (`?offset=&limit=&state=live|ended`, default limit 100, at most
 1000): an ended stream's view is computed once when it ends, a live one's per request (live
-streams are bounded by the connection cap).
+streams are bounded by the connection cap). Each page carries `server_clock_s`, the server's
+monotonic clock when the page was built: a rate computed between two polls (media seconds per
+second) divides by the server's clock, not the client's, which also counts request latency and
+the client's own scheduling.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,14 +60,15 @@ def streams_payload(server: IngestServer, query: Mapping[str, str] | None = None
     recs, total, offset = _page(server, query)
     nxt = offset + len(recs)
     return {"streams": [rec.api_view() for rec in recs], "total": total, "offset": offset,
-            "next_offset": nxt if nxt < total else None}
+            "next_offset": nxt if nxt < total else None, "server_clock_s": time.monotonic()}
 
 
 def streams_json(server: IngestServer, query: Mapping[str, str] | None = None) -> str:
     """streams_payload as JSON text, joined from each stream's (cached, when ended) JSON."""
     recs, total, offset = _page(server, query)
     nxt = offset + len(recs)
-    tail = json.dumps({"total": total, "offset": offset, "next_offset": nxt if nxt < total else None})
+    tail = json.dumps({"total": total, "offset": offset, "next_offset": nxt if nxt < total else None,
+                       "server_clock_s": time.monotonic()})
     return '{"streams": [' + ", ".join(rec.api_json() for rec in recs) + "], " + tail[1:]
 
 

@@ -13,6 +13,7 @@ kept up is returned as it is, so the test's assertion fails: that is the scorer'
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,3 +131,50 @@ def retry_if_app_lagged(attempt: Callable[[], tuple[T, AppHealth]], acceptable: 
         seen.append(health.describe())
         print(f"try {n}/{tries}: {health.describe()} — not judging the scorer on this attempt", flush=True)
     pytest.skip("the real app could not keep up on every try, so the scorer was not judged: " + " | ".join(seen))
+
+
+def runqueue_wait_s(pid: int) -> float:
+    """Seconds the main thread of `pid` has spent runnable but waiting for a CPU (the kernel's
+    /proc/PID/schedstat, second field, ns). A thread that waited W seconds of a T-second window lost
+    up to W seconds of work to the rest of the machine, whatever it was doing: the machine-side
+    evidence a throughput test needs before it blames the process it measures. The main thread is
+    the one on the media path of both processes measured here (the ingest's asyncio loop, ffmpeg's
+    -re pacing and muxing); summing helper threads would count waits that delay nothing.
+    0.0 when the kernel keeps no schedstat (then nothing is explained away)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+@dataclass
+class RunQueueWindow:
+    """Run-queue waiting of some processes over a window: `start()` then `stop()`; `shares` maps
+    each name to the share of the window's wall time its main thread waited for a CPU."""
+
+    pids: dict[str, int]
+    shares: dict[str, float] = field(default_factory=dict)
+    _t0: float = 0.0
+    _w0: dict[str, float] = field(default_factory=dict)
+
+    def start(self) -> None:
+        self._t0 = time.monotonic()
+        self._w0 = {name: runqueue_wait_s(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> dict[str, float]:
+        wall_s = max(time.monotonic() - self._t0, 1e-9)
+        self.shares = {name: (runqueue_wait_s(pid) - self._w0[name]) / wall_s for name, pid in self.pids.items()}
+        return self.shares
+
+
+def starved_health(rate: float, line: float, shares: dict[str, float]) -> AppHealth:
+    """A real-time rate below `line` is the machine's doing when some process on the path waited
+    for a CPU at least as long as the shortfall: rate + wait share ≥ line means that process, given
+    the CPU it waited for, would have met the line. Otherwise the shortfall is the measured code's."""
+    facts = {"rate": rate, "line": line, "runqueue_wait_share": shares}
+    worst = max(shares, key=lambda k: shares[k]) if shares else None
+    if rate >= line or worst is None or rate + shares[worst] < line:
+        return AppHealth("machine", (), facts)
+    waits = ", ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items()))
+    return AppHealth("machine", (f"real-time rate {rate:.3f} < {line}, and the processes waited for a CPU "
+                                 f"({waits} of the window): the machine starved them",), facts)

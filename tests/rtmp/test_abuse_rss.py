@@ -5,6 +5,14 @@ from its own API (media seconds received per wall second while the attack runs).
 Phase 1: one chunk-size-2 attacker holding two 16 MiB messages. Phase 2: five of them plus a
 2-byte AAC flood (one timestamp). Limits: ≤ 64 MB growth per connection, ≤ 256 MB in all,
 back within 10 s of them leaving; the good publisher keeps ≥ 95 % of real time.
+
+The real-time rate is media seconds over the *server's* clock (`server_clock_s` of each page): the
+test process itself is busy sending the attackers' bytes, so its own clock, read after a response
+comes back, would add its scheduling delays to the denominator. On a machine busy with other work
+the ingest can fall behind for want of a CPU, not for the attackers: the run-queue wait of the
+ingest and of the good publisher (`tests/app_health.py`) is measured over the same window, and a
+shortfall that waiting explains is retried once with the reason printed, then skipped, never
+failed by chance. Memory bounds are asserted on every try.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from tests.app_health import AppHealth, RunQueueWindow, retry_if_app_lagged, starved_health
 from tests.rtmp.attackers import MIB, TinyAudioFlood, TinyChunkAttacker, rss_bytes
 from tests.rtmp.helpers import FFMPEG, EncodeSpec, encode, free_port
 
@@ -31,6 +40,8 @@ TOTAL_LIMIT = 256 * 1000 * 1000
 RETURN_WITHIN_S = 10.0
 #: "returned": within this much of the baseline taken before the attack
 RETURN_SLACK = 24 * MIB
+#: the good publisher's media seconds per server second across the attacks (issue 20's line)
+REALTIME_LINE = 0.95
 
 
 def _get(api_port: int, path: str) -> Any:
@@ -63,7 +74,7 @@ class _Sampler:
             streams = await asyncio.to_thread(_get, self.api_port, "/api/streams?state=live")
             good = [s for s in streams["streams"] if s["key"] == "good"]
             if good:
-                self.progress.append((time.monotonic(), float(good[0]["duration_s"])))
+                self.progress.append((float(streams["server_clock_s"]), float(good[0]["duration_s"])))
             await asyncio.sleep(0.1)
 
     def __enter__(self) -> _Sampler:
@@ -90,10 +101,22 @@ async def _settle(pid: int, baseline: int) -> float:
     return float("inf")
 
 
-async def test_memory_attackers_beside_a_good_publisher(tmp_path: Path, encode_cache: Path) -> None:
+def test_memory_attackers_beside_a_good_publisher(tmp_path: Path, encode_cache: Path) -> None:
     src = encode(EncodeSpec(seconds=30, video_kbps=800), encode_cache)
+    tries = iter(range(1, 3))
+
+    def attempt() -> tuple[dict[str, Any], AppHealth]:
+        return asyncio.run(_attack_round(tmp_path / f"try{next(tries)}", src))
+
+    report = retry_if_app_lagged(attempt, lambda r: r["good_realtime_overall"] >= REALTIME_LINE)
+    assert report["good_realtime_overall"] >= REALTIME_LINE, report
+
+
+async def _attack_round(work: Path, src: Path) -> tuple[dict[str, Any], AppHealth]:
+    """One server, one good publisher, both attack phases; memory bounds asserted here (they hold
+    on any machine), the real-time rate and the machine's run-queue evidence returned."""
     rtmp_port, api_port = free_port(), free_port()
-    server = _start_server(rtmp_port, api_port, tmp_path / "rec")
+    server = _start_server(rtmp_port, api_port, work / "rec")
     good: asyncio.subprocess.Process | None = None
     report: dict[str, Any] = {}
     try:
@@ -112,6 +135,9 @@ async def test_memory_attackers_beside_a_good_publisher(tmp_path: Path, encode_c
                 break
             await asyncio.sleep(0.1)
         baseline = rss_bytes(server.pid)
+        assert good.pid is not None
+        waits = RunQueueWindow({"ingest": server.pid, "good publisher": good.pid})
+        waits.start()
 
         # Phase 1: one attacker.
         with _Sampler(server.pid, api_port) as one:
@@ -133,6 +159,7 @@ async def test_memory_attackers_beside_a_good_publisher(tmp_path: Path, encode_c
             await asyncio.sleep(0.5)
             for x in [*attackers, flood]:
                 await x.leave()
+        report["runqueue_wait_share"] = waits.stop()  # the same window as the rate: first sample to last
         report["many_growth_mb"] = (many.peak - baseline) / 1e6
         report["many_return_s"] = await _settle(server.pid, baseline)
         report["flood_sent"], report["flood_cut"] = flood.sent, flood.cut
@@ -154,11 +181,11 @@ async def test_memory_attackers_beside_a_good_publisher(tmp_path: Path, encode_c
         assert report["many_growth_mb"] * 1e6 <= TOTAL_LIMIT, report
         assert report["many_growth_mb"] * 1e6 / 6 <= PER_CONNECTION_LIMIT, report
         assert report["one_return_s"] <= RETURN_WITHIN_S and report["many_return_s"] <= RETURN_WITHIN_S, report
-        assert report["good_realtime_overall"] >= 0.95, report
         # 5 × 32 MiB held > the 128 MiB server-wide budget: the biggest holders were dropped.
         assert counters["tally_rtmp_budget_drops_total"] >= 1, report
         assert counters["tally_rtmp_pending_bytes"] == 0, report
         assert server.poll() is None  # still up
+        return report, starved_health(report["good_realtime_overall"], REALTIME_LINE, report["runqueue_wait_share"])
     finally:
         if good is not None and good.returncode is None:
             good.kill()
