@@ -77,8 +77,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [it for m in order for it in modules[m]]
 
 
-def _builds_module_fixture(path: Path) -> bool:
-    """Does this file define a fixture shared beyond one test (`scope="module"|"package"|"class"`)?"""
+def _builds_module_fixture(path: Path, scopes: frozenset[str]) -> bool:
+    """Does this file define a fixture of one of these scopes (shared beyond one test)?"""
     import ast
 
     try:
@@ -88,11 +88,12 @@ def _builds_module_fixture(path: Path) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "fixture":
             for kw in node.keywords:
-                if kw.arg == "scope" and isinstance(kw.value, ast.Constant) and kw.value.value in SHARED_SCOPES:
+                if kw.arg == "scope" and isinstance(kw.value, ast.Constant) and kw.value.value in scopes:
                     return True
     return False
 
 
+#: in a conftest, a session fixture serves several modules (built once per worker whatever the split)
 SHARED_SCOPES = frozenset({"module", "package", "class"})
 
 
@@ -100,12 +101,12 @@ def keep_whole(module: str, root: Path) -> bool:
     """Must this test module run on one worker? Yes when it, or a conftest.py above it inside the
     test tree, builds a fixture shared by several tests: on two workers it is built twice."""
     path = root / module
-    if _builds_module_fixture(path):
+    if _builds_module_fixture(path, SHARED_SCOPES | {"session"}):  # a module's own session fixture is its
         return True
     folder = path.parent
     while folder != root.parent and folder.is_relative_to(root):
         conftest = folder / "conftest.py"
-        if conftest != Path(__file__) and conftest.exists() and _builds_module_fixture(conftest):
+        if conftest != Path(__file__) and conftest.exists() and _builds_module_fixture(conftest, SHARED_SCOPES):
             return True
         folder = folder.parent
     return False

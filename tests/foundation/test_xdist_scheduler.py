@@ -31,10 +31,11 @@ class _Config:
 
 def test_modules_with_a_module_fixture_stay_whole():
     for module in ("tests/shortform/test_selftest_t08_t11.py", "tests/grading/test_bad_input.py",
-                   "tests/foundation/test_scoring_cli.py", "tests/probes/test_bus.py"):  # the last: conftest's
+                   "tests/foundation/test_scoring_cli.py", "tests/hostile/test_agent_files.py",  # its own session fixture
+                   "tests/probes/test_bus.py"):  # a module fixture of tests/probes/conftest.py
         assert keep_whole(module, ROOT), module
     for module in ("tests/shortform/test_selftest.py", "tests/grading/test_selftest.py",
-                   "tests/measure/test_memo.py"):
+                   "tests/measure/test_memo.py", "tests/hostile/test_daemon.py"):  # hostile/conftest's session fixture: per worker anyway
         assert not keep_whole(module, ROOT), module
 
 
