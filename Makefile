@@ -29,8 +29,9 @@ demo: deps
 	$(VENV)/bin/tally demo
 
 # Two phases. First everything that only needs CPU, on two xdist workers (the machine has 2 cores;
-# --dist loadgroup was meant to keep an xdist_group on one worker, but pytest-xdist 3.8 under pytest 9.2
-# acts as --dist load: tests go out one by one, longest modules first, see tests/conftest.py). Then the
+# --dist loadgroup is served by tests/conftest.py's scheduler: tests go out one by one, longest modules
+# first, except that a module whose tests share a module fixture goes to one worker whole, so the
+# fixture is built once; xdist 3.8's own loadgroup does not group under pytest 9.2). Then the
 # tests of real apps that must keep real time (marker obs: OBS under Xvfb; realtime: ffmpeg -re
 # publishers), one at a time, so a test's app never competes with another test for the cores.
 # Exit code 5 (nothing selected, e.g. a PYTEST_ARGS subset) is not a failure of either phase.

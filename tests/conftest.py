@@ -6,9 +6,9 @@ wall time is the tail, not the work. Starting the longest modules first (longest
 first, the classic list-scheduling rule) lets the many short tests fill in around them.
 
 Only the order changes, and only under xdist (the serial real-app phase keeps its own order, since
-its module fixtures share one OBS). xdist still hands out single tests, so a module's tests can land
-on both workers and a module-scoped fixture is then built on each (short-form T08/T11's self-test:
-~27 CPU-s twice); `--dist loadscope --no-loadscope-reorder` would keep modules whole (not measured).
+its module fixtures share one OBS). Tests go out one at a time, except the modules that share a
+module fixture, which go to one worker whole (pytest_xdist_make_scheduler below), so the fixture is
+built once (short-form T08/T11's self-test was built on both workers: ~27 CPU-s twice).
 The key is the `slow` marker ("takes more than ~20 s"): modules with more slow tests go first; the rest keep pytest's order. The sort is deterministic, as xdist requires
 every worker to collect the same list.
 """
@@ -16,6 +16,7 @@ every worker to collect the same list.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +26,7 @@ import pytest
 #: the serial real-app phase can run as two serial processes: these one at a time in one, the
 #: mostly-waiting real-app modules (replay buffer, scenario timelines, vMix emulator, observers)
 #: in the other. (Not xdist_group: pytest-xdist 3.8 groups by rewriting item._nodeid, which
-#: pytest 9.2's Node.nodeid no longer reads, so --dist loadgroup silently acts as --dist load.)
+#: pytest 9.2's Node.nodeid no longer reads; pytest_xdist_make_scheduler below groups by module instead.)
 APP_HEAVY_MODULES = frozenset({
     "tests/streaming/test_t05_real_obs.py", "tests/streaming/test_real_obs_t02.py",
     "tests/streaming/test_real_obs_t14.py", "tests/streaming/test_real_obs.py",
@@ -74,6 +75,70 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     slow = {m: sum(1 for it in its if it.get_closest_marker("slow")) for m, its in modules.items()}
     order = sorted(modules, key=lambda m: -slow[m])  # stable: ties keep pytest's module order
     items[:] = [it for m in order for it in modules[m]]
+
+
+def _builds_module_fixture(path: Path, scopes: frozenset[str]) -> bool:
+    """Does this file define a fixture of one of these scopes (shared beyond one test)?"""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "fixture":
+            for kw in node.keywords:
+                if kw.arg == "scope" and isinstance(kw.value, ast.Constant) and kw.value.value in scopes:
+                    return True
+    return False
+
+
+#: in a conftest, a session fixture serves several modules (built once per worker whatever the split)
+SHARED_SCOPES = frozenset({"module", "package", "class"})
+
+
+def keep_whole(module: str, root: Path) -> bool:
+    """Must this test module run on one worker? Yes when it, or a conftest.py above it inside the
+    test tree, builds a fixture shared by several tests: on two workers it is built twice."""
+    path = root / module
+    if _builds_module_fixture(path, SHARED_SCOPES | {"session"}):  # a module's own session fixture is its
+        return True
+    folder = path.parent
+    while folder != root.parent and folder.is_relative_to(root):
+        conftest = folder / "conftest.py"
+        if conftest != Path(__file__) and conftest.exists() and _builds_module_fixture(conftest, SHARED_SCOPES):
+            return True
+        folder = folder.parent
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadgroup` as meant: tests go out one at a time (collection order, longest modules
+    first), except that a module whose tests share a module fixture goes out whole.
+
+    Why: pytest-xdist 3.8 groups by rewriting item._nodeid, which pytest 9.2 no longer reads, so its
+    own loadgroup hands out single tests and a module fixture (short-form T08/T11's self-test, the
+    grading bad-input renders, the CLI instance) is built on both workers. `--dist loadscope`
+    would keep every module whole, but then one module of 20 self-tests (grading, short-form) is
+    a single unit of work on one worker. Here only the modules that share a fixture are units
+    (found by reading their source, so a new module fixture needs no list kept up to date)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = Path(config.rootpath)
+    whole: dict[str, bool] = {}
+
+    class ModuleFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            if module not in whole:
+                whole[module] = keep_whole(module, root)
+            return module if whole[module] else nodeid
+
+    config.option.loadscopereorder = False  # keep the longest-first collection order above
+    return ModuleFixtureScheduling(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)
