@@ -15,6 +15,7 @@ method name, so "every event" would need one callback per name).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import os
@@ -142,8 +143,10 @@ class ReadOnlyRequester:
         self.allowed = allowed
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        #: frames we sent after identification (tests use it to prove refusals send nothing)
+        #: frames we sent after identification, in all and per request type (bounded by the
+        #: allow-list): tests prove a refusal sent nothing even while background polls run
         self.frames_sent = 0
+        self.sent_by_type: collections.Counter[str] = collections.Counter()
         self._client = _connect(host, port, password, 0, timeout_s)
 
     @property
@@ -168,6 +171,7 @@ class ReadOnlyRequester:
             try:
                 self._client.ws.send(json.dumps(frame))
                 self.frames_sent += 1
+                self.sent_by_type[name] += 1
                 while True:
                     raw = self._client.ws.recv()
                     if not raw:
