@@ -18,11 +18,9 @@ from typing import Any
 import numpy as np
 
 from probes.detectors.video import (
-    CutDetector,
     FlashDetector,
     StateRun,
     VideoChange,
-    frame_difference,
     is_black,
     luma_stats,
     quick_mean,
@@ -32,6 +30,8 @@ from probes.detectors.video import (
 )
 from probes.types import Emit, VideoFrame
 from verifiers.evidence.probe import VideoFrame as FrameEvidence
+from verifiers.measure.detect import Picture
+from verifiers.measure.scenes import LumaCutDetector, frame_difference
 
 SOURCE = "probe.video"
 #: frames attached to `frame` events are at most this wide (a 1080p program at 320 px is ~50-150 kB)
@@ -72,7 +72,7 @@ class VideoProbe:
         self.black = StateRun("black", black_min_s)
         self.freeze = StateRun("freeze", freeze_min_s)
         self.freeze_noise = freeze_noise
-        self.cuts = CutDetector(threshold=cut_threshold)
+        self.cuts = LumaCutDetector(threshold=cut_threshold)
         self.match = {r.name: StateRun("match", 0.0) for r in self.regions}
         self._next_t: float | None = None
         self._prev_thumb: np.ndarray | None = None
@@ -109,7 +109,7 @@ class VideoProbe:
                 if change is not None:
                     self._change(change)
         self._prev_thumb = y
-        for change in (self.black.push(black, t), self.cuts.push(y, t)):
+        for change in (self.black.push(black, t), *self.cuts.push(Picture(t, y))):
             if change is not None:
                 self._change(change)
         if self.regions:
