@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 from skimage.metrics import structural_similarity
 
-from verifiers.measure.detect import Change
+from verifiers.measure.detect import Change, Reading
 
 
 def to_full_range(luma: np.ndarray, full_range: bool) -> np.ndarray:
@@ -81,7 +81,8 @@ def ssim_region(frame: np.ndarray, reference: np.ndarray, region: tuple[int, int
     return float(structural_similarity(img, ref, channel_axis=2 if img.ndim == 3 else None, data_range=255))
 
 
-#: black_start | black_end | freeze_start | freeze_end | cut | flash, as `verifiers.measure.detect` changes
+#: black_start | black_end | freeze_start | freeze_end | cut | flash, as `verifiers.measure.detect` changes;
+#: every detector here speaks that module's protocol (push -> changes, flush, metrics)
 VideoChange = Change
 
 
@@ -97,15 +98,29 @@ class FlashDetector:
         self._prev: float | None = None
         self._cand: tuple[float, float, float] | None = None  # (t, luma before, peak luma)
         self._last_t = -1e9
+        self._pushed = self._flashes = 0
 
-    def push(self, mean_luma: float, t_s: float) -> VideoChange | None:
+    def push(self, frame: Reading) -> list[Change]:
+        """`frame.value`: the frame's mean luma (0-255, full range)."""
+        self._pushed += 1
+        found = self._step(frame.value, frame.t_s)
+        self._flashes += found is not None
+        return [] if found is None else [found]
+
+    def flush(self) -> list[Change]:
+        return []  # a bright frame at the very end never came back down: not a flash
+
+    def metrics(self) -> dict[str, float]:
+        return {"frames": self._pushed, "flashes": self._flashes}
+
+    def _step(self, mean_luma: float, t_s: float) -> Change | None:
         prev, self._prev = self._prev, mean_luma
         if self._cand is not None:
             t0, before, peak = self._cand
             if mean_luma <= before + (peak - before) / 2:
                 self._cand = None
                 self._last_t = t0
-                return VideoChange("flash", t0, {"luma_before": round(before, 1), "luma": round(peak, 1),
+                return Change("flash", t0, {"luma_before": round(before, 1), "luma": round(peak, 1),
                                                  "duration_s": round(t_s - t0, 4)})
             if t_s - t0 > self.max_s:
                 self._cand = None  # stayed bright: a cut or fade, not a flash
@@ -125,17 +140,31 @@ class StateRun:
         self.min_s = min_s
         self.active = False
         self._since: float | None = None
+        self._pushed = self._runs = 0
 
-    def push(self, cond: bool, t_s: float) -> VideoChange | None:
+    def push(self, frame: Reading) -> list[Change]:
+        """`frame.value`: whether the condition holds on this frame (truthy)."""
+        self._pushed += 1
+        found = self._step(bool(frame.value), frame.t_s)
+        self._runs += found is not None and found.kind.endswith("_start")
+        return [] if found is None else [found]
+
+    def flush(self) -> list[Change]:
+        return []  # a run still active at the end has started (reported) and has no end
+
+    def metrics(self) -> dict[str, float]:
+        return {"frames": self._pushed, "runs": self._runs}
+
+    def _step(self, cond: bool, t_s: float) -> Change | None:
         if cond:
             if self._since is None:
                 self._since = t_s
             if not self.active and t_s - self._since >= self.min_s - 1e-9:
                 self.active = True
-                return VideoChange(f"{self.name}_start", self._since, {})
+                return Change(f"{self.name}_start", self._since, {})
             return None
         since, self._since = self._since, None
         if self.active:
             self.active = False
-            return VideoChange(f"{self.name}_end", t_s, {"duration_s": round(t_s - (since or t_s), 4)})
+            return Change(f"{self.name}_end", t_s, {"duration_s": round(t_s - (since or t_s), 4)})
         return None

@@ -30,6 +30,15 @@ class Picture:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """One number measured on one frame (mean luma, a condition as 0/1) for detectors that follow
+    a frame's measure rather than its pixels (a flash, a black or frozen run)."""
+
+    t_s: float
+    value: float
+
+
+@dataclass(frozen=True)
 class Change:
     """A change found in a stream: what (`kind`, e.g. "cut", "flash", "black_start"), when it happened
     (`t_s`, the first frame of the new state), and the detector's measurements (`detail`)."""
