@@ -18,11 +18,9 @@ from typing import Any
 import numpy as np
 
 from probes.detectors.video import (
-    CutDetector,
     FlashDetector,
     StateRun,
     VideoChange,
-    frame_difference,
     is_black,
     luma_stats,
     quick_mean,
@@ -32,6 +30,8 @@ from probes.detectors.video import (
 )
 from probes.types import Emit, VideoFrame
 from verifiers.evidence.probe import VideoFrame as FrameEvidence
+from verifiers.measure.detect import Picture, Reading
+from verifiers.measure.scenes import LumaCutDetector, frame_difference
 
 SOURCE = "probe.video"
 #: frames attached to `frame` events are at most this wide (a 1080p program at 320 px is ~50-150 kB)
@@ -72,7 +72,7 @@ class VideoProbe:
         self.black = StateRun("black", black_min_s)
         self.freeze = StateRun("freeze", freeze_min_s)
         self.freeze_noise = freeze_noise
-        self.cuts = CutDetector(threshold=cut_threshold)
+        self.cuts = LumaCutDetector(threshold=cut_threshold)
         self.match = {r.name: StateRun("match", 0.0) for r in self.regions}
         self._next_t: float | None = None
         self._prev_thumb: np.ndarray | None = None
@@ -85,9 +85,8 @@ class VideoProbe:
         mean = quick_mean(frame.luma)
         if not frame.full_range:
             mean = (mean - 16.0) * 255.0 / 219.0
-        flash = self.flash.push(mean, t)
-        if flash is not None:
-            self._change(flash)
+        for change in self.flash.push(Reading(t, mean)):
+            self._change(change)
         if self._next_t is not None and t < self._next_t - 1e-6:
             return
         self._next_t = (t if self._next_t is None else self._next_t) + self.period_s
@@ -105,13 +104,11 @@ class VideoProbe:
         if self._prev_thumb is not None and self._prev_thumb.shape == y.shape:
             diff = frame_difference(self._prev_thumb, y)
             payload["diff"] = round(diff, 3)
-            for change in (self.freeze.push(diff < self.freeze_noise, t),):
-                if change is not None:
-                    self._change(change)
-        self._prev_thumb = y
-        for change in (self.black.push(black, t), self.cuts.push(y, t)):
-            if change is not None:
+            for change in self.freeze.push(Reading(t, diff < self.freeze_noise)):
                 self._change(change)
+        self._prev_thumb = y
+        for change in (*self.black.push(Reading(t, black)), *self.cuts.push(Picture(t, y))):
+            self._change(change)
         if self.regions:
             sims = {}
             for reg in self.regions:
@@ -121,8 +118,7 @@ class VideoProbe:
                     crop = _crop(frame.luma, reg.region)
                     score = ssim_region(to_full_range(crop, frame.full_range), reg.reference)
                 sims[reg.name] = round(score, 4)
-                change = self.match[reg.name].push(score >= reg.threshold, t)
-                if change is not None:
+                for change in self.match[reg.name].push(Reading(t, score >= reg.threshold)):
                     self._change(VideoChange(change.kind, change.t_s, {"region": reg.name, "ssim": round(score, 4)}))
             payload["ssim"] = sims
         if self.image_every_s is not None and (self._next_image_t is None or t >= self._next_image_t - 1e-6):

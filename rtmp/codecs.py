@@ -151,14 +151,20 @@ def unescape_rbsp(nal: bytes) -> bytes:
 
 
 @dataclass(slots=True)
-class AvcConfig:
+class VideoConfig:
+    """What a video decoder configuration record (AVC or HEVC) says of its first SPS."""
+
     profile_idc: int
     profile: str
     level: float
     width_px: int
     height_px: int
     chroma_format_idc: int
-    nal_length_size: int
+
+
+@dataclass(slots=True)
+class AvcConfig(VideoConfig):
+    nal_length_size: int  # bytes of each NAL unit's length prefix in the frames
 
 
 def parse_avc_config(record: bytes) -> AvcConfig:
@@ -293,13 +299,8 @@ _HEVC_PROFILES = {1: "Main", 2: "Main 10", 3: "Main Still Picture", 4: "Range Ex
 
 
 @dataclass(slots=True)
-class HevcConfig:
-    profile_idc: int
-    profile: str
-    level: float
-    width_px: int
-    height_px: int
-    chroma_format_idc: int
+class HevcConfig(VideoConfig):
+    """hvcC's first SPS (the frames' length prefix is not read: HEVC frames are only counted)."""
 
 
 def parse_hevc_config(record: bytes) -> HevcConfig:

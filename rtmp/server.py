@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from rtmp.budget import (
-    DEFAULT_GLOBAL_PENDING_BYTES,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
-)
-from rtmp.chunk import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_BYTES
 from rtmp.platforms import load_profiles
 from rtmp.session import EventCallback, IngestMetrics, RtmpSession, SessionConfig, SessionContext
 from rtmp.streams import StreamRegistry
@@ -27,23 +21,21 @@ from verifiers.evidence.rtmp import RtmpHealth
 
 
 @dataclass
-class IngestConfig:
+class IngestConfig(SessionConfig):
+    """The server's settings: where it listens, which keys it takes, its tick and profiles, and (inherited)
+    every per-connection limit and recording setting each session gets (rtmp.session.SessionConfig)."""
+
     host: str = "127.0.0.1"
     port: int = 1935
-    record_dir: Path | None = None
     allowed_keys: set[str] = field(default_factory=set)
     allow_any: bool = False
-    handshake_timeout_s: float = 10.0
-    idle_timeout_s: float = 30.0
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    #: partial-message bytes per connection and over all connections (see rtmp.budget)
-    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES
-    global_pending_bytes: int = DEFAULT_GLOBAL_PENDING_BYTES
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
-    max_connections_per_address: int = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
     stats_interval_s: float = 1.0
     #: platform profiles every live stream is checked against on each tick (names or YAML paths)
     profiles: list[str] = field(default_factory=list)
+
+    def session_config(self) -> SessionConfig:
+        """The session part, as its own object: sessions may tune it (record buffer) without touching this."""
+        return SessionConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(SessionConfig)})
 
 
 class IngestServer:
@@ -52,14 +44,7 @@ class IngestServer:
         self._on_event = on_event
         self.profiles = load_profiles(config.profiles)  # ProfileError here, before listening
         self.registry = StreamRegistry(config.allowed_keys, config.allow_any, profiles=self.profiles)
-        self.ctx = SessionContext(
-            SessionConfig(record_dir=config.record_dir, handshake_timeout_s=config.handshake_timeout_s,
-                          idle_timeout_s=config.idle_timeout_s, max_message_bytes=config.max_message_bytes,
-                          max_pending_bytes=config.max_pending_bytes,
-                          global_pending_bytes=config.global_pending_bytes,
-                          max_connections=config.max_connections,
-                          max_connections_per_address=config.max_connections_per_address),
-            self.registry, self._emit)
+        self.ctx = SessionContext(config.session_config(), self.registry, self._emit)
         self._server: asyncio.Server | None = None
         self._tick_task: asyncio.Task[None] | None = None
         self.port: int | None = None

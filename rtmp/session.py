@@ -47,7 +47,7 @@ from rtmp.handshake import ServerHandshake
 from rtmp.memory import TRIM_AFTER_HELD_BYTES, Trimmer
 from rtmp.stats import CLAIM_KEYS
 from rtmp.streams import PublishRefused, StreamRecord, StreamRegistry, name_problem
-from verifiers.evidence.rtmp import RtmpConnect, RtmpDisconnect, RtmpMetadata, RtmpPublish
+from verifiers.evidence.rtmp import RtmpConnect, RtmpDisconnect, RtmpMetadata, RtmpPublish, RtmpSequenceHeader
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -626,8 +626,8 @@ class RtmpSession(asyncio.BufferedProtocol):
                     info = {"profile": cfg.profile, "level": cfg.level, "width": cfg.width_px,
                             "height": cfg.height_px}
                 stats.video_config = info
-                self.ctx.emit("sequence_header", {"app": rec.app, "key": rec.key, "track": "video",
-                                                  "codec": vt.codec, "enhanced": vt.enhanced, **info})
+                self.ctx.emit("sequence_header", RtmpSequenceHeader(rec.app, rec.key, "video", vt.codec,
+                                                                    enhanced=vt.enhanced, **info).to_payload())
             elif not vt.end_of_sequence:
                 stats.on_video_frame(ts, len(body) - vt.payload_offset, vt.keyframe)
             tag_type = TAG_VIDEO
@@ -642,8 +642,8 @@ class RtmpSession(asyncio.BufferedProtocol):
                     ainfo = {"object_type": acfg.object_type, "profile": acfg.object_name,
                              "sample_rate_hz": acfg.sample_rate_hz, "channels": acfg.channels, "sbr": acfg.sbr}
                 stats.audio_config = ainfo
-                self.ctx.emit("sequence_header", {"app": rec.app, "key": rec.key, "track": "audio",
-                                                  "codec": at.codec, **ainfo})
+                self.ctx.emit("sequence_header", RtmpSequenceHeader(rec.app, rec.key, "audio", at.codec,
+                                                                    **ainfo).to_payload())
             else:
                 if not stats.audio_config and at.codec != "aac":
                     stats.audio_config = {"sample_rate_hz": at.flv_rate_hz, "channels": at.flv_channels}

@@ -131,17 +131,24 @@ def _entry_id(raw: Any, what: str, index: int, source: str) -> tuple[str, str]:
     return entry_id, f"{source}: {what} {index + 1} ({entry_id})"
 
 
+def _exactly_one(raw: dict[str, Any], known: set[str], choices: tuple[str, ...],
+                 where: str, listed_as: str, needs: str) -> str:
+    """The one key of `choices` an entry has (a step's action, an expectation's kind); ScenarioError
+    for a key outside `known` or for none or several of `choices`."""
+    unknown = set(raw) - known
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key(s) {sorted(unknown)}; {listed_as} {', '.join(choices)}")
+    present = [c for c in choices if c in raw]
+    if len(present) != 1:
+        raise ScenarioError(f"{where}: needs exactly {needs} {', '.join(choices)} (got {present or 'none'})")
+    return present[0]
+
+
 def _step(raw: Any, index: int, source: str, earlier: set[str]) -> Step:
     sid, where = _entry_id(raw, "step", index, source)
     if sid in earlier:
         raise ScenarioError(f"{where}: duplicate step id")
-    unknown = set(raw) - _STEP_KEYS
-    if unknown:
-        raise ScenarioError(f"{where}: unknown key(s) {sorted(unknown)}; actions are {', '.join(ACTIONS)}")
-    actions = [a for a in ACTIONS if a in raw]
-    if len(actions) != 1:
-        raise ScenarioError(f"{where}: needs exactly one action of {', '.join(ACTIONS)} (got {actions or 'none'})")
-    action = actions[0]
+    action = _exactly_one(raw, _STEP_KEYS, ACTIONS, where, "actions are", "one action of")
     value = raw[action]
     kw: dict[str, Any] = {}
     if action in ("open_window", "close_window", "focus", "mark"):
@@ -193,13 +200,7 @@ def _step(raw: Any, index: int, source: str, earlier: set[str]) -> Step:
 
 def _expectation(raw: Any, index: int, source: str, step_ids: list[str]) -> Expectation:
     eid, where = _entry_id(raw, "expect", index, source)
-    unknown = set(raw) - _EXPECT_KEYS
-    if unknown:
-        raise ScenarioError(f"{where}: unknown key(s) {sorted(unknown)}; kinds are {', '.join(EXPECT_KINDS)}")
-    kinds = [k for k in EXPECT_KINDS if k in raw]
-    if len(kinds) != 1:
-        raise ScenarioError(f"{where}: needs exactly one of {', '.join(EXPECT_KINDS)} (got {kinds or 'none'})")
-    kind = kinds[0]
+    kind = _exactly_one(raw, _EXPECT_KEYS, EXPECT_KINDS, where, "kinds are", "one of")
     kw: dict[str, Any] = {}
     for key in ("after", "until"):
         if key in raw:

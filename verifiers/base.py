@@ -75,22 +75,21 @@ class ScoreContext:
     def artifact(self, rel: str, kind: str | None = None) -> Path:
         """Path of an expected output; AgentOutputError naming it when absent, or when it is a
         symlink, a FIFO/device, outside the work dir or over its size cap (never followed)."""
-        try:
-            return self._checked(rel, kind)
-        except FileNotFoundError:
-            raise AgentOutputError(f"artifact missing: {rel}") from None
-        except safe_io.UnsafeFile as exc:
-            raise AgentOutputError(f"artifact refused: {exc}") from None
+        return self._resolve(rel, kind, AgentOutputError(f"artifact missing: {rel}"), "artifact refused")
 
     def input(self, rel: str, kind: str | None = None) -> Path:
         """A task input in the work dir: missing is GTError (the task is broken), but one the agent
         replaced by a link or special file is the agent's failure (AgentOutputError)."""
+        return self._resolve(rel, kind, GTError(f"task input missing from work dir: {rel}"), "task input refused")
+
+    def _resolve(self, rel: str, kind: str | None, missing: Exception, refused: str) -> Path:
+        """`_checked`, with a missing file raised as `missing` and an unsafe one as the agent's failure."""
         try:
             return self._checked(rel, kind)
         except FileNotFoundError:
-            raise GTError(f"task input missing from work dir: {rel}") from None
+            raise missing from None
         except safe_io.UnsafeFile as exc:
-            raise AgentOutputError(f"task input refused: {exc}") from None
+            raise AgentOutputError(f"{refused}: {exc}") from None
 
     # -- typed readers of agent files: the choke point tasks should use instead of open() ----------
 

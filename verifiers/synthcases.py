@@ -42,6 +42,14 @@ Audio recipes (the sound family; WAVs in, ffmpeg or numpy out, header facts kept
     audio_mp3_named:<path>               the file encoded as MP3 (libmp3lame 192k) under the WAV's name
     audio_dual_mono:<path>               a mono file copied to L and R, 16-bit with TPDF dither
 
+Video with its sound (short-form exports; profiles in AV_EXPORT_PROFILES):
+
+    avexport:<profile>:<path>   re-export keeping the sound (H.264 + AAC in MP4)
+    avblack:<path>              black frames and digital silence, same size, rate and frame count
+    avstill:<path>              the first frame held for the file's length, its sound kept
+
+Every recipe is one entry of RECIPES with one signature: (instance, argument, destination, seed).
+
 Cases are built once per instance (under `<instance>/cases/<name>/`) and scored like mutants.
 """
 
@@ -51,6 +59,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,33 +162,36 @@ def _held_first_frame(n: int, rate: str) -> str:
 def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
     """Write `dest` by one recipe (see the module doc)."""
     kind, _, arg = recipe.partition(":")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if kind in CONFIG_RECIPES:  # project/config files and WAV recordings (streaming): functions at the end
-        CONFIG_RECIPES[kind](inst / arg, dest, seed)
-        return
-    if kind == "copy":
-        shutil.copy2(inst / arg, dest)
-    elif kind == "export":
-        profile, _, rel = arg.partition(":")
-        _ffmpeg(["-i", str(inst / rel), "-an", *EXPORT_PROFILES[profile], str(dest)])
-    elif kind in ("black", "still"):
-        src = inst / arg
-        w, h, rate, n = _probe(src)
-        if kind == "black":
-            _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-frames:v", str(n),
-                     *EXPORT_PROFILES["h264_crf18"], str(dest)])
-        else:
-            _ffmpeg(["-i", str(src), "-vf", _held_first_frame(n, rate), "-frames:v", str(n), "-r", rate, "-an", "-c:v", "libx264", "-preset", "medium",
-                     "-crf", "18", *_BT709, str(dest)])
-    elif kind in AV_RECIPES:
-        AV_RECIPES[kind](inst, arg, dest)
-    elif kind == "other_oracle":
-        task_id, _, rel = arg.partition(":")
-        shutil.copy2(other_oracle(task_id, seed) / "oracle" / rel, dest)
-    elif kind in AUDIO_RECIPES:
-        AUDIO_RECIPES[kind](inst / arg.partition(":")[2] if kind == "audio_export" else inst / arg, arg, dest, seed)
-    else:
+    if kind not in RECIPES:
         raise ValueError(f"unknown case recipe {recipe!r}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    RECIPES[kind](inst, arg, dest, seed)
+
+
+def _copy(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    shutil.copy2(inst / arg, dest)
+
+
+def _export(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    profile, _, rel = arg.partition(":")
+    _ffmpeg(["-i", str(inst / rel), "-an", *EXPORT_PROFILES[profile], str(dest)])
+
+
+def _black(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    w, h, rate, n = _probe(inst / arg)
+    _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-frames:v", str(n),
+             *EXPORT_PROFILES["h264_crf18"], str(dest)])
+
+
+def _still(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    _w, _h, rate, n = _probe(inst / arg)
+    _ffmpeg(["-i", str(inst / arg), "-vf", _held_first_frame(n, rate), "-frames:v", str(n), "-r", rate, "-an",
+             "-c:v", "libx264", "-preset", "medium", "-crf", "18", *_BT709, str(dest)])
+
+
+def _other_oracle(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    task_id, _, rel = arg.partition(":")
+    shutil.copy2(other_oracle(task_id, seed) / "oracle" / rel, dest)
 
 
 def load_cases(inst: Path) -> list[dict[str, Any]]:
@@ -224,8 +236,9 @@ def _json_variant(obj: Any) -> Any:
     return out
 
 
-def json_variant(src: Path, dest: Path, seed: int) -> None:
+def json_variant(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """The file as another version of the app saves it: same meaning, other bytes."""
+    src = inst / arg
     dest.write_text(json.dumps(_json_variant(json.loads(src.read_text(encoding="utf-8"))), indent=4), encoding="utf-8")
 
 
@@ -245,19 +258,21 @@ def _json_garbage(obj: Any, rng: Any) -> Any:
     return obj
 
 
-def json_garbage(src: Path, dest: Path, seed: int) -> None:
+def json_garbage(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """Noise of the right type: the file's structure (keys kept) with random values."""
     import numpy as np
 
+    src = inst / arg
     rng = np.random.default_rng(seed)
     dest.write_text(json.dumps(_json_garbage(json.loads(src.read_text(encoding="utf-8")), rng), indent=2),
                     encoding="utf-8")
 
 
-def xml_variant(src: Path, dest: Path, seed: int) -> None:
+def xml_variant(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """The XML as another version of the app saves it: same elements and values, other bytes."""
     import xml.etree.ElementTree as ET
 
+    src = inst / arg
     root = ET.fromstring(src.read_bytes())
     for el in root.iter():
         attrs = list(el.attrib.items())
@@ -272,13 +287,14 @@ def xml_variant(src: Path, dest: Path, seed: int) -> None:
     dest.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
-def xml_garbage(src: Path, dest: Path, seed: int) -> None:
+def xml_garbage(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """Noise of the right type: the same elements, every attribute value and text random
     (digits stay digits, other text becomes random letters)."""
     import xml.etree.ElementTree as ET
 
     import numpy as np
 
+    src = inst / arg
     rng = np.random.default_rng(seed)
 
     def noise(v: str) -> str:
@@ -297,32 +313,33 @@ def xml_garbage(src: Path, dest: Path, seed: int) -> None:
 
 # ---- recordings an app leaves as WAV (streaming: OBS's audio recordings) -----------------------------
 
-def wav_float32(src: Path, dest: Path, seed: int) -> None:
+def wav_float32(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """The same samples as a 32-bit float WAV (what OBS writes with a float audio format)."""
     import soundfile as sf
 
+    src = inst / arg
     x, rate = sf.read(str(src), dtype="float64", always_2d=True)
     sf.write(str(dest), x.astype("float32"), rate, subtype="FLOAT")
 
 
-def wav_silence(src: Path, dest: Path, seed: int) -> None:
+def wav_silence(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """Digital silence with the file's rate, channels, length and sample format."""
     import numpy as np
     import soundfile as sf
 
+    src = inst / arg
     info = sf.info(str(src))
     sf.write(str(dest), np.zeros((info.frames, info.channels)), info.samplerate, subtype=info.subtype)
 
 
-def export_av(src: Path, dest: Path, seed: int) -> None:
+def export_av(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """Picture and sound re-exported as OBS records them: H.264 yuv420p CRF 20 (BT.709) and AAC 160 kbps,
     in the container `dest` names (MKV shifts the video by AAC's 1024-sample priming, MP4 an edit list)."""
+    src = inst / arg
     _ffmpeg(["-i", str(src), "-vf", _vf("yuv420p"), "-c:v", "libx264", "-preset", "medium", "-crf", "20", *_BT709,
              "-c:a", "aac", "-b:a", "160k", "-ar", "48000", str(dest)])
 
 
-CONFIG_RECIPES = {"export_av": export_av, "json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant,
-                  "xml_garbage": xml_garbage, "wav_float32": wav_float32, "wav_silence": wav_silence}
 
 # --- audio cases (sound family) -------------------------------------------------------------------
 
@@ -343,8 +360,9 @@ AUDIO_EXPORT_PROFILES: dict[str, list[str]] = {
 DEFAULT_AUDIO_EXPORTS = ("daw_44k1",)
 
 
-def _audio_export(src: Path, arg: str, dest: Path, seed: int) -> None:
-    profile = arg.partition(":")[0]
+def _audio_export(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    profile, _, rel = arg.partition(":")
+    src = inst / rel
     _ffmpeg(["-i", str(src), *AUDIO_EXPORT_PROFILES[profile], "-t", f"{_wav_facts(src)[3]:.6f}", str(dest)])
 
 
@@ -363,24 +381,27 @@ def _write_like(src: Path, dest: Path, data: Any) -> None:
     sf.write(str(dest), data, rate, subtype=subtype)
 
 
-def _audio_silence(src: Path, arg: str, dest: Path, seed: int) -> None:
+def _audio_silence(inst: Path, arg: str, dest: Path, seed: int) -> None:
     import numpy as np
 
+    src = inst / arg
     rate, ch, _sub, secs = _wav_facts(src)
     _write_like(src, dest, np.zeros((round(secs * rate), ch)))
 
 
-def _audio_noise(src: Path, arg: str, dest: Path, seed: int) -> None:
+def _audio_noise(inst: Path, arg: str, dest: Path, seed: int) -> None:
     import numpy as np
 
+    src = inst / arg
     rate, ch, _sub, secs = _wav_facts(src)
     _write_like(src, dest, np.clip(0.1 * np.random.default_rng(seed).standard_normal((round(secs * rate), ch)), -1, 1))
 
 
-def _audio_envelope_noise(src: Path, arg: str, dest: Path, seed: int) -> None:
+def _audio_envelope_noise(inst: Path, arg: str, dest: Path, seed: int) -> None:
     import numpy as np
     import soundfile as sf
 
+    src = inst / arg
     x, rate = sf.read(str(src), always_2d=True)
     hop = max(1, rate // 100)
     n_blk = -(-len(x) // hop)
@@ -393,20 +414,19 @@ def _audio_envelope_noise(src: Path, arg: str, dest: Path, seed: int) -> None:
     _write_like(src, dest, np.clip(noise * env_s, -1, 1))
 
 
-def _audio_dual_mono(src: Path, arg: str, dest: Path, seed: int) -> None:
+def _audio_dual_mono(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    src = inst / arg
     _ffmpeg(["-i", str(src), "-af", "pan=stereo|c0=c0|c1=c0,aresample=dither_method=triangular", "-c:a", "pcm_s16le",
              str(dest)])
 
 
-def _audio_mp3_named(src: Path, arg: str, dest: Path, seed: int) -> None:
+def _audio_mp3_named(inst: Path, arg: str, dest: Path, seed: int) -> None:
+    src = inst / arg
     tmp = dest.with_suffix(".tmp.mp3")
     _ffmpeg(["-i", str(src), "-c:a", "libmp3lame", "-b:a", "192k", str(tmp)])
     tmp.replace(dest)
 
 
-#: recipe kind → builder(source file, recipe argument, destination, seed)
-AUDIO_RECIPES = {"audio_export": _audio_export, "audio_silence": _audio_silence, "audio_noise": _audio_noise,
-                 "audio_envelope_noise": _audio_envelope_noise, "audio_mp3_named": _audio_mp3_named, "audio_dual_mono": _audio_dual_mono}
 
 
 def audio_cases(inst: Any, artifact: str, *, exports: tuple[str, ...] = DEFAULT_AUDIO_EXPORTS,
@@ -450,12 +470,12 @@ AV_EXPORT_PROFILES: dict[str, list[str]] = {
 }
 
 
-def _av_export(inst: Path, arg: str, dest: Path) -> None:
+def _av_export(inst: Path, arg: str, dest: Path, seed: int) -> None:
     profile, _, rel = arg.partition(":")
     _ffmpeg(["-i", str(inst / rel), *AV_EXPORT_PROFILES[profile], "-movflags", "+faststart", str(dest)])
 
 
-def _av_black(inst: Path, arg: str, dest: Path) -> None:
+def _av_black(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """Black frames and digital silence, same size, rate and frame count as the file (H.264 + AAC)."""
     w, h, rate, n = _probe(inst / arg)
     _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-f", "lavfi", "-i",
@@ -463,14 +483,22 @@ def _av_black(inst: Path, arg: str, dest: Path) -> None:
              *AV_EXPORT_PROFILES["h264_crf18_aac"], str(dest)])
 
 
-def _av_still(inst: Path, arg: str, dest: Path) -> None:
+def _av_still(inst: Path, arg: str, dest: Path, seed: int) -> None:
     """The file's first frame held for its length, its own sound kept (H.264 + AAC)."""
     _w, _h, rate, n = _probe(inst / arg)
     _ffmpeg(["-i", str(inst / arg), "-vf", _held_first_frame(n, rate), "-frames:v", str(n), "-r", rate, "-c:v", "libx264",
              "-preset", "medium", "-crf", "18", *_BT709, "-c:a", "aac", "-b:a", "128k", str(dest)])
 
 
-#: recipe kind → writer (inst, argument, destination); see AV_EXPORT_PROFILES
-#:   avexport:<profile>:<path>   re-export keeping the sound;  avblack:<path>  black + silence;
-#:   avstill:<path>              first frame held, sound kept
-AV_RECIPES = {"avexport": _av_export, "avblack": _av_black, "avstill": _av_still}
+#: recipe kind -> writer(instance, the recipe's argument after "kind:", destination, seed); the module
+#: doc lists what each writes
+Recipe = Callable[[Path, str, Path, int], None]
+RECIPES: dict[str, Recipe] = {
+    "copy": _copy, "export": _export, "black": _black, "still": _still, "other_oracle": _other_oracle,
+    "json_variant": json_variant, "json_garbage": json_garbage, "xml_variant": xml_variant, "xml_garbage": xml_garbage,
+    "wav_float32": wav_float32, "wav_silence": wav_silence, "export_av": export_av,
+    "audio_export": _audio_export, "audio_silence": _audio_silence, "audio_noise": _audio_noise,
+    "audio_envelope_noise": _audio_envelope_noise, "audio_mp3_named": _audio_mp3_named,
+    "audio_dual_mono": _audio_dual_mono,
+    "avexport": _av_export, "avblack": _av_black, "avstill": _av_still,
+}

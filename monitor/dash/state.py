@@ -24,6 +24,7 @@ from verifiers.evidence import (
     ObsSnapshot,
     ObsStats,
     RtmpHealth,
+    RtmpSequenceHeader,
     RtmpStats,
     RunDone,
     RunPhase,
@@ -187,6 +188,11 @@ def _rtmp(st: DashState, kind: str, p: dict[str, Any], e: dict[str, Any]) -> Non
         view.duration_s = snap.duration_s or view.duration_s
         for name, h in (stats.health or {}).items():
             view.health[name] = (h.status, h.issue_types)
+    elif kind == "sequence_header":  # the size and codec are known before the first 1 Hz stats
+        hdr = RtmpSequenceHeader.from_event(e)
+        if hdr.track == "video":
+            view.video_codec = view.video_codec or hdr.codec
+            view.width_px, view.height_px = view.width_px or hdr.width, view.height_px or hdr.height
     elif kind == "health":
         hv = RtmpHealth.from_event(e)
         view.health[hv.profile] = (hv.status, hv.issue_types)

@@ -8,9 +8,8 @@ frame reads 0 like a PC-range one.
 * black — ffmpeg blackdetect's rule: at least `ratio` of pixels darker than `pixel_max`.
 * freeze — mean absolute difference to the previous analysed frame below `noise` (ffmpeg
   freezedetect compares against a noise floor too) for at least `min_s`.
-* cut — PySceneDetect ContentDetector's idea on luma: the mean absolute frame difference jumps
-  above `threshold` and the new content persists (a frame `confirm` later is still far from the
-  old one), which separates a cut from a flash or a single glitch frame.
+* cut — `verifiers.measure.scenes.LumaCutDetector`, the same object the offline scorers use:
+  the mean absolute frame difference jumps above `threshold` and the new content persists.
 * flash — mean luma rises by at least `rise` in one frame and falls back within `max_s`
   (clapper / white flash frame; a cut to a bright picture does not fall back); cheap enough to
   run on every decoded frame, so a one-frame flash at 30 fps is never skipped by a lower
@@ -20,12 +19,11 @@ frame reads 0 like a PC-range one.
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
-
 import cv2
 import numpy as np
 from skimage.metrics import structural_similarity
+
+from verifiers.measure.detect import Change, Reading
 
 
 def to_full_range(luma: np.ndarray, full_range: bool) -> np.ndarray:
@@ -62,11 +60,6 @@ def is_black(y: np.ndarray, *, pixel_max: int = 26, ratio: float = 0.98) -> bool
     return float((y <= pixel_max).mean()) >= ratio
 
 
-def frame_difference(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean absolute difference (0–255) of two equally sized luma images."""
-    return float(cv2.absdiff(a, b).mean())
-
-
 def ssim_region(frame: np.ndarray, reference: np.ndarray, region: tuple[int, int, int, int] | None = None) -> float:
     """SSIM (−1…1) of `region` = (x, y, w, h) px of `frame` against `reference` (gray or RGB).
 
@@ -88,11 +81,9 @@ def ssim_region(frame: np.ndarray, reference: np.ndarray, region: tuple[int, int
     return float(structural_similarity(img, ref, channel_axis=2 if img.ndim == 3 else None, data_range=255))
 
 
-@dataclass(frozen=True)
-class VideoChange:
-    kind: str  # black_start | black_end | freeze_start | freeze_end | cut | flash
-    t_s: float
-    detail: dict[str, float]
+#: black_start | black_end | freeze_start | freeze_end | cut | flash, as `verifiers.measure.detect` changes;
+#: every detector here speaks that module's protocol (push -> changes, flush, metrics)
+VideoChange = Change
 
 
 class FlashDetector:
@@ -107,15 +98,29 @@ class FlashDetector:
         self._prev: float | None = None
         self._cand: tuple[float, float, float] | None = None  # (t, luma before, peak luma)
         self._last_t = -1e9
+        self._pushed = self._flashes = 0
 
-    def push(self, mean_luma: float, t_s: float) -> VideoChange | None:
+    def push(self, frame: Reading) -> list[Change]:
+        """`frame.value`: the frame's mean luma (0-255, full range)."""
+        self._pushed += 1
+        found = self._step(frame.value, frame.t_s)
+        self._flashes += found is not None
+        return [] if found is None else [found]
+
+    def flush(self) -> list[Change]:
+        return []  # a bright frame at the very end never came back down: not a flash
+
+    def metrics(self) -> dict[str, float]:
+        return {"frames": self._pushed, "flashes": self._flashes}
+
+    def _step(self, mean_luma: float, t_s: float) -> Change | None:
         prev, self._prev = self._prev, mean_luma
         if self._cand is not None:
             t0, before, peak = self._cand
             if mean_luma <= before + (peak - before) / 2:
                 self._cand = None
                 self._last_t = t0
-                return VideoChange("flash", t0, {"luma_before": round(before, 1), "luma": round(peak, 1),
+                return Change("flash", t0, {"luma_before": round(before, 1), "luma": round(peak, 1),
                                                  "duration_s": round(t_s - t0, 4)})
             if t_s - t0 > self.max_s:
                 self._cand = None  # stayed bright: a cut or fade, not a flash
@@ -135,46 +140,31 @@ class StateRun:
         self.min_s = min_s
         self.active = False
         self._since: float | None = None
+        self._pushed = self._runs = 0
 
-    def push(self, cond: bool, t_s: float) -> VideoChange | None:
+    def push(self, frame: Reading) -> list[Change]:
+        """`frame.value`: whether the condition holds on this frame (truthy)."""
+        self._pushed += 1
+        found = self._step(bool(frame.value), frame.t_s)
+        self._runs += found is not None and found.kind.endswith("_start")
+        return [] if found is None else [found]
+
+    def flush(self) -> list[Change]:
+        return []  # a run still active at the end has started (reported) and has no end
+
+    def metrics(self) -> dict[str, float]:
+        return {"frames": self._pushed, "runs": self._runs}
+
+    def _step(self, cond: bool, t_s: float) -> Change | None:
         if cond:
             if self._since is None:
                 self._since = t_s
             if not self.active and t_s - self._since >= self.min_s - 1e-9:
                 self.active = True
-                return VideoChange(f"{self.name}_start", self._since, {})
+                return Change(f"{self.name}_start", self._since, {})
             return None
         since, self._since = self._since, None
         if self.active:
             self.active = False
-            return VideoChange(f"{self.name}_end", t_s, {"duration_s": round(t_s - (since or t_s), 4)})
-        return None
-
-
-class CutDetector:
-    """Hard cuts confirmed by persistence; see the module docstring.
-
-    Frames kept: [pre, before, first, …, last]. A cut at `first` needs a jump (before → first) that
-    is also a jump from the frame before (pre → first), and a new picture that persists (before far
-    from last, first close to last). A one-frame flash fails the persistence test on the way in,
-    and on the way out the picture after it equals the one before it (pre ≈ first).
-    """
-
-    def __init__(self, *, threshold: float = 30.0, confirm: int = 2) -> None:
-        self.threshold = threshold
-        self.confirm = confirm
-        self._frames: deque[tuple[float, np.ndarray]] = deque(maxlen=confirm + 3)
-
-    def push(self, y: np.ndarray, t_s: float) -> VideoChange | None:
-        self._frames.append((t_s, y))
-        if len(self._frames) < self.confirm + 3:
-            return None
-        (_, pre), (_, before), (t_cut, first), *_, (_, last) = self._frames
-        jump = frame_difference(before, first)
-        if jump < self.threshold or frame_difference(pre, first) < self.threshold:
-            return None
-        persist = frame_difference(before, last)
-        settled = frame_difference(first, last)
-        if persist >= self.threshold and settled < persist / 2:
-            return VideoChange("cut", t_cut, {"score": round(jump, 2)})
+            return Change(f"{self.name}_end", t_s, {"duration_s": round(t_s - (since or t_s), 4)})
         return None

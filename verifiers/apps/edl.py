@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifiers.apps._files import parse_text
+
 
 class EDLError(ValueError):
     """Not a CMX3600 EDL, or an event line that does not parse."""
@@ -130,15 +132,7 @@ def parse_edl(text: str, fps: float) -> EDL:
 
 
 def read_edl(path: str | Path, fps: float) -> EDL:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise EDLError(f"{p.name}: unreadable ({exc.strerror})") from None
-    try:
-        return parse_edl(text, fps)
-    except EDLError as exc:
-        raise EDLError(f"{p.name}: {exc}") from None
+    return parse_text(path, lambda text: parse_edl(text, fps), EDLError)
 
 
 def write_edl(path: Path, title: str, events: list[EDLEvent], fps: float) -> Path:

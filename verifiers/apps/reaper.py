@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifiers.apps._files import parse_text
+
 
 class RPPError(ValueError):
     """Not an RPP, or one whose chunks do not nest."""
@@ -198,15 +200,7 @@ def tracks(root: Chunk) -> list[Track]:
 
 def read_rpp(path: str | Path) -> list[Track]:
     """Tracks of an .RPP file; RPPError (with the file name) when it is not one."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise RPPError(f"{p.name}: unreadable ({exc.strerror})") from None
-    try:
-        return tracks(parse_rpp(text))
-    except RPPError as exc:
-        raise RPPError(f"{p.name}: {exc}") from None
+    return parse_text(path, lambda text: tracks(parse_rpp(text)), RPPError)
 
 
 def track_named(all_tracks: list[Track], name: str) -> Track | None:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifiers.apps._files import load_json
+
 __all__ = ["SlCollection", "SlFolder", "SlItem", "SlOverlay", "SlScene", "SlSlot", "SlSource", "StreamlabsError",
            "load_collection", "load_overlay", "node_items", "parse_collection", "parse_overlay_config"]
 
@@ -141,14 +143,7 @@ class SlCollection:
 
 
 def load_collection(path: str | Path) -> SlCollection:
-    p = Path(path)
-    try:
-        obj = json.loads(p.read_bytes())
-    except OSError as exc:
-        raise StreamlabsError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StreamlabsError(f"{p}: not valid JSON: {exc}") from None
-    return parse_collection(obj, str(p))
+    return parse_collection(load_json(path, StreamlabsError), str(Path(path)))
 
 
 def _num(v: Any, default: float) -> float:

@@ -15,11 +15,11 @@ GPL-2.0) and proven on configs and collections users saved with OBS 32
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifiers.apps._files import load_json
 from verifiers.apps.obs.collection import Collection, Scene
 
 CANVAS_NAME = "Aitum Vertical"  # vertical-canvas.cpp: #define CANVAS_NAME "Aitum Vertical"
@@ -56,14 +56,7 @@ def parse_config(obj: Any, path: str = "config.json") -> list[VerticalCanvas]:
 
 
 def load_config(path: str | Path) -> list[VerticalCanvas]:
-    p = Path(path)
-    try:
-        obj = json.loads(p.read_bytes())
-    except OSError as exc:
-        raise VerticalConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise VerticalConfigError(f"{p}: not valid JSON: {exc}") from None
-    return parse_config(obj, str(p))
+    return parse_config(load_json(path, VerticalConfigError), str(Path(path)))
 
 
 def vertical_scenes(coll: Collection, canvas: VerticalCanvas | None = None,

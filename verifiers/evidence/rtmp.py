@@ -1,4 +1,5 @@
-"""Evidence the RTMP ingest (rtmp/) records: listening, publish, periodic stats, unpublish.
+"""Evidence the RTMP ingest (rtmp/) records: listening, connect, publish, sequence headers, metadata,
+periodic stats, health, unpublish, disconnect.
 
 `StreamSnapshot` is what `rtmp.stats.StreamStats.snapshot()` measures (it builds one of these and
 emits `to_payload()`); a `stats` event is the snapshot with the stream's app/key/client, an
@@ -132,6 +133,29 @@ class RtmpMetadata(EvidenceEvent, source="rtmp", kind="metadata"):
     app: str
     key: str
     metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RtmpSequenceHeader(EvidenceEvent, source="rtmp", kind="sequence_header"):
+    """A track's decoder configuration arrived (AVC/HEVC record, AAC AudioSpecificConfig): what the
+    encoder set up before its first frame. Video (H.264/HEVC) carries profile, level and size, AAC its
+    object type, rate and channels; other codecs only `codec`. Field order is the payload's key order."""
+
+    _omit_none: ClassVar[tuple[str, ...]] = ("enhanced", "object_type", "profile", "level", "width", "height",
+                                             "sample_rate_hz", "channels", "sbr")
+    app: str
+    key: str
+    track: str  # "video" | "audio"
+    codec: str
+    enhanced: bool | None = None  # video: sent as an Enhanced RTMP (FourCC) tag
+    object_type: int | None = None  # AAC audio object type (2 = LC)
+    profile: str | None = None  # video profile ("High") or AAC object name ("AAC LC")
+    level: float | None = None
+    width: int | None = None
+    height: int | None = None
+    sample_rate_hz: int | None = None  # AAC core rate
+    channels: int | None = None
+    sbr: bool | None = None  # explicitly signalled SBR: output rate twice the core rate
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -202,35 +203,56 @@ def iter_frames(path: str | Path, *, stream: int = 0, every_s: float | None = No
         _cache_put(key, tuple(kept), nbytes)
 
 
-def _decode_frames(path: Path, *, stream: int, every_s: float | None, max_frames: int | None,
-                   width: int | None, height: int | None, force_matrix: str | None) -> Iterator[Frame]:
-    """iter_frames without the cache."""
+@contextlib.contextmanager
+def _decoded(path: Path, stream: int, counted: Callable[[], int]) -> Iterator[Iterator[tuple[float, Any]]]:
+    """One decoding pass: (presentation time, PyAV frame) of the `stream`-th video stream in decode
+    order, the container closed however the caller's loop ends.
+
+    The error tail every full decode shares: an FFmpeg error while decoding, or while the caller
+    converts a frame inside the `with`, becomes a MediaError naming `counted()` (what the caller
+    counts: frames yielded or decoded); a stream that runs to its end without one counted frame is
+    'no decodable video frames'. A frame without a timestamp is dated `counted()` / average rate."""
     import av
 
     container = open_container(path)
     try:
         vs = video_stream(container, path, stream)
         vs.thread_type = "AUTO"
-        n = 0
-        next_t = None
-        try:
+        ended = False
+
+        def timed() -> Iterator[tuple[float, Any]]:
+            nonlocal ended
             for frame in container.decode(vs):
-                t = float(frame.pts * frame.time_base) if frame.pts is not None else n / float(vs.average_rate or 1)
-                if every_s is not None:
-                    if next_t is not None and t < next_t - 1e-6:
-                        continue
-                    next_t = t + every_s
-                rgb, tags = to_rgb(frame, width=width, height=height, force_matrix=force_matrix)
-                yield Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
-                n += 1
-                if max_frames is not None and n >= max_frames:
-                    return
+                yield (float(frame.pts * frame.time_base) if frame.pts is not None
+                       else counted() / float(vs.average_rate or 1)), frame
+            ended = True
+
+        try:
+            yield timed()
         except av.error.FFmpegError as exc:
-            raise MediaError(f"{path.name}: video cannot be decoded after {n} frames ({describe(exc)})") from None
-        if n == 0:
+            raise MediaError(f"{path.name}: video cannot be decoded after {counted()} frames ({describe(exc)})") from None
+        if ended and counted() == 0:
             raise MediaError(f"{path.name}: no decodable video frames")
     finally:
         container.close()
+
+
+def _decode_frames(path: Path, *, stream: int, every_s: float | None, max_frames: int | None,
+                   width: int | None, height: int | None, force_matrix: str | None) -> Iterator[Frame]:
+    """iter_frames without the cache."""
+    n = 0  # frames yielded
+    next_t = None
+    with _decoded(path, stream, lambda: n) as decoded:
+        for t, frame in decoded:
+            if every_s is not None:
+                if next_t is not None and t < next_t - 1e-6:
+                    continue
+                next_t = t + every_s
+            rgb, tags = to_rgb(frame, width=width, height=height, force_matrix=force_matrix)
+            yield Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
+            n += 1
+            if max_frames is not None and n >= max_frames:
+                return
 
 
 def iter_frames_at(path: str | Path, times_s: Iterable[float], *, stream: int = 0, width: int | None = None,
@@ -241,37 +263,23 @@ def iter_frames_at(path: str | Path, times_s: Iterable[float], *, stream: int = 
     ones `iter_frames` yields (same times, same conversion; `Frame.index` counts decoded frames).
     Stops decoding after the last wanted frame; MediaError when the file ends first or cannot be
     decoded (the same messages as iter_frames)."""
-    import av
-
     want = sorted(set(times_s))
     if not want:
         return
-    path = Path(path)
-    container = open_container(path)
-    try:
-        vs = video_stream(container, path, stream)
-        vs.thread_type = "AUTO"
-        n = 0
-        i = 0
-        try:
-            for frame in container.decode(vs):
-                t = float(frame.pts * frame.time_base) if frame.pts is not None else n / float(vs.average_rate or 1)
-                if t >= want[i] - 1e-6:
-                    rgb, tags = to_rgb(frame, width=width, height=height)
-                    fr = Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
-                    while i < len(want) and t >= want[i] - 1e-6:
-                        yield want[i], fr
-                        i += 1
-                    if i == len(want):
-                        return
-                n += 1
-        except av.error.FFmpegError as exc:
-            raise MediaError(f"{path.name}: video cannot be decoded after {n} frames ({describe(exc)})") from None
-        if n == 0:
-            raise MediaError(f"{path.name}: no decodable video frames")
-    finally:
-        container.close()
-    raise MediaError(f"{path.name}: no frame at or after {want[i]:.3f} s")
+    n = 0  # frames decoded
+    i = 0
+    with _decoded(Path(path), stream, lambda: n) as decoded:
+        for t, frame in decoded:
+            if t >= want[i] - 1e-6:
+                rgb, tags = to_rgb(frame, width=width, height=height)
+                fr = Frame(index=n, t_s=t, rgb=rgb, keyframe=bool(frame.key_frame), tags=tags)
+                while i < len(want) and t >= want[i] - 1e-6:
+                    yield want[i], fr
+                    i += 1
+                if i == len(want):
+                    return
+            n += 1
+    raise MediaError(f"{Path(path).name}: no frame at or after {want[i]:.3f} s")
 
 
 def read_frame_at(path: str | Path, t_s: float, *, stream: int = 0, width: int | None = None,

@@ -4,8 +4,8 @@ Emulated (catalog): vMix is Windows-only; the emulator publishes and writes the 
 D:\\rec\\ is the work dir's rec/. Live: the RTMP ingest's stats for apps `a` and `b` (any key), and the
 vMix observer's `output` events (streaming, recording, multiCorder on/off). Files: the ISO recordings
 are the videos whose names carry CAM1 / CAM2 (MultiCorder names files after the input); the Program
-recording is the other MP4. Cuts are shot boundaries: a jump in the mean absolute difference of
-consecutive small grey frames far above the file's median.
+recording is the other MP4. Cuts are shot boundaries found by the live video probe's cut detector
+(`verifiers.measure.scenes.LumaCutDetector`) on small grey frames.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from verifiers.evidence import (
     VmixOutput,
 )
 from verifiers.gtfiles import GTFile, gt_field
+from verifiers.measure.detect import Change, Picture
 from verifiers.measure.errors import MediaError
+from verifiers.measure.scenes import LumaCutDetector
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -58,20 +60,14 @@ CAM_LOOK_TOL = 30.0
 
 def cuts_s(path: Path) -> tuple[list[float], float, list[float]]:
     """Shot boundaries (s), the duration seen, and the mean RGB of the picture."""
-    prev, diffs, ts, means = None, [], [], []
+    detector, ts, means = LumaCutDetector(), [], []
+    cuts: list[Change] = []
     for t, img in frames(path, max_width_px=64):
         means.append(img.reshape(-1, 3).mean(axis=0))
-        g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY).astype(np.float32)
-        if prev is not None:
-            diffs.append(float(np.abs(g - prev).mean()))
-            ts.append(t)
-        prev = g
+        cuts += detector.push(Picture(t, cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)))
+        ts.append(t)
     mean_rgb = [round(float(v), 1) for v in np.mean(means, axis=0)] if means else []
-    if not diffs:
-        return [], 0.0, mean_rgb
-    d = np.array(diffs)
-    base = float(np.median(d))
-    return [ts[i] for i in np.nonzero(d > max(25.0, 6 * base))[0]], (ts[-1] if ts else 0.0), mean_rgb
+    return [c.t_s for c in cuts + detector.flush()], ts[-1] if ts else 0.0, mean_rgb
 
 
 def classify(files: list[Path]) -> tuple[Path | None, dict[str, Path]]:
