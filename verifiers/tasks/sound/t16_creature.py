@@ -35,6 +35,8 @@ import numpy as np
 from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio, resample
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
@@ -106,13 +108,32 @@ class CreatureGT:
     vocals: dict[str, tuple[int, int, tuple]]  # name -> (mouth open frame, close frame, f0 range Hz)
 
 
+@dataclass(frozen=True)
+class CreatureVocal(Payload):
+    """One vocalization the creature makes on screen."""
+
+    name: str = gt_field(doc="the vocal's name (its file is output/creature_vox/<name>.wav)")
+    open_frame: int = gt_field(doc="the frame the mouth opens (the vocal's onset)")
+    close_frame: int = gt_field(doc="the frame the mouth closes (the vocal's span ends)")
+    f0_range_hz: list[float] = gt_field(doc="[low, high] of the vocal's median pitch, from the brief")
+
+
+class CreatureFile(GTFile, file="creature.json", task=TASK):
+    """gt/creature.json: the frame rate and the five vocalizations with their mouth-open spans and pitch."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    vocals: list[CreatureVocal] = gt_field(doc="the vocalizations, in time order")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(all(v.open_frame < v.close_frame for v in self.vocals), "vocals", "every vocal opens before it closes")
+        self.expect(all(len(v.f0_range_hz) == 2 and v.f0_range_hz[0] < v.f0_range_hz[1] for v in self.vocals),
+                    "vocals", "f0_range_hz is [low, high] with low < high")
+
+
 def load_creature_gt(ctx: ScoreContext) -> CreatureGT:
-    gt = ctx.gt_json("creature.json")
-    try:
-        return CreatureGT(float(gt["fps"]), {str(v["name"]): (int(v["open_frame"]), int(v["close_frame"]),
-                                                              tuple(v["f0_range_hz"])) for v in gt["vocals"]})
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth creature.json malformed: {exc}") from None
+    f = ctx.gt_typed(CreatureFile)  # a missing key, a wrong type or a broken rule: GTError naming it
+    return CreatureGT(f.fps, {v.name: (v.open_frame, v.close_frame, tuple(v.f0_range_hz)) for v in f.vocals})
 
 
 def load_sources(ctx: ScoreContext) -> dict[str, np.ndarray]:
@@ -376,7 +397,8 @@ class CreatureVocals(CheckedTask):
             f0 = float(np.median(tr.f0_hz[tr.voiced()]))
             vocals.append({"name": name, "open_frame": frames[name][0], "close_frame": frames[name][1],
                            "f0_range_hz": [round(f0 * 0.8, 1), round(f0 * 1.25, 1)]})
-        inst.write_json(inst.gt / "creature.json", {"fps": FPS, "vocals": vocals})
+        inst.write_json(inst.gt / CreatureFile.FILE,
+                        CreatureFile(fps=FPS, vocals=[CreatureVocal(**v) for v in vocals]).to_json())
         def solution(folder, *, late: dict[str, float] | None = None, **over) -> None:
             mix = np.zeros(total)
             for name in design:

@@ -21,7 +21,6 @@ coherence_rubric: recorded human judgments only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
-from verifiers.gtfiles import GTFile, gt_file
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
@@ -170,21 +169,23 @@ class RobotMix:
 
 @dataclass(frozen=True)
 class RobotEvent(Payload):
-    frame: int
-    category: str
+    """One action event of the short that needs a hard effect."""
+
+    frame: int = gt_field(doc="the frame of the action (the effect's onset belongs within ±1 frame)")
+    category: str = gt_field(doc="the effect's kind; the session item at the event must name it (and no other)")
 
 
-@gt_file
-@dataclass(frozen=True)
-class RobotGTFile(GTFile):
+class RobotGTFile(GTFile, file="robot.json", task=TASK):
     """gt/robot.json: the short's frame rate, footstep frames, action events and picture cut frames."""
 
-    FILE: ClassVar[str] = "robot.json"
-    TASK: ClassVar[str] = TASK
-    fps: float
-    footsteps: list[int]
-    events: list[RobotEvent]
-    cuts: list[int]
+    fps: float = gt_field(doc="picture frame rate")
+    footsteps: list[int] = gt_field(doc="frame of every footstep (Foley onset within ±1 frame)")
+    events: list[RobotEvent] = gt_field(doc="the action events, in time order")
+    cuts: list[int] = gt_field(doc="frames of the scene cuts (the BG changes within ±1 frame)")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(bool(self.footsteps), "footsteps", "must not be empty")
 
 
 def load_robot_gt(ctx: ScoreContext) -> RobotGT:
@@ -415,7 +416,7 @@ class RobotShort(CheckedTask):
             steps.append(f)
             f += int(rng.integers(14, 19))
         events = [RobotEvent(fr + 7, cats[k % 4]) for k, fr in enumerate((40, 120, 200, 260, 300, 400))]
-        inst.write_json(inst.gt / RobotGTFile.FILE, RobotGTFile(FPS, steps, events, cuts).to_payload())
+        inst.write_json(inst.gt / RobotGTFile.FILE, RobotGTFile(fps=FPS, footsteps=steps, events=events, cuts=cuts).to_json())
         (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
         (inst.workdir / "fixtures" / "robot_short.mov").write_bytes(b"placeholder: robot short, 24 fps\n")
         (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
