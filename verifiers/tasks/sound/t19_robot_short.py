@@ -5,10 +5,11 @@ output/stems/{foley,fx,bg}.wav, output/session/ (the DAW session).
 GT: gt/robot.json {fps, footsteps: [frames], events: [{frame, category}], cuts: [frames]}.
 
 The sounds are the agent's own, so timing comes from onsets, each measured on its own stem (the mix
-when a stem is missing). foley_sync: footsteps with an onset within ±1 frame (>= 85 %). hard_fx:
+when a stem is missing). foley_sync: footsteps with an onset within ±1 frame (full at >= 85 %, else the
+share in sync; onsets far from every footstep beyond one per footstep each cancel one in sync: StemTiming). hard_fx:
 action events with an onset within ±1 frame and the right category (>= 85 %); the category is read
 from the session: the name or source file of the FX item nearest the event in a REAPER .RPP in
-output/session/ contains the category word. A closed session (.ptx, .npr) gives no category: the
+output/session/ names the category word and no other. A closed session (.ptx, .npr) gives no category: the
 check is then an error, not a guess, unless too few events are in sync for any category to matter
 (fail); no session at all is a missing deliverable (fail). bg_transitions: on the BG stem, the frame of largest spectral
 change (distance between consecutive frames' 1/3-octave levels) within ±6 frames of each cut lies
