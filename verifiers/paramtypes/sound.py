@@ -456,10 +456,14 @@ T19 = "R06.07.01.03-T19"
 @params_type(T19, "hard_fx")
 @dataclass(frozen=True)
 class ShareInSync:
-    """`min_in_sync_pct` of the GT events in sync; the check's k_of_n curve states the seed's K of N."""
+    """`min_in_sync_pct` of the GT units in sync (the check's share_of_frames curve: full at that share,
+    else the share of units in sync). `extra_onsets_per_unit_ratio`: other onsets on the stem allowed per GT
+    unit before each further one counts as a wrong unit (the seed's Foley has servo moves the GT hides;
+    an effect may have a second transient)."""
 
     tolerance_frames: float = 1.0
     min_in_sync_pct: float = 85.0
+    extra_onsets_per_unit_ratio: float = 1.0
     footsteps_count: int | None = None  # the seed's N (the GT's events are the ones used)
     events_count: int | None = None
 

@@ -31,6 +31,7 @@ from verifiers.apps.reaper import Envelope, EnvPoint, Item, RPPError, Track, rea
 from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.derived import Derivation, block_derivation
 from verifiers.measure.errors import MediaError
@@ -88,17 +89,22 @@ class PanTrack:
     derived: dict  # how the render was proven to be the CAR track (measure.derived evidence)
 
 
+class PassbyFile(GTFile, file="passby.json", task=TASK):
+    """gt/passby.json: the frame rate, the frame the car crosses screen centre and its screen track."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    center_frame: float = gt_field(doc="the frame the car crosses the screen's centre")
+    x_track: list[list[float]] = gt_field(doc="[frame, x] per frame the car is on screen, x 0 (left) .. 1 (right)")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(len(self.x_track) >= 10 and all(len(r) == 2 for r in self.x_track), "x_track",
+                    "must be >= 10 [frame, x] pairs")
+
+
 def load_passby_gt(ctx: ScoreContext) -> PassbyGT:
-    gt = ctx.gt_json("passby.json")
-    try:
-        fps = float(gt["fps"])
-        center = float(gt["center_frame"])
-        track = np.asarray(gt["x_track"], dtype=float)
-        if track.ndim != 2 or track.shape[1] != 2 or len(track) < 10:
-            raise ValueError("x_track must be >= 10 [frame, x] pairs")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth passby.json malformed: {exc}") from None
-    return PassbyGT(fps, center, track)
+    f = ctx.gt_typed(PassbyFile)  # a missing key, a wrong type or a short track: GTError naming it
+    return PassbyGT(f.fps, f.center_frame, np.asarray(f.x_track, dtype=float))
 
 
 def pan_track(ctx: ScoreContext, gt: PassbyGT) -> PanTrack:
@@ -224,8 +230,9 @@ class PassbyPan(CheckedTask):
         half = 36  # frames from screen edge to centre
         frames = np.arange(center - half, center + half + 1)
         x = np.clip(0.5 + (frames - center) / (2 * half), 0, 1)
-        inst.write_json(inst.gt / "passby.json", {"fps": FPS, "center_frame": center,
-                                                  "x_track": [[int(f), round(float(v), 4)] for f, v in zip(frames, x, strict=True)]})
+        inst.write_json(inst.gt / PassbyFile.FILE, PassbyFile(
+            fps=FPS, center_frame=center,
+            x_track=[[int(f), round(float(v), 4)] for f, v in zip(frames, x, strict=True)]).to_json())
         car_item = [Item(0.0, dur_s, 0.0, "car pass-by", "media/car_passby_mono.wav")]
         write_rpp(inst.workdir / PROJECT, [Track("CAR", items=car_item)])
         (inst.workdir / "output").mkdir(parents=True, exist_ok=True)

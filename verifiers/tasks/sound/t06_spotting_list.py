@@ -31,15 +31,17 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
-from verifiers.base import AgentOutputError, GTError, NoLiveEvidence, ScoreContext
+from verifiers.base import AgentOutputError, NoLiveEvidence, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditStarted, AuditWrite
+from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import CategoryAccuracy, EventF1
 from verifiers.provenance import writer_name
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.tasks.sound._shared.event_sync import EventEntry, EventsFile
 
 TASK = "R06.07.01.03-T06"
 N = check_names(TASK)
@@ -95,15 +97,33 @@ class SpottingCSV:
     offset: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class SpotEvent(EventEntry):
+    """A sound-worthy event of the clip; `label` is its reference description."""
+
+    category: str = gt_field(doc="the event's category (one of the file's categories)")
+
+
+class SpottingEvents(EventsFile, task=TASK):
+    """gt/events.json of the spotting clip: the events to spot with their categories, the timeline start."""
+
+    events: list[SpotEvent] = gt_field(doc="the events, in time order")
+    start_tc: str = gt_field(doc="the timeline's first frame as HH:MM:SS:FF (the CSV's timecodes count from it)",
+                             default="00:00:00:00")
+    categories: list[str] = gt_field(doc="the spotting rules' categories", default_factory=list)
+
+    def validate(self) -> None:
+        super().validate()
+        try:
+            tc_to_frames(self.start_tc, self.fps)
+        except EDLError as exc:
+            self.expect(False, "start_tc", f"not a timecode ({exc})")
+
+
 def load_spotting_gt(ctx: ScoreContext) -> SpottingGT:
-    gt = ctx.gt_json("events.json")
-    try:
-        fps = float(gt["fps"])
-        start = tc_to_frames(str(gt.get("start_tc", "00:00:00:00")), fps)
-        gt_ev = [(int(e["frame"]), str(e["category"]).lower()) for e in gt["events"]]
-    except (KeyError, TypeError, ValueError, EDLError) as exc:
-        raise GTError(f"ground truth events.json malformed: {exc}") from None
-    return SpottingGT(fps, start, gt_ev)
+    f = ctx.gt_typed(SpottingEvents)  # a missing key, a wrong type or a bad timecode: GTError naming it
+    gt_ev = [(e.frame, e.category.lower()) for e in f.events]
+    return SpottingGT(f.fps, tc_to_frames(f.start_tc, f.fps), gt_ev)
 
 
 def load_spotting_csv(ctx: ScoreContext, gt: SpottingGT) -> SpottingCSV:
@@ -267,8 +287,9 @@ class SpottingList(CheckedTask):
             frame += int(rng.integers(40, 120))
             cat = CATEGORIES[k % 4]
             events.append({"frame": frame, "sample": "", "label": descriptions[cat][k // 4], "category": cat})
-        inst.write_json(inst.gt / "events.json", {"fps": FPS, "sample_rate_hz": 48_000, "start_tc": "01:00:00:00",
-                                                  "categories": CATEGORIES, "events": events})
+        inst.write_json(inst.gt / SpottingEvents.FILE, SpottingEvents(
+            fps=FPS, sample_rate_hz=48_000, start_tc="01:00:00:00", categories=CATEGORIES,
+            events=[SpotEvent(**e) for e in events]).to_json())
         (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
         (inst.workdir / "fixtures" / "kitchen_clip.mov").write_bytes(b"placeholder: 25 fps silent clip\n")
         (inst.workdir / "notes").mkdir(parents=True, exist_ok=True)

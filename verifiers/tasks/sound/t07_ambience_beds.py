@@ -255,7 +255,7 @@ class AmbienceBeds(CheckedTask):
         total = round(bounds[-1] / FPS * RATE_HZ)
         k_lufs = {name: measure_loudness(b, RATE_HZ).integrated_lufs for name, b in beds.items()}
 
-        def render(fade_frames: float = 2, late: dict[int, int] | None = None, prelap: bool = True,
+        def render(fade_frames: float = 2, late: dict[int, float] | None = None, prelap: bool = True,
                    swap: dict[int, str] | None = None, level_off: dict[int, float] | None = None) -> np.ndarray:
             out = np.zeros((total, 2))
             for k, s in enumerate(scenes):
@@ -289,5 +289,13 @@ class AmbienceBeds(CheckedTask):
         write_wav(inst.mutant("no_prelap", [N.prelap], "cafe bed starts on its cut") / OUTPUT, render(prelap=False))
         write_wav(inst.mutant("subway_6db_hot", [N.levels], "subway bed 6 dB over the notes") / OUTPUT,
                   render(level_off={3: 6.0}))
+        # near misses at the seed's lines: the subway cut 0.75 / 1.25 frames late (±1 frame; a quarter
+        # frame is ~10 ms), the subway bed 2.5 / 3.5 dB hot (±3 LU)
+        for d, lowers in ((0.75, []), (1.25, [N.transitions])):
+            write_wav(inst.mutant(f"cut_{d:g}_frames_late".replace(".", "_"), lowers,
+                                  f"the subway cut lands {d:g} frame late (seed ±1)") / OUTPUT, render(late={3: d}))
+        for db, lowers in ((2.5, []), (3.5, [N.levels])):
+            write_wav(inst.mutant(f"subway_{db:g}db_hot".replace(".", "_"), lowers,
+                                  f"subway bed {db:g} dB over the notes (seed ±3 LU)") / OUTPUT, render(level_off={3: db}))
         truncate_file(write_wav(inst.mutant("truncated_wav", list(N),
                                             "render cut off") / OUTPUT, render()))

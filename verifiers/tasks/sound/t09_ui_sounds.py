@@ -119,6 +119,14 @@ class UISounds(CheckedTask):
         late = [dict(e) for e in events]
         late[2]["frame"] += 2
         write_wav(inst.mutant("swipe_2_frames_late", [N.sync], "a swipe 2 frames late") / OUTPUT, render(late))
+        # near misses at the seed's ±1 frame: the same swipe 0.75 frame off (inside: lowers nothing) and 1.25
+        # (outside); a quarter frame is ~10 ms, ten times the onset detector's refinement
+        for d, lowers in ((0.75, []), (1.25, [N.sync])):
+            near = [dict(e) for e in events]
+            for i, sgn in ((2, 1),):
+                near[i]["frame"] += sgn * d
+            write_wav(inst.mutant(f"swipe_{d:g}_frames_off".replace(".", "_"), lowers,
+                                  f"the swipe {d:g} frame off (seed ±1)") / OUTPUT, render(near))
         wrong = [dict(e) for e in events]
         wrong[1]["sample"] = "toggle_off.wav"
         write_wav(inst.mutant("toggle_off_for_on", [N.correct_sound], "toggle_off used where it switches on")

@@ -239,7 +239,7 @@ class TrailerDesign(CheckedTask):
         boom = sfx.braam(rng, 2.0)
         drone = sfx.bed(rng, total, 40, 600, -36, tilt_db_oct=-6)
 
-        def render(folder, *, late: dict[int, int] | None = None, riser_early: int = 0, beat: bool = True,
+        def render(folder, *, late: dict[int, float] | None = None, riser_early: int = 0, beat: bool = True,
                    gain_db: float = 0.0, run: bool = True) -> None:
             items = [(round((c + (late or {}).get(k, 0)) / FPS * RATE_HZ), h) for k, (c, h) in enumerate(zip(cuts, hits,
                                                                                                         strict=True))]
@@ -266,6 +266,11 @@ class TrailerDesign(CheckedTask):
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         render(inst.mutant("two_hits_2_frames_late", [N.hit_sync], "two hits 2 frames after their cuts"),
                late={0: 2, 4: 2})
+        # near misses at the seed's ±1 frame: the same 2 hits 0.75 frame off (inside: lowers nothing) and 1.25
+        # (outside); a quarter frame is ~10 ms, ten times the onset detector's refinement
+        for d, lowers in ((0.75, []), (1.25, [N.hit_sync])):
+            render(inst.mutant(f"two_hits_{d:g}_frames_late".replace(".", "_"), lowers,
+                               f"two hits {d:g} frame after their cuts (seed ±1)"), late={0: d, 4: d})
         render(inst.mutant("riser_lands_early", [N.risers], "first riser ends 8 frames before its hit"),
                riser_early=8)
         render(inst.mutant("no_silence_beat", [N.braam_silence], "drone and tail run through the beat"), beat=False)

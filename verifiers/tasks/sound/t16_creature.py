@@ -10,16 +10,18 @@ within 15 % of the mouth-open span (half). layering: a 0.15 s probe at a third o
 correlated (NCC) against every source resampled by each ratio of a semitone grid over ±1 octave
 (varispeed pitch compensation); at the best ratio a second probe, two thirds in, must match within
 5 ms of the same place in the source; a source counts when both NCCs are >= 0.4; >= 2 sources per vocal. A
-time-preserving pitch/formant shifter changes the waveform and is not recognised: a known limit.
+time-preserving pitch/formant shifter changes the waveform: a source the varispeed test does not find is
+looked for in the vocal's log-frequency spectrogram at every shift of ±13 semitones, two probes at the
+same shift and the source's own timing (`measure/shifted_match.py`, thresholds measured on ffmpeg
+rubberband with and without formant preservation and on asetrate + atempo).
 spec_ranges: median YIN f0 of each file inside its GT range (half) and attack the loudest file by
 RMS (half). design_rubric: human judgment only (see verifiers/rubric.py: rubric_result).
 
 Content identity first (issue 21, rule 2): a vocal is judged for sync, duration and pitch only when at
 least one given source is found in it by the layering test; the loudest half needs the attack found
 so. Silence, white noise or noise shaped like the vocals, at the right lengths, earned the duration
-halves and the loudest half (17.5-25) before. A vocal made with a time-preserving shifter (the known
-limit above) now loses those shares too: the seed's own identity test, correlation after pitch
-compensation, cannot see it either.
+halves and the loudest half (17.5-25) before. A vocal made with a time-preserving shifter is found by
+the spectrogram test (the seed's correlation after pitch compensation cannot see it).
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ import numpy as np
 from verifiers.base import GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio, resample
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
+from verifiers.measure.shifted_match import MIN_SHIFTED_MATCH, ShiftedMatch, log_spectrogram, shifted_match
 from verifiers.measure.yin import yin
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import SyncDuration, VocalLayering
@@ -68,6 +73,8 @@ CONSISTENT_S = 0.005
 #: (0.9 s per vocal); a self-test scores ~20 solutions of one instance whose vocal files mostly repeat
 _DERIVED: dict[tuple[str, str], dict[str, tuple[float, int]]] = {}
 _DERIVED_MAX = 64
+#: shifted_match per (vocal, source) digest, for the same reason (0.1 s per pair)
+_SHIFTED: dict[tuple[str, str, str], ShiftedMatch] = {}
 
 
 def _digest(*parts: np.ndarray | bytes) -> str:
@@ -101,13 +108,32 @@ class CreatureGT:
     vocals: dict[str, tuple[int, int, tuple]]  # name -> (mouth open frame, close frame, f0 range Hz)
 
 
+@dataclass(frozen=True)
+class CreatureVocal(Payload):
+    """One vocalization the creature makes on screen."""
+
+    name: str = gt_field(doc="the vocal's name (its file is output/creature_vox/<name>.wav)")
+    open_frame: int = gt_field(doc="the frame the mouth opens (the vocal's onset)")
+    close_frame: int = gt_field(doc="the frame the mouth closes (the vocal's span ends)")
+    f0_range_hz: list[float] = gt_field(doc="[low, high] of the vocal's median pitch, from the brief")
+
+
+class CreatureFile(GTFile, file="creature.json", task=TASK):
+    """gt/creature.json: the frame rate and the five vocalizations with their mouth-open spans and pitch."""
+
+    fps: float = gt_field(doc="picture frame rate")
+    vocals: list[CreatureVocal] = gt_field(doc="the vocalizations, in time order")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(all(v.open_frame < v.close_frame for v in self.vocals), "vocals", "every vocal opens before it closes")
+        self.expect(all(len(v.f0_range_hz) == 2 and v.f0_range_hz[0] < v.f0_range_hz[1] for v in self.vocals),
+                    "vocals", "f0_range_hz is [low, high] with low < high")
+
+
 def load_creature_gt(ctx: ScoreContext) -> CreatureGT:
-    gt = ctx.gt_json("creature.json")
-    try:
-        return CreatureGT(float(gt["fps"]), {str(v["name"]): (int(v["open_frame"]), int(v["close_frame"]),
-                                                              tuple(v["f0_range_hz"])) for v in gt["vocals"]})
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GTError(f"ground truth creature.json malformed: {exc}") from None
+    f = ctx.gt_typed(CreatureFile)  # a missing key, a wrong type or a broken rule: GTError naming it
+    return CreatureGT(f.fps, {v.name: (v.open_frame, v.close_frame, tuple(v.f0_range_hz)) for v in f.vocals})
 
 
 def load_sources(ctx: ScoreContext) -> dict[str, np.ndarray]:
@@ -235,10 +261,35 @@ class CreatureVocals(CheckedTask):
             out[name] = _DERIVED[key]
         return out
 
+    @provides
+    def shifted(self) -> dict[str, dict[str, ShiftedMatch]]:
+        """Per vocal file, the sources the varispeed test did not find, looked for as a time-preserving
+        pitch/formant shift would leave them (`measure/shifted_match`); only those that match."""
+        specs: dict[str, np.ndarray] = {}
+        out: dict[str, dict[str, ShiftedMatch]] = {}
+        for name, v in self.files.items():
+            best, out[name] = self.derivation.get(name), {}
+            if v is None or best is None:
+                continue
+            for s in sorted(self.sources):
+                if best.get(s, (0.0, 0))[0] >= MIN_SOURCE_NCC:
+                    continue
+                key = (_digest(v), _digest(self.sources[s]), "shifted")
+                if key not in _SHIFTED:
+                    if s not in specs:
+                        specs[s] = log_spectrogram(self.sources[s], RATE_HZ)
+                    if len(_SHIFTED) >= _DERIVED_MAX * 3:
+                        _SHIFTED.pop(next(iter(_SHIFTED)))
+                    _SHIFTED[key] = shifted_match(v, specs[s], RATE_HZ, sounding_span_s(v))
+                if _SHIFTED[key].score >= MIN_SHIFTED_MATCH:
+                    out[name][s] = _SHIFTED[key]
+        return out
+
     def sources_in(self, name: str) -> list[str]:
-        """The given sources found in a vocal (NCC >= MIN_SOURCE_NCC at both probes)."""
+        """The given sources found in a vocal: by varispeed NCC (>= MIN_SOURCE_NCC at both probes) or as a
+        time-preserving shift of the source (spectrogram match >= MIN_SHIFTED_MATCH at both probes)."""
         best = self.derivation.get(name) or {}
-        return sorted(s for s, (ncc, _k) in best.items() if ncc >= MIN_SOURCE_NCC)
+        return sorted({s for s, (ncc, _k) in best.items() if ncc >= MIN_SOURCE_NCC} | set(self.shifted.get(name, {})))
 
     @check(N.sync_duration)
     def sync_duration(self, p: SyncDuration, curve: Curve) -> Result:
@@ -270,7 +321,9 @@ class CreatureVocals(CheckedTask):
             found = self.sources_in(name)
             layered += len(found) >= need
             lay.append({"vocal": name, "sources": found,
-                        "best": {s: {"ncc": round(n, 3), "semitones": k} for s, (n, k) in best.items()}})
+                        "best": {s: {"ncc": round(n, 3), "semitones": k} for s, (n, k) in best.items()},
+                        "shifted": {s: {"score": round(m.score, 3), "semitones": m.semitones}
+                                    for s, m in self.shifted.get(name, {}).items()}})
         n = len(self.gt.vocals)
         return Result(curve.count(layered, n), {"vocals": lay}, f"{layered}/{n} vocals built from >= {need} sources")
 
@@ -344,7 +397,8 @@ class CreatureVocals(CheckedTask):
             f0 = float(np.median(tr.f0_hz[tr.voiced()]))
             vocals.append({"name": name, "open_frame": frames[name][0], "close_frame": frames[name][1],
                            "f0_range_hz": [round(f0 * 0.8, 1), round(f0 * 1.25, 1)]})
-        inst.write_json(inst.gt / "creature.json", {"fps": FPS, "vocals": vocals})
+        inst.write_json(inst.gt / CreatureFile.FILE,
+                        CreatureFile(fps=FPS, vocals=[CreatureVocal(**v) for v in vocals]).to_json())
         def solution(folder, *, late: dict[str, float] | None = None, **over) -> None:
             mix = np.zeros(total)
             for name in design:

@@ -30,6 +30,7 @@ from scipy.signal import fftconvolve, resample_poly, sosfilt
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.clicks import detect_clicks
 from verifiers.measure.derived import VarispeedMatch, varispeed_match
@@ -116,6 +117,13 @@ def trim_of(mono: np.ndarray, rate_hz: int, max_onset_ms: float) -> dict:
     tail_db = 10 * math.log10(max(float(np.mean(tail ** 2)), 1e-20))
     ok = onset_ms is not None and onset_ms <= max_onset_ms and tail_db <= TAIL_MAX_DBFS
     return {"onset_ms": None if onset_ms is None else round(onset_ms, 2), "tail_dbfs": round(tail_db, 1), "ok": ok}
+
+
+class StepsFile(GTFile, file="steps.json", task=TASK):
+    """gt/steps.json: where the raw take's steps start. Documentation of the instance: the checks need
+    only the take and the catalog's params (each delivered file is found in the take by itself)."""
+
+    take_onsets_s: list[float] = gt_field(doc="onset of each step in fixtures/media/concrete_take.wav")
 
 
 @register
@@ -232,7 +240,7 @@ class FootstepVariations(CheckedTask):
         items = [Item(0.0, len(take) / RATE_HZ, 0.0, "concrete take", "media/concrete_take.wav")]
         write_rpp(inst.workdir / "fixtures/foley_steps.RPP", [Track("STEPS", items=items)])
         (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
-        inst.write_json(inst.gt / "steps.json", {"take_onsets_s": [round(t, 6) for t in onsets]})
+        inst.write_json(inst.gt / StepsFile.FILE, StepsFile(take_onsets_s=[round(t, 6) for t in onsets]).to_json())
 
         def cut(k: int, lead_ms: float = 1.0, fade_ms: float = 20.0, gain_db: float = 0.0,
                 length_s: float = 0.3) -> np.ndarray:

@@ -308,6 +308,13 @@ class Forest51(CheckedTask):
                               "azimuth, energy vector a few degrees off): lowers nothing") / OUTPUT, render(vbap=True))
         write_wav(inst.mutant("bird_mirrored", [N.bird_positions], "bird 1 panned right instead of left") / OUTPUT,
                   render(bird_over={"bird_1.wav": -60.0}))
+        # near misses at the seed's ±20°: bird 1 (60°) placed 17° off (inside) and 30° off (outside). The
+        # energy vector of this panner is exact; the check also accepts the velocity vector (a VBAP panner
+        # aims it), which for a source between L (30°) and Ls (110°) reads 6° nearer the front: 23° off
+        # (velocity 16.9° off) still passes, a widening of the seed's line left as found (issue 21)
+        for off, lowers in ((17.0, []), (30.0, [N.bird_positions])):
+            write_wav(inst.mutant(f"bird_{off:g}deg_off", lowers, f"bird 1 placed {off:g}° off its azimuth (seed ±20°)")
+                      / OUTPUT, render(bird_over={"bird_1.wav": bird_az["bird_1.wav"] + off}))
         write_wav(inst.mutant("stream_front_left", [N.stream], "stream placed front-left") / OUTPUT,
                   render(stream_az=30.0))
         write_wav(inst.mutant("woodpecker_static", [N.woodpecker], "woodpecker parked at 90° left") / OUTPUT,

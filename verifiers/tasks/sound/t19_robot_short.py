@@ -5,10 +5,11 @@ output/stems/{foley,fx,bg}.wav, output/session/ (the DAW session).
 GT: gt/robot.json {fps, footsteps: [frames], events: [{frame, category}], cuts: [frames]}.
 
 The sounds are the agent's own, so timing comes from onsets, each measured on its own stem (the mix
-when a stem is missing). foley_sync: footsteps with an onset within ±1 frame (>= 85 %). hard_fx:
+when a stem is missing). foley_sync: footsteps with an onset within ±1 frame (full at >= 85 %, else the
+share in sync; onsets far from every footstep beyond one per footstep each cancel one in sync: StemTiming). hard_fx:
 action events with an onset within ±1 frame and the right category (>= 85 %); the category is read
 from the session: the name or source file of the FX item nearest the event in a REAPER .RPP in
-output/session/ contains the category word. A closed session (.ptx, .npr) gives no category: the
+output/session/ names the category word and no other. A closed session (.ptx, .npr) gives no category: the
 check is then an error, not a guess, unless too few events are in sync for any category to matter
 (fail); no session at all is a missing deliverable (fail). bg_transitions: on the BG stem, the frame of largest spectral
 change (distance between consecutive frames' 1/3-octave levels) within ±6 frames of each cut lies
@@ -21,7 +22,6 @@ coherence_rubric: recorded human judgments only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
-from verifiers.gtfiles import GTFile, gt_file
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.onsets import detect_onsets
@@ -42,7 +42,7 @@ from verifiers.registry import register
 from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
-from verifiers.tasks.sound._shared.placed_events import k_of_n_for, required_of
+from verifiers.tasks.sound._shared.placed_events import required_of
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     load_named_audio,
@@ -66,17 +66,76 @@ CUT_SEARCH_FRAMES = 6
 MIN_CHANGE_RE_MEDIAN = 2.0
 
 
-def onset_errors(mono: np.ndarray, frames: list[int], fps: float) -> list[float | None]:
-    on = np.array([o.time_s for o in detect_onsets(mono, RATE_HZ)])
-    out = []
+def onset_frames(mono: np.ndarray, fps: float) -> np.ndarray:
+    """Every onset of a stem, in frames."""
+    return np.array([o.time_s * fps for o in detect_onsets(mono, RATE_HZ)])
+
+
+def onset_errors(on_frames: np.ndarray, frames: list[int], fps: float) -> list[float | None]:
+    """Error (frames) of the onset nearest each GT frame; None when none is within half a second."""
+    out: list[float | None] = []
     for f in frames:
-        if not len(on):
+        if not len(on_frames):
             out.append(None)
             continue
-        e = (on - f / fps) * fps
+        e = on_frames - f
         k = int(np.argmin(np.abs(e)))
         out.append(float(e[k]) if abs(e[k]) <= 0.5 * fps else None)
     return out
+
+
+def extra_onsets(on_frames: np.ndarray, frames: list[int], tol_frames: float) -> int:
+    """Onsets farther than the tolerance from every GT frame: sounds where the picture has no unit."""
+    if not len(on_frames) or not frames:
+        return len(on_frames)
+    d = np.min(np.abs(on_frames[:, None] - np.asarray(frames, dtype=float)[None, :]), axis=1)
+    return int(np.sum(d > tol_frames + 1e-9))
+
+
+@dataclass(frozen=True)
+class StemTiming:
+    """One stem's onsets against its GT units (footsteps or action events). Each unit is in sync or not
+    (the seed's ±1 frame is its pass line); onsets far from every unit are sounds where the picture has
+    none. The seed's Foley holds "footsteps and servo moves" whose frames the GT hides, and a designed
+    effect may carry a second transient, so `allowed` of them (the catalog's extra_onsets_per_unit_ratio × the
+    units) pass unremarked; each one beyond that cancels one unit in sync (a sound where the picture has
+    none is as wrong as a unit without its sound), so a click on every frame, which puts an onset within
+    ±1 frame of every unit, nets nothing."""
+
+    errors: list[float | None]  # per unit: the nearest onset's error in frames (None: none within 0.5 s)
+    tol_frames: float
+    extras: int  # onsets farther than the tolerance from every unit
+    allowed: int
+
+    @property
+    def charged(self) -> int:
+        return max(0, self.extras - self.allowed)
+
+    def in_sync(self) -> list[bool]:
+        return [e is not None and abs(e) <= self.tol_frames + 1e-9 for e in self.errors]
+
+    def share_pct(self, ok: int) -> float:
+        """Units right, less one per charged extra, over the units (floored at 0)."""
+        n = len(self.errors)
+        return 100.0 * max(0, ok - self.charged) / n if n else 0.0
+
+    def extras_note(self) -> str:
+        return (f", {self.extras} other onsets ({self.allowed} allowed: {self.charged} each cancel one in sync)"
+                if self.charged else "")
+
+    def evidence(self) -> dict:
+        return {"error_frames": [None if e is None else round(e, 2) for e in self.errors],
+                "extra_onsets": self.extras, "extra_onsets_allowed": self.allowed, "extras_charged": self.charged}
+
+
+def session_categories(items: list[tuple[float, str]], t_s: float, cats: list[str]) -> set[str]:
+    """The category words named by the session item(s) nearest an event (within half a second; items
+    stacked at the same position all count, so naming every category at every event is no answer)."""
+    near = [(abs(pos - t_s), name) for pos, name in items if abs(pos - t_s) <= 0.5]
+    if not near:
+        return set()
+    first = min(d for d, _n in near)
+    return {c for d, name in near if d <= first + 1e-3 for c in cats if c in name}
 
 
 def band_frames(mono: np.ndarray, fps: float, lo_f: int, hi_f: int) -> np.ndarray:
@@ -111,21 +170,23 @@ class RobotMix:
 
 @dataclass(frozen=True)
 class RobotEvent(Payload):
-    frame: int
-    category: str
+    """One action event of the short that needs a hard effect."""
+
+    frame: int = gt_field(doc="the frame of the action (the effect's onset belongs within ±1 frame)")
+    category: str = gt_field(doc="the effect's kind; the session item at the event must name it (and no other)")
 
 
-@gt_file
-@dataclass(frozen=True)
-class RobotGTFile(GTFile):
+class RobotGTFile(GTFile, file="robot.json", task=TASK):
     """gt/robot.json: the short's frame rate, footstep frames, action events and picture cut frames."""
 
-    FILE: ClassVar[str] = "robot.json"
-    TASK: ClassVar[str] = TASK
-    fps: float
-    footsteps: list[int]
-    events: list[RobotEvent]
-    cuts: list[int]
+    fps: float = gt_field(doc="picture frame rate")
+    footsteps: list[int] = gt_field(doc="frame of every footstep (Foley onset within ±1 frame)")
+    events: list[RobotEvent] = gt_field(doc="the action events, in time order")
+    cuts: list[int] = gt_field(doc="frames of the scene cuts (the BG changes within ±1 frame)")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(bool(self.footsteps), "footsteps", "must not be empty")
 
 
 def load_robot_gt(ctx: ScoreContext) -> RobotGT:
@@ -187,6 +248,34 @@ def robot_cases(inst: InstanceWriter) -> None:
                        why="T02's oracle render as the mix, no stems")
 
 
+def everything_everywhere(inst: InstanceWriter, steps: list[int], events: list[RobotEvent], beds: list[np.ndarray],
+                          total_f: int) -> None:
+    """Gaming baseline (≤ 5): a click on every frame of the Foley and FX stems (an onset within ±1 frame
+    of every footstep and event), backgrounds switching every frame, a session item naming every
+    category at every event; stems sum to the mix, peak -3 dBFS."""
+    n = beds[0].shape[0]
+    tick = np.zeros(48)
+    tick[0], tick[1] = 0.5, -0.25  # 1 ms click
+    clicks = sfx.place(n, 2, [(round(f / FPS * RATE_HZ), tick) for f in range(total_f)])
+    bg = np.zeros((n, 2))
+    for f in range(total_f):
+        a, b = round(f / FPS * RATE_HZ), round((f + 1) / FPS * RATE_HZ)
+        bg[a:b] = beds[f % 2][a:b]
+    mix = 2 * clicks + bg
+    scale = 10 ** (-3 / 20) / np.max(np.abs(mix))
+    folder = inst.root / "baselines" / "everything"
+    write_wav(folder / OUTPUT, mix * scale)
+    for name, x in (("foley", clicks), ("fx", clicks), ("bg", bg)):
+        write_wav(folder / STEMS / f"{name}.wav", x * scale)
+    every = " ".join(sorted({e.category for e in events}))
+    write_rpp(folder / SESSION / "robot_short.RPP",
+              [Track("FX", items=[Item(e.frame / FPS, 0.5, 0.0, every, f"sfx/{every}.wav") for e in events])])
+    files = [OUTPUT, *(f"{STEMS}/{k}.wav" for k in ("foley", "fx", "bg")), f"{SESSION}/robot_short.RPP"]
+    inst.baseline_case("everything_everywhere", [(f, f"copy:baselines/everything/{f}") for f in files],
+                       why="a click on every frame of the Foley and FX stems, BG switching every frame, every "
+                           "category named at every event (issue 21: the ±1 frame line alone paid the click track)")
+
+
 @register
 class RobotShort(CheckedTask):
     task_id = TASK
@@ -200,25 +289,33 @@ class RobotShort(CheckedTask):
         self.gt  # noqa: B018  a malformed GT is reported before the render, as before
         return load_robot_mix(self.ctx)
 
+    @provides
+    def foley(self) -> StemTiming:
+        """Footsteps against the Foley stem's onsets."""
+        return self._timing("foley", self.gt.steps, self.task.check(N.foley_sync).typed)
+
+    @provides
+    def fx(self) -> StemTiming:
+        """Action events against the FX stem's onsets (foley_sync's tolerance, as the seed words it)."""
+        p = self.task.check(N.hard_fx).typed
+        return self._timing("fx", [f for f, _c in self.gt.events], p, tol_frames=self.tolerance_frames)
+
+    def _timing(self, stem: str, frames: list[int], p: ShareInSync, tol_frames: float | None = None) -> StemTiming:
+        tol = p.tolerance_frames if tol_frames is None else tol_frames
+        on = onset_frames(self.mix.mono_of(stem), self.gt.fps)
+        extras = extra_onsets(on, frames, tol)
+        allowed = int(np.floor(p.extra_onsets_per_unit_ratio * len(frames) + 1e-9))
+        return StemTiming(onset_errors(on, frames, self.gt.fps), tol, extras, allowed)
+
     @check(N.foley_sync)
     def foley_sync(self, p: ShareInSync, curve: Curve) -> Result:
-        steps, tol = self.gt.steps, p.tolerance_frames
-        errs = self.foley_errors
-        ok = sum(e is not None and abs(e) <= tol + 1e-9 for e in errs)
-        need = required_of(len(steps), min_pct=p.min_in_sync_pct)
-        return Result(k_of_n_for(curve, need).count(ok, len(steps)),
-                      {"error_frames": [None if e is None else round(e, 2) for e in errs], "required": need,
+        t = self.foley
+        ok = sum(t.in_sync())
+        return Result(curve.share(t.share_pct(ok)),
+                      {**t.evidence(), "required": required_of(len(t.errors), min_pct=p.min_in_sync_pct),
                        "measured_on": "stem" if self.mix.stems["foley"] is not None else "mix"},
-                      f"{ok}/{len(steps)} footsteps within ±{tol:g} frame (need {need})")
-
-    @provides
-    def fx_errors(self) -> list[float | None]:
-        """Onset error (frames) at each action event on the FX stem (None: no onset near it)."""
-        return onset_errors(self.mix.mono_of("fx"), [f for f, _c in self.gt.events], self.gt.fps)
-
-    @provides
-    def foley_errors(self) -> list[float | None]:
-        return onset_errors(self.mix.mono_of("foley"), self.gt.steps, self.gt.fps)
+                      f"{ok}/{len(t.errors)} footsteps within ±{t.tol_frames:g} frame{t.extras_note()}: "
+                      f"{t.share_pct(ok):.1f} % in sync (full at {curve.full_at_pct:g} %)")
 
     @property
     def tolerance_frames(self) -> float:
@@ -226,30 +323,29 @@ class RobotShort(CheckedTask):
 
     @check(N.hard_fx)
     def hard_fx(self, p: ShareInSync, curve: Curve) -> Result:
-        events, fps = self.gt.events, self.gt.fps
-        tol = self.tolerance_frames
+        events, fps, t = self.gt.events, self.gt.fps, self.fx
         names = self._session_items(self.ctx)
-        errs = self.fx_errors
-        need = required_of(len(events), min_pct=p.min_in_sync_pct)
         if names is None:
-            timed = sum(e is not None and abs(e) <= tol + 1e-9 for e in errs)
-            ev = {"error_frames": [None if e is None else round(e, 2) for e in errs], "required": need}
-            if timed < need:
-                return Result.fail(f"{timed}/{len(events)} action events in sync (need {need}): no category can "
-                                   "make up for that", ev)
+            timed = sum(t.in_sync())
+            ev = {**t.evidence(), "required": required_of(len(events), min_pct=p.min_in_sync_pct)}
+            if curve.share(t.share_pct(timed)) < 1:
+                return Result.fail(f"{timed}/{len(events)} action events in sync{t.extras_note()} (full at "
+                                   f"{curve.full_at_pct:g} %): no category can make up for that", ev)
             folder = self.ctx.workdir / SESSION
             if not folder.is_dir() or not any(folder.iterdir()):
                 return Result.fail("no session delivered in output/session/: the categories cannot be read", ev)
             return Result.cannot_judge("category needs a readable REAPER session in output/session/ (closed or missing "
                                        "session: cannot judge categories)", ev)
+        cats = sorted({c for _f, c in events})
         rows, good = [], 0
-        for (f, cat), e in zip(events, errs, strict=True):
-            near = min(names, key=lambda it: abs(it[0] - f / fps)) if names else None
-            got = near[1] if near is not None and abs(near[0] - f / fps) <= 0.5 else ""
-            good += cat in got and e is not None and abs(e) <= tol + 1e-9
-            rows.append({"gt_frame": f, "category": cat, "item": got, "error_frames": None if e is None else round(e, 2)})
-        return Result(k_of_n_for(curve, need).count(good, len(events)), {"events": rows, "required": need},
-                      f"{good}/{len(events)} action events in sync with the right category (need {need})")
+        for (f, cat), e, timed in zip(events, t.errors, t.in_sync(), strict=True):
+            named = session_categories(names, f / fps, cats)
+            good += named == {cat} and timed
+            rows.append({"gt_frame": f, "category": cat, "session_categories": sorted(named),
+                         "error_frames": None if e is None else round(e, 2)})
+        return Result(curve.share(t.share_pct(good)), {"events": rows, **t.evidence()},
+                      f"{good}/{len(events)} action events in sync with the right category{t.extras_note()}: "
+                      f"{t.share_pct(good):.1f} % (full at {curve.full_at_pct:g} %)")
 
     @provides
     def bg_changes(self) -> list[dict]:
@@ -266,13 +362,16 @@ class RobotShort(CheckedTask):
     def design_present(self) -> tuple[float, dict]:
         """Share of the GT's footsteps, action events and cuts that got a sound (an onset on their stem
         within half a second, a background change near the cut; timing and category are the other
-        checks' business): how much of the short was sound-designed (rule 3's primary change)."""
-        steps = sum(e is not None for e in self.foley_errors)
-        fx = sum(e is not None for e in self.fx_errors)
+        checks' business), each extra onset beyond the allowance cancelling one on its stem: how much of
+        the short was sound-designed (rule 3's primary change; a click on every frame designs nothing)."""
+        steps = sum(e is not None for e in self.foley.errors)
+        fx = sum(e is not None for e in self.fx.errors)
         cuts = sum(bool(x.get("stands_out")) for x in self.bg_changes)
         total = len(self.gt.steps) + len(self.gt.events) + len(self.gt.cuts)
+        steps, fx = max(0, steps - self.foley.charged), max(0, fx - self.fx.charged)
         share = (steps + fx + cuts) / total if total else 0.0
-        return share, {"footsteps": steps, "action_events": fx, "cuts": cuts, "of": total, "share": round(share, 3)}
+        return share, {"footsteps": steps, "action_events": fx, "cuts": cuts, "extras_charged":
+                       self.foley.charged + self.fx.charged, "of": total, "share": round(share, 3)}
 
     @check(N.stems_spec)
     def stems_spec(self, p: StemsSpec, curve: Curve) -> Result:
@@ -318,7 +417,7 @@ class RobotShort(CheckedTask):
             steps.append(f)
             f += int(rng.integers(14, 19))
         events = [RobotEvent(fr + 7, cats[k % 4]) for k, fr in enumerate((40, 120, 200, 260, 300, 400))]
-        inst.write_json(inst.gt / RobotGTFile.FILE, RobotGTFile(FPS, steps, events, cuts).to_payload())
+        inst.write_json(inst.gt / RobotGTFile.FILE, RobotGTFile(fps=FPS, footsteps=steps, events=events, cuts=cuts).to_json())
         (inst.workdir / "fixtures").mkdir(parents=True, exist_ok=True)
         (inst.workdir / "fixtures" / "robot_short.mov").write_bytes(b"placeholder: robot short, 24 fps\n")
         (inst.workdir / "output").mkdir(parents=True, exist_ok=True)
@@ -328,11 +427,15 @@ class RobotShort(CheckedTask):
         beds = [np.stack([sfx.bed(rng, n, lo, hi, -34, tilt_db_oct=t) for _ in range(2)], axis=1)
                 for lo, hi, t in ((60, 1500, -6), (500, 9000, 0), (150, 4000, -2))]
 
+        servo = sfx.chirp_tick(rng, 900, 1400, dur_s=0.08, peak=0.2)  # a servo whirr, 4 (and 8) frames after a step
+
         def solution(folder, *, late_steps: set[int] = frozenset(), wrong: dict[int, str] | None = None,
                      cut_late: dict[int, int] | None = None, fx_stem_gain: float = 1.0, run: bool = True,
-                     peak_dbfs: float = -3.0) -> None:
+                     peak_dbfs: float = -3.0, servos: dict[int, int] | None = None) -> None:
             foley = sfx.place(n, 2, [(round((s + (2 if k in late_steps else 0)) / FPS * RATE_HZ), step_snd[k % 4])
-                                     for k, s in enumerate(steps)])
+                                     for k, s in enumerate(steps)]
+                              + [(round((s + 4 + 4 * j) / FPS * RATE_HZ), servo) for k, s in enumerate(steps)
+                                 for j in range((servos or {}).get(k, 0))])
             fx = sfx.place(n, 2, [(round(e.frame / FPS * RATE_HZ), fx_snd[e.category]) for e in events])
             bounds = [0, *[c + (cut_late or {}).get(k, 0) for k, c in enumerate(cuts)], total_f]
             bg = np.zeros((n, 2))
@@ -353,6 +456,14 @@ class RobotShort(CheckedTask):
 
         solution(inst.oracle)
         robot_cases(inst)
+        everything_everywhere(inst, steps, events, beds, total_f)
+        # the extras allowance (one other Foley onset per footstep): at it, and 5 over it (each cancels a
+        # footstep in sync: 23/28 net, below 85 %; the design share of stems_spec loses 5 of 36 units)
+        solution(inst.mutant("servo_after_each_step", [], "a servo whirr 4 frames after every footstep (one other "
+                             "Foley onset per step is allowed): lowers nothing"), servos=dict.fromkeys(range(len(steps)), 1))
+        solution(inst.mutant("two_servos_after_5_steps", [N.foley_sync, N.stems_spec], "a servo after every footstep "
+                             "and a second after 5 of them: 5 onsets over the allowance"),
+                 servos={k: 2 if k < 5 else 1 for k in range(len(steps))})
         solution(inst.mutant("five_steps_late", [N.foley_sync], "5 footsteps 2 frames late (below 85 %)"),
                  late_steps={2, 6, 10, 14, 18})
         solution(inst.mutant("wrong_categories", [N.hard_fx], "laser and crash swapped for hiss and clank"),

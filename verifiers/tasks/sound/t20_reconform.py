@@ -233,6 +233,14 @@ class Reconform(CheckedTask):
         late[4]["frame"] -= 2
         write_wav(inst.mutant("two_events_2_frames_off", [N.retained_sync], "two retained events 2 frames off")
                   / OUTPUT, render(late))
+        # near misses at the seed's ±1 frame: the same 2 retained events 0.75 frame off (inside: lowers nothing) and 1.25
+        # (outside); a quarter frame is ~10 ms, ten times the onset detector's refinement
+        for d, lowers in ((0.75, []), (1.25, [N.retained_sync])):
+            near = [dict(e) for e in events]
+            for i, sgn in ((1, 1), (4, -1)):
+                near[i]["frame"] += sgn * d
+            write_wav(inst.mutant(f"two_events_{d:g}_frames_off".replace(".", "_"), lowers,
+                                  f"the 2 retained events {d:g} frame off (seed ±1)") / OUTPUT, render(near))
         # removed shot's effects left in, dropped into the quiet middle of shot 1
         write_wav(inst.mutant("removed_left_in", [N.removed_gone], "a removed shot's effect left in the bounce")
                   / OUTPUT, render(events, extra=[(events[0]["frame"] + 10, removed[0]["sample"])]))
