@@ -227,7 +227,8 @@ class GreenScreenKey(CheckedTask):
 def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: dict[str, Any]) -> None:
     """Each per-frame pass line with a case just inside (full) and just outside (0 on every sampled
     frame): residual green 0.3 % of the background (0.2 / 0.4 %, a dark-green block in a corner) and
-    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0)."""
+    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0); the
+    recording's length 10 +- 1.5 s (11.4 / 11.6 s)."""
     h, w = office.shape[:2]
     fg_px = int((matte_at(0.0, w, h) > 127).sum())   # the person's area is the same at every time
     bg_px = w * h - fg_px
@@ -241,6 +242,13 @@ def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: d
         solution(inst.mutant(f"iou_{iou}_{side}", lowers,
                              f"foreground IoU {iou}: shirt pixels keyed away, {side} the 0.95 pass line"),
                  good, composite(office, 10.0, hole_px=round(fg_px * (1 - iou))))
+    # "about 10 s": the scorer's line is 10 +- 1.5 s (the seed names no number: a recording started and
+    # stopped by hand); longer, so every sampled frame (1-9 s) is still there
+    for dur_s, lowers in ((11.4, []), (11.6, [N.recording])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers,
+                             f"recorded {dur_s} s: {side} the about-10 s (+-1.5 s) pass line"),
+                 good, composite(office, dur_s))
 
 
 def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
