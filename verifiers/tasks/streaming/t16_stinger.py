@@ -194,7 +194,7 @@ class StingerTrackMatte(CheckedTask):
         inst.write_json(inst.gt / StingerFile.FILE, colours.to_json())
         (inst.workdir / "transitions").mkdir(parents=True)
         for n in ("swipe.webm", "swipe_matte.webm"):  # placeholders: the scorer never decodes them
-            write_media(inst.workdir / "transitions" / n, [solid(32, 18, tuple(colours["swipe_rgb"]))] * 10, 30,
+            write_media(inst.workdir / "transitions" / n, [solid(32, 18, tuple(colours.swipe_rgb))] * 10, 30,
                         codec="libvpx", fmt="webm")
         (inst.workdir / "recordings").mkdir()
         good = build()
@@ -261,17 +261,17 @@ def build() -> dict[str, Any]:
     return O.collection("Show", scenes, inputs, transitions=[stinger], current_transition="Fade")
 
 
-def recording(colours: dict[str, list[int]], point_ms: int, fps: int = 30) -> list[np.ndarray]:
+def recording(colours: StingerFile, point_ms: int, fps: int = 30) -> list[np.ndarray]:
     """3 s of Live, a 1.2 s swipe from frame 30, the background turning BRB at the point."""
     w, h = 96, 54
     out = []
     start, sweep = 30, round(1.2 * fps)
     switch = start + round(point_ms / 1000 * fps)
     for i in range(3 * fps):
-        img = solid(w, h, tuple(colours["brb_rgb"] if i >= switch else colours["live_rgb"]))
+        img = solid(w, h, tuple(colours.brb_rgb if i >= switch else colours.live_rgb))
         if start <= i < start + sweep:  # the swipe's edge is in the first frame, as a stinger's first frame shows it
             x = int((i - start + 1) / sweep * (w + 40)) - 40
-            img[:, max(0, x):max(0, x + 40)] = colours["swipe_rgb"]
+            img[:, max(0, x):max(0, x + 40)] = colours.swipe_rgb
         out.append(img)
     return out
 
