@@ -38,9 +38,9 @@ MP4 = "recordings/test_rec.mp4"
 REC_NAME = "recordings/2026-11-30 21-10-00.mkv"
 RATE_HZ = 48_000
 #: a track is the harness's feed when Mic and Desktop explain at least a quarter of its energy: the
-#: oracle's AAC tracks keep 0.985-1.0 of it, white-noise tracks 0.002-0.005 and a real OBS recording
-#: that lagged 98 % of its frames 0.002-0.005; the line sits far from both, leaving room for a real
-#: capture's clock drift against the references (per-window gains absorb level, one lag per source)
+#: oracle's AAC tracks keep 0.985-1.0 of it, a real OBS 29 recording 0.956 / 0.967 / 0.736 (the quiet
+#: Desktop track loses most to AAC and capture), white-noise tracks and a real OBS recording that lagged
+#: 98 % of its frames 0.002-0.005: the line sits far from both
 MIN_EXPLAINED = 0.25
 NOT_FEED = ("no audio track is the harness's Mic or Desktop feed (silence, noise or other sound): "
             "not a recording of this run")
