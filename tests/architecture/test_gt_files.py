@@ -82,9 +82,7 @@ def test_every_gt_file_type_names_a_task_a_file_and_a_known_family() -> None:
 #: This list may only shrink: a new hand reader fails here (declare a GTFile, read it by ctx.gt_typed).
 HAND_READERS = {
     "shortform/t05_green_key.py", "shortform/t07_punch_zooms.py", "shortform/t14_price_tracking.py",
-    "shortform/t15_look_match.py", "sound/_shared/placed_events.py", "streaming/t04_green_screen.py",
-    "streaming/t09_streamlabs_widgets.py", "streaming/t11_vertical_canvas.py", "streaming/t12_browser_ticker.py",
-    "streaming/t16_stinger.py",
+    "shortform/t15_look_match.py", "sound/_shared/placed_events.py",
 }
 
 

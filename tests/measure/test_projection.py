@@ -53,3 +53,15 @@ def test_shifted_lays_a_reference_on_the_track_timeline():
     assert shifted(ref, 2, 6).tolist() == [0, 0, 1, 2, 3, 4]
     assert shifted(ref, -2, 4).tolist() == [3, 4, 5, 0]
     assert shifted(ref, 9, 4).tolist() == [0, 0, 0, 0]
+
+
+def test_explained_tells_the_fed_signals_from_other_sound():
+    """Shares are fractions of the *fitted* energy, so noise splits between references too; the
+    explained fraction of the track's own energy is what tells a recording of the refs from noise."""
+    voice, music = _refs(2)
+    rec = project(0.7 * voice + 0.2 * music + 0.001 * np.random.default_rng(3).standard_normal(len(voice)),
+                  [voice, music], RATE_HZ)
+    noise = project(np.random.default_rng(4).standard_normal(len(voice)) * 0.1, [voice, music], RATE_HZ)
+    assert rec.explained() > 0.99
+    assert noise.explained() < 0.1 and max(noise.total_share(0), noise.total_share(1)) > 0.2
+    assert project(np.zeros(len(voice)), [voice, music], RATE_HZ).explained() == 0.0

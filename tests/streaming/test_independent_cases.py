@@ -118,3 +118,42 @@ def test_t20_return_late(instances: dict[str, Path], tmp_path: Path, late_ms: in
     checks = _checks(score_solution(T20, instances[T20], sol))
     assert checks["return_previous"] == returned
     assert all(s == 1.0 for n, s in checks.items() if n != "return_previous")
+
+
+T02 = "R06.12.01.01-T02"
+T02_MP4 = "recordings/test_rec.mp4"
+
+
+@pytest.fixture(scope="module")
+def t02_instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # seed 7: the self-test's instance, so the session instance cache pays its 1080p60 synth once
+    return synth_instance(T02, tmp_path_factory.mktemp("inst") / T02, seed=7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("audio", "expect"), [
+    ("copied", {"video_settings": 1.0, "recording_exists": 1.0, "remuxed_mp4": 1.0, "three_tracks": 0.0}),
+    ("silent", {"video_settings": 0.0, "recording_exists": 0.0, "remuxed_mp4": 0.0, "three_tracks": 0.0})])
+def test_t02_tracks_remade_by_ffmpeg(t02_instance: Path, tmp_path: Path, audio: str, expect: dict[str, float]) -> None:
+    """The oracle's MKV with its tracks remade by ffmpeg (not synth's writer), remuxed by ffmpeg:
+    track 1 copied to tracks 1-3 keeps the video/recording shares but not the layout or the mix (one
+    track copied is OBS's unrouted default); three silent AAC tracks are not a recording of this run
+    (no track is the harness's feed), so nothing of it counts (rule 2)."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg needed")
+    import subprocess
+
+    sol = _solution(t02_instance, tmp_path)
+    (mkv,) = (sol / "recordings").glob("*.mkv")
+    src = tmp_path / "src.mkv"
+    shutil.move(mkv, src)
+    if audio == "copied":
+        args = ["-i", str(src), "-map", "0:v", *(["-map", "0:a:0"] * 3), "-c", "copy"]
+    else:
+        args = ["-i", str(src), "-f", "lavfi", "-t", "10", "-i", "anullsrc=r=48000:cl=mono", "-map", "0:v",
+                *(["-map", "1:a"] * 3), "-c:v", "copy", "-c:a", "aac", "-b:a", "128k"]
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args, str(mkv)], check=True, timeout=120)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(mkv), "-map", "0", "-c", "copy", str(sol / T02_MP4)],
+                   check=True, timeout=120)
+    checks = _checks(score_solution(T02, t02_instance, sol))
+    assert checks == expect, checks

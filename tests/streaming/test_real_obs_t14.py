@@ -65,6 +65,10 @@ RECORD_S = 9.6       # the 8.5 s clap cycle: five claps close inside any 9.6 s w
 AUDIO_START_S = 0.5  # the feed's audio begins after its video (first clap at 0.88 s)
 FEED_PERIODS = 10    # 85 s, never looping while the test runs (a loop is a timestamp jump)
 FIX_ATTEMPTS = 5
+#: the real-app near miss (issue 21): a fix 15 ms past the hidden 120 ms. offset_set's pass line is
+#: +-15 ms (inside, on the line), the clip it records is 15 ms off: past residual_offset's 10 ms line
+NEAR_MISS_MS = 135
+PLACED_MS = 5.0
 
 
 def write_feed(folder: Path, hidden_delay_ms: float) -> Path:
@@ -97,9 +101,13 @@ def _collection(feed: Path) -> dict[str, Any]:
 
 
 def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                                                  AppHealth]:
-    """Clap test, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns (events, attempts,
-    what OBS's log says about keeping up).
+                                                                  AppHealth, dict[str, Any]]:
+    """Clap test, near-miss fix, fix, sync_after.mkv in OBS; OBS's config saved to real/. Returns
+    (events, attempts, what OBS's log says about keeping up, the near-miss clip: file and OBS's stats).
+
+    The near miss (NEAR_MISS_MS) is recorded in the same session between the clap test and the fix
+    (~12 s, no second OBS): its clip lands beside real/, outside recordings/, and OBS's final save
+    holds the right fix.
 
     Like a careful person, the oracle looks at its own sync_after clip and applies the same offset
     again (at most FIX_ATTEMPTS times) when a clap in it is half a frame or more off (OBS placed the
@@ -124,6 +132,13 @@ def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[st
             skipped0 = c.get_stats().render_skipped_frames
             record(c, RECORD_S)                                  # the clap test before the fix
             attempts.append({"file": "before", "render_skipped_frames": c.get_stats().render_skipped_frames - skipped0})
+            skipped0 = c.get_stats().render_skipped_frames
+            c.set_input_audio_sync_offset("Mic", NEAR_MISS_MS - 1)   # two values: obsproject/obs-studio#7912
+            time.sleep(0.3)
+            c.set_input_audio_sync_offset("Mic", NEAR_MISS_MS)
+            time.sleep(2.0)
+            near_path = record(c, RECORD_S).rename(real.parent / f"{real.name}-near_{NEAR_MISS_MS}ms.mkv")
+            near = {"file": near_path, "render_skipped_frames": c.get_stats().render_skipped_frames - skipped0}
             for _ in range(FIX_ATTEMPTS):
                 skipped0 = c.get_stats().render_skipped_frames
                 # audio 120 ms later meets the late video. OBS 29 ignores a single programmatic change of a
@@ -151,7 +166,7 @@ def run_in_obs(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[st
         health = obs_health(o.config_dir / "logs")
     if len(attempts) > 1 and _good(attempts[-1]):
         after.rename(rec_dir / "sync_after.mkv")  # the task's file name; OBS names files by date
-    return log.events, attempts, health
+    return log.events, attempts, health, near
 
 
 def _good(attempt: dict[str, Any]) -> bool:
@@ -169,26 +184,27 @@ def _offsets_ms(path: Path, gt: dict[str, Any]) -> list[float]:
 
 
 def _obs_session(feed: Path, gt: dict[str, Any], real: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                                                   list[float], str | None]:
-    """One OBS session (clap test, fix, sync_after.mkv) and what went wrong on OBS's side, if anything:
-    (events, attempts, the before clip's clap offsets, problem or None). Not the scorer's business."""
-    events, attempts, health = run_in_obs(feed, gt, real)
+                                                                   list[float], dict[str, Any], str | None]:
+    """One OBS session (clap test, near miss, fix, sync_after.mkv) and what went wrong on OBS's side,
+    if anything: (events, attempts, the before clip's clap offsets, the near miss, problem or None). Not
+    the scorer's business."""
+    events, attempts, health, near = run_in_obs(feed, gt, real)
     if not _good(attempts[-1]):
         stalled = [a for a in attempts[1:] if a["render_skipped_frames"] > 0]
-        return events, attempts, [], (f"OBS misplaced the audio in all {len(attempts) - 1} fix attempts "
+        return events, attempts, [], near, (f"OBS misplaced the audio in all {len(attempts) - 1} fix attempts "
                                       f"({len(stalled)} with skipped render frames; {health.describe()}): {attempts}")
     (before,) = [p for p in (real / "recordings").glob("*.mkv") if p.name != "sync_after.mkv"]
     before_ms = _offsets_ms(before, gt)
     if len(before_ms) < 5:
-        return events, attempts, before_ms, f"OBS's clap-test clip shows {len(before_ms)} claps: {before_ms}"
+        return events, attempts, before_ms, near, f"OBS's clap-test clip shows {len(before_ms)} claps: {before_ms}"
     off_ms = float(np.median(before_ms)) + gt["injected_delay_ms"]
     if abs(off_ms) > 1000 / FPS:
         # OBS 29 places an async source's audio from the rendered frame it lands on; one placement
         # a frame late stays for the whole clip (module docstring). Seen once on an idle machine
         # with no skipped render frame: -155.7 ms for the feed's -120 ms.
-        return events, attempts, before_ms, (f"OBS placed the clap-test clip's audio {off_ms:+.1f} ms off the "
+        return events, attempts, before_ms, near, (f"OBS placed the clap-test clip's audio {off_ms:+.1f} ms off the "
                                              f"feed's delay (over a frame; {health.describe()})")
-    return events, attempts, before_ms, None
+    return events, attempts, before_ms, near, None
 
 
 @pytest.mark.obs
@@ -205,7 +221,7 @@ def test_t14_real_obs_clap_test_and_fix_scores_full(tmp_path: Path) -> None:
     problems: list[str] = []
     for n in (1, 2):
         real = tmp_path / f"real{n}"
-        events, attempts, before_ms, problem = _obs_session(feed, gt, real)
+        events, attempts, before_ms, near, problem = _obs_session(feed, gt, real)
         if problem is None:
             break
         problems.append(problem)
@@ -228,3 +244,27 @@ def test_t14_real_obs_clap_test_and_fix_scores_full(tmp_path: Path) -> None:
     print(f"T14 real OBS: before median {np.median(before_ms):.1f} ms, residual "
           f"{checks['residual_offset']['evidence']['mean_abs_ms']:.1f} ms "
           f"{[round(x, 1) for x in checks['residual_offset']['evidence']['offsets_ms']]}, attempts {attempts}, score {rep['score']}")
+    _judge_near_miss(inst, real, near, gt, tmp_path / "work_near")
+
+
+def _judge_near_miss(inst: Path, real: Path, near: dict[str, Any], gt: dict[str, Any], work: Path) -> None:
+    """OBS's near-miss clip (Mic offset NEAR_MISS_MS) as sync_after.mkv beside OBS's own files and
+    events: residual_offset scores 0, nothing else moves. OBS's health first: when OBS placed this
+    clip's audio off the offset it was given (a render stall), the clip says nothing about the scorer."""
+    offsets = _offsets_ms(near["file"], gt)
+    want_ms = NEAR_MISS_MS - gt["injected_delay_ms"]
+    # OBS places audio within 1.3-3.6 ms of its offset on an idle machine (module docstring); 5 ms
+    # keeps every clap of a rightly placed clip past the 10 ms line (15 - 5), so the clip is a near miss
+    placed = len(offsets) >= 5 and all(abs(d - want_ms) <= PLACED_MS for d in offsets)
+    print(f"T14 real OBS near miss {NEAR_MISS_MS} ms: claps {[round(d, 1) for d in offsets]} ms "
+          f"(want {want_ms:+.0f}), skipped render frames {near['render_skipped_frames']}", flush=True)
+    if not placed:
+        pytest.skip(f"OBS placed the near-miss clip's audio off its {NEAR_MISS_MS} ms offset "
+                    f"({near['render_skipped_frames']} skipped render frames): OBS, not the scorer; {offsets}")
+    overlay(inst / "workdir", real, work)
+    shutil.copy2(near["file"], work / "recordings" / "sync_after.mkv")
+    rep = score_task(TASK, work, inst / "gt", load_solution_events(real)).to_dict()
+    checks = {c["name"]: c for c in rep["checks"]}
+    detail = {n: (c["score"], c["message"], c["evidence"]) for n, c in checks.items()}
+    assert checks["residual_offset"]["score"] == 0, detail
+    assert {n for n, c in checks.items() if c["status"] != "pass"} == {"residual_offset"}, detail

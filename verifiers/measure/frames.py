@@ -26,6 +26,7 @@ import numpy as np
 
 from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError, describe
+from verifiers.measure.membounds import bound_bytes
 
 # AVColorSpace → swscale colourspace name
 _MATRIX = {1: "itu709", 4: "fcc", 5: "itu601", 6: "itu601", 7: "smpte240m", 9: "bt2020", 10: "bt2020"}
@@ -93,7 +94,7 @@ def to_rgb_float(frame, *, width: int | None = None, height: int | None = None,
     return frame_to_rgb_float(frame, matrix=force_matrix or tags.matrix, full_range=tags.full_range), tags
 
 
-FRAME_CACHE_MAX_BYTES = 384 * 2**20
+FRAME_CACHE_MAX_BYTES = bound_bytes("TALLY_FRAME_CACHE_MB")   # MiB from the environment (membounds.py)
 """Decoded frames the process remembers (least recently used dropped first). A scorer decodes the
 same unchanged input clip once per solution it scores (a self-test: oracle, do-nothing, every mutant
 and export) and often once per check; colour conversion is most of a decode's CPU."""

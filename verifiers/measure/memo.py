@@ -21,11 +21,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from verifiers.measure.membounds import bound_bytes
+
 T = TypeVar("T")
 #: memory bound of the memo. A 10 s 48 kHz stereo render in float64 is 7.7 MB; sound T16's window
 #: sides (75 varispeed copies of 3 sources, ≈ 5 MB each) are ≈ 400 MB and are read in a cycle, which
 #: an LRU smaller than the cycle would miss every time
-MEMO_MAX_BYTES = 1024 * 1024 * 1024
+MEMO_MAX_BYTES = bound_bytes("TALLY_MEMO_MB")   # MiB from the environment (membounds.py)
 _ENTRIES: OrderedDict[bytes, tuple[Any, int]] = OrderedDict()
 _total_bytes = 0
 #: TALLY_NO_MEMO=1 computes everything afresh (to prove the memo changes no number)

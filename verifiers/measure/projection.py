@@ -23,7 +23,14 @@ class Projection:
     fit_ratio: np.ndarray  # (windows,) fitted energy / track energy (1 = fully explained)
     active: np.ndarray     # (windows,) window has energy in the track and references
     energy: np.ndarray     # (windows, refs) fitted energy of each reference
+    track_energy: np.ndarray  # (windows,) energy of the track itself
 
+    def explained(self) -> float:
+        """Share of the track's energy (over active windows) that the references explain: near 1 for a
+        recording of the fed signals, near 0 for noise or any other sound, whatever the shares say
+        (shares are fractions of the *fitted* energy and split noise between references too)."""
+        a = self.active
+        return float(self.energy[a].sum() / (self.track_energy[a].sum() + 1e-20)) if a.any() else 0.0
     def total_share(self, i: int) -> float:
         """Share of reference i in the fitted energy over all active windows."""
         a = self.energy[self.active]
@@ -98,4 +105,4 @@ def project(track: np.ndarray, refs: list[np.ndarray], rate_hz: int, window_s: f
         shares[i] = en / (en.sum() + 1e-20)
         energy[i] = en
         fit[i] = float(((R[i] @ sol) ** 2).sum() / (e_track[i] + 1e-20))
-    return Projection(lag, window_s, coeffs, shares, fit, active, energy)
+    return Projection(lag, window_s, coeffs, shares, fit, active, energy, e_track)

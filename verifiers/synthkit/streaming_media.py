@@ -108,6 +108,36 @@ def remux(src: Path, dst: Path) -> Path:
     return dst
 
 
+def loop_video(src: Path, dst: Path, frames: int) -> Path:
+    """Stream-copy src's video packets, looped from the start, until `frames` frames (a longer
+    recording without another encode). src must open on a keyframe and have no B-frames (the
+    ultrafast/zerolatency encodes of write_media), so every cut point decodes."""
+    import av
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(dst), "w") as o:
+        out, written, shift = None, 0, 0
+        while written < frames:
+            with av.open(str(src)) as i:   # muxing consumes a packet: read src again for each pass
+                s = i.streams.video[0]
+                out = out or o.add_stream_from_template(s)
+                rate = s.average_rate or s.guessed_rate
+                n_src = 0
+                for pkt in i.demux(s):
+                    if pkt.dts is None:
+                        continue
+                    n_src += 1
+                    if written == frames:
+                        continue
+                    assert written or pkt.is_keyframe, "loop_video needs a video opening on a keyframe"
+                    pkt.pts, pkt.dts = pkt.pts + shift, pkt.dts + shift
+                    pkt.stream = out
+                    o.mux(pkt)
+                    written += 1
+                shift += round(Fraction(n_src) / Fraction(rate) / s.time_base)   # src's length in ticks
+    return dst
+
+
 def merge(video_src: Path, audio_src: Path, dst: Path) -> Path:
     """Stream-copy the video of one file and the audio tracks of another into dst (no re-encode)."""
     import av

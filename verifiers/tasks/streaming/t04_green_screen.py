@@ -24,6 +24,7 @@ from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import KeyIou, KeyRecording, ResidualGreen
@@ -87,16 +88,26 @@ class KeyMetrics:
         return sum(bool(ok(m)) for m in self.per_frame)
 
 
+class KeyFile(GTFile, file="key.json", task=TASK):
+    """gt/key.json: when the GT mattes (gt/mattes/<i>.png) were sampled, and the spill line."""
+
+    times_s: list[float] = gt_field(doc="the sampled frames' times; matte i is gt/mattes/<i>.png")
+    max_spill: float = gt_field(doc="mean g-(r+b)/2 in the 2 px edge band a keyed frame may reach (codes)")
+
+    def validate(self) -> None:
+        self.expect(bool(self.times_s) and all(t >= 0 for t in self.times_s), "times_s", "must be times >= 0 s")
+
+
 @register
 class GreenScreenKey(CheckedTask):
     task_id = TASK
 
     @provides
-    def refs(self) -> tuple[dict[str, Any], list[np.ndarray], np.ndarray]:
+    def refs(self) -> tuple[KeyFile, list[np.ndarray], np.ndarray]:
         """GT (times, max spill), the GT mattes and the office background: every check needs them."""
-        gt = self.ctx.gt_json("key.json")
+        gt = self.ctx.gt_typed(KeyFile)
         mattes = [cv2.imread(str(self.ctx.gt_path(f"mattes/{i}.png")), cv2.IMREAD_GRAYSCALE)
-                  for i in range(len(gt["times_s"]))]
+                  for i in range(len(gt.times_s))]
         return gt, mattes, cv2.imread(str(self.ctx.input("bg/office.png")))
 
     @provides
@@ -105,7 +116,7 @@ class GreenScreenKey(CheckedTask):
         try:
             picked: dict[int, np.ndarray] = {}
             for t, img in frames(self.ctx.artifact(REC), max_width_px=SIZE[0]):
-                for i, ts in enumerate(gt["times_s"]):
+                for i, ts in enumerate(gt.times_s):
                     if i not in picked and t >= ts - 0.5 / FPS:
                         picked[i] = img
         except MediaError as exc:
@@ -118,7 +129,7 @@ class GreenScreenKey(CheckedTask):
             office = cv2.resize(office_src, (w, h), interpolation=cv2.INTER_AREA)[:, :, ::-1]
             matte = cv2.resize(mattes[i], (w, h), interpolation=cv2.INTER_NEAREST)
             ms.append(frame_metrics(img, office, matte))
-        return KeyMetrics(tuple(ms), len(gt["times_s"]))
+        return KeyMetrics(tuple(ms), len(gt.times_s))
 
     @check(N.key_iou)
     def key_iou(self, p: KeyIou, curve: Curve) -> Result:
@@ -138,7 +149,7 @@ class GreenScreenKey(CheckedTask):
 
     @check(N.spill_suppressed)
     def spill_suppressed(self, p: NoParams, curve: Curve) -> Result:
-        m, max_spill = self.metrics, self.refs[0]["max_spill"]
+        m, max_spill = self.metrics, self.refs[0].max_spill
         ok = m.passing(lambda f: f["office_pct"] >= MIN_OFFICE_PCT and f["spill"] <= max_spill)
         return Result(curve.count(ok, m.sampled), {"spill": m.values("spill"), "max_spill": max_spill, "sampled": m.sampled},
                       "" if ok == m.sampled else f"green spill over {max_spill} at the edge on {m.sampled - ok} of {m.sampled} sampled frames")
@@ -186,7 +197,7 @@ class GreenScreenKey(CheckedTask):
         # 8-bit 4:2:0 export moves this 2 px band by about +10 codes (its chroma is shared with the
         # neighbouring pixels; H.264 CRF 18/23 of the oracle: -69.6 -> -60), an unsuppressed spill by
         # about +100 (the spill_on_edges mutant: +30.8)
-        inst.write_json(inst.gt / "key.json", {"times_s": times, "max_spill": round(gt_spill + 25.0, 2)})
+        inst.write_json(inst.gt / KeyFile.FILE, KeyFile(times_s=times, max_spill=round(gt_spill + 25.0, 2)).to_json())
         take = [green_take(i / FPS, w, h) for i in range(round(10 * FPS))]
         write_media(inst.workdir / "fixtures" / "greenscreen_take.mp4", take, FPS)
         good = build()
@@ -227,7 +238,8 @@ class GreenScreenKey(CheckedTask):
 def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: dict[str, Any]) -> None:
     """Each per-frame pass line with a case just inside (full) and just outside (0 on every sampled
     frame): residual green 0.3 % of the background (0.2 / 0.4 %, a dark-green block in a corner) and
-    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0)."""
+    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0); the
+    recording's length 10 +- 1.5 s (11.4 / 11.6 s)."""
     h, w = office.shape[:2]
     fg_px = int((matte_at(0.0, w, h) > 127).sum())   # the person's area is the same at every time
     bg_px = w * h - fg_px
@@ -241,6 +253,13 @@ def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: d
         solution(inst.mutant(f"iou_{iou}_{side}", lowers,
                              f"foreground IoU {iou}: shirt pixels keyed away, {side} the 0.95 pass line"),
                  good, composite(office, 10.0, hole_px=round(fg_px * (1 - iou))))
+    # "about 10 s": the scorer's line is 10 +- 1.5 s (the seed names no number: a recording started and
+    # stopped by hand); longer, so every sampled frame (1-9 s) is still there
+    for dur_s, lowers in ((11.4, []), (11.6, [N.recording])):
+        side = "outside" if lowers else "inside"
+        solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers,
+                             f"recorded {dur_s} s: {side} the about-10 s (+-1.5 s) pass line"),
+                 good, composite(office, dur_s))
 
 
 def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:

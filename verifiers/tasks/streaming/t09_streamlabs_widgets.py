@@ -37,6 +37,7 @@ from verifiers.base import AgentOutputError, GTError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import VideoFrame
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPlacement
 from verifiers.registry import register
@@ -112,6 +113,17 @@ def alert_box_target(alert_box_px: tuple[int, int]) -> tuple[float, float, float
     return ((CANVAS_PX[0] - w) / 2, 0.0, w, h)
 
 
+class WidgetsFile(GTFile, file="widgets.json", task=TASK):
+    """gt/widgets.json: the program's colour where no widget draws (the test alert is what differs)."""
+
+    background_rgb: list[int] = gt_field(doc="the program's background colour behind the widgets")
+
+    def validate(self) -> None:
+        for f in ("background_rgb",):
+            c = getattr(self, f)
+            self.expect(len(c) == 3 and all(0 <= v <= 255 for v in c), f, "must be (R, G, B), each 0-255")
+
+
 @register
 class StreamlabsWidgets(CheckedTask):
     task_id = TASK
@@ -183,14 +195,14 @@ class StreamlabsWidgets(CheckedTask):
         img = decode_data_uri(shots[0].imageData) if shots else None
         if img is None:
             return Result.fail("no program frame captured after the test alert")
-        inside, outside = alert_pixels(img, self.ctx.gt_json("widgets.json")["background_rgb"], self.target)
+        inside, outside = alert_pixels(img, self.ctx.gt_typed(WidgetsFile).background_rgb, self.target)
         ok = inside >= 0.05 and outside <= 0.01
         return Result(curve.passes(ok), {"inside": inside, "outside": outside},
                       "" if ok else "the test alert did not render inside the top-centre box")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         bg = [20, 20, 24]
-        inst.write_json(inst.gt / "widgets.json", {"background_rgb": bg})
+        inst.write_json(inst.gt / WidgetsFile.FILE, WidgetsFile(background_rgb=bg).to_json())
         (inst.workdir / "alerts").mkdir(parents=True)
         (inst.workdir / "alerts" / "ding.mp3").write_bytes(b"ID3\x03\x00\x00\x00\x00\x00\x00")
         good = build()

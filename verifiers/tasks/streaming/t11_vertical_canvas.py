@@ -37,6 +37,7 @@ from verifiers.base import AgentOutputError, GTError, NoLiveEvidence, ScoreConte
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import BothRecordings, LayoutInFrames, VerticalCanvasConfig
@@ -110,6 +111,17 @@ def _region_ssim(frame: np.ndarray, ref: np.ndarray) -> float:
     return float(structural_similarity(a, b, data_range=255))
 
 
+class VerticalFile(GTFile, file="vertical.json", task=TASK):
+    """gt/vertical.json: where the gameplay band sits in the 1080x1920 vertical canvas (beside the GT
+    crops gt/cam_ref.png and gt/game_ref.png)."""
+
+    game_band_px: list[int] = gt_field(doc="the band's first and end row (y0, y1) in canvas pixels")
+
+    def validate(self) -> None:
+        b = self.game_band_px
+        self.expect(len(b) == 2 and 0 <= b[0] < b[1], "game_band_px", "must be y0, y1 with 0 <= y0 < y1")
+
+
 @register
 class VerticalCanvas(CheckedTask):
     task_id = TASK
@@ -174,15 +186,15 @@ class VerticalCanvas(CheckedTask):
         try:
             cam_ref = cv2.imread(str(self.ctx.gt_path("cam_ref.png")))[:, :, ::-1]
             game_ref = cv2.imread(str(self.ctx.gt_path("game_ref.png")))[:, :, ::-1]
-            gt = self.ctx.gt_json("vertical.json")
         except TypeError:
             raise GTError("GT reference frames unreadable") from None
+        gt = self.ctx.gt_typed(VerticalFile)
         if not self.verts:
             raise AgentOutputError(f"no recording in {VERT_DIR}/")
         canvas_px = self.task.check(N.vertical_canvas_config).typed.canvas_px
         top_h = self.task.check(N.layout_in_frames).typed.top_region_px[1]
         try:
-            return self._ssims(self.verts[0], cam_ref, game_ref, top_h, gt["game_band_px"], canvas_px)
+            return self._ssims(self.verts[0], cam_ref, game_ref, top_h, gt.game_band_px, canvas_px)
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
 
@@ -247,7 +259,7 @@ class VerticalCanvas(CheckedTask):
         game = blocks(rng, (216, 160), (8, 6))     # 1/5 of 1080x800 (810..1610)
         cv2.imwrite(str(inst.gt / "cam_ref.png"), cam[:, :, ::-1])
         cv2.imwrite(str(inst.gt / "game_ref.png"), game[:, :, ::-1])
-        inst.write_json(inst.gt / "vertical.json", {"game_band_px": [810, 1610]})
+        inst.write_json(inst.gt / VerticalFile.FILE, VerticalFile(game_band_px=[810, 1610]).to_json())
         (inst.workdir / "recordings" / "vertical").mkdir(parents=True)
         good = config()
         coll = vertical_collection()

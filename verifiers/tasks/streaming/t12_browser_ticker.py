@@ -24,6 +24,7 @@ from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsScreenshot
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, TickerSettings
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -46,6 +47,17 @@ def band_transparency(img: np.ndarray, bg_rgb: list[int], band_frac: float) -> d
     band = img[round(h * (1 - band_frac)):].reshape(-1, 3).astype(float)
     d = np.linalg.norm(band - np.array(bg_rgb, float), axis=1)
     return {"scene_visible": float((d < 30).mean()), "text": float((d >= 60).mean())}
+
+
+class TickerFile(GTFile, file="ticker.json", task=TASK):
+    """gt/ticker.json: the scene's colour, which a transparent ticker page lets through its band."""
+
+    scene_rgb: list[int] = gt_field(doc="the colour of the scene under the ticker band")
+
+    def validate(self) -> None:
+        for f in ("scene_rgb",):
+            c = getattr(self, f)
+            self.expect(len(c) == 3 and all(0 <= v <= 255 for v in c), f, "must be (R, G, B), each 0-255")
 
 
 @register
@@ -100,14 +112,14 @@ class BrowserTicker(CheckedTask):
             # text over the scene proves a transparent page only when the page is what renders there
             # (a text source named Ticker draws the same band): rule 3, no primary change, no credit
             return Result.fail("Ticker is not a browser source showing overlay/ticker.html: its band proves nothing")
-        gt = self.ctx.gt_json("ticker.json")
-        m = band_transparency(img, gt["scene_rgb"], 80 / CANVAS_PX[1])
+        gt = self.ctx.gt_typed(TickerFile)
+        m = band_transparency(img, gt.scene_rgb, 80 / CANVAS_PX[1])
         ok = 100.0 * m["scene_visible"] >= p.min_scene_visible_pct and m["text"] >= 0.01
         return Result(curve.passes(ok), m, "" if ok else "ticker band hides the scene or shows no text")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         scene_rgb = [40, 90, 160]
-        inst.write_json(inst.gt / "ticker.json", {"scene_rgb": scene_rgb})
+        inst.write_json(inst.gt / TickerFile.FILE, TickerFile(scene_rgb=scene_rgb).to_json())
         (inst.workdir / "overlay").mkdir(parents=True)
         (inst.workdir / "overlay" / "ticker.html").write_text(
             "<html><body><marquee style='color:white;font:40px sans-serif'>Breaking: tally ships</marquee>"

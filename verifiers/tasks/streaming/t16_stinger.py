@@ -25,6 +25,7 @@ from verifiers.base import AgentOutputError, NoLiveEvidence
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsEvent, SceneData, TransitionData
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import StingerConfig, StingerTiming, TrackMatte
@@ -62,11 +63,24 @@ def transitions_used(events: list[dict[str, Any]]) -> list[tuple[str, str | None
     return out
 
 
-def switch_timing(path: Path, colours: dict[str, list[int]]) -> dict[str, Any]:
+class StingerFile(GTFile, file="stinger.json", task=TASK):
+    """gt/stinger.json: the colours that tell Live, BRB and the stinger's swipe apart in the recording."""
+
+    live_rgb: list[int] = gt_field(doc="scene Live's colour")
+    brb_rgb: list[int] = gt_field(doc="scene BRB's colour")
+    swipe_rgb: list[int] = gt_field(doc="the stinger swipe's colour")
+
+    def validate(self) -> None:
+        for f in ("live_rgb", "brb_rgb", "swipe_rgb"):
+            c = getattr(self, f)
+            self.expect(len(c) == 3 and all(0 <= v <= 255 for v in c), f, "must be (R, G, B), each 0-255")
+
+
+def switch_timing(path: Path, colours: StingerFile) -> dict[str, Any]:
     """Swipe start and the background switch (s) from the decoded recording."""
-    swipe = np.array(colours["swipe_rgb"], float)
-    live = np.array(colours["live_rgb"], float)
-    brb = np.array(colours["brb_rgb"], float)
+    swipe = np.array(colours.swipe_rgb, float)
+    live = np.array(colours.live_rgb, float)
+    brb = np.array(colours.brb_rgb, float)
     t_swipe = t_switch = None
     swipe_frames = 0
     times: list[float] = []
@@ -157,7 +171,7 @@ class StingerTrackMatte(CheckedTask):
     def timing_in_recording(self, p: StingerTiming, curve: Curve) -> Result:
         self.coll  # noqa: B018 - as before the split: no collection fails this check too
         try:
-            tm = switch_timing(self.ctx.artifact(REC), self.ctx.gt_json("stinger.json"))
+            tm = switch_timing(self.ctx.artifact(REC), self.ctx.gt_typed(StingerFile))
         except MediaError as exc:
             return Result.fail(str(exc))
         if tm["swipe_start_s"] is None or tm["switch_s"] is None:
@@ -176,11 +190,11 @@ class StingerTrackMatte(CheckedTask):
                       f"+-{tol_frames})")
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
-        colours = {"live_rgb": [30, 60, 200], "brb_rgb": [200, 40, 30], "swipe_rgb": [20, 220, 40]}
-        inst.write_json(inst.gt / "stinger.json", colours)
+        colours = StingerFile(live_rgb=[30, 60, 200], brb_rgb=[200, 40, 30], swipe_rgb=[20, 220, 40])
+        inst.write_json(inst.gt / StingerFile.FILE, colours.to_json())
         (inst.workdir / "transitions").mkdir(parents=True)
         for n in ("swipe.webm", "swipe_matte.webm"):  # placeholders: the scorer never decodes them
-            write_media(inst.workdir / "transitions" / n, [solid(32, 18, tuple(colours["swipe_rgb"]))] * 10, 30,
+            write_media(inst.workdir / "transitions" / n, [solid(32, 18, tuple(colours.swipe_rgb))] * 10, 30,
                         codec="libvpx", fmt="webm")
         (inst.workdir / "recordings").mkdir()
         good = build()
@@ -247,17 +261,17 @@ def build() -> dict[str, Any]:
     return O.collection("Show", scenes, inputs, transitions=[stinger], current_transition="Fade")
 
 
-def recording(colours: dict[str, list[int]], point_ms: int, fps: int = 30) -> list[np.ndarray]:
+def recording(colours: StingerFile, point_ms: int, fps: int = 30) -> list[np.ndarray]:
     """3 s of Live, a 1.2 s swipe from frame 30, the background turning BRB at the point."""
     w, h = 96, 54
     out = []
     start, sweep = 30, round(1.2 * fps)
     switch = start + round(point_ms / 1000 * fps)
     for i in range(3 * fps):
-        img = solid(w, h, tuple(colours["brb_rgb"] if i >= switch else colours["live_rgb"]))
+        img = solid(w, h, tuple(colours.brb_rgb if i >= switch else colours.live_rgb))
         if start <= i < start + sweep:  # the swipe's edge is in the first frame, as a stinger's first frame shows it
             x = int((i - start + 1) / sweep * (w + 40)) - 40
-            img[:, max(0, x):max(0, x + 40)] = colours["swipe_rgb"]
+            img[:, max(0, x):max(0, x + 40)] = colours.swipe_rgb
         out.append(img)
     return out
 

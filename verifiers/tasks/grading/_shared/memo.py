@@ -18,9 +18,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from verifiers.measure.membounds import bound_bytes
+
 T = TypeVar("T")
 #: memory bound of the memo: values and the arrays they are keyed on (a 2 s 256x144 shot's Lab is 10 MB)
-MEMO_MAX_BYTES = 512 * 1024 * 1024
+MEMO_MAX_BYTES = bound_bytes("TALLY_GRADING_MEMO_MB")   # MiB from the environment (membounds.py)
 _ENTRIES: OrderedDict[tuple, tuple[tuple[np.ndarray, ...], Any, int]] = OrderedDict()
 _total_bytes = 0
 
