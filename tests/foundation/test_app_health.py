@@ -80,11 +80,13 @@ def test_runqueue_wait_of_two_processes_sharing_one_cpu() -> None:
     busy = ("import os, time; os.sched_setaffinity(0, {0}); print('pinned', flush=True)\n"
             "t = time.monotonic() + 30\nwhile time.monotonic() < t: pass")
     hogs = [subprocess.Popen([sys.executable, "-c", busy], stdout=subprocess.PIPE, text=True) for _ in range(2)]
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(30)"],
+                               stdout=subprocess.PIPE, text=True)
     try:
         import time
         for hog in hogs:  # both started and pinned, however slowly Python starts on a busy machine
             assert hog.stdout is not None and hog.stdout.readline().strip() == "pinned"
+        assert sleeper.stdout is not None and sleeper.stdout.readline().strip() == "asleep"  # past start-up
         window = RunQueueWindow({"a": hogs[0].pid, "b": hogs[1].pid, "sleeper": sleeper.pid})
         window.start()
         time.sleep(1.0)
