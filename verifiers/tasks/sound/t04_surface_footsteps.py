@@ -32,7 +32,12 @@ from verifiers.tasks.sound._shared.placed_events import (
     k_of_n_for,
     required_of,
 )
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    truncate_file,
+    write_frame_near_misses,
+    write_wav,
+)
 
 TASK = "R06.07.01.03-T04"
 N = check_names(TASK)
@@ -138,14 +143,7 @@ class SurfaceFootsteps(CheckedTask):
             late[i]["frame"] += 2
         write_wav(inst.mutant("three_steps_2_frames_late", [N.sync], "3 of 12 steps 2 frames late") / OUTPUT,
                   render(late))
-        # near misses at the seed's ±1 frame: the same 3 steps 0.75 frame off (inside: lowers nothing) and 1.25
-        # (outside); a quarter frame is ~10 ms, ten times the onset detector's refinement
-        for d, lowers in ((0.75, []), (1.25, [N.sync])):
-            near = [dict(e) for e in events]
-            for i, sgn in ((1, 1), (4, 1), (8, 1)):
-                near[i]["frame"] += sgn * d
-            write_wav(inst.mutant(f"three_steps_{d:g}_frames_off".replace(".", "_"), lowers,
-                                  f"the 3 steps {d:g} frame off (seed ±1)") / OUTPUT, render(near))
+        write_frame_near_misses(inst, events, (1, 4, 8), N.sync, "step", render, OUTPUT)
         # The switch comes one step late: the first wood step is cut from gravel.
         late_switch = [dict(e) for e in events]
         gravel_prev = late_switch[5]["sample"]

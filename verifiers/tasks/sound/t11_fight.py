@@ -36,7 +36,13 @@ from verifiers.tasks.sound._shared.placed_events import (
     locate_events,
     required_of,
 )
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_output, truncate_file, write_wav
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    load_output,
+    truncate_file,
+    write_frame_near_misses,
+    write_wav,
+)
 
 TASK = "R06.07.01.03-T11"
 N = check_names(TASK)
@@ -178,14 +184,7 @@ class FightContacts(CheckedTask):
             late[i]["frame"] += 2
         write_wav(inst.mutant("three_contacts_2_frames_late", [N.contact_sync], "3 of 10 contacts 2 frames late")
                   / OUTPUT, render(late))
-        # near misses at the seed's ±1 frame: the same 3 contacts 0.75 frame off (inside: lowers nothing) and 1.25
-        # (outside); a quarter frame is ~10 ms, ten times the onset detector's refinement
-        for d, lowers in ((0.75, []), (1.25, [N.contact_sync])):
-            near = [dict(e) for e in events]
-            for i, sgn in ((1, 1), (5, 1), (8, 1)):
-                near[i]["frame"] += sgn * d
-            write_wav(inst.mutant(f"three_contacts_{d:g}_frames_off".replace(".", "_"), lowers,
-                                  f"the 3 contacts {d:g} frame off (seed ±1)") / OUTPUT, render(near))
+        write_frame_near_misses(inst, events, (1, 5, 8), N.contact_sync, "contact", render, OUTPUT)
         write_wav(inst.mutant("no_whoosh_on_three", [N.whoosh_layering], "three impacts have no whoosh layer")
                   / OUTPUT, render(events, whoosh=set(range(len(events))) - {0, 4, 7}))
         cats = [dict(e) for e in events]

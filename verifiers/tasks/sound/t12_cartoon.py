@@ -37,7 +37,12 @@ from verifiers.tasks.sound._shared.placed_events import (
     k_of_n_for,
     required_of,
 )
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    truncate_file,
+    write_frame_near_misses,
+    write_wav,
+)
 
 TASK = "R06.07.01.03-T12"
 N = check_names(TASK)
@@ -193,14 +198,7 @@ class CartoonFX(CheckedTask):
             late[i]["frame"] += 2
         write_wav(inst.mutant("three_actions_2_frames_late", [N.action_sync], "3 of 10 actions 2 frames late")
                   / OUTPUT, render(late))
-        # near misses at the seed's ±1 frame: the same 3 actions 0.75 frame off (inside: lowers nothing) and 1.25
-        # (outside); a quarter frame is ~10 ms, ten times the onset detector's refinement
-        for d, lowers in ((0.75, []), (1.25, [N.action_sync])):
-            near = [dict(e) for e in events]
-            for i, sgn in ((0, 1), (3, 1), (8, 1)):
-                near[i]["frame"] += sgn * d
-            write_wav(inst.mutant(f"three_actions_{d:g}_frames_off".replace(".", "_"), lowers,
-                                  f"the 3 actions {d:g} frame off (seed ±1)") / OUTPUT, render(near))
+        write_frame_near_misses(inst, events, (0, 3, 8), N.action_sync, "action", render, OUTPUT)
         wrong = [dict(e) for e in events]
         wrong[2]["sample"] = "zip_2.wav"
         write_wav(inst.mutant("zip_for_pop", [N.categories], "one pop replaced by a zip") / OUTPUT, render(wrong))

@@ -5,7 +5,9 @@ Signal processing lives in verifiers.measure; this module only moves files and a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import soundfile as sf
@@ -15,6 +17,9 @@ from verifiers.measure.audio_io import Audio, load_audio, resample
 from verifiers.measure.errors import MediaError
 from verifiers.provenance import AUDIT_WRITE_KINDS, outside_writes, writer_name  # noqa: F401  (re-exported)
 from verifiers.rubric import rubric_check, rubric_event  # noqa: F401  (re-exported for the sound tasks)
+
+if TYPE_CHECKING:
+    from verifiers.synth import InstanceWriter
 
 RATE_HZ = 48_000
 
@@ -100,3 +105,18 @@ def load_output(ctx: ScoreContext, rel: str, rate_hz: int | None = RATE_HZ) -> t
 def format_note(audio: Audio) -> str:
     """'48000 Hz, 2 ch, PCM_24' for messages."""
     return f"{audio.sample_rate_hz} Hz, {audio.channels} ch, {audio.info.subtype}"
+
+
+def write_frame_near_misses(inst: InstanceWriter, events: list[dict[str, Any]], moved: tuple[int, ...],
+                            check_name: str, noun: str, render: Callable[[list[dict[str, Any]]], np.ndarray],
+                            output: str) -> None:
+    """The near-miss pair at a seed's ±1 frame sync line: the same events `moved` 0.75 frame late
+    (inside: lowers nothing) and 1.25 frames late (outside: lowers `check_name`). A quarter frame is
+    ~10 ms, ten times the onset detector's refinement, so the pair tests the line, not the detector."""
+    for off_frames, lowers in ((0.75, []), (1.25, [check_name])):
+        near = [dict(e) for e in events]
+        for i in moved:
+            near[i]["frame"] += off_frames
+        name = f"three_{noun}s_{off_frames:g}_frames_off".replace(".", "_")
+        folder = inst.mutant(name, lowers, f"the 3 {noun}s {off_frames:g} frame off (seed ±1)")
+        write_wav(folder / output, render(near))
