@@ -147,6 +147,26 @@ def segments(matcher: ClipMatcher, path: Path, fps: float) -> tuple[list[Labelle
     return labelled, clean_runs(runs(labelled, 1.0 / fps))
 
 
+def playing_share(labelled: list[Labelled], src_frame_s: float) -> float:
+    """Share of labelled frames that play their source in step with a neighbour (issue 21, rule 2).
+
+    A frame plays when, against its previous or next frame showing the same source, the source
+    moment advances, and by no more than the output time between them plus one source frame (a
+    frame-rate conversion repeats or skips source frames, never holds one for two steps on both
+    sides). A first frame held for the whole length, black, or frames of nothing given play nowhere;
+    a cut or a B-roll change breaks only the pair across it, so the frames on either side still play."""
+    def step(a: Labelled, b: Labelled) -> bool:
+        if a.label is None or a.label != b.label:
+            return False
+        d_src = b.src_t_s - a.src_t_s
+        return 0 < d_src <= (b.t_s - a.t_s) + src_frame_s + 1e-6
+
+    n = len(labelled)
+    ok = [(i > 0 and step(labelled[i - 1], labelled[i])) or (i + 1 < n and step(labelled[i], labelled[i + 1]))
+          for i in range(n)]
+    return sum(ok) / n if n else 0.0
+
+
 def sources_in(folder: Path, pattern: str = "*.mp4") -> dict[str, Path]:
     found = {p.stem: p for p in sorted(folder.glob(pattern))}
     if not found:
