@@ -39,6 +39,7 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     text_fill_lab,
     window_mask,
 )
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
 
 TASK = "R06.04.01.04-T06"
@@ -333,6 +334,7 @@ class BrandAd(CheckedTask):
             write_video(folder / OUTPUT, out, FPS, audio=mix, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
+        register_video_cases(inst, OUTPUT, "fixtures/product_clips/clip1.mp4", profiles=ONE_EXPORT, baselines=CHEAP_BASELINES)
         render(inst.mutant("hook_at_3s", [N.structure_brand], "hook text first shows at 3 s"), hook_at=3.0)
         render(inst.mutant("caption_in_bottom", [N.safe_zones], "feature 2 caption in the bottom 20 %"),
                bottom_feature=True)

@@ -44,6 +44,7 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     time_scale,
     window_mask,
 )
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import Labelled, sources_in
 from verifiers.tasks.shortform._shared.export import Export, open_export
 from verifiers.tasks.shortform._shared.stock_footage import StockMatcher, placements
@@ -422,6 +423,8 @@ class Explainer(CheckedTask):
             write_video(folder / "out/explainer_60s.mp4", frames, FPS, audio=v + m, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
+        register_video_cases(inst, "out/explainer_60s.mp4", "fixtures/stock/solar_a.mp4", profiles=ONE_EXPORT,
+                             baselines=CHEAP_BASELINES)
         render(inst.mutant("wrong_shot_scene3", [N.scene_visuals], "scene 3 (heat pumps) shows the coal plant"),
                scene3="coal_plant")
         render(inst.mutant("transition_mid_scene", [N.duration_transitions], "a dissolve in the middle of scene 1"),
