@@ -155,6 +155,13 @@ def playing_share(labelled: list[Labelled], src_frame_s: float) -> float:
     frame-rate conversion repeats or skips source frames, never holds one for two steps on both
     sides). A first frame held for the whole length, black, or frames of nothing given play nowhere;
     a cut or a B-roll change breaks only the pair across it, so the frames on either side still play."""
+    n = len(labelled)
+    ok = playing_flags(labelled, src_frame_s)
+    return sum(ok) / n if n else 0.0
+
+
+def playing_flags(labelled: list[Labelled], src_frame_s: float) -> list[bool]:
+    """Per labelled frame: does it play its source in step with a neighbour (see playing_share)."""
     def step(a: Labelled, b: Labelled) -> bool:
         if a.label is None or a.label != b.label:
             return False
@@ -162,9 +169,8 @@ def playing_share(labelled: list[Labelled], src_frame_s: float) -> float:
         return 0 < d_src <= (b.t_s - a.t_s) + src_frame_s + 1e-6
 
     n = len(labelled)
-    ok = [(i > 0 and step(labelled[i - 1], labelled[i])) or (i + 1 < n and step(labelled[i], labelled[i + 1]))
-          for i in range(n)]
-    return sum(ok) / n if n else 0.0
+    return [(i > 0 and step(labelled[i - 1], labelled[i])) or (i + 1 < n and step(labelled[i], labelled[i + 1]))
+            for i in range(n)]
 
 
 def sources_in(folder: Path, pattern: str = "*.mp4") -> dict[str, Path]:
