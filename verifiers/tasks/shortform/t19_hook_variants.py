@@ -30,7 +30,7 @@ from verifiers.paramtypes.shortform import BodyIdentical, ExportSpecNaming, Hook
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, playing_share
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact, size_ok, video_facts
 
@@ -211,7 +211,7 @@ class HookVariants(CheckedTask):
 
         write_all(inst.oracle)
         register_video_cases(inst, tuple(f"out/ad_hook{k}.mp4" for k in range(1, 6)), "fixtures/ad_body/body.mp4",
-                             profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+                             profiles=ONE_EXPORT, baselines=CHEAP_BASELINES)
         other = rows[3]["clip"]
         write_all(inst.mutant("hook3_wrong_clip", [N.hook_3], "hook 3 uses hook 4's clip"),
                   lambda k, r: ({**r, "clip": other} if k == 3 else r, {}))
