@@ -191,9 +191,8 @@ class BrandAd(CheckedTask):
         their safe placement are judged as an ad *of this footage*: the first frame held for 15 s
         showed the hook in its window inside the safe zones and kept 40.4 points."""
         clips = sources_in(self.ctx.input(CLIPS))
-        # step slack: one frame of the miniature's FPS (a real 30-fps clip's frame is shorter: wider only)
         labelled = ClipMatcher(clips).label_video(self.export[0].path, every_s=PLAY_SAMPLE_S)
-        playing = {x.label for x, ok in zip(labelled, playing_flags(labelled, 1 / FPS), strict=True) if ok}
+        playing = {x.label for x, ok in zip(labelled, playing_flags(labelled), strict=True) if ok}
         return len(playing & set(clips)) / len(clips)
 
     def _with_footage(self, result: Result) -> Result:

@@ -23,7 +23,7 @@ How it measures (no ASR model can ship here, so "word recall" is measured on the
 
 Issue 21. Content identity (rule 2): the talk's sound over a held or black picture is not the
 talk tightened, so silences_removed is multiplied by the share of export frames that play a given
-source in step (`clips.playing_share`: the talking head or a B-roll advancing frame by frame).
+source (`clips.playing_share`: runs of the talking head or a B-roll whose moment advances).
 Leave-alone shares (rule 3): keeping every word and a clean export are what the raw talk handed
 back already has, so no_words_lost and export pay in proportion to the primary change present =
 the share of the source's long pauses removed, on a playing picture (silences_removed's measure).
@@ -52,7 +52,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
-from verifiers.measure.streams import probe
 from verifiers.measure.vad import speech_segments
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import Broll, NoWordsLost, SilencesRemoved
@@ -160,7 +159,6 @@ class Script:
     by_word: dict[str, int]  # a keyword spoken twice: its first occurrence
     broll_paths: dict[str, Path]
     source: np.ndarray  # source audio at MATCH_SR_HZ
-    src_frame_s: float  # one frame of the talking head
 
 
 @dataclass(frozen=True)
@@ -194,12 +192,9 @@ class TightenBroll(CheckedTask):
         broll_paths = {stem: ctx.input(f"{BROLL_DIR}/{stem}.mp4") for _, stem in keywords}
         try:
             source = load_audio(ctx.input(SOURCE), sample_rate_hz=MATCH_SR_HZ).mono
-            src_fps = probe(ctx.input(SOURCE)).first("video").avg_fps or 0.0
         except MediaError as exc:
             raise GTError(f"{SOURCE}: {exc}") from None
-        if src_fps <= 0:
-            raise GTError(f"{SOURCE}: no frame rate")
-        return Script(keywords, words, silences, by_word, broll_paths, source, 1 / src_fps)
+        return Script(keywords, words, silences, by_word, broll_paths, source)
 
     @provides
     def export(self) -> Export:
@@ -240,7 +235,7 @@ class TightenBroll(CheckedTask):
         left = long_pauses(segs, p.max_pause_s)
         enough = speech_s >= MIN_SPEECH_FRACTION * words_s
         removed = max(0.0, 1 - len(left) / max(1, len(silences))) if enough else 0.0
-        plays = playing_share(self.labelled, self.script.src_frame_s)
+        plays = playing_share(self.labelled)
         return Pauses(left, len(silences), speech_s, words_s, enough, plays, removed * plays)
 
     def _with_primary(self, result: Result) -> Result:

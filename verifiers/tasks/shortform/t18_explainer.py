@@ -305,7 +305,7 @@ class Explainer(CheckedTask):
         acceptable shot, and whether that shot plays there (rule 2: a held frame of the right shot
         is not the shot; the first frame held for the whole export kept 1/8 of scene_visuals)."""
         lines, lev = self.script[0], self.levels
-        playing = playing_flags(self.labelled, 1 / (self.export.facts["fps"] or FPS))
+        playing = playing_flags(self.labelled)
         per, good = [], 0
         for x, (a, b) in zip(lines, lev.spans, strict=True):
             inside = [(f.label, ok) for f, ok in zip(self.labelled, playing, strict=True)

@@ -87,7 +87,7 @@ def judge_variant(path: Path, pr, rel: str, spec: ExportSpecNaming, hook_s: floa
     shown = [label for _t, (label, _src, _ncc, _i) in ids]
     # the listed clip, playing: a sample of another clip (or none) never plays (rule 2)
     plays = playing_share([Labelled(t, label if label == want_clip else None, src, ncc)
-                           for t, (label, src, ncc, _i) in ids], 1 / max(facts["fps"] or FPS, 1.0))
+                           for t, (label, src, ncc, _i) in ids])
     clip_ok = bool(shown) and plays >= MIN_HOOK_SHARE
     ev = {**facts, "hook_clips": shown, "hook_playing_share": plays, "body_same_frames": f"{same}/{len(body)}"}
     return Variant(rel, None, ev, bool(ok_spec), bool(body_match), head, clip_ok)
