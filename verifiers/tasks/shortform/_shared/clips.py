@@ -147,17 +147,17 @@ def segments(matcher: ClipMatcher, path: Path, fps: float) -> tuple[list[Labelle
     return labelled, clean_runs(runs(labelled, 1.0 / fps))
 
 
-#: a run of frames plays its source when the source advances at least this share of the run's
-#: length (T09/T10's segment rule: a held frame advances 0, a 0.3x slow-motion still 30 %)
-MIN_ADVANCE_SHARE = 0.25
+#: a run of frames plays its source when the source moment moves forward on at least this share of
+#: its consecutive frame pairs (T11's advancing rule): a held frame never does, and one mismatched
+#: frame (a caption in another colour matched 10 s away) costs two pairs, not the run
+MIN_ADVANCING_PAIRS = 0.5
 
 
 def playing_share(labelled: list[Labelled]) -> float:
     """Share of labelled frames that play a given source (issue 21, rule 2: content identity).
 
-    Frames are grouped in runs showing the same source; a run plays when its source moment
-    advances by at least MIN_ADVANCE_SHARE of the run's length (plus nothing for a one-frame run:
-    it advances 0). A first frame held for the whole length, black, or frames of nothing given play
+    Frames are grouped in runs showing the same source; a run plays when its source moment moves
+    forward on at least MIN_ADVANCING_PAIRS of its consecutive pairs (a one-frame run has none). A first frame held for the whole length, black, or frames of nothing given play
     nowhere; a picture-in-picture or a caption over the source, whose matched moment may wobble by
     a few frames, still plays because the run as a whole advances (T08's 40 % PIP mutant: frame by
     frame, 4 % of its frames did not step forward)."""
@@ -169,12 +169,16 @@ def playing_flags(labelled: list[Labelled]) -> list[bool]:
     """Per labelled frame: does the run it belongs to play its source (see playing_share)."""
     if not labelled:
         return []
-    step_s = float(np.median(np.diff([x.t_s for x in labelled]))) if len(labelled) > 1 else 0.0
     out: list[bool] = []
-    for r in runs(labelled, step_s):
-        advance_s = r.src_end_s - r.src_start_s
-        plays = r.label is not None and r.frames > 1 and advance_s >= MIN_ADVANCE_SHARE * (r.end_s - r.start_s)
-        out += [plays] * r.frames
+    i = 0
+    while i < len(labelled):
+        j = i
+        while j + 1 < len(labelled) and labelled[j + 1].label == labelled[i].label:
+            j += 1
+        src = np.array([x.src_t_s for x in labelled[i:j + 1]])
+        plays = labelled[i].label is not None and j > i and float(np.mean(np.diff(src) > 0)) >= MIN_ADVANCING_PAIRS
+        out += [plays] * (j - i + 1)
+        i = j + 1
     return out
 
 
