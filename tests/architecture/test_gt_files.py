@@ -81,8 +81,7 @@ def test_every_gt_file_type_names_a_task_a_file_and_a_known_family() -> None:
 #: parallel when the typed loaders came; placed_events keeps each event's raw row for its evidence.
 #: This list may only shrink: a new hand reader fails here (declare a GTFile, read it by ctx.gt_typed).
 HAND_READERS = {
-    "shortform/t05_green_key.py", "shortform/t07_punch_zooms.py", "shortform/t14_price_tracking.py",
-    "shortform/t15_look_match.py", "sound/_shared/placed_events.py",
+    "sound/_shared/placed_events.py",
 }
 
 

@@ -79,7 +79,8 @@ def test_garbage_export_fails_every_check_with_a_message(proven, tmp_path):
 
 def test_unrelated_video_scores_nothing(proven, tmp_path):
     """A 9:16 export of something else: no words, no B-roll, no kickflip frames, so no credit
-    (T08's `export` check only says the file decodes with audio, and this one has none)."""
+    (T08's `export` check finds a decodable file with audio, but pays only with the talk tightened
+    on a playing picture: issue 21, rule 3; it paid 10 before)."""
     task_id, _res, inst = proven
     rel = OUTPUTS[task_id]
     frames = clip_frames(7, 7 * 30, 180, 320, 30.0)
@@ -90,8 +91,9 @@ def test_unrelated_video_scores_nothing(proven, tmp_path):
     by = {c["name"]: c for c in rep["checks"]}
     assert all(c["status"] != "error" for c in rep["checks"]), rep["checks"]
     if task_id == T08:
-        assert by["export"]["score"] == 1.0  # it is a decodable video with audio
-        assert rep["score"] == pytest.approx(10.0)
+        assert by["export"]["evidence"]["audio"] is True  # it is a decodable video with audio ...
+        assert by["export"]["evidence"]["primary_change"] == 0  # ... of nothing the task gave
+        assert rep["score"] == 0
         assert by["no_words_lost"]["evidence"]["word_recall"] == 0
     else:
         assert rep["score"] == 0

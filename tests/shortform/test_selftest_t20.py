@@ -37,7 +37,7 @@ def test_selftest_and_same_seed_same_bytes(tmp_path, monkeypatch):
     assert res.ok, res.problems
     assert res.oracle >= 99 and res.nothing <= 5
     assert set(res.mutants) == {"exported_30fps", "subtitle_typo", "sticker_10_frames_late", "arrow_80px_off",
-                                "mix_at_minus_10", "true_peak_over"}
+                                "mix_at_minus_10", "true_peak_over", "near_miss_cer_inside", "near_miss_cer_outside"}
     again = synth_instance(TASK, tmp_path / "b" / TASK, seed=0)
     first = _digests(tmp_path / "a" / TASK)
     assert len(first) > 10 and first == _digests(again)

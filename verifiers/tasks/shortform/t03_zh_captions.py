@@ -7,6 +7,13 @@ gt/render.json = instance scale (synthetic: 1/3, 640x360, a 15-px caption).
 
 Captions are found by differencing the export against the vlog (_shared/caption_track): spans give the
 timing; one frame per span gives the look (fill colour, stroke, lines) and the OCR text.
+
+Issue 21, rule 2: captions are judged on the vlog they caption. Every check is multiplied by the
+share of export frames (sampled every PLAY_SAMPLE_S) that play the vlog in step (`_shared/plays`:
+the best-matching vlog frame is the one at the sample's own time). A first frame held for the
+whole length differs from the vlog only where it moves, and those moving differences read as a
+"caption" that met one of style_position's five criteria: 5.0, exactly at the baseline bound;
+now 0. The oracle, its exports and every mutant play the vlog on every sample (factor 1).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.paramtypes.shortform import LineLength, MaxCer, StylePosition, Timing
 from verifiers.registry import register
@@ -39,6 +47,7 @@ from verifiers.tasks.shortform._shared.caption_track import (
 )
 from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
+from verifiers.tasks.shortform._shared.plays import THUMB_W_PX, SourceTimeline
 
 TASK = "R06.04.01.04-T03"
 N = check_names(TASK)
@@ -48,6 +57,7 @@ TRACK_WIDTH_PX = 320  # caption on/off is tracked at this width (a 46-px caption
 FPS = 24.0
 SCALE = 1 / 3
 MIN_SHARE = 0.8  # a style criterion holds when it holds on this share of the captions
+PLAY_SAMPLE_S = 0.5  # the vlog-playing share is measured on one export frame per this interval
 
 
 class SpeechFile(GTFile, file="speech.json", task=TASK):
@@ -160,6 +170,28 @@ class ZhCaptions(CheckedTask):
         except MediaError as exc:
             raise AgentOutputError(f"{OUTPUT}: {exc}") from None
 
+    @provides
+    def playing(self) -> float:
+        """Share of sampled export frames that show the vlog frame of their own time (rule 2)."""
+        try:
+            source = SourceTimeline(self.ctx.input(SOURCE))
+        except MediaError as exc:
+            raise AgentOutputError(f"{SOURCE}: {exc}") from None
+        try:
+            hits = [source.plays(fr.rgb, fr.t_s) for fr in iter_frames(self.tr.path, width=THUMB_W_PX,
+                                                                        every_s=PLAY_SAMPLE_S)]
+        except MediaError as exc:
+            raise AgentOutputError(f"{OUTPUT}: {exc}") from None
+        return sum(hits) / len(hits) if hits else 0.0
+
+    def _on_vlog(self, result: Result) -> Result:
+        """The check's result paid in proportion to the export playing the vlog (rule 2)."""
+        share = self.playing
+        if share >= 1 or result.error:
+            return result
+        return Result(result.score * share, {**result.evidence, "vlog_playing_share": share},
+                      f"{result.message}; paid x{share:.2f}: the export plays the vlog on {share:.0%} of samples")
+
     def _ocr(self) -> Reads | Result:
         r = self.reads
         return Result.cannot_judge(r.ocr_error) if r.ocr_error is not None else r
@@ -173,18 +205,19 @@ class ZhCaptions(CheckedTask):
         on_s, speech_s = sum(b - a for a, b in spans), sum(b - a for a, b in speech)
         precision, recall = ov / on_s, ov / speech_s
         need = p.min_overlap_pct / 100
-        return Result(curve.passes(precision >= need and recall >= need),
+        return self._on_vlog(Result(
+                      curve.passes(precision >= need and recall >= need),
                       {"caption_spans_s": spans, "on_speech_pct": 100 * precision, "speech_captioned_pct": 100 * recall,
                        "frames_not_showing_source": track.not_source_frames},
-                      f"{100 * precision:.0f}% of caption time on speech, {100 * recall:.0f}% of speech captioned")
+                      f"{100 * precision:.0f}% of caption time on speech, {100 * recall:.0f}% of speech captioned"))
 
     @check(N.style_position)
     def style_position(self, p: StylePosition, curve: Curve) -> Result:
         r = self.reads
         names = ["white_fill", "dark_stroke", "glyph_height", "baseline", "centred"]
         held = {n: bool(r.looks) and sum(c[n] for c in r.looks) >= MIN_SHARE * len(r.looks) for n in names}
-        return Result(curve.count(held.values()), {"criteria": held, "captions": r.per},
-                      "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items()))
+        return self._on_vlog(Result(curve.count(held.values()), {"criteria": held, "captions": r.per},
+                                    "style: " + ", ".join(f"{n} {'ok' if ok else 'NO'}" for n, ok in held.items())))
 
     @check(N.caption_text)
     def caption_text(self, p: MaxCer, curve: Curve) -> Result:
@@ -195,8 +228,8 @@ class ZhCaptions(CheckedTask):
         hyp, ref = text_key("".join(r.texts)), text_key(transcript)
         cer = edit_distance(hyp, ref) / max(1, len(ref))
         max_cer = p.max_cer_pct / 100
-        return Result(curve.passes(cer <= max_cer), {"ocr": r.texts, "cer_pct": 100 * cer, "ref_chars": len(ref)},
-                      f"CER {100 * cer:.1f}% (max {100 * max_cer:.0f}%)")
+        return self._on_vlog(Result(curve.passes(cer <= max_cer), {"ocr": r.texts, "cer_pct": 100 * cer, "ref_chars": len(ref)},
+                                    f"CER {100 * cer:.1f}% (max {100 * max_cer:.0f}%)"))
 
     @check(N.line_length)
     def line_length(self, p: LineLength, curve: Curve) -> Result:
@@ -205,8 +238,9 @@ class ZhCaptions(CheckedTask):
             return r
         most = p.max_chars_per_line_count
         longest = max(r.line_lens, default=0)
-        return Result(curve.passes(bool(r.line_lens) and longest <= most), {"line_chars": r.line_lens, "ocr_lines": r.read},
-                      f"longest line {longest} characters (max {most})")
+        return self._on_vlog(Result(curve.passes(bool(r.line_lens) and longest <= most),
+                                    {"line_chars": r.line_lens, "ocr_lines": r.read},
+                                    f"longest line {longest} characters (max {most})"))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 640, 360
@@ -250,6 +284,11 @@ class ZhCaptions(CheckedTask):
         solve(inst.mutant("yellow_text", [N.style_position], "yellow caption fill"), fill=(255, 220, 0))
         solve(inst.mutant("no_stroke", [N.style_position], "white text without the black stroke"), stroke_px=0)
         solve(inst.mutant("baseline_75", [N.style_position], "caption baseline at 75% of the height"), baseline=0.75)
+        # near misses at the seed's 85 % ± 2 % baseline (the ink bottom reads ~0.4 % below the
+        # drawn baseline): drawn at 85.8 % (ink ~86.2 %, inside) and 87.2 % (ink ~87.6 %, outside)
+        solve(inst.mutant("near_miss_baseline_inside", [], "baseline 85.8 %: within 85 ± 2 %"), baseline=0.858)
+        solve(inst.mutant("near_miss_baseline_outside", [N.style_position], "baseline 87.2 %: outside 85 ± 2 %"),
+              baseline=0.872)
         solve(inst.mutant("font_64px", [N.style_position], "64-px captions instead of 46 px"), font_px=20)
         joined = [list(c) for c in captions]
         joined[2] = ["".join(captions[2])]

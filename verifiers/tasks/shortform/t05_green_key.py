@@ -28,6 +28,7 @@ import numpy as np
 from verifiers.base import GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.frames import Frame, iter_frames
 from verifiers.paramtypes.shortform import KeyQuality, Placement, SizePx, Spill
 from verifiers.registry import register
@@ -118,14 +119,31 @@ def presenter_mask(fr: Frame, bg: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
 
 
-def measure_key(path: Path, bg_img: np.ndarray, matte: dict, fw: int, fh: int) -> KeyMeasure:
+class MatteFile(GTFile, file="matte.json", task=TASK):
+    """gt/matte.json: the presenter's matte on every source frame, as ellipses and rectangles."""
+
+    fps: float = gt_field(doc="the presenter clip's frame rate: parts[k] is the frame at k / fps")
+    parts: list[list[list[str | float]]] = gt_field(
+        doc="per source frame: [kind ('ellipse' or 'rect'), cx, cy, a, b] shapes in source pixels (half axes)")
+    source_px: list[int] = gt_field(doc="the presenter clip's width, height")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(len(self.source_px) == 2 and min(self.source_px) > 0, "source_px", "must be [width, height] > 0")
+        self.expect(bool(self.parts) and all(
+            len(s) == 5 and s[0] in ("ellipse", "rect") and all(isinstance(v, float) for v in s[1:])
+            for frame in self.parts for s in frame), "parts",
+            "must hold, per frame, [kind, cx, cy, a, b] shapes with kind 'ellipse' or 'rect'")
+
+
+def measure_key(path: Path, bg_img: np.ndarray, matte: MatteFile, fw: int, fh: int) -> KeyMeasure:
     bg = cv2.resize(bg_img, (fw, fh), interpolation=cv2.INTER_AREA).astype(np.int16)
-    sw, sh = matte["source_px"]
-    mattes = [raster(parts, sw, sh) for parts in matte["parts"]]
+    sw, sh = matte.source_px
+    mattes = [raster(parts, sw, sh) for parts in matte.parts]
     boxes = [bbox(m) for m in mattes]
     out = KeyMeasure([], [], [], [])
     for fr in iter_frames(path, every_s=0.5):
-        i = min(round(fr.t_s * matte["fps"]), len(matte["parts"]) - 1)
+        i = min(round(fr.t_s * matte.fps), len(matte.parts) - 1)
         mask = presenter_mask(fr, bg)
         bb = bbox(mask)
         gb = boxes[i]
@@ -154,7 +172,7 @@ class GreenKey(CheckedTask):
 
     @provides
     def key(self) -> KeyMeasure:
-        matte = self.ctx.gt_json("matte.json")
+        matte = self.ctx.gt_typed(MatteFile)
         bg_img = cv2.imread(str(self.ctx.input("fixtures/office_bg.jpg")))
         if bg_img is None:
             raise GTError("fixtures/office_bg.jpg unreadable")

@@ -39,11 +39,15 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     text_fill_lab,
     window_mask,
 )
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, playing_flags, sources_in
 from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
 
 TASK = "R06.04.01.04-T06"
 N = check_names(TASK)
 OUTPUT = "out/ad15.mp4"
+CLIPS = "fixtures/product_clips"
+PLAY_SAMPLE_S = 0.5  # clips-playing samples: every segment of the ad (≥ 2 s) holds several
 SAMPLE_S = 1.5  # OCR: two frames in the hook window, then one every 1.5 s (OCR costs ~0.25 s a frame)
 MIN_CHARS = 2  # OCR boxes with fewer letters/digits are texture, not text
 MAX_CER = 0.2  # OCR character error tolerated when finding a copy line
@@ -180,6 +184,25 @@ class BrandAd(CheckedTask):
         except OCRUnavailable as exc:
             return Result.cannot_judge(str(exc))
 
+    @provides
+    def clips_playing(self) -> float:
+        """Rule 2 (issue 21): share of the product clips that play in the export (sampled every
+        PLAY_SAMPLE_S, each sample's clip moment advancing with the export's). The copy lines and
+        their safe placement are judged as an ad *of this footage*: the first frame held for 15 s
+        showed the hook in its window inside the safe zones and kept 40.4 points."""
+        clips = sources_in(self.ctx.input(CLIPS))
+        labelled = ClipMatcher(clips).label_video(self.export[0].path, every_s=PLAY_SAMPLE_S)
+        playing = {x.label for x, ok in zip(labelled, playing_flags(labelled), strict=True) if ok}
+        return len(playing & set(clips)) / len(clips)
+
+    def _with_footage(self, result: Result) -> Result:
+        share = self.clips_playing
+        if share >= 1 or result.error:
+            return result
+        return Result(result.score * share, {**result.evidence, "product_clips_playing": share},
+                      "; ".join(m for m in (result.message, f"paid x{share:.2f}: {share:.0%} of the product clips "
+                                                                    "play in the ad") if m))
+
     @check(N.structure_brand)
     def structure_brand(self, p: StructureBrand, curve: Curve) -> Result:
         samples = self._samples_or_why()
@@ -198,10 +221,10 @@ class BrandAd(CheckedTask):
                  "hook_in_window": float(any(lo <= t < hi for t in found["hook"])),
                  "features": min(n_feat, p.feature_count) / p.feature_count, "price": float(bool(found["price"])),
                  "brand_colours": colour_ok / len(elements)}
-        return Result(curve.count(parts.values()),
-                      {"parts": parts, "duration_s": dur, "seen_at_s": found, "fill_delta_e2000": colour_de,
-                       "font": "not judged"},
-                      "; ".join(f"{k} {v:.2f}" for k, v in parts.items() if v < 1))
+        return self._with_footage(Result(
+            curve.count(parts.values()),
+            {"parts": parts, "duration_s": dur, "seen_at_s": found, "fill_delta_e2000": colour_de, "font": "not judged"},
+            "; ".join(f"{k} {v:.2f}" for k, v in parts.items() if v < 1)))
 
     @check(N.safe_zones)
     def safe_zones(self, p: SafeZones, curve: Curve) -> Result:
@@ -221,9 +244,10 @@ class BrandAd(CheckedTask):
                 bad.append({"t_s": t, "boxes": [[b.text, round(b.x1), round(b.y1)] for b in out]})
         if not with_text:
             return Result.fail("no text found in the ad")
-        return Result(1 - curve.count(len(bad), with_text),
-                      {"samples_with_text": with_text, "violations": bad, "limits_px": [x_max, y_max]},
-                      f"{len(bad)}/{with_text} samples have text in the unsafe zones" if bad else "")
+        return self._with_footage(Result(
+            1 - curve.count(len(bad), with_text),
+            {"samples_with_text": with_text, "violations": bad, "limits_px": [x_max, y_max]},
+            f"{len(bad)}/{with_text} samples have text in the unsafe zones" if bad else ""))
 
     @check(N.end_card_logo)
     def end_card_logo(self, p: EndCardLogo, curve: Curve) -> Result:
@@ -333,6 +357,7 @@ class BrandAd(CheckedTask):
             write_video(folder / OUTPUT, out, FPS, audio=mix, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
+        register_video_cases(inst, OUTPUT, "fixtures/product_clips/clip1.mp4", profiles=ONE_EXPORT, baselines=CHEAP_BASELINES)
         render(inst.mutant("hook_at_3s", [N.structure_brand], "hook text first shows at 3 s"), hook_at=3.0)
         render(inst.mutant("caption_in_bottom", [N.safe_zones], "feature 2 caption in the bottom 20 %"),
                bottom_feature=True)

@@ -5,7 +5,7 @@ input/emphasis.csv (keyword, time_s: the word onset where a zoom and a text pop 
 Output: out/talk_punch.mp4 (same timing as the talk). GT: gt/words.json = {"onsets_s": {keyword: s}}.
 
 Scale per output frame = the scale of the crop of the talk frame at the same time (any position,
-`_shared/zoom.zoom_anywhere`, as T04) that best matches it: a punch-in toward an off-centre face is
+`verifiers.measure.zoom.zoom_anywhere`, as T04) that best matches it: a punch-in toward an off-centre face is
 a zoom like a centred one (issue 21: the centre-only search had read it as a smaller zoom).
 """
 
@@ -21,16 +21,18 @@ import numpy as np
 from verifiers.base import GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
+from verifiers.measure.zoom import zoom_about_any_centre
 from verifiers.paramtypes.shortform import KeywordPops, RampLengths, ThreeZooms
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
-from verifiers.tasks.shortform._shared.zoom import zoom_about_any_centre, zoomed
+from verifiers.tasks.shortform._shared.zoom import zoomed
 
 TASK = "R06.04.01.04-T07"
 N = check_names(TASK)
@@ -39,6 +41,15 @@ MEDIA = "fixtures/talk.draft/talk.mp4"
 FPS = 24.0
 WORK_W_PX = 160
 ZOOMED_PCT = 102  # above this a frame counts as zoomed
+
+
+class WordsFile(GTFile, file="words.json", task=TASK):
+    """gt/words.json: when each emphasis keyword is spoken in the talk."""
+
+    onsets_s: dict[str, float] = gt_field(doc="keyword → its spoken onset in the talk (s)")
+
+    def validate(self) -> None:
+        self.expect(bool(self.onsets_s), "onsets_s", "must name at least one keyword")
 
 
 def read_emphasis(text: str) -> list[tuple[str, float]]:
@@ -144,7 +155,7 @@ class PunchZooms(CheckedTask):
 
     @check(N.keyword_pops)
     def keyword_pops(self, p: KeywordPops, curve: Curve) -> Result:
-        onsets = self.ctx.gt_json("words.json")["onsets_s"]
+        onsets = self.ctx.gt_typed(WordsFile).onsets_s
         frames, fps, tol = self.export[1], self.fps, p.tolerance_frames
         good, seen = 0, {}
         try:

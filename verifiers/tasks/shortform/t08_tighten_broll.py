@@ -20,6 +20,16 @@ How it measures (no ASR model can ship here, so "word recall" is measured on the
   talking head, so its frames are not identified as the B-roll (full frame is required).
 - export: decodable video with an audio stream; an export the audit saw written by ffmpeg/ffprobe
   is not CapCut's and fails every check (the seed: ffmpeg-only renders fail).
+
+Issue 21. Content identity (rule 2): the talk's sound over a held or black picture is not the
+talk tightened, so silences_removed is multiplied by the share of export frames that play a given
+source (`clips.playing_share`: runs of the talking head or a B-roll whose moment advances).
+Leave-alone shares (rule 3): keeping every word and a clean export are what the raw talk handed
+back already has, so no_words_lost and export pay in proportion to the primary change present =
+the share of the source's long pauses removed, on a playing picture (silences_removed's measure).
+Measured (seed 0): black + silence 10 → 0, the oracle's first frame held with its sound 45 → 0,
+the raw talk handed back 25 → 0; the pause_left mutant (2 of 3 pauses cut) now also keeps 2/3 of
+no_words_lost and export.
 """
 
 from __future__ import annotations
@@ -50,8 +60,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
-from verifiers.tasks.shortform._shared.cases import CHEAP_EXPORTS, register_video_cases
-from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, clean_runs, runs
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, clean_runs, playing_share, runs
 from verifiers.tasks.shortform._shared.export import Export, probe_artifact, video_facts
 
 TASK = "R06.04.01.04-T08"
@@ -151,6 +161,19 @@ class Script:
     source: np.ndarray  # source audio at MATCH_SR_HZ
 
 
+@dataclass(frozen=True)
+class Pauses:
+    """What silences_removed measures, and the primary change the leave-alone shares pay with."""
+
+    left_s: list[list[float]]  # long pauses left in the export
+    source_pauses: int
+    speech_s: float
+    words_s: float  # the source's word time
+    enough: bool  # the export holds ≥ MIN_SPEECH_FRACTION of the source's word time as speech
+    plays: float  # share of export frames playing a given source in step
+    primary: float  # share of the source's long pauses removed × plays
+
+
 @register
 class TightenBroll(CheckedTask):
     task_id = TASK
@@ -201,6 +224,27 @@ class TightenBroll(CheckedTask):
         """Each GT word, in order, located in the export by its audio."""
         return find_words(self.audio, self.script.source, MATCH_SR_HZ, self.script.words)
 
+    @provides
+    def pauses(self) -> Pauses:
+        """The export's speech (VAD), the long pauses left in it, and the share of frames playing."""
+        p = self.task.check(N.silences_removed).typed
+        words, silences = self.script.words, self.script.silences
+        segs = speech_segments(self.audio, MATCH_SR_HZ)
+        speech_s = sum(s.duration_s for s in segs)
+        words_s = sum(w["end_s"] - w["start_s"] for w in words)
+        left = long_pauses(segs, p.max_pause_s)
+        enough = speech_s >= MIN_SPEECH_FRACTION * words_s
+        removed = max(0.0, 1 - len(left) / max(1, len(silences))) if enough else 0.0
+        plays = playing_share(self.labelled)
+        return Pauses(left, len(silences), speech_s, words_s, enough, plays, removed * plays)
+
+    def _with_primary(self, result: Result) -> Result:
+        """Rule 3: a leave-alone share scaled by the primary change present (pauses cut, picture playing)."""
+        pz = self.pauses
+        why = f"; paid x{pz.primary:.2f}: pauses removed on a playing picture" if pz.primary < 1 else ""
+        return Result(result.score * pz.primary, {**result.evidence, "primary_change": pz.primary,
+                                                  "playing_share": pz.plays}, result.message + why)
+
     @property
     def fps(self) -> float:
         return self.export.facts["fps"] or FPS
@@ -214,9 +258,9 @@ class TightenBroll(CheckedTask):
             return Result.fail(f"video decodes but the audio does not: {exc}", facts)
         n_frames = len(self.labelled)
         ok_export = n_frames > 0 and abs(n_frames / self.fps - facts["duration_s"]) < 0.5
-        return Result(curve.passes(ok_export), {**facts, "decoded_frames": n_frames, "audio": True,
+        return self._with_primary(Result(curve.passes(ok_export), {**facts, "decoded_frames": n_frames, "audio": True,
                                                 "audit_writers": "none forbidden" if self.ctx.events else "no audit"},
-                      f"{facts['width_px']}x{facts['height_px']} {facts['fps']} fps, {n_frames} frames decoded, audio present")
+                      f"{facts['width_px']}x{facts['height_px']} {facts['fps']} fps, {n_frames} frames decoded, audio present"))
 
     @check(N.no_words_lost)
     def no_words_lost(self, p: NoWordsLost, curve: Curve) -> Result:
@@ -226,25 +270,22 @@ class TightenBroll(CheckedTask):
         recall = kept / len(words)
         need = p.min_word_recall_ratio
         lost = [f["word"] for f in found if f["at_s"] is None]
-        return Result(curve.passes(recall >= need),
-                      {"word_recall": recall, "lost": lost, "method": "NCC of each GT word's source audio, in order",
-                       "ncc": {f["word"]: f["ncc"] for f in found}},
-                      f"{kept}/{len(words)} words found in the export (recall {recall:.3f}, need {need})")
+        return self._with_primary(Result(
+            curve.passes(recall >= need),
+            {"word_recall": recall, "lost": lost, "method": "NCC of each GT word's source audio, in order",
+             "ncc": {f["word"]: f["ncc"] for f in found}},
+            f"{kept}/{len(words)} words found in the export (recall {recall:.3f}, need {need})"))
 
     @check(N.silences_removed)
     def silences_removed(self, p: SilencesRemoved, curve: Curve) -> Result:
-        self.labelled  # noqa: B018 - judged only on an export whose frames decode
-        words, silences = self.script.words, self.script.silences
-        segs = speech_segments(self.audio, MATCH_SR_HZ)
-        speech_s = sum(s.duration_s for s in segs)
-        words_s = sum(w["end_s"] - w["start_s"] for w in words)
-        left = long_pauses(segs, p.max_pause_s)
-        enough = speech_s >= MIN_SPEECH_FRACTION * words_s
-        score = max(0.0, 1 - curve.count(len(left), max(1, len(silences)))) if enough else 0.0
-        return Result(score, {"pauses_left_s": left, "source_long_pauses": len(silences), "speech_s": speech_s,
-                              "source_words_s": words_s},
-                      f"{len(left)} pause(s) > {p.max_pause_s} s left of {len(silences)} in the source"
-                      + ("" if enough else f"; only {speech_s:.1f} s of speech (source words: {words_s:.1f} s)"))
+        pz = self.pauses
+        score = max(0.0, 1 - curve.count(len(pz.left_s), max(1, pz.source_pauses))) if pz.enough else 0.0
+        return Result(score * pz.plays, {"pauses_left_s": pz.left_s, "source_long_pauses": pz.source_pauses,
+                                         "speech_s": pz.speech_s, "source_words_s": pz.words_s,
+                                         "playing_share": pz.plays},
+                      f"{len(pz.left_s)} pause(s) > {p.max_pause_s} s left of {pz.source_pauses} in the source"
+                      + ("" if pz.enough else f"; only {pz.speech_s:.1f} s of speech (source words: {pz.words_s:.1f} s)")
+                      + ("" if pz.plays >= 1 else f"; the picture plays the talk or a B-roll on {pz.plays:.0%} of frames"))
 
     def _broll(self, k: int, p: Broll, curve: Curve) -> Result:
         fps = self.fps
@@ -359,9 +400,9 @@ class TightenBroll(CheckedTask):
             write_video(folder / OUTPUT, fr, FPS, audio=au, sample_rate_hz=SR_HZ)
 
         emit(inst.oracle, keep_segments())
-        # still/unedited baselines left out: they score (docs/shortform.md, 'left')
-        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=())
-        emit(inst.mutant("pause_left", [N.silences_removed], "one 1.2 s pause cut only to 0.8 s"),
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        emit(inst.mutant("pause_left", [N.silences_removed, N.no_words_lost, N.export],
+                         "one 1.2 s pause cut only to 0.8 s (the leave-alone shares pay 2/3: rule 3)"),
              keep_segments(leave_s={1: 0.8}))
         emit(inst.mutant("word_cut", [N.no_words_lost], "the first word is cut with the lead-in"),
              keep_segments(cut_word=0))

@@ -5,6 +5,12 @@ clips pulled from the phone as device/Photos/Hike/clip1..5.mp4 (album order = fi
 Outputs: device/Photos/hike_reel.mp4; state/activity_feed.json is exported by the harness (the
 test account's feed: {"posts": [...]}) — without it saved_not_posted is an error, never a pass.
 GT: gt/render.json = instance scale (synthetic only).
+
+Issue 21, rule 3: the reel's length and "saved, not posted" reward what an idle account already
+has (a 20-s black file saved, a feed without posts), so both pay in proportion to the edit present:
+the share of the five album clips that play as segments of the reel (a run whose clip advances
+≥ 25 % of the run's length: a held frame is no segment). Measured (seed 0): black + silence
+25 → 0, the first frame held 25 → 0, clip 1 handed back 15 → 3 (1/5 of saved_not_posted).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from verifiers.paramtypes.shortform import LengthClips, SyncFrames, TextTiming
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
 from verifiers.tasks.shortform._shared.export import Export, open_export
 
@@ -31,6 +38,7 @@ N = check_names(TASK)
 OUTPUT = "device/Photos/hike_reel.mp4"
 FEED = "state/activity_feed.json"
 FPS = 24.0
+MIN_ADVANCE = 0.25  # a segment plays when its clip advances at least this share of the segment's length
 
 
 def read_beats(text: str) -> np.ndarray:
@@ -71,18 +79,31 @@ class EditsReel(CheckedTask):
         return segments(self.matcher, self.export.path, self.fps)
 
     @property
+    def album(self) -> list[str]:
+        return sorted(set(self.matcher.labels), key=lambda s: (len(s), s))
+
+    @provides
+    def edit_present(self) -> float:
+        """Rule 3: share of the reel's album clips (the first segment_count) playing as segments."""
+        want = self.album[: self.task.check(N.length_clips).typed.segment_count]
+        playing = {s.label for s in self.edit[1]
+                   if s.label in want and s.src_end_s - s.src_start_s >= MIN_ADVANCE * (s.end_s - s.start_s)}
+        return len(playing) / len(want) if want else 0.0
+
+    @property
     def fps(self) -> float:
         return self.export.facts["fps"] or FPS
 
     @check(N.length_clips)
     def length_clips(self, p: LengthClips, curve: Curve) -> Result:
         facts, segs = self.export.facts, self.edit[1]
-        album = sorted(set(self.matcher.labels), key=lambda s: (len(s), s))
-        order_ok = [s.label for s in segs] == album[: p.segment_count]
+        order_ok = [s.label for s in segs] == self.album[: p.segment_count]
         dur_ok = abs(facts["duration_s"] - p.duration_s) <= 2 * (1.0 / self.fps)
-        return Result(curve.count([order_ok, dur_ok]),
-                      {"segments": [s.label for s in segs], "duration_s": facts["duration_s"]},
-                      f"segments {[s.label for s in segs]}, {facts['duration_s']:.2f} s")
+        present = self.edit_present  # rule 3: the length pays with the album's clips playing in it
+        return Result(curve.count([order_ok, dur_ok * present]),
+                      {"segments": [s.label for s in segs], "duration_s": facts["duration_s"], "clips_playing": present},
+                      f"segments {[s.label for s in segs]}, {facts['duration_s']:.2f} s"
+                      + ("" if present >= 1 else f"; {present:.0%} of the album's clips play in it"))
 
     @check(N.cuts_on_beats)
     def cuts_on_beats(self, p: SyncFrames, curve: Curve) -> Result:
@@ -119,7 +140,11 @@ class EditsReel(CheckedTask):
         posts = read_feed_posts(self.ctx.workdir / FEED)
         if isinstance(posts, str):
             return Result.cannot_judge(posts)
-        return Result(curve.passes(not posts), {"posts": len(posts)}, "" if not posts else f"{len(posts)} post(s) made")
+        present = self.edit_present  # rule 3: an idle account has no posts; it pays with the reel made
+        return Result(curve.passes(not posts) * present, {"posts": len(posts), "clips_playing": present},
+                      "; ".join(m for m in (f"{len(posts)} post(s) made" if posts else "",
+                                            f"the saved reel plays {present:.0%} of the album's clips"
+                                            if present < 1 else "") if m))
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 180, 320
@@ -159,6 +184,9 @@ class EditsReel(CheckedTask):
             inst.write_json(folder / FEED, {"posts": list(feed)})
 
         solve(inst.oracle)
+        # the harness exports the account's feed whatever the agent did: every baseline has it, empty
+        register_video_cases(inst, OUTPUT, "device/Photos/Hike/clip1.mp4", profiles=ONE_EXPORT,
+                             baselines=CHEAP_BASELINES, extra=((FEED, f"copy:oracle/{FEED}"),))
         solve(inst.mutant("cut_off_beat", [N.cuts_on_beats], "second cut lands 3 frames after its beat"),
               cut_shift_frames=3)
         solve(inst.mutant("album_order", [N.length_clips], "clips 4 and 5 swapped"), order=(1, 2, 3, 5, 4))

@@ -71,10 +71,11 @@ class RushMarket(CheckedTask):
             want = f"clip{k + 1}"
             seg = segs[k] if k < len(segs) else None
             dur = (seg.end_s - seg.start_s) if seg else None
-            ok = bool(seg and seg.label == want and abs(dur - p.segment_s) <= tol_s)
+            # 1e-6: a length of exactly tolerance_frames frames is inside (frame times are float sums)
+            ok = bool(seg and seg.label == want and abs(dur - p.segment_s) <= tol_s + 1e-6)
             good += ok
             per.append({"segment": k + 1, "shows": seg.label if seg else None, "duration_s": dur, "ok": ok})
-        total_ok = abs(facts["duration_s"] - p.duration_s) <= tol_s and len(segs) == p.segment_count
+        total_ok = abs(facts["duration_s"] - p.duration_s) <= tol_s + 1e-6 and len(segs) == p.segment_count
         return Result(curve.count(good, p.segment_count) * (1.0 if total_ok else 0.5),
                       {"segments": per, "found": len(segs), "duration_s": facts["duration_s"]},
                       f"{good}/{p.segment_count} segments right; total {facts['duration_s']:.2f} s, {len(segs)} segments")
@@ -143,6 +144,13 @@ class RushMarket(CheckedTask):
                     render(order=(1, 3, 2, 4)), FPS)
         write_video(inst.mutant("untrimmed_clip", [N.clips_trimmed_ordered], "clip 3 left 5 s long") / OUTPUT,
                     render(lengths=(seg_n, seg_n, seg_n + 24, seg_n)), FPS)
+        # near misses at the seed's ± 2 frames: clip 3 two frames long (inside: segment and total),
+        # three frames long (outside: segment 3 and the total fail)
+        write_video(inst.mutant("near_miss_clip_inside", [], "clip 3 two frames long: within ± 2 frames") / OUTPUT,
+                    render(lengths=(seg_n, seg_n, seg_n + 2, seg_n)), FPS)
+        write_video(inst.mutant("near_miss_clip_outside", [N.clips_trimmed_ordered],
+                                "clip 3 three frames long: outside ± 2 frames") / OUTPUT,
+                    render(lengths=(seg_n, seg_n, seg_n + 3, seg_n)), FPS)
         write_video(inst.mutant("no_title", [N.title], "title never added") / OUTPUT, render(title=False), FPS)
         write_video(inst.mutant("no_preset", [N.color_preset], "Warm preset not applied") / OUTPUT,
                     render(tint=False), FPS)

@@ -18,7 +18,11 @@ output frame = source frames advanced per output frame × out_fps / src_fps.
 - fast_sections: before takeoff and after landing (half each): ≥ 90 % of output frames whose
   ±3-frame neighbourhood lies in the section run at speed ± tolerance (7-frame slope).
 - smooth_curve: per-frame speed = central difference of the index (single-frame spikes removed); no change between neighbouring output
-  frames above max_speed_jump_x (speed units per output frame).
+  frames above max_speed_jump_x (speed units per output frame). Rule 3 (issue 21): smoothness is
+  a quality of a ramp, so it pays only with one present: ≥ MIN_PEAK_FRAMES output frames whose
+  7-frame speed is the slow-mo (peak_slowmo's speed ± tolerance) and as many at the fast speed
+  (fast_sections'), anywhere. The raw clip handed back (a constant 1x) 15 → 0; the constant_1x
+  mutant now also loses smooth_curve; slowmo_early (a ramp, at the wrong place) keeps it.
 - framing_duration: a third each for duration, size (× instance scale) and the skater's GT box
   centre inside the middle center_band_pct of the strip on ≥ min_frames_pct of frames.
 
@@ -50,7 +54,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
-from verifiers.tasks.shortform._shared.cases import CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
 from verifiers.tasks.shortform._shared.export import (
     instance_scale,
     probe_artifact,
@@ -320,6 +324,24 @@ class SpeedRamp(CheckedTask):
         return Track(facts, track, np.array([t[0] for t in track], dtype=np.float64),
                      np.array([t[3] >= MIN_MATCH for t in track]), out_fps / src_fps, MATCH_H_PX / src_h_px)
 
+    @provides
+    def local_speed(self) -> np.ndarray:
+        """Per output frame, the 7-frame least-squares speed (NaN where a frame of it is unmatched)."""
+        t = self.t
+        n, w = len(t.track), FAST_WINDOW
+        local = np.full(n, np.nan)
+        for i in range(w, n - w):
+            if t.good[i - w:i + w + 1].all():
+                local[i] = slope(t.i_out[i - w:i + w + 1], t.idx[i - w:i + w + 1]) * t.to_speed
+        return local
+
+    def ramp_frames(self) -> dict[str, int]:
+        """Output frames at the slow-mo speed and at the fast speed (each ± its tolerance), anywhere."""
+        slow, fast = self.task.check(N.peak_slowmo).typed, self.task.check(N.fast_sections).typed
+        v = self.local_speed[~np.isnan(self.local_speed)]
+        return {"slow": int(np.sum(np.abs(v - slow.speed_x) <= slow.tolerance_x + 1e-9)),
+                "fast": int(np.sum(np.abs(v - fast.speed_x) <= fast.tolerance_x + 1e-9))}
+
     @check(N.peak_slowmo)
     def peak_slowmo(self, p: PeakSlowmo, curve: Curve) -> Result:
         t = self.t
@@ -339,11 +361,7 @@ class SpeedRamp(CheckedTask):
     def fast_sections(self, p: SpeedTolerance, curve: Curve) -> Result:
         t = self.t
         takeoff, landing, _boxes = self.trick
-        n, w = len(t.track), FAST_WINDOW
-        local = np.full(n, np.nan)
-        for i in range(w, n - w):
-            if t.good[i - w:i + w + 1].all():
-                local[i] = slope(t.i_out[i - w:i + w + 1], t.idx[i - w:i + w + 1]) * t.to_speed
+        local = self.local_speed
         sections = {name: fast_section(sel, local, p.speed_x, p.tolerance_x)
                     for name, sel in (("before_takeoff", t.idx < takeoff), ("after_landing", t.idx > landing))}
         return Result(curve.count([s["ok"] for s in sections.values()]), sections,
@@ -361,6 +379,10 @@ class SpeedRamp(CheckedTask):
         if (adv := advancing_fraction(t.idx, t.good)) < MIN_SHOWN_FRACTION:
             return Result.fail(f"the source plays on only {adv:.0%} of the matched frames (a held frame?)",
                                {"advancing_fraction": adv})
+        ramp = self.ramp_frames()
+        if min(ramp.values()) < MIN_PEAK_FRAMES:  # rule 3: no ramp (a constant speed) has nothing to be smooth
+            return Result.fail(f"no speed ramp to judge: {ramp['slow']} output frames at the slow-mo speed, "
+                               f"{ramp['fast']} at the fast speed (need {MIN_PEAK_FRAMES} of each)", {"ramp_frames": ramp})
         worst, where = largest_speed_jump(t.idx, t.good, t.to_speed)
         return Result(curve.passes(worst <= p.max_speed_jump_x),
                       {"max_jump": worst, "at_output_frame": where, "unmatched_frames": int((~t.good).sum())},
@@ -411,9 +433,9 @@ class SpeedRamp(CheckedTask):
         ramp = ramp_curve(*peak)
         end = landing + 600
         emit(inst.oracle, ramp_positions(ramp, 0, end, src_fps, out_fps))
-        # the unedited baseline is left out: it keeps smooth_curve (docs/shortform.md)
-        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=("black_silent", "still_with_sound"))
-        emit(inst.mutant("constant_1x", [N.peak_slowmo, N.fast_sections], "no ramp: 1x throughout (frames 500-2200)"),
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        emit(inst.mutant("constant_1x", [N.peak_slowmo, N.fast_sections, N.smooth_curve],
+                         "no ramp: 1x throughout (frames 500-2200), so nothing to be smooth (rule 3)"),
              ramp_positions(lambda s: 1.0, 500, 2200, src_fps, out_fps))
         emit(inst.mutant("slowmo_early", [N.peak_slowmo, N.fast_sections], "0.3x on frames 1500-1620 (the approach)"),
              ramp_positions(ramp_curve(1500, 1620), 0, end, src_fps, out_fps))

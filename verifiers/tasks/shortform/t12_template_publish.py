@@ -31,6 +31,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import probe_artifact
 from verifiers.tasks.shortform._shared.slots import TimeSlot, slots_ordered
@@ -210,6 +211,9 @@ class TemplatePublish(CheckedTask):
             inst.write_json(folder / LISTING, listing(**kw))
 
         solve(inst.oracle)
+        # baselines without a listing: nothing was published (the listing checks fail or cannot judge)
+        register_video_cases(inst, "out/promo5_preview.mp4", "fixtures/promo_base/base.mp4", profiles=ONE_EXPORT,
+                             baselines=CHEAP_BASELINES)
         solve(inst.mutant("four_slots", [N.media_slots], "one slot left fixed"), slots=4)
         solve(inst.mutant("music_unlocked", [N.locked_music_transitions], "music left editable"), music_locked=False)
         solve(inst.mutant("music_replaced", [N.locked_music_transitions], "preview carries other music"),

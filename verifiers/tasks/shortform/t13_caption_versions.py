@@ -50,6 +50,7 @@ from verifiers.tasks.shortform._shared.caption_track import (
     text_key,
     track_captions,
 )
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.srt import Cue, parse_srt
 
 TASK = "R06.04.01.04-T13"
@@ -415,6 +416,8 @@ class CaptionVersions(CheckedTask):
             export(folder / "out/tips_ja.mp4", ja or {"lines": texts["ja"], "font": CJK_FONT})
 
         solve(inst.oracle)
+        register_video_cases(inst, tuple(f"out/tips_{lang}.mp4" for lang in ("en", "es", "ja")), SOURCE,
+                             profiles=ONE_EXPORT, baselines=CHEAP_BASELINES)
         solve(inst.mutant("en_overwritten", [N.english_unchanged],
                           "the original project was edited: the English export shows the Spanish captions"),
               en={"lines": texts["es"]})

@@ -23,6 +23,7 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, read_text_cached
@@ -72,7 +73,19 @@ class LabelTrack:
     samples: list[dict]
 
 
-def track_label(path: Path, source: SourceTimeline, shoe: dict, want: str, tp: Tracking,
+class ShoeFile(GTFile, file="shoe.json", task=TASK):
+    """gt/shoe.json: the shoe's box on every frame of the clip (the clip's pixels = the export's)."""
+
+    fps: float = gt_field(doc="the clip's frame rate: box k is the frame at k / fps")
+    boxes_px: list[list[float]] = gt_field("boxes", "per frame: x, y, w, h of the shoe")
+
+    def validate(self) -> None:
+        self.expect(self.fps > 0, "fps", "must be > 0")
+        self.expect(bool(self.boxes_px) and all(len(b) == 4 for b in self.boxes_px), "boxes_px",
+                    "must hold one [x, y, w, h] per frame")
+
+
+def track_label(path: Path, source: SourceTimeline, shoe: ShoeFile, want: str, tp: Tracking,
                 scale: float) -> LabelTrack:
     """Only samples that play the clip in step are judged; the others count as misses."""
     n = playing = found = tracked = overlaps = located = 0
@@ -87,8 +100,8 @@ def track_label(path: Path, source: SourceTimeline, shoe: dict, want: str, tp: T
         label = next((b for b in boxes if reads_as(b.text, want)), None)
         found += label is not None
         box = label or next((b for b in boxes if any(ch.isdigit() for ch in b.text)), None)
-        i = min(round(fr.t_s * shoe["fps"]), len(shoe["boxes"]) - 1)
-        sx, sy, sw, sh = shoe["boxes"][i]
+        i = min(round(fr.t_s * shoe.fps), len(shoe.boxes_px) - 1)
+        sx, sy, sw, sh = shoe.boxes_px[i]
         if box is None:
             samples.append({"t_s": fr.t_s, "label": None})
             continue
@@ -109,7 +122,7 @@ class PriceTracking(CheckedTask):
 
     @provides
     def track(self) -> LabelTrack:
-        shoe = self.ctx.gt_json("shoe.json")
+        shoe = self.ctx.gt_typed(ShoeFile)
         try:
             source = SourceTimeline(self.ctx.input("fixtures/shoe_spin.mp4"))
         except MediaError as exc:

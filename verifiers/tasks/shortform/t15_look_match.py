@@ -16,6 +16,8 @@ import numpy as np
 from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
+from verifiers.evidence.base import Payload
+from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.colour import delta_e2000, hue_deg, hue_difference_deg, mean_lab, rect_mask
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames, read_frame_at
@@ -48,6 +50,43 @@ def _unit_highpass(rgb: np.ndarray, sigma_px: float = 2.0) -> np.ndarray:
     return d / norm if norm > 1e-9 else np.zeros_like(d)
 
 
+def _rects_ok(rects: list[list[int]]) -> bool:
+    return all(len(r) == 4 and r[2] > 0 and r[3] > 0 for r in rects)
+
+
+@dataclass(frozen=True)
+class LookClip(Payload):
+    """One clip of the vlog in the export's timeline, with its judged patches."""
+
+    start_s: float = gt_field(doc="where the clip starts in the export")
+    end_s: float = gt_field(doc="where it ends")
+    neutral_px: list[int] = gt_field("neutral", "x, y, w, h of a grey patch (export px)")
+    skin_px: list[int] = gt_field("skin", "x, y, w, h of a skin patch")
+    sky_px: list[int] = gt_field("sky", "x, y, w, h of a sky patch")
+
+
+@dataclass(frozen=True)
+class LookReference(Payload):
+    """The reference frame's patches the grade is matched to."""
+
+    skin_px: list[int] = gt_field("skin", "x, y, w, h of the reference's skin patch")
+    sky_px: list[int] = gt_field("sky", "x, y, w, h of its sky patch")
+
+
+class LookFile(GTFile, file="look.json", task=TASK):
+    """gt/look.json: the clips in export order with their patches, and the reference frame's."""
+
+    clips: list[LookClip] = gt_field(doc="the eight clips in order")
+    reference: LookReference = gt_field(doc="patches of input/reference_frame.png")
+
+    def validate(self) -> None:
+        self.expect(bool(self.clips) and all(c.start_s < c.end_s for c in self.clips), "clips",
+                    "must be non-empty, each ending after it starts")
+        self.expect(_rects_ok([r for c in self.clips for r in (c.neutral_px, c.skin_px, c.sky_px)])
+                    and _rects_ok([self.reference.skin_px, self.reference.sky_px]), "clips",
+                    "every patch is [x, y, w, h] with w, h > 0")
+
+
 def _lab(rgb: np.ndarray, rect) -> np.ndarray:
     h, w = rgb.shape[:2]
     return mean_lab(rgb, rect_mask(h, w, *rect))
@@ -74,24 +113,24 @@ class LookMatch(CheckedTask):
 
     @provides
     def patches(self) -> Patches:
-        look = self.ctx.gt_json("look.json")
+        look = self.ctx.gt_typed(LookFile)
         ref = cv2.imread(str(self.ctx.input("input/reference_frame.png")))
         if ref is None:
             raise GTError("input/reference_frame.png unreadable")
         ref = cv2.cvtColor(ref, cv2.COLOR_BGR2RGB)
-        ref_skin, ref_sky = _lab(ref, look["reference"]["skin"]), _lab(ref, look["reference"]["sky"])
+        ref_skin, ref_sky = _lab(ref, look.reference.skin_px), _lab(ref, look.reference.sky_px)
         try:
             path, _pr = probe_artifact(self.ctx, OUTPUT)
-            mids = [read_frame_at(path, (c["start_s"] + c["end_s"]) / 2).rgb for c in look["clips"]]
+            mids = [read_frame_at(path, (c.start_s + c.end_s) / 2).rgb for c in look.clips]
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
         out = Patches([], [], [], ref_skin, ref_sky, [])
-        sources = self._source_frames(len(look["clips"]), mids[0].shape)
-        for k, (c, rgb) in enumerate(zip(look["clips"], mids, strict=True), start=1):
-            out.identity.append(self._identity(sources, k, (c["end_s"] - c["start_s"]) / 2, rgb))
-            out.neutral.append(_lab(rgb, c["neutral"]))
-            out.skin.append(_lab(rgb, c["skin"]))
-            out.sky.append(_lab(rgb, c["sky"]))
+        sources = self._source_frames(len(look.clips), mids[0].shape)
+        for k, (c, rgb) in enumerate(zip(look.clips, mids, strict=True), start=1):
+            out.identity.append(self._identity(sources, k, (c.end_s - c.start_s) / 2, rgb))
+            out.neutral.append(_lab(rgb, c.neutral_px))
+            out.skin.append(_lab(rgb, c.skin_px))
+            out.sky.append(_lab(rgb, c.sky_px))
         return out
 
     def _source_frames(self, n_clips: int, shape: tuple[int, ...]) -> list[tuple[list[float], np.ndarray]]:
@@ -208,9 +247,9 @@ class LookMatch(CheckedTask):
                     out.append(np.clip(f, 0, 255).astype(np.uint8))
             return out
 
-        def magenta(k, f):
+        def magenta(k, f, gain=0.021):
             if k == 1:
-                f = f * np.array([1.021, 0.979, 1.021], np.float32)
+                f = f * np.array([1 + gain, 1 - gain, 1 + gain], np.float32)
             return f
 
         def sky_cyan(k, f):
@@ -230,6 +269,10 @@ class LookMatch(CheckedTask):
                              baselines=("black_silent", "still_with_sound", "unedited_input", "other_task_oracle"))
         write_video(inst.mutant("clip2_magenta", [N.neutrals], "clip 2 keeps a slight magenta cast") / OUTPUT,
                     render(magenta), FPS)
+        # near miss at the seed's |a*| ≤ 3 on neutrals: the same cast weaker (a* ≈ +2.7 on grey; the
+        # clip2_magenta mutant above is the just-outside side at a* ≈ +3.4)
+        write_video(inst.mutant("near_miss_magenta_inside", [], "clip 2 with a magenta cast of a* ≈ 2.7: within 3")
+                    / OUTPUT, render(lambda k, f: magenta(k, f, gain=0.0165)), FPS)
         write_video(inst.mutant("clip3_sky_cyan", [N.sky_hue], "clip 3's sky pushed to cyan") / OUTPUT,
                     render(sky_cyan), FPS)
         write_video(inst.mutant("clip5_skin_red", [N.skin_match, N.consistency], "clip 5's skin pushed red")

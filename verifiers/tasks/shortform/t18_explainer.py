@@ -44,7 +44,8 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     time_scale,
     window_mask,
 )
-from verifiers.tasks.shortform._shared.clips import Labelled, sources_in
+from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.clips import Labelled, playing_flags, sources_in
 from verifiers.tasks.shortform._shared.export import Export, open_export
 from verifiers.tasks.shortform._shared.stock_footage import StockMatcher, placements
 
@@ -289,25 +290,47 @@ class Explainer(CheckedTask):
         windows.append((spans[-1][1] - tol, dur + 1))
         runs = transitions(self.labelled, self.stock, MAX_DIP_S * k)
         mid = [r for r in runs if not any(r[0] <= b and r[1] >= a for a, b in windows)]
-        return Result(curve.count([dur_ok, not mid]),
-                      {"duration_s": dur, "limits_s": [p.min_duration_s * k, p.max_duration_s * k],
+        scenes = self.scenes_ok_share  # rule 3: length and "no transition inside a scene" pay with the scenes shown
+        return Result(curve.count([dur_ok, not mid]) * scenes,
+                      {"duration_s": dur, "scenes_ok_share": scenes, "limits_s": [p.min_duration_s * k, p.max_duration_s * k],
                        "transitions_s": runs, "mid_scene_s": mid, "vo_offset_s": lev.lag_s},
                       "; ".join(m for m in (("" if dur_ok else f"duration {dur:.2f} s"),
-                                            (f"{len(mid)} transition(s) inside a scene" if mid else "")) if m))
+                                            (f"{len(mid)} transition(s) inside a scene" if mid else ""),
+                                            (f"paid x{scenes:.2f}: {scenes:.0%} of the scenes show an acceptable shot"
+                                             if scenes < 1 else "")) if m))
+
+    @provides
+    def scenes(self) -> tuple[list[dict], int]:
+        """Per VO line: the shot shown under it, the share of its (matched) frames that show an
+        acceptable shot, and whether that shot plays there (rule 2: a held frame of the right shot
+        is not the shot; the first frame held for the whole export kept 1/8 of scene_visuals)."""
+        lines, lev = self.script[0], self.levels
+        playing = playing_flags(self.labelled)
+        per, good = [], 0
+        for x, (a, b) in zip(lines, lev.spans, strict=True):
+            inside = [(f.label, ok) for f, ok in zip(self.labelled, playing, strict=True)
+                      if a <= f.t_s < b and f.label is not None]
+            shown = [label for label, _ok in inside]
+            share = sum(label in x["acceptable"] for label in shown) / len(shown) if shown else 0.0
+            # the acceptable shot must play somewhere under the line (a dissolve's blended frames
+            # need not, so the share itself stays a share of labelled frames)
+            plays = any(label in x["acceptable"] and ok for label, ok in inside)
+            top = max(set(shown), key=shown.count) if shown else None
+            ok = share >= SCENE_SHARE and plays
+            good += ok
+            per.append({"line": x["text"], "shot": top, "acceptable_share": share, "plays": plays, "ok": ok})
+        return per, good
+
+    @property
+    def scenes_ok_share(self) -> float:
+        per, good = self.scenes
+        return good / len(per) if per else 0.0
 
     @check(N.scene_visuals)
     def scene_visuals(self, p: SceneVisuals, curve: Curve) -> Result:
-        lines, lev = self.script[0], self.levels
-        per, good = [], 0
-        for x, (a, b) in zip(lines, lev.spans, strict=True):
-            shown = [f.label for f in self.labelled if a <= f.t_s < b and f.label is not None]
-            share = sum(s in x["acceptable"] for s in shown) / len(shown) if shown else 0.0
-            top = max(set(shown), key=shown.count) if shown else None
-            ok = share >= SCENE_SHARE
-            good += ok
-            per.append({"line": x["text"], "shot": top, "acceptable_share": share, "ok": ok})
-        return Result(curve.count(good, len(lines)), {"scenes": per, "vo_offset_s": lev.lag_s},
-                      f"{good}/{len(lines)} scenes show an acceptable shot")
+        per, good = self.scenes
+        return Result(curve.count(good, len(per)), {"scenes": per, "vo_offset_s": self.levels.lag_s},
+                      f"{good}/{len(per)} scenes show an acceptable shot (playing)")
 
     @check(N.captions)
     def captions(self, p: MaxWer, curve: Curve) -> Result:
@@ -422,7 +445,17 @@ class Explainer(CheckedTask):
             write_video(folder / "out/explainer_60s.mp4", frames, FPS, audio=v + m, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
-        render(inst.mutant("wrong_shot_scene3", [N.scene_visuals], "scene 3 (heat pumps) shows the coal plant"),
+        register_video_cases(inst, "out/explainer_60s.mp4", "fixtures/stock/solar_a.mp4", profiles=ONE_EXPORT,
+                             baselines=CHEAP_BASELINES, keeps={
+                                 # 2/3 of 25 as the report rounds it (16.67): the exact 16.666... failed it
+                                 "still_with_sound": (round(25 * 2 / 3, 2), "the oracle's own mix under a frozen picture: the music "
+                                                      "bed's level and its ducking under the VO (2/3 of audio_cta) are the "
+                                                      "mix's work, judged on the given vo.wav and music.wav"),
+                                 "unedited_input": (35 / 8 + 20 / 2 / 8, "the stock shot handed back is scene 1's acceptable "
+                                                    "shot, playing: 1/8 of scene_visuals, and 1/8 of the no-mid-scene-"
+                                                    "transition half of duration_transitions (rule 3)")})
+        render(inst.mutant("wrong_shot_scene3", [N.scene_visuals, N.duration_transitions],
+                           "scene 3 (heat pumps) shows the coal plant (duration_transitions pays 7/8: rule 3)"),
                scene3="coal_plant")
         render(inst.mutant("transition_mid_scene", [N.duration_transitions], "a dissolve in the middle of scene 1"),
                mid_dissolve=True)

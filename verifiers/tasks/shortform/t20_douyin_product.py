@@ -469,7 +469,7 @@ class DouyinProduct(CheckedTask):
         mix = voice_and_music(DURATION_S, onsets, int(rng.integers(1 << 30)), SR_HZ)
 
         @functools.cache
-        def frame(shot: str, cue: int, sticker: bool, arrow_shift_px: int, typo: bool) -> np.ndarray:
+        def frame(shot: str, cue: int, sticker: bool, arrow_shift_px: int, typo: str | None) -> np.ndarray:
             f = shots[shot]
             feat = FEATURES[int(shot[4:]) - 1]
             px, py = points[shot]
@@ -483,11 +483,11 @@ class DouyinProduct(CheckedTask):
             if cue >= 0:
                 text = cues[cue][2]
                 if typo and cue == 2:
-                    text = "防汤手柄屋感舒是"
+                    text = typo
                 f = draw_text(f, text, (w / 2, 0.8 * h), 16)
             return f
 
-        def render(fps=FPS, sticker_frame=round(price_s * FPS), shift=None, typo=False):
+        def render(fps=FPS, sticker_frame=round(price_s * FPS), shift=None, typo=None):
             out = []
             for i in range(round(DURATION_S * fps)):
                 t = i / fps
@@ -510,7 +510,12 @@ class DouyinProduct(CheckedTask):
                                  "the oracle's own mix under a frozen picture: loudness (20) is the mix's work, and the "
                                  "held first frame is the first product shot with its arrow, right for 1 of 3 shots"))})
         solve("exported_30fps", [N.format_subtitles], "exported at 30 fps", fps=30.0)
-        solve("subtitle_typo", [N.format_subtitles], "cue 3 burned with three wrong characters", typo=True)
+        solve("subtitle_typo", [N.format_subtitles], "cue 3 burned with three wrong characters", typo="防汤手柄屋感舒是")
+        # near misses at the seed's CER ≤ 3 % over the 49 subtitle characters: one wrong character
+        # (2.0 %, inside) and two (4.1 %, outside); OCR read every synthetic cue exactly
+        solve("near_miss_cer_inside", [], "cue 3 with one wrong character: CER 2.0 %", typo="防汤手柄握感舒适")
+        solve("near_miss_cer_outside", [N.format_subtitles], "cue 3 with two wrong characters: CER 4.1 %",
+              typo="防汤手柄屋感舒适")
         solve("sticker_10_frames_late", [N.price_sticker], "price sticker appears 10 frames after the price word",
               sticker_frame=round(price_s * FPS) + 10)
         solve("arrow_80px_off", [N.callout_arrows], "the handle arrow points 80 px (full scale) below the handle",
