@@ -112,18 +112,23 @@ class Run:
     src_end_s: float
 
 
-def runs(labelled: list[Labelled], frame_s: float) -> list[Run]:
-    """Consecutive frames showing the same source, in output order."""
-    out: list[Run] = []
+def _spans(labelled: list[Labelled]) -> list[tuple[int, int]]:
+    """(first, last) index of each stretch of consecutive frames with the same label."""
+    out: list[tuple[int, int]] = []
     i = 0
     while i < len(labelled):
         j = i
         while j + 1 < len(labelled) and labelled[j + 1].label == labelled[i].label:
             j += 1
-        out.append(Run(labelled[i].label, labelled[i].t_s, labelled[j].t_s + frame_s, j - i + 1,
-                       labelled[i].src_t_s, labelled[j].src_t_s))
+        out.append((i, j))
         i = j + 1
     return out
+
+
+def runs(labelled: list[Labelled], frame_s: float) -> list[Run]:
+    """Consecutive frames showing the same source, in output order."""
+    return [Run(labelled[i].label, labelled[i].t_s, labelled[j].t_s + frame_s, j - i + 1,
+                labelled[i].src_t_s, labelled[j].src_t_s) for i, j in _spans(labelled)]
 
 
 def clean_runs(rs: list[Run], min_frames: int = 3) -> list[Run]:
@@ -167,18 +172,11 @@ def playing_share(labelled: list[Labelled]) -> float:
 
 def playing_flags(labelled: list[Labelled]) -> list[bool]:
     """Per labelled frame: does the run it belongs to play its source (see playing_share)."""
-    if not labelled:
-        return []
     out: list[bool] = []
-    i = 0
-    while i < len(labelled):
-        j = i
-        while j + 1 < len(labelled) and labelled[j + 1].label == labelled[i].label:
-            j += 1
+    for i, j in _spans(labelled):
         src = np.array([x.src_t_s for x in labelled[i:j + 1]])
         plays = labelled[i].label is not None and j > i and float(np.mean(np.diff(src) > 0)) >= MIN_ADVANCING_PAIRS
         out += [plays] * (j - i + 1)
-        i = j + 1
     return out
 
 
