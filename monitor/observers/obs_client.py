@@ -145,9 +145,13 @@ class ReadOnlyRequester:
         self._ids = itertools.count(1)
         #: frames we sent after identification, in all and per request type (bounded by the
         #: allow-list): tests prove a refusal sent nothing even while background polls run
-        self.frames_sent = 0
         self.sent_by_type: collections.Counter[str] = collections.Counter()
         self._client = _connect(host, port, password, 0, timeout_s)
+
+    @property
+    def frames_sent(self) -> int:
+        """Frames sent after identification, all request types together."""
+        return sum(self.sent_by_type.values())
 
     @property
     def negotiated_rpc_version(self) -> int:
@@ -170,7 +174,6 @@ class ReadOnlyRequester:
                 frame["d"]["requestData"] = data
             try:
                 self._client.ws.send(json.dumps(frame))
-                self.frames_sent += 1
                 self.sent_by_type[name] += 1
                 while True:
                     raw = self._client.ws.recv()
