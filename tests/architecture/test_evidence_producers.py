@@ -90,7 +90,11 @@ def test_every_recorded_event_of_a_typed_kind_round_trips() -> None:
 
 def test_real_obs_stream_through_the_streaming_scorers_event_reading() -> None:
     """T06 and T20 read program changes, mutes and the start scene through verifiers.evidence."""
-    from verifiers.tasks.streaming.common import initial_program_scene, mute_changes, program_changes
+    from verifiers.tasks.streaming._shared.run_events import (
+        initial_program_scene,
+        mute_changes,
+        program_changes,
+    )
     from verifiers.tasks.streaming.t06_nested_overlay import live_hotkeys
 
     events = _real_events()
@@ -112,7 +116,7 @@ def test_real_obs_stream_through_the_streaming_scorers_event_reading() -> None:
 
 
 def test_a_renamed_key_in_the_recorded_stream_stops_the_scorers() -> None:
-    from verifiers.tasks.streaming.common import program_changes
+    from verifiers.tasks.streaming._shared.run_events import program_changes
 
     events = copy.deepcopy(_real_events())
     for e in events:
@@ -276,8 +280,8 @@ def test_video_probe_frames_feed_t09(tmp_path: Path) -> None:
     from probes.types import VideoFrame as Picture
     from probes.video_probe import VideoProbe
     from verifiers.synth import score_solution, synth_instance
+    from verifiers.tasks.streaming._shared.run_events import event
     from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-    from verifiers.tasks.streaming.common import event
     from verifiers.tasks.streaming.t09_streamlabs_widgets import frame
 
     task = "R06.12.01.01-T09"

@@ -110,7 +110,7 @@ def test_t11_scores_what_the_plugin_and_obs_saved(config: str, collection: str, 
     """A user's real plugin config and OBS 32 collection, with the vertical canvas's current scene
     renamed V-Live and the recording folder set (what the task asks of the user): the scorer finds
     the 1080x1920 canvas, its recording path and V-Live on the 'Aitum Vertical' canvas."""
-    from verifiers.tasks.streaming.common import SCENES_DIR
+    from verifiers.tasks.streaming._shared.obs_config import SCENES_DIR
     from verifiers.tasks.streaming.t11_vertical_canvas import PLUGIN_DIR
     cfg, coll = _real(config).json(), _real(collection).json()
     current = cfg["canvas"][0]["current_scene"]
@@ -136,8 +136,8 @@ def test_t11_older_plugin_custom_size_scene(instances: dict[str, Path], tmp_path
     """Before OBS 31 the plugin kept V-Live as a 1080x1920 custom-size scene of the collection (no
     canvases): read too, captions position included."""
     from verifiers.synthkit import obs_synth as O
+    from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, SCENES_DIR
     from verifiers.tasks.streaming._shared.vertical_canvas_synth import vertical_collection
-    from verifiers.tasks.streaming.common import OBS_DIR, SCENES_DIR
     coll = vertical_collection(on_main_canvas=True)
     for key in ("canvases", "version", "resolution"):
         coll.pop(key)
@@ -160,7 +160,7 @@ def test_t11_older_plugin_custom_size_scene(instances: dict[str, Path], tmp_path
 def test_t11_synth_is_the_plugin_and_obs_shape(instances: dict[str, Path]) -> None:
     from verifiers.apps.obs import load_collection
     from verifiers.apps.vertical import load_config, vertical_scenes
-    from verifiers.tasks.streaming.common import SCENES_DIR
+    from verifiers.tasks.streaming._shared.obs_config import SCENES_DIR
     from verifiers.tasks.streaming.t11_vertical_canvas import PLUGIN_DIR
     real_cfg = _real("aitum-vertical/2025-11/byuwur_config.json").json()
     real = _real("obs/32.0/sandro_Untitled.json").json()
@@ -262,7 +262,7 @@ def test_t15_overlay_is_the_export_shape(instances: dict[str, Path]) -> None:
 def test_t15_scores_a_collection_obs32_saved(instances: dict[str, Path], tmp_path: Path) -> None:
     """A collection OBS 32 saved, as Migrated.json: read without a verifier error (the task's scenes
     are not in it, so import fails)."""
-    from verifiers.tasks.streaming.common import collection_rel
+    from verifiers.tasks.streaming._shared.obs_config import collection_rel
     coll = _real("obs/32.0/sandro_Untitled.json").json()
     coll["name"] = "Migrated"
     sol = _with_oracle(instances[T15], tmp_path)
@@ -275,7 +275,7 @@ def test_t15_scores_a_collection_obs32_saved(instances: dict[str, Path], tmp_pat
 def test_t15_transforms_as_obs31_loads_them(instances: dict[str, Path], tmp_path: Path) -> None:
     """OBS 31+ loads pos_rel (with scale_rel/scale_ref), not pos: a JSON edit of pos alone moves
     nothing in OBS, and an item whose pos_rel is off is off even when its pos looks right."""
-    from verifiers.tasks.streaming.common import collection_rel
+    from verifiers.tasks.streaming._shared.obs_config import collection_rel
     sol = _with_oracle(instances[T15], tmp_path)
     path = sol / collection_rel("Migrated")
     coll = json.loads(path.read_text())
@@ -345,7 +345,7 @@ def test_t11_unedited_plugin_and_obs_files_score_nothing(instances: dict[str, Pa
 
 def test_t15_an_unrelated_obs_collection_scores_nothing(instances: dict[str, Path], tmp_path: Path) -> None:
     """A collection OBS 32 saved (not the migration), named Migrated, with a clean load log: <= 5."""
-    from verifiers.tasks.streaming.common import collection_rel
+    from verifiers.tasks.streaming._shared.obs_config import collection_rel
     coll = _real("obs/32.0/sandro_Untitled.json").json()
     coll["name"] = "Migrated"
     log = "obs-studio/logs/2026-11-30 21-00-00.txt"

@@ -223,7 +223,7 @@ def test_t08_real_replay_buffer_oracle(tmp_path: Path) -> None:
     """
     import time
 
-    from verifiers.tasks.streaming.media import probe
+    from verifiers.tasks.streaming._shared.recording import probe
 
     task = "R06.12.01.01-T08"
     inst = synth_instance(task, tmp_path / "inst", seed=3)

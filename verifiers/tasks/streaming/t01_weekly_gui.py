@@ -16,8 +16,8 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import CamGeometry, ScenesSources, Transition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.streaming import weekly_stream as W
-from verifiers.tasks.streaming.common import load_named_collection
+from verifiers.tasks.streaming._shared import weekly_stream as W
+from verifiers.tasks.streaming._shared.obs_config import load_named_collection
 
 TASK = "R06.12.01.01-T01"
 N = check_names(TASK)

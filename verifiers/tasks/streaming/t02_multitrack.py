@@ -29,8 +29,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import disk_cached, loop_video, merge, remux, write_media, yuv_flat
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile
-from verifiers.tasks.streaming.media import MediaInfo, decode_audio_tracks, probe
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
+from verifiers.tasks.streaming._shared.recording import MediaInfo, decode_audio_tracks, probe
 
 TASK = "R06.12.01.01-T02"
 N = check_names(TASK)

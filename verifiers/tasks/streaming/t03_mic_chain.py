@@ -26,7 +26,7 @@ from verifiers.paramtypes.streaming import CompressorParams, FilterOrder, MicLou
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
 
 TASK = "R06.12.01.01-T03"
 #: EBU R 128's absolute gate: a programme integrating below it is silence (its loudness is -inf)

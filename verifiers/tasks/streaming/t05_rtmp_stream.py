@@ -32,7 +32,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.ingest import final_stats
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 
 TASK = "R06.12.01.01-T05"
 N = check_names(TASK)

@@ -27,9 +27,8 @@ from verifiers.paramtypes.streaming import HotkeysWork, NestedOverlay
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import (
-    OBS_DIR,
-    collection_with,
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.run_events import (
     event,
     initial_program_scene,
     mute_changes,

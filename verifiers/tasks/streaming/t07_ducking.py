@@ -30,7 +30,7 @@ from verifiers.paramtypes.streaming import DuckingDepth, DuckRecording, Recovery
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
 
 TASK = "R06.12.01.01-T07"
 N = check_names(TASK)

@@ -30,8 +30,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile, obs_events, path_ends_with
-from verifiers.tasks.streaming.media import probe
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile, path_ends_with
+from verifiers.tasks.streaming._shared.recording import probe
+from verifiers.tasks.streaming._shared.run_events import obs_events
 
 TASK = "R06.12.01.01-T08"
 N = check_names(TASK)

@@ -42,9 +42,10 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPlacement
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
+from verifiers.tasks.streaming._shared.obs_config import path_ends_with
+from verifiers.tasks.streaming._shared.run_events import event, t_ms
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
 from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, no_hotkeys, node
-from verifiers.tasks.streaming.common import event, path_ends_with, t_ms
 
 TASK = "R06.12.01.01-T09"
 N = check_names(TASK)

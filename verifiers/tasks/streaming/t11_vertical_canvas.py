@@ -45,18 +45,13 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, SCENES_DIR, load_collections, path_ends_with
+from verifiers.tasks.streaming._shared.recording import frames, probe
 from verifiers.tasks.streaming._shared.vertical_canvas_synth import (
     vertical_collection,
     vertical_config,
     write_obs31_collection,
 )
-from verifiers.tasks.streaming.common import (
-    OBS_DIR,
-    SCENES_DIR,
-    load_collections,
-    path_ends_with,
-)
-from verifiers.tasks.streaming.media import frames, probe
 
 TASK = "R06.12.01.01-T11"
 N = check_names(TASK)

@@ -29,8 +29,8 @@ from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, T
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with, path_ends_with
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, path_ends_with
 
 TICKER = "Ticker"
 CANVAS_PX = (1920, 1080)

@@ -31,8 +31,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with
-from verifiers.tasks.streaming.media import frames, probe
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.recording import frames, probe
 
 TASK = "R06.12.01.01-T13"
 N = check_names(TASK)

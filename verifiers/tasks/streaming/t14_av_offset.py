@@ -35,8 +35,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming.common import OBS_DIR, collection_with, obs_events
-from verifiers.tasks.streaming.media import first_video_width
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.recording import first_video_width
+from verifiers.tasks.streaming._shared.run_events import obs_events
 
 TASK = "R06.12.01.01-T14"
 N = check_names(TASK)

@@ -37,8 +37,8 @@ from verifiers.paramtypes.streaming import Import, TransformsPreserved
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, load_named_collection
 from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, node
-from verifiers.tasks.streaming.common import OBS_DIR, load_named_collection
 
 TASK = "R06.12.01.01-T15"
 N = check_names(TASK)

@@ -33,14 +33,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import solid, truncate, write_media
-from verifiers.tasks.streaming.common import (
-    OBS_DIR,
-    collection_with,
-    obs_events,
-    path_ends_with,
-    read_ini,
-)
-from verifiers.tasks.streaming.media import frames
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with, path_ends_with, read_ini
+from verifiers.tasks.streaming._shared.recording import frames
+from verifiers.tasks.streaming._shared.run_events import obs_events
 
 TASK = "R06.12.01.01-T16"
 N = check_names(TASK)

@@ -39,8 +39,9 @@ from verifiers.evidence.ui import ObsSettingsChanged, XInput, XInputStarted, XIn
 from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, ScriptedTransition
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.streaming import weekly_stream as W
-from verifiers.tasks.streaming.common import event, load_named_collection
+from verifiers.tasks.streaming._shared import weekly_stream as W
+from verifiers.tasks.streaming._shared.obs_config import load_named_collection
+from verifiers.tasks.streaming._shared.run_events import event
 
 TASK = "R06.12.01.01-T17"
 N = check_names(TASK)

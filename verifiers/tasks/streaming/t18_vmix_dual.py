@@ -36,8 +36,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import snapshots_of
-from verifiers.tasks.streaming.common import t_ms
-from verifiers.tasks.streaming.media import frames, probe
+from verifiers.tasks.streaming._shared.recording import frames, probe
+from verifiers.tasks.streaming._shared.run_events import t_ms
 
 TASK = "R06.12.01.01-T18"
 N = check_names(TASK)

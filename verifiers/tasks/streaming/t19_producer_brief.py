@@ -45,14 +45,9 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import final_stats
-from verifiers.tasks.streaming.common import (
-    OBS_DIR,
-    active_profile,
-    load_named_collection,
-    program_changes,
-    scenario_actions,
-)
-from verifiers.tasks.streaming.media import decode_audio_tracks
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile, load_named_collection
+from verifiers.tasks.streaming._shared.recording import decode_audio_tracks
+from verifiers.tasks.streaming._shared.run_events import program_changes, scenario_actions
 
 TASK = "R06.12.01.01-T19"
 N = check_names(TASK)

@@ -25,7 +25,12 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming.common import OBS_DIR, active_profile, collection_rel, path_ends_with
+from verifiers.tasks.streaming._shared.obs_config import (
+    OBS_DIR,
+    active_profile,
+    collection_rel,
+    path_ends_with,
+)
 
 COLLECTION = "Weekly Stream"
 SCENES = ("Starting Soon", "Live", "BRB")
