@@ -29,8 +29,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import disk_cached, loop_video, merge, remux, write_media, yuv_flat
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
-from verifiers.tasks.streaming._shared.recording import MediaInfo, decode_audio_tracks, probe
+from verifiers.tasks.streaming._shared.recording import MediaInfo, agent_media, decode_audio_tracks, probe
 
 TASK = "R06.12.01.01-T02"
 N = check_names(TASK)
@@ -132,10 +133,8 @@ class MultitrackRecording(CheckedTask):
 
     @provides
     def mp4(self) -> MediaInfo:
-        try:
+        with agent_media():
             return probe(self.ctx.artifact(MP4))
-        except MediaError as exc:
-            raise AgentOutputError(str(exc)) from None
 
     @provides
     def refs(self) -> list[np.ndarray]:
@@ -144,10 +143,8 @@ class MultitrackRecording(CheckedTask):
     @provides
     def mp4_routing(self) -> Routing:
         self.mp4  # noqa: B018 - an unreadable MP4 fails with the probe's reason
-        try:
+        with agent_media():
             return routing(self.ctx.workdir / MP4, self.refs)
-        except MediaError as exc:
-            raise AgentOutputError(str(exc)) from None
 
     @provides
     def mkv_routing(self) -> Routing | None:
@@ -336,20 +333,17 @@ class MultitrackRecording(CheckedTask):
         # near misses with the profile right and the file off: the measured video bitrate against
         # 12 Mbps +-10 % (the encoder lands ~1 % under its target on these frames: 11000 kbps asked
         # measures 10893 kbps, 9.2 % low; 10700 measures 10596, 11.7 % low) and the GOP against 120 +-1 frame
-        for file_kbps, lowers in ((11000, []), (10700, [N.video_settings])):
-            side = "outside" if lowers else "inside"
+        for file_kbps, lowers, side in pass_line_pair(11000, 10700, N.video_settings):
             solution(inst.mutant(f"file_{file_kbps}kbps_{side}", lowers,
                                  f"recording encoded at {file_kbps} kbps: {side} the 12 Mbps +-10 % pass line"),
                      file_kbps=file_kbps)
-        for file_gop, lowers in ((121, []), (122, [N.video_settings])):
-            side = "outside" if lowers else "inside"
+        for file_gop, lowers, side in pass_line_pair(121, 122, N.video_settings):
             solution(inst.mutant(f"gop_{file_gop}_{side}", lowers,
                                  f"keyframes every {file_gop} frames: {side} the GOP 120 +-1 pass line"),
                      file_gop=file_gop)
         # "about 10 s": the scorer's line is 10 +- 1.5 s (the seed names no number; a recording
         # started and stopped by hand). 11.4 / 11.6 s: the 10 s recording's packets looped on
-        for frames, lowers in ((684, []), (696, [N.recording_exists])):
-            side = "outside" if lowers else "inside"
+        for frames, lowers, side in pass_line_pair(684, 696, N.recording_exists):
             solution(inst.mutant(f"recording_{frames / 60:.1f}s_{side}", lowers,
                                  f"recorded {frames / 60:.1f} s: {side} the about-10 s (+-1.5 s) pass line"),
                      frames=frames)

@@ -20,13 +20,13 @@ from verifiers.base import AgentOutputError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
-from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import measure_loudness
 from verifiers.paramtypes.streaming import CompressorParams, FilterOrder, MicLoudness, PeakNoiseFloor
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.recording import agent_media
 
 TASK = "R06.12.01.01-T03"
 #: EBU R 128's absolute gate: a programme integrating below it is silence (its loudness is -inf)
@@ -55,10 +55,8 @@ class MicChain(CheckedTask):
 
     @provides
     def audio(self) -> Audio:
-        try:
+        with agent_media():
             return load_audio(self.ctx.artifact(REC))
-        except MediaError as exc:
-            raise AgentOutputError(str(exc)) from None
 
     @provides
     def loudness_measured(self) -> Any:

@@ -32,8 +32,9 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
-from verifiers.tasks.streaming._shared.recording import frames, probe
+from verifiers.tasks.streaming._shared.recording import agent_media, frames, probe
 
 TASK = "R06.12.01.01-T04"
 N = check_names(TASK)
@@ -113,14 +114,12 @@ class GreenScreenKey(CheckedTask):
     @provides
     def metrics(self) -> KeyMetrics:
         gt, mattes, office_src = self.refs
-        try:
+        with agent_media():
             picked: dict[int, np.ndarray] = {}
             for t, img in frames(self.ctx.artifact(REC), max_width_px=SIZE[0]):
                 for i, ts in enumerate(gt.times_s):
                     if i not in picked and t >= ts - 0.5 / FPS:
                         picked[i] = img
-        except MediaError as exc:
-            raise AgentOutputError(str(exc)) from None
         if not picked:
             raise AgentOutputError("recording too short for the sampled frames")
         ms = []
@@ -243,20 +242,17 @@ def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: d
     h, w = office.shape[:2]
     fg_px = int((matte_at(0.0, w, h) > 127).sum())   # the person's area is the same at every time
     bg_px = w * h - fg_px
-    for pct, lowers in ((0.2, []), (0.4, [N.no_residual_green])):
-        side = "outside" if lowers else "inside"
+    for pct, lowers, side in pass_line_pair(0.2, 0.4, N.no_residual_green):
         solution(inst.mutant(f"green_{pct}pct_{side}", lowers,
                              f"{pct} % of the background still green: {side} the 0.3 % pass line"),
                  good, composite(office, 10.0, green_px=round(bg_px * pct / 100)))
-    for iou, lowers in ((0.965, []), (0.935, [N.key_iou])):
-        side = "outside" if lowers else "inside"
+    for iou, lowers, side in pass_line_pair(0.965, 0.935, N.key_iou):
         solution(inst.mutant(f"iou_{iou}_{side}", lowers,
                              f"foreground IoU {iou}: shirt pixels keyed away, {side} the 0.95 pass line"),
                  good, composite(office, 10.0, hole_px=round(fg_px * (1 - iou))))
     # "about 10 s": the scorer's line is 10 +- 1.5 s (the seed names no number: a recording started and
     # stopped by hand); longer, so every sampled frame (1-9 s) is still there
-    for dur_s, lowers in ((11.4, []), (11.6, [N.recording])):
-        side = "outside" if lowers else "inside"
+    for dur_s, lowers, side in pass_line_pair(11.4, 11.6, N.recording):
         solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers,
                              f"recorded {dur_s} s: {side} the about-10 s (+-1.5 s) pass line"),
                  good, composite(office, dur_s))

@@ -19,7 +19,7 @@ import numpy as np
 
 from verifiers.apps.obs.collection import Collection
 from verifiers.apps.obs.hotkeys import normalize
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import InputMuteData, ObsEvent, ObsSnapshot, ObsState, ScenarioAction, SceneData
 from verifiers.params import NoParams
@@ -27,7 +27,8 @@ from verifiers.paramtypes.streaming import HotkeysWork, NestedOverlay
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.run_events import (
     event,
     initial_program_scene,
@@ -80,12 +81,9 @@ def live_hotkeys(events: list[dict[str, Any]], initial: str | None) -> tuple[lis
 
 
 @register
-class NestedOverlayHotkeys(CheckedTask):
+class NestedOverlayHotkeys(ObsTask):
     task_id = TASK
-
-    @provides
-    def coll(self) -> Collection:
-        return collection_with(self.ctx, scene=OVERLAY)
+    collection_scene = OVERLAY
 
     @provides
     def items(self) -> dict[str, Any]:

@@ -19,18 +19,18 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verifiers.base import AgentOutputError, ScoreContext
+from verifiers.base import ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
-from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import project
 from verifiers.paramtypes.streaming import DuckingDepth, DuckRecording, Recovery, Sidechain
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.recording import agent_media
 
 TASK = "R06.12.01.01-T07"
 N = check_names(TASK)
@@ -87,10 +87,8 @@ class SidechainDucking(CheckedTask):
 
     @provides
     def gain(self) -> GainTrack:
-        try:
+        with agent_media():
             g, win, segs, dur = gain_curve(self.ctx, self.task.check(N.ducking_depth).typed.window_ms)
-        except MediaError as exc:
-            raise AgentOutputError(str(exc)) from None
         return GainTrack(g, (np.arange(len(g)) + 0.5) * win, segs, dur)
 
     @check(N.sidechain_configured)

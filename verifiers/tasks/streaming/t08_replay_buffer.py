@@ -30,6 +30,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile, path_ends_with
 from verifiers.tasks.streaming._shared.recording import probe
 from verifiers.tasks.streaming._shared.run_events import obs_events
@@ -174,8 +175,7 @@ class ReplayBuffer(CheckedTask):
         solution(inst.mutant("saved_in_recordings", [N.replay_settings, N.replay_file], "folder not changed"),
                  rec_path="/home/streamer/work/recordings")
         write_cases(inst, solution)
-        for dur_s, lowers in ((29.5, []), (28.5, [N.replay_file])):  # the seed's 30 +-1 s pass line
-            side = "outside" if lowers else "inside"
+        for dur_s, lowers, side in pass_line_pair(29.5, 28.5, N.replay_file):  # the seed's 30 +-1 s pass line
             solution(inst.mutant(f"replay_{dur_s}s_{side}", lowers, f"the saved replay is {dur_s} s long: {side} 30 +-1 s"),
                      files=(("Replay 2026-11-30 21-04-10.mkv", dur_s),))
 

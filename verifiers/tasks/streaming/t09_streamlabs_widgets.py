@@ -42,7 +42,8 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPlacement
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.tasks.streaming._shared.obs_config import path_ends_with
+from verifiers.tasks.streaming._shared.gt_colours import expect_rgb
+from verifiers.tasks.streaming._shared.obs_config import parsed_files, path_ends_with
 from verifiers.tasks.streaming._shared.run_events import event, t_ms
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
 from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, no_hotkeys, node
@@ -57,12 +58,7 @@ WIDGET_TYPES = {0: "alert", 6: "chat"}   # propertiesManagerSettings.widgetType 
 
 def _load_streamlabs(ctx: ScoreContext) -> SlCollection:
     """The Streamlabs collection that has scene 'Stream' (AgentOutputError when none does)."""
-    d = ctx.workdir / COLLECTIONS
-    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
-        try:
-            coll = load_collection(p)
-        except StreamlabsError:
-            continue
+    for _p, coll in parsed_files(ctx.workdir / COLLECTIONS, load_collection, StreamlabsError):
         if coll.scene("Stream") is not None:
             return coll
     raise AgentOutputError(f"artifact missing: no Streamlabs collection with scene 'Stream' in {COLLECTIONS}/")
@@ -120,9 +116,7 @@ class WidgetsFile(GTFile, file="widgets.json", task=TASK):
     background_rgb: list[int] = gt_field(doc="the program's background colour behind the widgets")
 
     def validate(self) -> None:
-        for f in ("background_rgb",):
-            c = getattr(self, f)
-            self.expect(len(c) == 3 and all(0 <= v <= 255 for v in c), f, "must be (R, G, B), each 0-255")
+        expect_rgb(self, "background_rgb")
 
 
 @register

@@ -45,8 +45,15 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, SCENES_DIR, load_collections, path_ends_with
-from verifiers.tasks.streaming._shared.recording import frames, probe
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
+from verifiers.tasks.streaming._shared.obs_config import (
+    OBS_DIR,
+    SCENES_DIR,
+    load_collections,
+    parsed_files,
+    path_ends_with,
+)
+from verifiers.tasks.streaming._shared.recording import agent_media, frames, probe
 from verifiers.tasks.streaming._shared.vertical_canvas_synth import (
     vertical_collection,
     vertical_config,
@@ -66,12 +73,7 @@ AUDITED = ("plugin_config", "basic/scenes")   # the plugin's config and the coll
 def find_canvas(ctx: ScoreContext, size: tuple[int, int]) -> tuple[PluginCanvas | None, Path | None]:
     """The vertical canvas of that size in the plugin's config JSON (config.json as the plugin names
     it; any other *.json in its folder too), and the file it came from."""
-    d = ctx.workdir / PLUGIN_DIR
-    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
-        try:
-            canvases = load_config(p)
-        except VerticalConfigError:
-            continue
+    for p, canvases in parsed_files(ctx.workdir / PLUGIN_DIR, load_config, VerticalConfigError):
         for c in canvases:
             if (c.width_px, c.height_px) == tuple(size):
                 return c, p
@@ -188,10 +190,8 @@ class VerticalCanvas(CheckedTask):
             raise AgentOutputError(f"no recording in {VERT_DIR}/")
         canvas_px = self.task.check(N.vertical_canvas_config).typed.canvas_px
         top_h = self.task.check(N.layout_in_frames).typed.top_region_px[1]
-        try:
+        with agent_media():
             return self._ssims(self.verts[0], cam_ref, game_ref, top_h, gt.game_band_px, canvas_px)
-        except MediaError as exc:
-            raise AgentOutputError(str(exc)) from None
 
     @check(N.layout_in_frames)
     def layout_in_frames(self, p: LayoutInFrames, curve: Curve) -> Result:
@@ -343,8 +343,7 @@ def ssim_near_misses(inst: InstanceWriter, solution: Any, cam: np.ndarray, game:
 
     inside = _last_shift_at_least(ssim_at, 0.92)
     outside = _last_shift_at_least(ssim_at, 0.88) + 1
-    for shift, lowers in ((inside, []), (outside, [N.layout_in_frames])):
-        side = "outside" if lowers else "inside"
+    for shift, lowers, side in pass_line_pair(inside, outside, N.layout_in_frames):
         solution(inst.mutant(f"cam_ssim_{side}", lowers,
                              f"Cam crop {shift} px right of its place: SSIM {ssim_at(shift):.3f}, {side} the 0.9 line"),
                  config(), vert_frames=vertical_frames(cam, game, top_shift_px=shift), lossless=True)

@@ -18,10 +18,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from verifiers.apps.obs.collection import Collection, Source
+from verifiers.apps.obs.collection import Source
 from verifiers.apps.obs.geometry import rendered_rect
 from verifiers.base import AgentOutputError, NoLiveEvidence
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsScreenshot
 from verifiers.gtfiles import GTFile, gt_field
@@ -29,7 +29,9 @@ from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, T
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with, path_ends_with
+from verifiers.tasks.streaming._shared.gt_colours import expect_rgb
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, path_ends_with
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
 
 TICKER = "Ticker"
@@ -55,18 +57,13 @@ class TickerFile(GTFile, file="ticker.json", task=TASK):
     scene_rgb: list[int] = gt_field(doc="the colour of the scene under the ticker band")
 
     def validate(self) -> None:
-        for f in ("scene_rgb",):
-            c = getattr(self, f)
-            self.expect(len(c) == 3 and all(0 <= v <= 255 for v in c), f, "must be (R, G, B), each 0-255")
+        expect_rgb(self, "scene_rgb")
 
 
 @register
-class BrowserTicker(CheckedTask):
+class BrowserTicker(ObsTask):
     task_id = TASK
-
-    @provides
-    def coll(self) -> Collection:
-        return collection_with(self.ctx, scene="Live")
+    collection_scene = "Live"
 
     @provides
     def ticker(self) -> Source:

@@ -31,6 +31,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
 from verifiers.tasks.streaming._shared.recording import frames, probe
 
@@ -241,8 +242,7 @@ class WindowTutorial(CheckedTask):
         solution(inst.mutant("notification_leaks", [N.no_notification_leak], "notification drawn over the window"),
                  good, notification=True)
         solution(inst.mutant("recording_15s", [N.canvas_duration], "stopped after 15 s"), good, dur_s=15.0)
-        for dur_s, lowers in ((18.5, []), (17.5, [N.canvas_duration])):  # the seed's 18-25 s window, lower edge
-            side = "outside" if lowers else "inside"
+        for dur_s, lowers, side in pass_line_pair(18.5, 17.5, N.canvas_duration):  # the seed's 18-25 s window, lower edge
             solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers, f"stopped after {dur_s} s: {side} 18-25 s"),
                      good, dur_s=dur_s)
         solution(inst.mutant("canvas_1080p", [N.canvas_duration], "canvas left at 1920x1080"), good, size=(1920, 1080))

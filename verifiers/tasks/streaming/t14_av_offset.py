@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import AgentOutputError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.evidence import ObsEvent, OutputStateData
 from verifiers.evidence.obs import InputSyncOffsetData
@@ -36,6 +36,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.recording import first_video_width
 from verifiers.tasks.streaming._shared.run_events import obs_events
 
@@ -115,12 +116,9 @@ def audio_claps(path: Path) -> list[float]:
 
 
 @register
-class AvOffset(CheckedTask):
+class AvOffset(ObsTask):
     task_id = TASK
-
-    @provides
-    def gt(self) -> ClapperFile:
-        return self.ctx.gt_typed(ClapperFile)
+    gt_file = ClapperFile
 
     @check(N.offset_set)
     def offset_set(self, p: OffsetSet, curve: Curve) -> Result:

@@ -26,9 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.apps.obs.collection import Collection
 from verifiers.base import ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
@@ -37,7 +36,9 @@ from verifiers.paramtypes.streaming import Import, TransformsPreserved
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, load_named_collection
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.streamlabs_nodes import array_node, node
 
 TASK = "R06.12.01.01-T15"
@@ -107,17 +108,10 @@ def _widget_urls(ctx: ScoreContext) -> dict[str, str]:
 
 
 @register
-class StreamlabsMigration(CheckedTask):
+class StreamlabsMigration(ObsTask):
     task_id = TASK
-
-    @provides
-    def gt(self) -> MigrationFile:
-        return self.ctx.gt_typed(MigrationFile)
-
-    @provides
-    def coll(self) -> Collection:
-        self.gt  # noqa: B018 - GT first: without it nothing is judged (error), as before the split
-        return load_named_collection(self.ctx, COLLECTION)
+    gt_file = MigrationFile
+    collection_name = COLLECTION
 
     @provides
     def relinked(self) -> dict[str, bool]:
@@ -247,8 +241,7 @@ class StreamlabsMigration(CheckedTask):
         c = copy.deepcopy(good)
         O.find_item(c, "Main", "Logo")["pos"]["x"] += 5
         solution(inst.mutant("logo_moved_5px", [N.transforms_preserved], "Logo nudged 5 px"), c)
-        for dx, lowers in ((2, []), (3, [N.transforms_preserved])):  # the seed's +-2 px pass line
-            side = "outside" if lowers else "inside"
+        for dx, lowers, side in pass_line_pair(2, 3, N.transforms_preserved):  # the seed's +-2 px pass line
             c = copy.deepcopy(good)
             O.find_item(c, "Main", "Logo")["pos"]["x"] += dx
             solution(inst.mutant(f"logo_{dx}px_{side}", lowers,

@@ -22,7 +22,7 @@ import numpy as np
 
 from verifiers.apps.obs.collection import Collection
 from verifiers.base import AgentOutputError, NoLiveEvidence
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsEvent, SceneData, TransitionData
 from verifiers.gtfiles import GTFile, gt_field
@@ -33,7 +33,10 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import solid, truncate, write_media
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with, path_ends_with, read_ini
+from verifiers.tasks.streaming._shared.gt_colours import expect_rgb
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, path_ends_with, read_ini
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.recording import frames
 from verifiers.tasks.streaming._shared.run_events import obs_events
 
@@ -66,9 +69,7 @@ class StingerFile(GTFile, file="stinger.json", task=TASK):
     swipe_rgb: list[int] = gt_field(doc="the stinger swipe's colour")
 
     def validate(self) -> None:
-        for f in ("live_rgb", "brb_rgb", "swipe_rgb"):
-            c = getattr(self, f)
-            self.expect(len(c) == 3 and all(0 <= v <= 255 for v in c), f, "must be (R, G, B), each 0-255")
+        expect_rgb(self, "live_rgb", "brb_rgb", "swipe_rgb")
 
 
 def switch_timing(path: Path, colours: StingerFile) -> dict[str, Any]:
@@ -97,12 +98,9 @@ def switch_timing(path: Path, colours: StingerFile) -> dict[str, Any]:
 
 
 @register
-class StingerTrackMatte(CheckedTask):
+class StingerTrackMatte(ObsTask):
     task_id = TASK
-
-    @provides
-    def coll(self) -> Collection:
-        return collection_with(self.ctx, scene="BRB")
+    collection_scene = "BRB"
 
     @provides
     def mine(self) -> Any:
@@ -228,8 +226,7 @@ class StingerTrackMatte(CheckedTask):
         c["current_transition"] = "Stinger"
         solution(inst.mutant("stinger_as_default", [N.override_brb], "Stinger made the default transition"),
                  c, evs=live_events(second="Stinger"))
-        for late, lowers in ((1, []), (2, [N.timing_in_recording])):  # the +-33 ms (one frame at 30 fps) line
-            side = "outside" if lowers else "inside"
+        for late, lowers, side in pass_line_pair(1, 2, N.timing_in_recording):  # the +-33 ms (one frame at 30 fps) line
             solution(inst.mutant(f"switch_{late}_frame_late_{side}", lowers,
                                  f"scene switched {late} frame(s) after the 600 ms point: {side} the +-33 ms line"),
                      good, point_ms=600 + round(late * 1000 / 30))

@@ -29,9 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.apps.obs.collection import Collection
 from verifiers.base import NoLiveEvidence, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import ObsLogWsRequest, ObsWsLog, ProxyWsRequest
 from verifiers.evidence.obs import WsRequestFields
@@ -40,7 +39,7 @@ from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, S
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared import weekly_stream as W
-from verifiers.tasks.streaming._shared.obs_config import load_named_collection
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.run_events import event
 
 TASK = "R06.12.01.01-T17"
@@ -179,12 +178,9 @@ class RequestLog:
 
 
 @register
-class WeeklyStreamWebsocket(CheckedTask):
+class WeeklyStreamWebsocket(ObsTask):
     task_id = TASK
-
-    @provides
-    def coll(self) -> Collection:
-        return load_named_collection(self.ctx, W.COLLECTION)
+    collection_name = W.COLLECTION
 
     @provides
     def log(self) -> RequestLog:
@@ -225,20 +221,10 @@ class WeeklyStreamWebsocket(CheckedTask):
         return self.gated(W.transition(self.coll, p.transition, p.duration_ms, curve), p.script_requests)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
-        W.write_weekly_instance(inst, {
-            "cam_4px_off": ([N.transforms], "Cam placed 4 px right of its spot", W.cam_off),
-            "cam_2px_off_inside": ([], "Cam 2 px right: on the seed's +-2 px pass line, full marks", W.cam_off_by(2)),
-            "cam_3px_off_outside": ([N.transforms], "Cam 3 px right: past the +-2 px pass line, the whole share lost",
-                                    W.cam_off_by(3)),
-            "frame_under_cam": ([N.scenes_sources], "overlay/frame.png created before the webcam", W.frame_under),
-            "brb_mic_live": ([N.scenes_sources], "BRB mic left unmuted", W.mic_live),
-            "fade_500ms": ([N.transition], "SetCurrentSceneTransitionDuration 500", W.fade_500),
-            "no_countdown": ([N.scenes_sources, N.transition], "Starting Soon has no countdown text (the default Fade is "
-                             "paid for 6 of the 7 scene-content items)", W.no_countdown),
-            "canvas_720p": ([N.scenes_sources], "canvas left at 1280x720", None),
-            "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle",
-                                       W.cam_scaled),
-        }, list(CHECKS))
+        W.write_weekly_instance(inst, W.weekly_mutants(
+            geometry=N.transforms, order_mute=N.scenes_sources, scenes=N.scenes_sources, transition=N.transition,
+            cam_how="placed", frame_how="created before", fade_how="SetCurrentSceneTransitionDuration 500"),
+            list(CHECKS))
         good_run = script_run()
         for folder in [inst.oracle, *sorted(p for p in (inst.root / "mutants").iterdir() if p.is_dir())]:
             InstanceWriter.write_events(folder, good_run)

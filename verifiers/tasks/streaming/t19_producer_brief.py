@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verifiers.apps.obs.collection import Collection
 from verifiers.apps.obs.hotkeys import normalize
 from verifiers.base import AgentOutputError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.evidence import (
     ObsEvent,
@@ -45,7 +44,9 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import final_stats
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile, load_named_collection
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.recording import decode_audio_tracks
 from verifiers.tasks.streaming._shared.run_events import program_changes, scenario_actions
 
@@ -102,20 +103,16 @@ def music_corr(track: np.ndarray, music: np.ndarray, rate: int) -> float:
 
 
 @register
-class ProducerBrief(CheckedTask):
+class ProducerBrief(ObsTask):
     task_id = TASK
+    gt_file = BriefFile
 
-    @provides
-    def brief(self) -> BriefFile:
-        return self.ctx.gt_typed(BriefFile)
-
-    @provides
-    def coll(self) -> Collection:
-        return load_named_collection(self.ctx, self.brief.collection)
+    def named_collection(self) -> str:
+        return self.gt.collection
 
     @check(N.scenes_layout)
     def scenes_layout(self, p: ScenesLayout, curve: Curve) -> Result:
-        brief, coll, tol = self.brief, self.coll, p.tolerance_px
+        brief, coll, tol = self.gt, self.coll, p.tolerance_px
         scenes_ok = set(brief.scenes) <= set(coll.scenes) and len([s for s in coll.scenes.values()
                                                                       if not s.is_group]) == p.scene_count
         count_ok = len(coll.inputs) == p.source_count
@@ -142,7 +139,7 @@ class ProducerBrief(CheckedTask):
     @check(N.audio_chains)
     def audio_chains(self, p: NoParams, curve: Curve) -> Result:
         coll, parts = self.coll, {}
-        for src, chain in self.brief.filters.items():
+        for src, chain in self.gt.filters.items():
             got = [f for f in coll.sources[src].filters if f.enabled] if src in coll.sources else []
             parts[f"{src} order"] = [f.kind for f in got] == [k for k, _ in chain]
             for kind, params in chain:
@@ -156,7 +153,7 @@ class ProducerBrief(CheckedTask):
     def outputs(self, p: NoParams, curve: Curve) -> Result:
         """The stream at the ingest (typed evidence) against the brief's encoder, and the profile's server/key."""
         self.coll  # noqa: B018 - as before the split: no collection fails this check too
-        enc = self.brief.encoder
+        enc = self.gt.encoder
         app = enc.server.rstrip("/").rsplit("/", 1)[-1]
         try:
             st = active_profile(self.ctx).service or {}
@@ -177,7 +174,7 @@ class ProducerBrief(CheckedTask):
         self.coll  # noqa: B018 - as before the split
         acts = scenario_actions(self.ctx.events_of("scenario", "action"))
         t0 = acts.get("countdown_start")
-        due = None if t0 is None else t0 + self.brief.countdown_s * 1000
+        due = None if t0 is None else t0 + self.gt.countdown_s * 1000
         sw = [t for t, n in program_changes(self.ctx.events or []) if n == "Live" and due is not None and abs(t - due) <= 1000]
         corr = self.music_correlations()
         vod_clean = len(corr) > 1 and corr[1] <= p.max_music_correlation
@@ -290,17 +287,14 @@ def near_misses(inst: InstanceWriter, solution: Any, coll: dict[str, Any]) -> No
     """Just inside (full) / just outside (0 for that unit) each pass line: Cam 2 / 3 px off the brief
     (+-2 px, one of 14 item units); the ingest's bitrate 5460 / 5340 kbps (6000 +-10 %, one of five
     output units); the countdown's switch to Live 900 / 1100 ms after 0 (+-1 s, half the share)."""
-    for dx, lowers in ((2, []), (3, [N.scenes_layout])):
+    for dx, lowers, side in pass_line_pair(2, 3, N.scenes_layout):
         c = copy.deepcopy(coll)
         O.find_item(c, "Live", "Cam")["pos"]["x"] += dx
-        side = "outside" if lowers else "inside"
         solution(inst.mutant(f"cam_{dx}px_off_{side}", lowers, f"Cam {dx} px off the brief: {side} +-2 px"), c)
-    for kbps, lowers in ((5460, []), (5340, [N.outputs])):
-        side = "outside" if lowers else "inside"
+    for kbps, lowers, side in pass_line_pair(5460, 5340, N.outputs):
         solution(inst.mutant(f"bitrate_{kbps}_{side}", lowers, f"{kbps} kbps at the ingest: {side} 6000 +-10 %"),
                  coll, kbps=float(kbps))
-    for late_ms, lowers in ((900, []), (1100, [N.vod_track_countdown])):
-        side = "outside" if lowers else "inside"
+    for late_ms, lowers, side in pass_line_pair(900, 1100, N.vod_track_countdown):
         solution(inst.mutant(f"switch_{late_ms}ms_late_{side}", lowers,
                              f"countdown switches to Live {late_ms} ms after 0: {side} +-1 s"), coll, switch_late_ms=late_ms)
 

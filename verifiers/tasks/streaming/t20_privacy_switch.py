@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from verifiers.apps.obs.collection import Collection, Macro
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.apps.obs.collection import Macro
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.evidence import InputMuteData, ObsEvent, ScenarioAction, SceneData
 from verifiers.params import NoParams
@@ -26,7 +26,8 @@ from verifiers.paramtypes.streaming import ReturnPrevious, SwitchOnMatch
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
+from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
+from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.run_events import (
     event,
     initial_program_scene,
@@ -72,12 +73,9 @@ class Run:
 
 
 @register
-class PrivacySwitch(CheckedTask):
+class PrivacySwitch(ObsTask):
     task_id = TASK
-
-    @provides
-    def coll(self) -> Collection:
-        return collection_with(self.ctx, scene=PRIVACY)
+    collection_scene = PRIVACY
 
     @provides
     def run(self) -> Run:

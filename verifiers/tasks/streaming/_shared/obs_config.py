@@ -7,8 +7,9 @@ with the parser's one-line reason. The run's live events are read by run_events.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, TypeVar
 
 from verifiers.apps.obs.collection import Collection, load_collection
 from verifiers.apps.obs.errors import ObsFileError
@@ -19,6 +20,21 @@ from verifiers.base import AgentOutputError, ScoreContext
 OBS_DIR = "obs-studio"
 SCENES_DIR = f"{OBS_DIR}/basic/scenes"
 PROFILES_DIR = f"{OBS_DIR}/basic/profiles"
+
+T = TypeVar("T")
+
+
+def parsed_files(d: Path, load: Callable[[Path], T], unreadable: type[Exception]) -> Iterator[tuple[Path, T]]:
+    """(path, parsed) for every *.json in `d` that its app's parser reads, in file-name order (stable).
+
+    A file the parser refuses (`unreadable`: another app's JSON, a half-written save) is skipped: a
+    folder of app configs may hold more than the one a task looks for."""
+    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+        try:
+            parsed = load(p)
+        except unreadable:
+            continue
+        yield p, parsed
 
 
 def collection_rel(name: str) -> str:
@@ -36,14 +52,7 @@ def load_named_collection(ctx: ScoreContext, name: str) -> Collection:
 
 def load_collections(ctx: ScoreContext) -> list[Collection]:
     """Every readable collection in obs-studio/basic/scenes/, sorted by file name (stable)."""
-    d = ctx.workdir / SCENES_DIR
-    out = []
-    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
-        try:
-            out.append(load_collection(p))
-        except ObsFileError:
-            continue
-    return out
+    return [coll for _p, coll in parsed_files(ctx.workdir / SCENES_DIR, load_collection, ObsFileError)]
 
 
 def collection_with(ctx: ScoreContext, *, scene: str | None = None, source: str | None = None) -> Collection:

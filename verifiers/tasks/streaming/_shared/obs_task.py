@@ -4,7 +4,7 @@ collection its checks read.
 Most streaming scorers start the same way: the GT file the instance wrote (an error when it is
 missing: nothing can be judged) and the collection that holds the scene the task names (or the one
 OBS saved under the task's collection name). A task declares which with class attributes; a task
-whose collection depends on its GT (T19's brief names it) overrides `coll`.
+whose GT names the collection (T19's brief) overrides `named_collection`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,16 @@ class ObsTask(CheckedTask):
 
     @provides
     def coll(self) -> Collection:
-        """The task's collection (an agent-output failure when there is none or it is unreadable)."""
-        if self.collection_name is not None:
-            return load_named_collection(self.ctx, self.collection_name)
+        """The task's collection (an agent-output failure when there is none or it is unreadable).
+        A task with a GT file reads it first: without GT nothing is judged (error), not failed."""
+        if self.gt_file is not None:
+            self.gt  # noqa: B018 - raises the GTError
+        name = self.named_collection()
+        if name is not None:
+            return load_named_collection(self.ctx, name)
         return collection_with(self.ctx, scene=self.collection_scene)
+
+    def named_collection(self) -> str | None:
+        """The name OBS saved the task's collection under: `collection_name` (None: found by its
+        scene); a task whose GT names the collection returns that."""
+        return self.collection_name

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from verifiers.base import AgentOutputError
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.container import open_container, video_stream
 from verifiers.measure.errors import MediaError
@@ -117,3 +119,13 @@ def decode_audio_tracks(path: str | Path) -> tuple[list[np.ndarray], int]:
         rate = rate or audio.sample_rate_hz
         out.append(audio.mono.astype(np.float32))
     return out, rate
+
+
+@contextmanager
+def agent_media() -> Iterator[None]:
+    """Reading the agent's recording: a file the decoder cannot read is the agent's failure
+    (AgentOutputError with the MediaError's one line naming the file), never tally's error."""
+    try:
+        yield
+    except MediaError as exc:
+        raise AgentOutputError(str(exc)) from None

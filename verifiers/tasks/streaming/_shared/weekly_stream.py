@@ -374,3 +374,26 @@ def no_countdown(c: dict) -> None:
 def cam_scaled(c: dict) -> None:
     it = O.find_item(c, "Live", CAM)
     it.update(bounds_type=0, bounds={"x": 0.0, "y": 0.0}, scale={"x": 0.375, "y": 0.375})
+
+
+def weekly_mutants(*, geometry: str, order_mute: str, scenes: str, transition: str,
+                   cam_how: str, frame_how: str, fade_how: str) -> dict[str, tuple[list[str], str, Any]]:
+    """The Weekly Stream mistakes T01 (GUI) and T17 (websocket) share, for write_weekly_instance.
+
+    Each lowers the check of that task that judges it (`geometry`: the Cam's place; `order_mute`: the
+    frame's z-order and the BRB mic; `scenes`: the checklist; `transition`), and `*_how` says how the
+    Cam, frame and fade mistakes come about in that task's way of working (a drag, a request).
+    """
+    return {
+        "cam_4px_off": ([geometry], f"Cam {cam_how} 4 px right of its spot", cam_off),
+        "cam_2px_off_inside": ([], "Cam 2 px right: on the seed's +-2 px pass line, full marks", cam_off_by(2)),
+        "cam_3px_off_outside": ([geometry], "Cam 3 px right: past the +-2 px pass line, the whole share lost",
+                                cam_off_by(3)),
+        "frame_under_cam": ([order_mute], f"overlay/frame.png {frame_how} the webcam", frame_under),
+        "brb_mic_live": ([order_mute], "BRB mic left unmuted", mic_live),
+        "fade_500ms": ([transition], fade_how, fade_500),
+        "no_countdown": ([scenes, transition], "Starting Soon has no countdown text (the default Fade is "
+                         "paid for 6 of the 7 scene-content items)", no_countdown),
+        "canvas_720p": ([scenes], "canvas left at 1280x720", None),
+        "cam_scaled_not_bounded": ([], "Cam sized by scale 0.375 instead of bounds: same rectangle", cam_scaled),
+    }
