@@ -94,6 +94,21 @@ def record(client: Any, seconds: float) -> Path:
     return path
 
 
+def wait_record_stopped(log: EventLog, stops: int, timeout_s: float = 15.0) -> None:
+    """Wait until OBS has sent RecordStateChanged OUTPUT_STOPPED `stops` times in this session.
+
+    GetRecordStatus turns inactive before OBS has finished the file; a StartRecord sent before the
+    OUTPUT_STOPPED event is refused by OBS or leaves the previous file incomplete."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = [e for e in log.events if e["payload"]["type"] == "RecordStateChanged"
+                and e["payload"]["data"].get("outputState") == "OBS_WEBSOCKET_OUTPUT_STOPPED"]
+        if len(done) >= stops:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"OBS sent no RecordStateChanged OUTPUT_STOPPED #{stops} in {timeout_s} s: {log.types()}")
+
+
 def save_obs_config(o: ObsInstance, real: Path, collection_file: str | None = None) -> Path:
     """Copy what OBS saved (collection, profile, global.ini) to real/obs-studio after o.stop();
     returns that directory. collection_file names the JSON under basic/scenes (default: OBS's own)."""
