@@ -14,7 +14,7 @@ import numpy as np
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import hue_deg, hue_difference_deg
-from verifiers.paramtypes.grading import MaskIou, MaxDeltaE, PaintRecolor, Reflections
+from verifiers.paramtypes.grading import MaskIou, PaintRecolor, Reflections
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
@@ -23,7 +23,7 @@ from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
     frame_share,
     masked_mean,
-    untouched_check,
+    untouched_regions,
 )
 
 OUTPUT = "out/car_red.mov"
@@ -94,9 +94,7 @@ class CarPaint(GradingTask):
         return Result(sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
 
-    @check(N.sky_glass_untouched)
-    def sky_glass_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["sky", "glass", "chrome"], p.max_de2000, curve)
+    sky_glass_untouched = untouched_regions(N.sky_glass_untouched, "sky", "glass", "chrome")
 
     @check(N.mask_stability)
     def mask_stability(self, p: MaskIou, curve: Curve) -> Result:

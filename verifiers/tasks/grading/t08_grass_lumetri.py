@@ -19,7 +19,7 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import GrassChange, MaxDeltaE
+from verifiers.paramtypes.grading import GrassChange
 from verifiers.provenance import outside_app_writes
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
@@ -30,7 +30,7 @@ from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
     frame_share,
     masked_mean,
-    untouched_check,
+    untouched_regions,
 )
 
 OUTPUT = "out/picnic_grass.mp4"
@@ -100,9 +100,7 @@ class GrassLumetri(GradingTask):
                            "chroma_gain_pct": [float(gain.min()), float(gain.max())], "frames_ok_pct": pct},
                       "" if sc == 1 else f"grass hue moved {toward.mean():.1f}° toward {target:g}°, chroma {gain.mean():+.0f}%")
 
-    @check(N.skin_dress_untouched)
-    def skin_dress_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["skin", "dress"], p.max_de2000, curve)
+    skin_dress_untouched = untouched_regions(N.skin_dress_untouched, "skin", "dress")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

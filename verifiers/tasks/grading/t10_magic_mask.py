@@ -16,7 +16,7 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask, MaxDeltaE
+from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
@@ -27,7 +27,7 @@ from verifiers.tasks.grading._shared.regions import (
     frame_share,
     masked_mean,
     outside,
-    untouched_check,
+    untouched_regions,
 )
 from verifiers.tasks.grading._shared.shot import Shot, erode_xy
 
@@ -103,9 +103,7 @@ class MagicMask(GradingTask):
                            "b_shift": [float(db.min()), float(db.max())], "frames_ok_pct": pct},
                       "" if sc == 1 else f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
 
-    @check(N.skater_untouched)
-    def skater_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["skater"], p.max_de2000, curve)
+    skater_untouched = untouched_regions(N.skater_untouched, "skater")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

@@ -15,12 +15,12 @@ import numpy as np
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered, MaxDeltaE
+from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched_check
+from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched_regions
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -101,9 +101,7 @@ class HotSky(GradingTask):
         return Result(sc, {"min_std_gain_pct": float(gain.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"cloud L* std rose only {gain.min():.1f}%")
 
-    @check(N.road_car_unchanged)
-    def road_car_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["road", "car"], p.max_de2000, curve)
+    road_car_unchanged = untouched_regions(N.road_car_unchanged, "road", "car")
 
     @check(N.no_banding)
     def no_banding(self, p: NoParams, curve: Curve) -> Result:

@@ -14,13 +14,13 @@ from scipy.ndimage import binary_dilation
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import MaxDeltaE, SignToned
+from verifiers.paramtypes.grading import SignToned
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import chroma_of, frame_share, masked_mean, untouched_check
+from verifiers.tasks.grading._shared.regions import chroma_of, frame_share, masked_mean, untouched_regions
 
 OUTPUT = "out/diner_sign.mov"
 COVER_PCT = 90.0
@@ -68,9 +68,7 @@ class NeonSign(GradingTask):
                            "chroma_change_pct": [float(dc.min()), float(dc.max())], "frames_ok_pct": pct},
                       "" if sc == 1 else f"sign luminance {dy.mean():.0f}%, chroma {dc.mean():.0f}% (frames ok {pct:.0f}%)")
 
-    @check(N.actors_untouched)
-    def actors_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["actors"], p.max_de2000, curve)
+    actors_untouched = untouched_regions(N.actors_untouched, "actors")
 
     @check(N.tracking)
     def tracking(self, p: NoParams, curve: Curve) -> Result:

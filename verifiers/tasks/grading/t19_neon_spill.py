@@ -16,7 +16,7 @@ from scipy.ndimage import binary_dilation, binary_erosion
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import MaxDeltaE, SpillRemoved
+from verifiers.paramtypes.grading import SpillRemoved
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
@@ -28,7 +28,7 @@ from verifiers.tasks.grading._shared.regions import (
     interior,
     masked_mean,
     per_frame_de,
-    untouched_check,
+    untouched_regions,
 )
 from verifiers.tasks.grading._shared.shot import Shot
 
@@ -92,9 +92,7 @@ class NeonSpill(GradingTask):
                            "max_abs_l_change": float(np.abs(dl).max()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"face hue {hue.mean():.0f}°, ΔL* {dl.mean():.1f} (frames ok {pct:.0f}%)")
 
-    @check(N.neon_untouched)
-    def neon_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["neon", "wall"], p.max_de2000, curve)
+    neon_untouched = untouched_regions(N.neon_untouched, "neon", "wall")
 
     @check(N.clean_edges)
     def clean_edges(self, p: NoParams, curve: Curve) -> Result:

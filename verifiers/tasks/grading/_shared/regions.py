@@ -1,17 +1,21 @@
 """Region statistics of a shot: masks grown, shrunk and boxed; means, hues and ΔE2000 over them.
 
 `untouched_check` is the family's "regions X, Y vs source" measurement: per-frame mean ΔE2000 above
-the export floor, region by region (the worst region counts), over the chroma-guarded masks.
+the export floor, region by region (the worst region counts), over the chroma-guarded masks;
+`untouched_regions` declares it as a task's check in one line.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from verifiers.checks import Result
+from verifiers.checks import CheckFn, Result, check
 from verifiers.curves import Curve
 from verifiers.measure.colour import chroma, delta_e2000, hue_deg
+from verifiers.paramtypes.grading import MaxDeltaE
 from verifiers.tasks.grading._shared.memo import memo
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, guarded
 
@@ -75,6 +79,18 @@ def untouched_check(shot: Shot, names: list[str], max_de: float, curve: Curve) -
     worst = max(per_region, key=lambda k: per_region[k].max())
     return Result(score, ev, "" if score == 1.0 else (f"{worst} changed: worst frame mean ΔE2000 {de.max():.2f} "
                                                       f"above the export floor > {max_de}"))
+
+
+def untouched_regions(name: str, *regions: str) -> CheckFn:
+    """Check `name` of a GradingTask is `untouched_check` over GT masks `regions` at the seed's
+    `max_de2000` (MaxDeltaE): `skin_untouched = untouched_regions(N.skin_untouched, "skin")`.
+    Eleven tasks judge their "leave these regions alone" share exactly so; one declaration each."""
+    @check(name)
+    def judged(self: Any, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, list(regions), p.max_de2000, curve)
+
+    judged.__name__ = judged.__qualname__ = str(name)
+    return judged
 
 
 def masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
