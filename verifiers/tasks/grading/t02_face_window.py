@@ -21,10 +21,7 @@ from verifiers.paramtypes.grading import Halo
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.face_window import (
-    no_halo,
-    window_checks,
-)
+from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
 from verifiers.tasks.grading._shared.preservation import GradingTask
 
 OUTPUT = "out/face_lift.mov"

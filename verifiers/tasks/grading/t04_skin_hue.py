@@ -21,7 +21,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, untouched_regions
+from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/beauty.mov"
@@ -117,7 +117,7 @@ class SkinHue(GradingTask):
         return Result(sc, {"max_mean_colour_delta_e2000": float(de.max()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"mean skin colour moved {de.max():.1f} ΔE2000")
 
-    lips_eyes = untouched_regions(N.lips_eyes, "lips", "eyes")
+    lips_eyes = untouched(N.lips_eyes, "lips", "eyes")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

@@ -20,7 +20,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched_regions
+from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched
 
 OUTPUT = "out/office_wall.mov"
 BAND_PX = 4
@@ -85,7 +85,7 @@ class WallCast(GradingTask):
                            "frames_ok_pct": pct},
                       "" if sc == 1 else f"wall reads a*={ab[worst, 0]:.1f} b*={ab[worst, 1]:.1f}")
 
-    skin_untouched = untouched_regions(N.skin_untouched, "skin")
+    skin_untouched = untouched(N.skin_untouched, "skin")
 
     @check(N.clean_edges)
     def clean_edges(self, p: MaxDeltaE, curve: Curve) -> Result:

@@ -19,12 +19,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import (
-    circular_mean_hue,
-    frame_share,
-    masked_mean,
-    untouched_regions,
-)
+from verifiers.tasks.grading._shared.regions import circular_mean_hue, frame_share, masked_mean, untouched
 
 OUTPUT = "out/car_red.mov"
 RECOLOURED_DEG = 20.0
@@ -94,7 +89,7 @@ class CarPaint(GradingTask):
         return Result(sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
 
-    sky_glass_untouched = untouched_regions(N.sky_glass_untouched, "sky", "glass", "chrome")
+    sky_glass_untouched = untouched(N.sky_glass_untouched, "sky", "glass", "chrome")
 
     @check(N.mask_stability)
     def mask_stability(self, p: MaskIou, curve: Curve) -> Result:

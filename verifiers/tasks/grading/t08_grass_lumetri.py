@@ -26,11 +26,10 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
-    chroma_of,
+    chroma_change_pct,
     circular_mean_hue,
-    frame_share,
-    masked_mean,
-    untouched_regions,
+    frames_within,
+    untouched,
 )
 
 OUTPUT = "out/picnic_grass.mp4"
@@ -92,15 +91,13 @@ class GrassLumetri(GradingTask):
         ls, lo, target = shot.lab("src"), shot.lab("out"), p.target_hue_deg
         toward = np.array([abs(hue_difference_deg(circular_mean_hue(ls[i], grass[i]), target))
                            - abs(hue_difference_deg(circular_mean_hue(lo[i], grass[i]), target)) for i in range(shot.n)])
-        gain = 100 * (masked_mean(chroma_of(shot, "out"), grass) / masked_mean(chroma_of(shot, "src"), grass) - 1)
-        ok = ((toward >= p.min_hue_shift_deg) & (toward <= p.max_hue_shift_deg)
-              & (gain >= p.min_chroma_gain_pct) & (gain <= p.max_chroma_gain_pct))
-        sc, pct = frame_share(curve, ok)
-        return Result(sc, {"hue_toward_target_deg": [float(toward.min()), float(toward.max())],
-                           "chroma_gain_pct": [float(gain.min()), float(gain.max())], "frames_ok_pct": pct},
-                      "" if sc == 1 else f"grass hue moved {toward.mean():.1f}° toward {target:g}°, chroma {gain.mean():+.0f}%")
+        gain = chroma_change_pct(shot, grass)
+        return frames_within(curve, {"hue_toward_target_deg": (toward, p.min_hue_shift_deg, p.max_hue_shift_deg),
+                                     "chroma_gain_pct": (gain, p.min_chroma_gain_pct, p.max_chroma_gain_pct)},
+                             lambda _pct: f"grass hue moved {toward.mean():.1f}° toward {target:g}°, "
+                                          f"chroma {gain.mean():+.0f}%")
 
-    skin_dress_untouched = untouched_regions(N.skin_dress_untouched, "skin", "dress")
+    skin_dress_untouched = untouched(N.skin_dress_untouched, "skin", "dress")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

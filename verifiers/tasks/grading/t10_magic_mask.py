@@ -23,11 +23,12 @@ from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
-    chroma_of,
+    chroma_change_pct,
     frame_share,
+    frames_within,
     masked_mean,
     outside,
-    untouched_regions,
+    untouched,
 )
 from verifiers.tasks.grading._shared.shot import Shot, erode_xy
 
@@ -94,16 +95,13 @@ class MagicMask(GradingTask):
     def background_grade(self, p: BackgroundGrade, curve: Curve) -> Result:
         shot = self.shot
         bg = outside(shot.mask("skater"), 3)
-        dc = 100 * (masked_mean(chroma_of(shot, "out"), bg) / masked_mean(chroma_of(shot, "src"), bg) - 1)
+        dc = chroma_change_pct(shot, bg)
         db = masked_mean(shot.lab("out")[..., 2], bg) - masked_mean(shot.lab("src")[..., 2], bg)
-        ok = ((dc >= p.min_chroma_change_pct) & (dc <= p.max_chroma_change_pct)
-              & (db >= p.min_b_shift_lab) & (db <= p.max_b_shift_lab))
-        sc, pct = frame_share(curve, ok)
-        return Result(sc, {"chroma_change_pct": [float(dc.min()), float(dc.max())],
-                           "b_shift": [float(db.min()), float(db.max())], "frames_ok_pct": pct},
-                      "" if sc == 1 else f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
+        return frames_within(curve, {"chroma_change_pct": (dc, p.min_chroma_change_pct, p.max_chroma_change_pct),
+                                     "b_shift": (db, p.min_b_shift_lab, p.max_b_shift_lab)},
+                             lambda _pct: f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
 
-    skater_untouched = untouched_regions(N.skater_untouched, "skater")
+    skater_untouched = untouched(N.skater_untouched, "skater")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

@@ -20,7 +20,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched_regions
+from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -101,7 +101,7 @@ class HotSky(GradingTask):
         return Result(sc, {"min_std_gain_pct": float(gain.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"cloud L* std rose only {gain.min():.1f}%")
 
-    road_car_unchanged = untouched_regions(N.road_car_unchanged, "road", "car")
+    road_car_unchanged = untouched(N.road_car_unchanged, "road", "car")
 
     @check(N.no_banding)
     def no_banding(self, p: NoParams, curve: Curve) -> Result:

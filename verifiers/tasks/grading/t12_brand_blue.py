@@ -23,7 +23,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_present
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import untouched_regions
+from verifiers.tasks.grading._shared.regions import untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, ShotFacts
 
 OUTPUT = "out/team_blue.mov"
@@ -113,7 +113,7 @@ class BrandBlue(GradingTask):
     shot_1, shot_2, shot_3, shot_4, shot_5, shot_6 = unit_checks(
         on_brand, N.shot_1, N.shot_2, N.shot_3, N.shot_4, N.shot_5, N.shot_6)
 
-    skin_pitch_untouched = untouched_regions(N.skin_pitch_untouched, "skin", "grass")
+    skin_pitch_untouched = untouched(N.skin_pitch_untouched, "skin", "grass")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, shots = make_scene(rng)

@@ -25,7 +25,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, untouched_regions
+from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
 
 OUTPUT = "out/app_screen.mov"
@@ -180,7 +180,7 @@ class PhoneScreen(GradingTask):
                            "frames_ok_pct": pct},
                       "" if sc == 1 else f"UI whites read a*={ab[:, 0].mean():.1f} b*={ab[:, 1].mean():.1f}")
 
-    surroundings_untouched = untouched_regions(N.surroundings_untouched, "hand", "background")
+    surroundings_untouched = untouched(N.surroundings_untouched, "hand", "background")
 
     @check(N.window_tracking)
     def window_tracking(self, p: CornerError, curve: Curve) -> Result:

@@ -22,7 +22,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched_regions
+from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched
 from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/alley_depth.mov"
@@ -79,7 +79,7 @@ class DepthCool(GradingTask):
         return Result(sc, {"b_shift": [float(np.nanmin(shift)), float(np.nanmax(shift))], "frames_ok_pct": pct},
                       "" if sc == 1 else f"far shadows b* shift {np.nanmean(shift):+.1f}")
 
-    foreground_unchanged = untouched_regions(N.foreground_unchanged, "foreground")
+    foreground_unchanged = untouched(N.foreground_unchanged, "foreground")
 
     @check(N.smooth_transitions)
     def smooth_transitions(self, p: NoParams, curve: Curve) -> Result:

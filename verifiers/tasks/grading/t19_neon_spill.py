@@ -28,7 +28,7 @@ from verifiers.tasks.grading._shared.regions import (
     interior,
     masked_mean,
     per_frame_de,
-    untouched_regions,
+    untouched,
 )
 from verifiers.tasks.grading._shared.shot import Shot
 
@@ -92,7 +92,7 @@ class NeonSpill(GradingTask):
                            "max_abs_l_change": float(np.abs(dl).max()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"face hue {hue.mean():.0f}°, ΔL* {dl.mean():.1f} (frames ok {pct:.0f}%)")
 
-    neon_untouched = untouched_regions(N.neon_untouched, "neon", "wall")
+    neon_untouched = untouched(N.neon_untouched, "neon", "wall")
 
     @check(N.clean_edges)
     def clean_edges(self, p: NoParams, curve: Curve) -> Result:
