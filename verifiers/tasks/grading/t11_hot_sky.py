@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
@@ -20,7 +20,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched
+from verifiers.tasks.grading._shared.regions import frame_share, untouched
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -77,14 +77,11 @@ class HotSky(GradingTask):
     output = OUTPUT
     preserves = (N.road_car_unchanged, N.no_banding)
     primary_mask = "sky"
-
-    @provides
-    def sky(self) -> np.ndarray:
-        return interior(self.shot.mask("sky"), 2)
+    core_band_px = 2
 
     @check(N.highlights_lowered)
     def highlights_lowered(self, p: HighlightsLowered, curve: Curve) -> Result:
-        shot, sky = self.shot, self.sky
+        shot, sky = self.shot, self.core
         y0, y1 = luma(shot.src), luma(shot.out)
         drop = np.array([100 * (1 - np.percentile(y1[i][sky[i]], 99) / np.percentile(y0[i][sky[i]], 99))
                          for i in range(shot.n)])
@@ -94,7 +91,7 @@ class HotSky(GradingTask):
 
     @check(N.cloud_detail)
     def cloud_detail(self, p: CloudDetail, curve: Curve) -> Result:
-        shot, sky = self.shot, self.sky
+        shot, sky = self.shot, self.core
         l0, l1 = shot.lab("src")[..., 0], shot.lab("out")[..., 0]
         gain = np.array([100 * (l1[i][sky[i]].std() / max(l0[i][sky[i]].std(), 1e-6) - 1) for i in range(shot.n)])
         sc, pct = frame_share(curve, gain >= p.min_std_gain_pct)
@@ -105,7 +102,7 @@ class HotSky(GradingTask):
 
     @check(N.no_banding)
     def no_banding(self, p: NoParams, curve: Curve) -> Result:
-        shot, sky = self.shot, self.sky
+        shot, sky = self.shot, self.core
         codes = np.round(luma(shot.out) * 255).astype(int)
         empty = np.array([empty_codes_pct(codes[i][sky[i]]) for i in range(shot.n)])
         sc, pct = frame_share(curve, empty <= MAX_EMPTY_CODES_PCT)

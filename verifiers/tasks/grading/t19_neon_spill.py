@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, binary_erosion
 
-from verifiers.checks import Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import SpillRemoved
@@ -76,10 +76,7 @@ class NeonSpill(GradingTask):
     output = OUTPUT
     preserves = (N.neon_untouched, N.clean_edges)
     primary_mask = "face"
-
-    @provides
-    def core(self) -> np.ndarray:
-        return interior(self.shot.mask("face"), EDGE_PX)
+    core_band_px = EDGE_PX
 
     @check(N.spill_removed)
     def spill_removed(self, p: SpillRemoved, curve: Curve) -> Result:
