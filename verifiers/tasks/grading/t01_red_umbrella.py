@@ -13,7 +13,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import ChromaKept, ChromaReduced, MaskIou
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
@@ -46,7 +45,6 @@ TASK = "R06.04.02.02-T01"
 N = check_names(TASK)
 
 
-@register
 class RedUmbrella(GradingTask):
     task_id = TASK
     output = OUTPUT

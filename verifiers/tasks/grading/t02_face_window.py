@@ -18,7 +18,6 @@ import numpy as np
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.paramtypes.grading import Halo
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
@@ -50,7 +49,6 @@ TASK = "R06.04.02.02-T02"
 N = check_names(TASK)
 
 
-@register
 class FaceWindow(GradingTask):
     task_id = TASK
     output = OUTPUT

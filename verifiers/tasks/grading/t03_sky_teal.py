@@ -18,7 +18,6 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -99,7 +98,6 @@ def band_distance_px(change: np.ndarray, core: np.ndarray, rows: np.ndarray) -> 
     return float(np.mean(cols))
 
 
-@register
 class SkyTeal(GradingTask):
     task_id = TASK
     output = OUTPUT

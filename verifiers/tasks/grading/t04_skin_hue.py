@@ -16,7 +16,6 @@ from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import HueSpread, MaxDeltaE
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
@@ -82,7 +81,6 @@ def spread_reduction_pct(shot: Shot, skin: np.ndarray, i: int) -> float:
     return 100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
 
 
-@register
 class SkinHue(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -16,7 +16,6 @@ from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.paramtypes.grading import MaxDeltaE, Neutral
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -62,7 +61,6 @@ TASK = "R06.04.02.02-T05"
 N = check_names(TASK)
 
 
-@register
 class WallCast(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -15,7 +15,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import hue_deg, hue_difference_deg
 from verifiers.paramtypes.grading import MaskIou, PaintRecolor, Reflections
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -61,7 +60,6 @@ def l_correlation(ls: np.ndarray, lo: np.ndarray, mask: np.ndarray) -> np.ndarra
     return np.array([np.corrcoef(ls[i][..., 0][mask[i]], lo[i][..., 0][mask[i]])[0, 1] for i in range(len(mask))])
 
 
-@register
 class CarPaint(GradingTask):
     task_id = TASK
     output = OUTPUT

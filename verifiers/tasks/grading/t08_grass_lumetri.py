@@ -21,7 +21,6 @@ from verifiers.measure.colour import hue_difference_deg
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import GrassChange
 from verifiers.provenance import outside_app_writes
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -65,7 +64,6 @@ TASK = "R06.04.02.02-T08"
 N = check_names(TASK)
 
 
-@register
 class GrassLumetri(GradingTask):
     task_id = TASK
     output = OUTPUT

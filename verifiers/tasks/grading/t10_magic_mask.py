@@ -17,7 +17,6 @@ from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
@@ -56,7 +55,6 @@ TASK = "R06.04.02.02-T10"
 N = check_names(TASK)
 
 
-@register
 class MagicMask(GradingTask):
     task_id = TASK
     output = OUTPUT

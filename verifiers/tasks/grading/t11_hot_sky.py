@@ -16,7 +16,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -71,7 +70,6 @@ def empty_codes_pct(codes: np.ndarray) -> float:
     return 100.0 * float(np.mean(used == 0))
 
 
-@register
 class HotSky(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -18,7 +18,6 @@ from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import delta_e2000
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BrandShot
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_present
@@ -77,7 +76,6 @@ class BrandShotFacts(ShotFacts, task=TASK):
                     "each shot is [first, end) with first < end")
 
 
-@register
 class BrandBlue(GradingTask):
     task_id = TASK
     output = OUTPUT

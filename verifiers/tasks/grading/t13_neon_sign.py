@@ -15,7 +15,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import SignToned
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y
@@ -55,7 +54,6 @@ TASK = "R06.04.02.02-T13"
 N = check_names(TASK)
 
 
-@register
 class NeonSign(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -21,7 +21,6 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -131,7 +130,6 @@ def box_corner_error_px(changed: np.ndarray, corners: np.ndarray) -> float:
     return float(np.linalg.norm(found - corners, axis=1).max())
 
 
-@register
 class PhoneScreen(GradingTask):
     task_id = TASK
     output = OUTPUT

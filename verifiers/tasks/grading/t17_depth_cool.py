@@ -17,7 +17,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BShift
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
@@ -61,7 +60,6 @@ def b_shift(shot: Shot) -> np.ndarray:
     return shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
 
 
-@register
 class DepthCool(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -17,7 +17,6 @@ from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.paramtypes.grading import HandGain
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import window_checks
@@ -64,7 +63,6 @@ class OcclusionShotFacts(ShotFacts, task=TASK):
         self.expect(len(occ) == 2 and 0 <= occ[0] < occ[1], "occlusion_frames", "must be [first, end) with first < end")
 
 
-@register
 class OccludedFace(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -17,7 +17,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import SpillRemoved
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -70,7 +69,6 @@ def edge_rings(shot: Shot, face: np.ndarray, core: np.ndarray) -> tuple[np.ndarr
     return inner, outer
 
 
-@register
 class NeonSpill(GradingTask):
     task_id = TASK
     output = OUTPUT
