@@ -61,6 +61,8 @@ class MagicMask(GradingTask):
     preserves = (N.skater_untouched, N.magic_mask_node)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
+        """The background (everything 3 px or more clear of the skater): where the grade is asked for and
+        what background_grade reads."""
         return outside(shot.mask("skater"), 3)
 
     @check(N.magic_mask_node)
@@ -92,7 +94,7 @@ class MagicMask(GradingTask):
     @check(N.background_grade)
     def background_grade(self, p: BackgroundGrade, curve: Curve) -> Result:
         shot = self.shot
-        bg = outside(shot.mask("skater"), 3)
+        bg = self.primary_region(shot)
         dc = chroma_change_pct(shot, bg)
         db = masked_mean(shot.lab("out")[..., 2], bg) - masked_mean(shot.lab("src")[..., 2], bg)
         return frames_within(curve, {"chroma_change_pct": (dc, p.min_chroma_change_pct, p.max_chroma_change_pct),
