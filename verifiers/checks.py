@@ -2,8 +2,7 @@
 
     N = check_names(TASK)                # the catalog's check names as attributes (typo: error at import)
 
-    @register
-    class WeeklyStreamGui(CheckedTask):
+    class WeeklyStreamGui(CheckedTask):   # naming its task_id registers it as that task's scorer
         task_id = TASK
 
         @provides
@@ -41,6 +40,7 @@ from verifiers.curves import Curve
 from verifiers.evidence.base import EvidenceError
 from verifiers.measure.safe_io import UnsafeFile
 from verifiers.params import NoParams
+from verifiers.registry import register
 
 
 class RegistrationError(TypeError):
@@ -103,6 +103,24 @@ def check(name: str) -> Callable[[CheckFn], CheckFn]:
     return deco
 
 
+def unit_checks(judge: Callable[[Any, int, Any, Curve], Result], *names: str) -> tuple[CheckFn, ...]:
+    """Checks `names`, one per numbered unit (shot_1 … shot_6), all judged by `judge(self, k, p, curve)`
+    with k the unit's 1-based position; in a class body, with the judge defined above it:
+
+        shot_1, shot_2, shot_3 = unit_checks(on_shot, N.shot_1, N.shot_2, N.shot_3)
+
+    Why: a per-unit share is one measurement applied to each unit; one judge, not a method per unit."""
+    def one(k: int, name: str) -> CheckFn:
+        @check(name)
+        def judged(self: Any, p: Any, curve: Curve) -> Result:
+            return judge(self, k, p, curve)
+
+        judged.__name__ = judged.__qualname__ = str(name)
+        return judged
+
+    return tuple(one(k, name) for k, name in enumerate(names, start=1))
+
+
 class _Failed:
     """A provider's cached exception: re-raised to every check that uses it."""
 
@@ -163,6 +181,9 @@ class CheckedTask(TaskVerifier):
         cls._check_methods = methods
         if "task_id" in vars(cls):
             validate_against_catalog(cls)
+            # a class naming its task is that task's scorer: the registry's index finds scorers in the
+            # sources by this same rule, so a separate @register could only fall out of step with it
+            register(cls)
 
     def score(self, ctx: ScoreContext, checks: Checks) -> None:
         self._ctx, self._provided = ctx, {}

@@ -40,7 +40,8 @@ class Where:
 
 
 def register(cls: type[TaskVerifier]) -> type[TaskVerifier]:
-    """Class decorator: make `cls` the scorer of `cls.task_id`."""
+    """Make `cls` the scorer of `cls.task_id` (idempotent). A CheckedTask calls it itself when its
+    class body names its task_id; as a class decorator it is then redundant, though harmless."""
     tid = cls.task_id
     if tid in _REGISTRY and _REGISTRY[tid] is not cls:
         raise RuntimeError(f"two verifiers registered for {tid}: {_REGISTRY[tid].__name__} and {cls.__name__}")

@@ -9,7 +9,7 @@ import pytest
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
 from verifiers.catalog import CheckSpec, TaskSpec
-from verifiers.checks import CheckedTask, RegistrationError, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, RegistrationError, Result, check, check_names, provides, unit_checks
 from verifiers.curves import parse_curve
 
 PER_ITEM = parse_curve({"kind": "per_item"})
@@ -119,3 +119,15 @@ def test_symbols_come_from_the_catalog() -> None:
     assert list(n) == ["scenes_sources", "cam_geometry", "z_order_mute", "transition"]
     with pytest.raises(AttributeError, match=r"has no check 'cam_geometri'.*its checks: scenes_sources"):
         _ = n.cam_geometri
+
+
+def test_unit_checks_declare_one_check_per_unit_judged_by_its_position() -> None:
+    seen: list[int] = []
+
+    def judge(self, k: int, p, curve) -> Result:
+        seen.append(k)
+        return Result(k / 10)
+
+    one, two = unit_checks(judge, "shot_1", "shot_2")
+    assert (one.__tally_check__, two.__tally_check__) == ("shot_1", "shot_2")
+    assert two(object(), None, None).score == 0.2 and seen == [2]

@@ -13,7 +13,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import ChromaKept, ChromaReduced, MaskIou
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
@@ -46,13 +45,14 @@ TASK = "R06.04.02.02-T01"
 N = check_names(TASK)
 
 
-@register
 class RedUmbrella(GradingTask):
     task_id = TASK
     output = OUTPUT
     preserves = (N.umbrella_saturation, N.qualifier_node)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
+        """The background (all but the umbrella, 2 px clear of it): where the change is asked for and
+        what background_desaturated reads."""
         return outside(shot.mask("umbrella"), 2)
 
     @check(N.qualifier_node)
@@ -69,7 +69,7 @@ class RedUmbrella(GradingTask):
 
     @check(N.background_desaturated)
     def background_desaturated(self, p: ChromaReduced, curve: Curve) -> Result:
-        bg, (c0, c1) = outside(self.shot.mask("umbrella"), 2), self.chroma
+        bg, (c0, c1) = self.primary_region(self.shot), self.chroma
         red = 100.0 * (1 - masked_mean(c1, bg) / masked_mean(c0, bg))
         sc, pct = frame_share(curve, red >= p.min_chroma_reduction_pct)
         return Result(sc, {"min_frame_reduction_pct": float(np.nanmin(red)), "frames_ok_pct": pct},

@@ -17,16 +17,10 @@ import numpy as np
 
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
-from verifiers.paramtypes.grading import FaceOffset, GainOutsideBox, GainRange, Halo
-from verifiers.registry import register
+from verifiers.paramtypes.grading import Halo
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.face_window import (
-    gain_outside_box,
-    no_halo,
-    window_gain,
-    window_tracking,
-)
+from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
 from verifiers.tasks.grading._shared.preservation import GradingTask
 
 OUTPUT = "out/face_lift.mov"
@@ -55,24 +49,13 @@ TASK = "R06.04.02.02-T02"
 N = check_names(TASK)
 
 
-@register
 class FaceWindow(GradingTask):
     task_id = TASK
     output = OUTPUT
     preserves = (N.background_unchanged, N.no_halo)
     primary_mask = "face"
 
-    @check(N.face_gain)
-    def face_gain(self, p: GainRange, curve: Curve) -> Result:
-        return window_gain(self.gmap, self.shot.mask("face"), p, curve)
-
-    @check(N.background_unchanged)
-    def background_unchanged(self, p: GainOutsideBox, curve: Curve) -> Result:
-        return gain_outside_box(self.shot, self.gmap, self.shot.mask("face"), p, curve)
-
-    @check(N.tracking)
-    def tracking(self, p: FaceOffset, curve: Curve) -> Result:
-        return window_tracking(self.gmap, self.shot.mask("face"), p.max_offset_face_width_pct, curve)
+    face_gain, background_unchanged, tracking = window_checks(N.face_gain, N.background_unchanged, N.tracking)
 
     @check(N.no_halo)
     def no_halo(self, p: Halo, curve: Curve) -> Result:

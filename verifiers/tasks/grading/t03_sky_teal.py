@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
     frame_share,
-    interior,
     masked_mean,
     outside,
     untouched_check,
@@ -100,16 +98,12 @@ def band_distance_px(change: np.ndarray, core: np.ndarray, rows: np.ndarray) -> 
     return float(np.mean(cols))
 
 
-@register
 class SkyTeal(GradingTask):
     task_id = TASK
     output = OUTPUT
     preserves = (N.cliffs_sea_unchanged, N.sky_luminance)
     primary_mask = "sky"
-
-    @provides
-    def core(self) -> np.ndarray:
-        return interior(self.shot.mask("sky"), 3)
+    core_band_px = 3
 
     @check(N.sky_hue)
     def sky_hue(self, p: HueShift, curve: Curve) -> Result:

@@ -16,12 +16,11 @@ from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import HueSpread, MaxDeltaE
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, untouched_check
+from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/beauty.mov"
@@ -82,7 +81,6 @@ def spread_reduction_pct(shot: Shot, skin: np.ndarray, i: int) -> float:
     return 100 * (1 - circular_hue_std_deg(lo[i][skin[i]]) / max(circular_hue_std_deg(ls[i][skin[i]]), 1e-6))
 
 
-@register
 class SkinHue(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -117,9 +115,7 @@ class SkinHue(GradingTask):
         return Result(sc, {"max_mean_colour_delta_e2000": float(de.max()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"mean skin colour moved {de.max():.1f} ΔE2000")
 
-    @check(N.lips_eyes)
-    def lips_eyes(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["lips", "eyes"], p.max_de2000, curve)
+    lips_eyes = untouched(N.lips_eyes, "lips", "eyes")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

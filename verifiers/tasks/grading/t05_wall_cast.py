@@ -16,11 +16,10 @@ from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.paramtypes.grading import MaxDeltaE, Neutral
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched_check
+from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched
 
 OUTPUT = "out/office_wall.mov"
 BAND_PX = 4
@@ -62,7 +61,6 @@ TASK = "R06.04.02.02-T05"
 N = check_names(TASK)
 
 
-@register
 class WallCast(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -85,9 +83,7 @@ class WallCast(GradingTask):
                            "frames_ok_pct": pct},
                       "" if sc == 1 else f"wall reads a*={ab[worst, 0]:.1f} b*={ab[worst, 1]:.1f}")
 
-    @check(N.skin_untouched)
-    def skin_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["skin"], p.max_de2000, curve)
+    skin_untouched = untouched(N.skin_untouched, "skin")
 
     @check(N.clean_edges)
     def clean_edges(self, p: MaxDeltaE, curve: Curve) -> Result:

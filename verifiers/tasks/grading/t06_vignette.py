@@ -16,7 +16,6 @@ from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import SubjectProtected, VignetteOutside
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import (
@@ -59,7 +58,6 @@ def protected_pct(gmap: np.ndarray, subject: np.ndarray, protected_gain_stops: f
     return np.array([100 * float(np.mean(gmap[i][subject[i]] >= protected_gain_stops)) for i in range(len(gmap))])
 
 
-@register
 class Vignette(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -14,17 +14,11 @@ import numpy as np
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import hue_deg, hue_difference_deg
-from verifiers.paramtypes.grading import MaskIou, MaxDeltaE, PaintRecolor, Reflections
-from verifiers.registry import register
+from verifiers.paramtypes.grading import MaskIou, PaintRecolor, Reflections
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import (
-    circular_mean_hue,
-    frame_share,
-    masked_mean,
-    untouched_check,
-)
+from verifiers.tasks.grading._shared.regions import circular_mean_hue, frame_share, masked_mean, untouched
 
 OUTPUT = "out/car_red.mov"
 RECOLOURED_DEG = 20.0
@@ -66,7 +60,6 @@ def l_correlation(ls: np.ndarray, lo: np.ndarray, mask: np.ndarray) -> np.ndarra
     return np.array([np.corrcoef(ls[i][..., 0][mask[i]], lo[i][..., 0][mask[i]])[0, 1] for i in range(len(mask))])
 
 
-@register
 class CarPaint(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -94,9 +87,7 @@ class CarPaint(GradingTask):
         return Result(sc, {"min_l_correlation": float(corr.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"paint L* structure lost: correlation {corr.min():.2f}")
 
-    @check(N.sky_glass_untouched)
-    def sky_glass_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["sky", "glass", "chrome"], p.max_de2000, curve)
+    sky_glass_untouched = untouched(N.sky_glass_untouched, "sky", "glass", "chrome")
 
     @check(N.mask_stability)
     def mask_stability(self, p: MaskIou, curve: Curve) -> Result:

@@ -19,18 +19,16 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import GrassChange, MaxDeltaE
+from verifiers.paramtypes.grading import GrassChange
 from verifiers.provenance import outside_app_writes
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
-    chroma_of,
+    chroma_change_pct,
     circular_mean_hue,
-    frame_share,
-    masked_mean,
-    untouched_check,
+    frames_within,
+    untouched,
 )
 
 OUTPUT = "out/picnic_grass.mp4"
@@ -66,7 +64,6 @@ TASK = "R06.04.02.02-T08"
 N = check_names(TASK)
 
 
-@register
 class GrassLumetri(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -92,17 +89,13 @@ class GrassLumetri(GradingTask):
         ls, lo, target = shot.lab("src"), shot.lab("out"), p.target_hue_deg
         toward = np.array([abs(hue_difference_deg(circular_mean_hue(ls[i], grass[i]), target))
                            - abs(hue_difference_deg(circular_mean_hue(lo[i], grass[i]), target)) for i in range(shot.n)])
-        gain = 100 * (masked_mean(chroma_of(shot, "out"), grass) / masked_mean(chroma_of(shot, "src"), grass) - 1)
-        ok = ((toward >= p.min_hue_shift_deg) & (toward <= p.max_hue_shift_deg)
-              & (gain >= p.min_chroma_gain_pct) & (gain <= p.max_chroma_gain_pct))
-        sc, pct = frame_share(curve, ok)
-        return Result(sc, {"hue_toward_target_deg": [float(toward.min()), float(toward.max())],
-                           "chroma_gain_pct": [float(gain.min()), float(gain.max())], "frames_ok_pct": pct},
-                      "" if sc == 1 else f"grass hue moved {toward.mean():.1f}° toward {target:g}°, chroma {gain.mean():+.0f}%")
+        gain = chroma_change_pct(shot, grass)
+        return frames_within(curve, {"hue_toward_target_deg": (toward, p.min_hue_shift_deg, p.max_hue_shift_deg),
+                                     "chroma_gain_pct": (gain, p.min_chroma_gain_pct, p.max_chroma_gain_pct)},
+                             lambda _pct: f"grass hue moved {toward.mean():.1f}° toward {target:g}°, "
+                                          f"chroma {gain.mean():+.0f}%")
 
-    @check(N.skin_dress_untouched)
-    def skin_dress_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["skin", "dress"], p.max_de2000, curve)
+    skin_dress_untouched = untouched(N.skin_dress_untouched, "skin", "dress")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

@@ -19,7 +19,6 @@ from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import EyeOffset, GainOutsideBox, GainRange
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import gain_map_stops, p95_abs_gain_above_floor, per_frame_gain
@@ -76,7 +75,6 @@ def edge_width_px(raw: np.ndarray, zone: np.ndarray) -> float:
     return peak / steep if steep > 1e-4 else np.inf
 
 
-@register
 class EyeLight(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -16,18 +16,18 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.measure.colour import delta_e2000
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask, MaxDeltaE
-from verifiers.registry import register
+from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
-    chroma_of,
+    chroma_change_pct,
     frame_share,
+    frames_within,
     masked_mean,
     outside,
-    untouched_check,
+    untouched,
 )
 from verifiers.tasks.grading._shared.shot import Shot, erode_xy
 
@@ -55,13 +55,14 @@ TASK = "R06.04.02.02-T10"
 N = check_names(TASK)
 
 
-@register
 class MagicMask(GradingTask):
     task_id = TASK
     output = OUTPUT
     preserves = (N.skater_untouched, N.magic_mask_node)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
+        """The background (everything 3 px or more clear of the skater): where the grade is asked for and
+        what background_grade reads."""
         return outside(shot.mask("skater"), 3)
 
     @check(N.magic_mask_node)
@@ -93,19 +94,14 @@ class MagicMask(GradingTask):
     @check(N.background_grade)
     def background_grade(self, p: BackgroundGrade, curve: Curve) -> Result:
         shot = self.shot
-        bg = outside(shot.mask("skater"), 3)
-        dc = 100 * (masked_mean(chroma_of(shot, "out"), bg) / masked_mean(chroma_of(shot, "src"), bg) - 1)
+        bg = self.primary_region(shot)
+        dc = chroma_change_pct(shot, bg)
         db = masked_mean(shot.lab("out")[..., 2], bg) - masked_mean(shot.lab("src")[..., 2], bg)
-        ok = ((dc >= p.min_chroma_change_pct) & (dc <= p.max_chroma_change_pct)
-              & (db >= p.min_b_shift_lab) & (db <= p.max_b_shift_lab))
-        sc, pct = frame_share(curve, ok)
-        return Result(sc, {"chroma_change_pct": [float(dc.min()), float(dc.max())],
-                           "b_shift": [float(db.min()), float(db.max())], "frames_ok_pct": pct},
-                      "" if sc == 1 else f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
+        return frames_within(curve, {"chroma_change_pct": (dc, p.min_chroma_change_pct, p.max_chroma_change_pct),
+                                     "b_shift": (db, p.min_b_shift_lab, p.max_b_shift_lab)},
+                             lambda _pct: f"background chroma {dc.mean():+.0f}%, b* {db.mean():+.1f}")
 
-    @check(N.skater_untouched)
-    def skater_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["skater"], p.max_de2000, curve)
+    skater_untouched = untouched(N.skater_untouched, "skater")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks = make_scene(rng)

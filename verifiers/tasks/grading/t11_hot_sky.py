@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered, MaxDeltaE
-from verifiers.registry import register
+from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched_check
+from verifiers.tasks.grading._shared.regions import frame_share, untouched
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -71,20 +70,16 @@ def empty_codes_pct(codes: np.ndarray) -> float:
     return 100.0 * float(np.mean(used == 0))
 
 
-@register
 class HotSky(GradingTask):
     task_id = TASK
     output = OUTPUT
     preserves = (N.road_car_unchanged, N.no_banding)
     primary_mask = "sky"
-
-    @provides
-    def sky(self) -> np.ndarray:
-        return interior(self.shot.mask("sky"), 2)
+    core_band_px = 2
 
     @check(N.highlights_lowered)
     def highlights_lowered(self, p: HighlightsLowered, curve: Curve) -> Result:
-        shot, sky = self.shot, self.sky
+        shot, sky = self.shot, self.core
         y0, y1 = luma(shot.src), luma(shot.out)
         drop = np.array([100 * (1 - np.percentile(y1[i][sky[i]], 99) / np.percentile(y0[i][sky[i]], 99))
                          for i in range(shot.n)])
@@ -94,20 +89,18 @@ class HotSky(GradingTask):
 
     @check(N.cloud_detail)
     def cloud_detail(self, p: CloudDetail, curve: Curve) -> Result:
-        shot, sky = self.shot, self.sky
+        shot, sky = self.shot, self.core
         l0, l1 = shot.lab("src")[..., 0], shot.lab("out")[..., 0]
         gain = np.array([100 * (l1[i][sky[i]].std() / max(l0[i][sky[i]].std(), 1e-6) - 1) for i in range(shot.n)])
         sc, pct = frame_share(curve, gain >= p.min_std_gain_pct)
         return Result(sc, {"min_std_gain_pct": float(gain.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"cloud L* std rose only {gain.min():.1f}%")
 
-    @check(N.road_car_unchanged)
-    def road_car_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["road", "car"], p.max_de2000, curve)
+    road_car_unchanged = untouched(N.road_car_unchanged, "road", "car")
 
     @check(N.no_banding)
     def no_banding(self, p: NoParams, curve: Curve) -> Result:
-        shot, sky = self.shot, self.sky
+        shot, sky = self.shot, self.core
         codes = np.round(luma(shot.out) * 255).astype(int)
         empty = np.array([empty_codes_pct(codes[i][sky[i]]) for i in range(shot.n)])
         sc, pct = frame_share(curve, empty <= MAX_EMPTY_CODES_PCT)

@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides, unit_checks
 from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import delta_e2000
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import BrandShot, MaxDeltaE
-from verifiers.registry import register
+from verifiers.paramtypes.grading import BrandShot
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_present
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import untouched_check
+from verifiers.tasks.grading._shared.regions import untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, ShotFacts
 
 OUTPUT = "out/team_blue.mov"
@@ -77,7 +76,6 @@ class BrandShotFacts(ShotFacts, task=TASK):
                     "each shot is [first, end) with first < end")
 
 
-@register
 class BrandBlue(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -110,33 +108,10 @@ class BrandBlue(GradingTask):
         return Result(curve.passes(ok), {"median_delta_e2000": med, "frames": [a, b], "pixel_stride": DE_STRIDE},
                       "" if ok else f"shot {k} jerseys {med:.1f} ΔE2000 from brand blue")
 
-    @check(N.shot_1)
-    def shot_1(self, p: BrandShot, curve: Curve) -> Result:
-        return self.on_brand(1, p, curve)
+    shot_1, shot_2, shot_3, shot_4, shot_5, shot_6 = unit_checks(
+        on_brand, N.shot_1, N.shot_2, N.shot_3, N.shot_4, N.shot_5, N.shot_6)
 
-    @check(N.shot_2)
-    def shot_2(self, p: BrandShot, curve: Curve) -> Result:
-        return self.on_brand(2, p, curve)
-
-    @check(N.shot_3)
-    def shot_3(self, p: BrandShot, curve: Curve) -> Result:
-        return self.on_brand(3, p, curve)
-
-    @check(N.shot_4)
-    def shot_4(self, p: BrandShot, curve: Curve) -> Result:
-        return self.on_brand(4, p, curve)
-
-    @check(N.shot_5)
-    def shot_5(self, p: BrandShot, curve: Curve) -> Result:
-        return self.on_brand(5, p, curve)
-
-    @check(N.shot_6)
-    def shot_6(self, p: BrandShot, curve: Curve) -> Result:
-        return self.on_brand(6, p, curve)
-
-    @check(N.skin_pitch_untouched)
-    def skin_pitch_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["skin", "grass"], p.max_de2000, curve)
+    skin_pitch_untouched = untouched(N.skin_pitch_untouched, "skin", "grass")
 
     def build(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         src, masks, shots = make_scene(rng)

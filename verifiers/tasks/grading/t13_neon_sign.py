@@ -14,13 +14,18 @@ from scipy.ndimage import binary_dilation
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import MaxDeltaE, SignToned
-from verifiers.registry import register
+from verifiers.paramtypes.grading import SignToned
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import chroma_of, frame_share, masked_mean, untouched_check
+from verifiers.tasks.grading._shared.regions import (
+    chroma_change_pct,
+    frame_share,
+    frames_within,
+    masked_mean,
+    untouched,
+)
 
 OUTPUT = "out/diner_sign.mov"
 COVER_PCT = 90.0
@@ -49,7 +54,6 @@ TASK = "R06.04.02.02-T13"
 N = check_names(TASK)
 
 
-@register
 class NeonSign(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -60,17 +64,12 @@ class NeonSign(GradingTask):
     def sign_toned_down(self, p: SignToned, curve: Curve) -> Result:
         shot, sign = self.shot, self.shot.mask("sign")
         dy = 100 * (masked_mean(linear_y(shot.out), sign) / masked_mean(linear_y(shot.src), sign) - 1)
-        dc = 100 * (masked_mean(chroma_of(shot, "out"), sign) / masked_mean(chroma_of(shot, "src"), sign) - 1)
-        ok = ((dy >= p.min_luma_change_pct) & (dy <= p.max_luma_change_pct)
-              & (dc >= p.min_chroma_change_pct) & (dc <= p.max_chroma_change_pct))
-        sc, pct = frame_share(curve, ok)
-        return Result(sc, {"luma_change_pct": [float(dy.min()), float(dy.max())],
-                           "chroma_change_pct": [float(dc.min()), float(dc.max())], "frames_ok_pct": pct},
-                      "" if sc == 1 else f"sign luminance {dy.mean():.0f}%, chroma {dc.mean():.0f}% (frames ok {pct:.0f}%)")
+        dc = chroma_change_pct(shot, sign)
+        return frames_within(curve, {"luma_change_pct": (dy, p.min_luma_change_pct, p.max_luma_change_pct),
+                                     "chroma_change_pct": (dc, p.min_chroma_change_pct, p.max_chroma_change_pct)},
+                             lambda pct: f"sign luminance {dy.mean():.0f}%, chroma {dc.mean():.0f}% (frames ok {pct:.0f}%)")
 
-    @check(N.actors_untouched)
-    def actors_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["actors"], p.max_de2000, curve)
+    actors_untouched = untouched(N.actors_untouched, "actors")
 
     @check(N.tracking)
     def tracking(self, p: NoParams, curve: Curve) -> Result:

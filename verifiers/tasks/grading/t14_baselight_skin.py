@@ -29,7 +29,6 @@ from verifiers.measure.errors import MediaError, describe
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import LeadWarmed, MaxDeltaE
 from verifiers.provenance import outside_app_writes
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.identity import IDENTITY_MIN_CORR, structure_corr
@@ -161,7 +160,6 @@ def load_exr_shots(ctx: Any) -> list[ExrShot]:
     return shots
 
 
-@register
 class BaselightSkin(GradingTask):
     task_id = TASK
     #: scaled by the share of shots whose lead skin changed (≥ CHANGE_MIN_DE mean ΔE2000; EXR is exact)

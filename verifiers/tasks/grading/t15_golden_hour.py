@@ -17,7 +17,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import Falloff, Rim, WarmCool
-from verifiers.registry import register
 from verifiers.rubric import rubric_event, rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
@@ -74,7 +73,6 @@ TASK = "R06.04.02.02-T15"
 N = check_names(TASK)
 
 
-@register
 class GoldenHour(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -21,11 +21,10 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, untouched_check
+from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
 
 OUTPUT = "out/app_screen.mov"
@@ -131,7 +130,6 @@ def box_corner_error_px(changed: np.ndarray, corners: np.ndarray) -> float:
     return float(np.linalg.norm(found - corners, axis=1).max())
 
 
-@register
 class PhoneScreen(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -180,9 +178,7 @@ class PhoneScreen(GradingTask):
                            "frames_ok_pct": pct},
                       "" if sc == 1 else f"UI whites read a*={ab[:, 0].mean():.1f} b*={ab[:, 1].mean():.1f}")
 
-    @check(N.surroundings_untouched)
-    def surroundings_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["hand", "background"], p.max_de2000, curve)
+    surroundings_untouched = untouched(N.surroundings_untouched, "hand", "background")
 
     @check(N.window_tracking)
     def window_tracking(self, p: CornerError, curve: Curve) -> Result:

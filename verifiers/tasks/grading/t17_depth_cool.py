@@ -16,13 +16,12 @@ from scipy.ndimage import gaussian_filter
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import BShift, MaxDeltaE
-from verifiers.registry import register
+from verifiers.paramtypes.grading import BShift
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched_check
+from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched
 from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/alley_depth.mov"
@@ -61,7 +60,6 @@ def b_shift(shot: Shot) -> np.ndarray:
     return shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
 
 
-@register
 class DepthCool(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -79,9 +77,7 @@ class DepthCool(GradingTask):
         return Result(sc, {"b_shift": [float(np.nanmin(shift)), float(np.nanmax(shift))], "frames_ok_pct": pct},
                       "" if sc == 1 else f"far shadows b* shift {np.nanmean(shift):+.1f}")
 
-    @check(N.foreground_unchanged)
-    def foreground_unchanged(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["foreground"], p.max_de2000, curve)
+    foreground_unchanged = untouched(N.foreground_unchanged, "foreground")
 
     @check(N.smooth_transitions)
     def smooth_transitions(self, p: NoParams, curve: Curve) -> Result:

@@ -16,11 +16,10 @@ from verifiers.base import GTError
 from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
-from verifiers.paramtypes.grading import FaceOffset, GainOutsideBox, GainRange, HandGain
-from verifiers.registry import register
+from verifiers.paramtypes.grading import HandGain
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.face_window import gain_outside_box, window_gain, window_tracking
+from verifiers.tasks.grading._shared.face_window import window_checks
 from verifiers.tasks.grading._shared.gain import per_frame_gain
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share
@@ -64,7 +63,6 @@ class OcclusionShotFacts(ShotFacts, task=TASK):
         self.expect(len(occ) == 2 and 0 <= occ[0] < occ[1], "occlusion_frames", "must be [first, end) with first < end")
 
 
-@register
 class OccludedFace(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -77,17 +75,7 @@ class OccludedFace(GradingTask):
         a, b = self.ctx.gt_typed(OcclusionShotFacts).occlusion_frames
         return a, b
 
-    @check(N.face_gain)
-    def face_gain(self, p: GainRange, curve: Curve) -> Result:
-        return window_gain(self.gmap, self.shot.mask("face"), p, curve)
-
-    @check(N.background_untouched)
-    def background_untouched(self, p: GainOutsideBox, curve: Curve) -> Result:
-        return gain_outside_box(self.shot, self.gmap, self.shot.mask("face"), p, curve)
-
-    @check(N.no_drift)
-    def no_drift(self, p: FaceOffset, curve: Curve) -> Result:
-        return window_tracking(self.gmap, self.shot.mask("face"), p.max_offset_face_width_pct, curve)
+    face_gain, background_untouched, no_drift = window_checks(N.face_gain, N.background_untouched, N.no_drift)
 
     @check(N.occlusion_frames)
     def occlusion_frames(self, p: HandGain, curve: Curve) -> Result:

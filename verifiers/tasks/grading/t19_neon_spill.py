@@ -13,11 +13,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import binary_dilation, binary_erosion
 
-from verifiers.checks import Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.grading import MaxDeltaE, SpillRemoved
-from verifiers.registry import register
+from verifiers.paramtypes.grading import SpillRemoved
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.preservation import GradingTask
@@ -28,7 +27,7 @@ from verifiers.tasks.grading._shared.regions import (
     interior,
     masked_mean,
     per_frame_de,
-    untouched_check,
+    untouched,
 )
 from verifiers.tasks.grading._shared.shot import Shot
 
@@ -70,16 +69,12 @@ def edge_rings(shot: Shot, face: np.ndarray, core: np.ndarray) -> tuple[np.ndarr
     return inner, outer
 
 
-@register
 class NeonSpill(GradingTask):
     task_id = TASK
     output = OUTPUT
     preserves = (N.neon_untouched, N.clean_edges)
     primary_mask = "face"
-
-    @provides
-    def core(self) -> np.ndarray:
-        return interior(self.shot.mask("face"), EDGE_PX)
+    core_band_px = EDGE_PX
 
     @check(N.spill_removed)
     def spill_removed(self, p: SpillRemoved, curve: Curve) -> Result:
@@ -92,9 +87,7 @@ class NeonSpill(GradingTask):
                            "max_abs_l_change": float(np.abs(dl).max()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"face hue {hue.mean():.0f}°, ΔL* {dl.mean():.1f} (frames ok {pct:.0f}%)")
 
-    @check(N.neon_untouched)
-    def neon_untouched(self, p: MaxDeltaE, curve: Curve) -> Result:
-        return untouched_check(self.shot, ["neon", "wall"], p.max_de2000, curve)
+    neon_untouched = untouched(N.neon_untouched, "neon", "wall")
 
     @check(N.clean_edges)
     def clean_edges(self, p: NoParams, curve: Curve) -> Result:

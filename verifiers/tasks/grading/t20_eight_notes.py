@@ -22,7 +22,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.colour import hue_difference_deg
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import MaxDeltaE
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import per_frame_gain
@@ -128,7 +127,6 @@ def note_values(shot: Shot, note: Note, mask: np.ndarray, gmap: np.ndarray | Non
     raise GTError(f"note {note.note}: no measure for predicate {note.kind!r}")
 
 
-@register
 class EightNotes(GradingTask):
     task_id = TASK
     output = OUTPUT

@@ -6,15 +6,18 @@ scaled by `bbox_scale_x`, less the export's own. Tracking: the centroid of the p
 GAIN_FLOOR_STOP) against the face mask's centroid, in percent of face width. No halo: in the annulus
 between the face (less EDGE_GUARD_PX) and twice its box, the gain map's 99th-percentile gradient over
 the source's median log2-luminance gradient (both smoothed by HALO_SMOOTH_PX), less the export's own.
+`window_checks` declares the first three as a task's checks, under the names its catalog gives them.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from verifiers.checks import Result
+from verifiers.checks import CheckFn, Result, check
 from verifiers.curves import Curve
-from verifiers.paramtypes.grading import GainOutsideBox, GainRange
+from verifiers.paramtypes.grading import FaceOffset, GainOutsideBox, GainRange
 from verifiers.tasks.grading._shared.gain import edge_gradient_ratio, p95_abs_gain_above_floor, per_frame_gain
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, mask_centroid, outside
 from verifiers.tasks.grading._shared.shot import Shot
@@ -67,3 +70,24 @@ def no_halo(shot: Shot, face: np.ndarray, ratio_max: float, curve: Curve) -> Res
                        "export_floor_gradient_ratio": float(fl.mean()),
                        "statistic": "p99 gain-map gradient / median source log2-luminance gradient in the ring"},
                   "" if sc == 1 else f"window edge adds gradient ×{ratio.max():.2f} (halo)")
+
+
+def window_checks(gain: str, background: str, tracking: str, mask: str = "face") -> tuple[CheckFn, CheckFn, CheckFn]:
+    """The window's gain, background and tracking checks over GT mask `mask`, named as the task's
+    catalog names them (T02 and T18 judge the same window; T18 adds the occlusion):
+
+        face_gain, background_untouched, no_drift = window_checks(N.face_gain, N.background_untouched, N.no_drift)
+    """
+    @check(gain)
+    def gain_check(self: Any, p: GainRange, curve: Curve) -> Result:
+        return window_gain(self.gmap, self.shot.mask(mask), p, curve)
+
+    @check(background)
+    def background_check(self: Any, p: GainOutsideBox, curve: Curve) -> Result:
+        return gain_outside_box(self.shot, self.gmap, self.shot.mask(mask), p, curve)
+
+    @check(tracking)
+    def tracking_check(self: Any, p: FaceOffset, curve: Curve) -> Result:
+        return window_tracking(self.gmap, self.shot.mask(mask), p.max_offset_face_width_pct, curve)
+
+    return gain_check, background_check, tracking_check

@@ -19,7 +19,7 @@ from verifiers.checks import CheckedTask, provides
 from verifiers.tasks.grading._shared.cases import register_cases
 from verifiers.tasks.grading._shared.gain import gain_map_stops
 from verifiers.tasks.grading._shared.identity import require_identity
-from verifiers.tasks.grading._shared.regions import chroma_of, floor_de, per_frame_de
+from verifiers.tasks.grading._shared.regions import chroma_of, floor_de, interior, per_frame_de
 from verifiers.tasks.grading._shared.shot import Shot, load_shot
 
 #: the primary change is present on a frame when the primary region's mean ΔE2000 (source → render)
@@ -42,7 +42,8 @@ class GradingTask(CheckedTask):
     """A grading scorer: `@check` methods reading `self.shot`; this class applies the family's policy.
 
     Subclasses set `output` (the render), name `preserves` (checks a do-nothing render would pass)
-    and where the asked-for change lives: `primary_mask` (a GT mask's name) or `primary_region(shot)`;
+    and where the asked-for change lives: `primary_mask` (a GT mask's name; `core` is its interior,
+    `core_band_px` in) or `primary_region(shot)`;
     after every check has run, the preserve checks are scaled by the share of frames carrying that
     change (rule 3). `gmap` and `chroma` are shared inputs several tasks read (computed on first use).
     """
@@ -50,6 +51,8 @@ class GradingTask(CheckedTask):
     output: ClassVar[str] = ""
     preserves: ClassVar[tuple[str, ...]] = ()
     primary_mask: ClassVar[str] = ""
+    #: `core` is the primary mask this many px in from its edge (erosion per frame)
+    core_band_px: ClassVar[int] = 0
 
     @provides
     def shot(self) -> Shot:
@@ -67,6 +70,12 @@ class GradingTask(CheckedTask):
     def chroma(self) -> tuple[np.ndarray, np.ndarray]:
         """(source C*, render C*) per pixel."""
         return chroma_of(self.shot, "src"), chroma_of(self.shot, "out")
+
+    @provides
+    def core(self) -> np.ndarray:
+        """The primary mask away from its own edge (`core_band_px`): a soft window's grade is read
+        there, not where it fades into the surroundings."""
+        return interior(self.shot.mask(self.primary_mask), self.core_band_px)
 
     def primary_region(self, shot: Shot) -> np.ndarray:
         if not self.primary_mask:

@@ -1,17 +1,22 @@
 """Region statistics of a shot: masks grown, shrunk and boxed; means, hues and ΔE2000 over them.
 
 `untouched_check` is the family's "regions X, Y vs source" measurement: per-frame mean ΔE2000 above
-the export floor, region by region (the worst region counts), over the chroma-guarded masks.
+the export floor, region by region (the worst region counts), over the chroma-guarded masks;
+`untouched` declares it as a task's check in one line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from verifiers.checks import Result
+from verifiers.checks import CheckFn, Result, check
 from verifiers.curves import Curve
 from verifiers.measure.colour import chroma, delta_e2000, hue_deg
+from verifiers.paramtypes.grading import MaxDeltaE
 from verifiers.tasks.grading._shared.memo import memo
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, guarded
 
@@ -21,6 +26,17 @@ def frame_share(curve: Curve, ok: np.ndarray) -> tuple[float, float]:
     (full marks at its full_at_pct, else the passing share; no frames: 0)."""
     pct = 100.0 * float(np.mean(ok)) if len(ok) else 0.0
     return curve.share(pct), pct
+
+
+def frames_within(curve: Curve, ranges: dict[str, tuple[np.ndarray, float, float]],
+                  failure: Callable[[float], str]) -> Result:
+    """A frame passes when every per-frame quantity lies in its seed's [low, high]: `ranges` maps each
+    quantity's evidence key to (values, low, high); evidence gives each one's [lowest, highest] frame.
+    `failure(frames_ok_pct)` is the message when the share is not full."""
+    ok = np.logical_and.reduce([(v >= lo) & (v <= hi) for v, lo, hi in ranges.values()])
+    sc, pct = frame_share(curve, ok)
+    ev: dict[str, Any] = {k: [float(v.min()), float(v.max())] for k, (v, _lo, _hi) in ranges.items()}
+    return Result(sc, {**ev, "frames_ok_pct": pct}, "" if sc == 1 else failure(pct))
 
 
 def per_frame_de(shot: Shot, mask: np.ndarray, stride: int = DE_STRIDE, which: str = "out",
@@ -77,6 +93,18 @@ def untouched_check(shot: Shot, names: list[str], max_de: float, curve: Curve) -
                                                       f"above the export floor > {max_de}"))
 
 
+def untouched(name: str, *regions: str) -> CheckFn:
+    """Check `name` of a GradingTask is `untouched_check` over GT masks `regions` at the seed's
+    `max_de2000` (MaxDeltaE): `skin_untouched = untouched(N.skin_untouched, "skin")`.
+    Eleven tasks judge their "leave these regions alone" share exactly so; one declaration each."""
+    @check(name)
+    def judged(self: Any, p: MaxDeltaE, curve: Curve) -> Result:
+        return untouched_check(self.shot, list(regions), p.max_de2000, curve)
+
+    judged.__name__ = judged.__qualname__ = str(name)
+    return judged
+
+
 def masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per-frame mean of a (frames, h, w) array over a (frames, h, w) mask (NaN where empty)."""
     cnt = mask.sum(axis=(1, 2))
@@ -86,6 +114,11 @@ def masked_mean(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def chroma_of(shot: Shot, which: str) -> np.ndarray:
     return chroma(shot.lab(which))
+
+
+def chroma_change_pct(shot: Shot, region: np.ndarray) -> np.ndarray:
+    """Per frame: the region's mean C* in the render against the source's, percent change."""
+    return 100 * (masked_mean(chroma_of(shot, "out"), region) / masked_mean(chroma_of(shot, "src"), region) - 1)
 
 
 def circular_mean_hue(lab: np.ndarray, mask: np.ndarray) -> float:
