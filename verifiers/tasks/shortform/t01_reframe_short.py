@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
@@ -32,7 +32,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
-from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
+from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale, size_ok
 
 TASK = "R06.04.01.04-T01"
 N = check_names(TASK)
@@ -196,12 +196,8 @@ def wall_chars(transcript_lines: list[str]) -> int:
 
 
 @register
-class ReframeShort(CheckedTask):
+class ReframeShort(ExportTask, output=OUTPUT):
     task_id = TASK
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, OUTPUT)
 
     @provides
     def samples(self) -> Samples:

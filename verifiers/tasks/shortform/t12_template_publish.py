@@ -137,23 +137,24 @@ class TemplatePublish(CheckedTask):
             return Result.fail(f"no template named {self.name!r} in the account's list")
         return entry
 
-    @check(N.media_slots)
-    def media_slots(self, p: MediaSlots, curve: Curve) -> Result:
+    def _flagged_count(self, curve: Curve, items: str, flag: str, want: int, key: str, what: str) -> Result:
+        """A count on the listed template: how many of its `items` carry `flag`, which must be `want`
+        (evidence `key`; the message says "<n> <what> (want <want>)")."""
         entry = self._listed()
         if isinstance(entry, Result):
             return entry
-        slots_n = sum(bool(s.get("replaceable")) for s in entry.get("media_slots", []))
-        return Result(curve.passes(slots_n == p.slot_count), {"replaceable_slots": slots_n},
-                      f"{slots_n} replaceable media slots (want {p.slot_count})")
+        n = sum(bool(x.get(flag)) for x in entry.get(items, []))
+        return Result(curve.passes(n == want), {key: n}, f"{n} {what} (want {want})")
+
+    @check(N.media_slots)
+    def media_slots(self, p: MediaSlots, curve: Curve) -> Result:
+        return self._flagged_count(curve, "media_slots", "replaceable", p.slot_count, "replaceable_slots",
+                                   "replaceable media slots")
 
     @check(N.text_fields)
     def text_fields(self, p: TextFields, curve: Curve) -> Result:
-        entry = self._listed()
-        if isinstance(entry, Result):
-            return entry
-        fields = sum(bool(f.get("editable")) for f in entry.get("text_fields", []))
-        return Result(curve.passes(fields == p.field_count), {"editable_fields": fields},
-                      f"{fields} editable text fields (want {p.field_count})")
+        return self._flagged_count(curve, "text_fields", "editable", p.field_count, "editable_fields",
+                                   "editable text fields")
 
     @check(N.locked_music_transitions)
     def locked_music_transitions(self, p: NoParams, curve: Curve) -> Result:

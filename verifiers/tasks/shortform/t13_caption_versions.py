@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verifiers.base import GTError
+from verifiers.base import AgentOutputError, GTError
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.errors import MediaError
@@ -51,6 +51,7 @@ from verifiers.tasks.shortform._shared.caption_track import (
     track_captions,
 )
 from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.check_guards import needs_ocr
 from verifiers.tasks.shortform._shared.srt import Cue, parse_srt
 
 TASK = "R06.04.01.04-T13"
@@ -282,6 +283,12 @@ class CaptionVersions(CheckedTask):
                 problems[lang] = f"out/{path.name}: {exc}"
         return Versions(cues, versions, problems)
 
+    def _version(self, lang: str) -> Version:
+        """The measured export of `lang`; a missing or refused one fails the check with the reason."""
+        if lang not in self.v.versions:
+            raise AgentOutputError(self.v.problems[lang])
+        return self.v.versions[lang]
+
     def _reads(self, lang: str, strip_accents: bool = False) -> tuple[list[str], float]:
         """Each cue's read (at the project's English times) and the CER over all cues."""
         ver, cues = self.v.versions[lang], self.v.cues[lang]
@@ -294,14 +301,10 @@ class CaptionVersions(CheckedTask):
         return same_timing(ver.track, snapped(self.v.cues["en"], ver.track.frame_s), tol)
 
     @check(N.english_unchanged)
+    @needs_ocr
     def english_unchanged(self, p: MaxCer, curve: Curve) -> Result:
-        if "en" not in self.v.versions:
-            return Result.fail(self.v.problems["en"])
-        ver = self.v.versions["en"]
-        try:
-            reads, err = self._reads("en")
-        except OCRUnavailable as exc:
-            return Result.cannot_judge(str(exc))
+        ver = self._version("en")
+        reads, err = self._reads("en")
         t_ok, t_err = self._timing("en")
         t_ok = t_ok and bool(ver.track.spans)
         most = p.max_cer_pct / 100
@@ -310,14 +313,10 @@ class CaptionVersions(CheckedTask):
                       f"English CER {100 * err:.1f}%, timing {'kept' if t_ok else 'changed'}")
 
     @check(N.spanish)
+    @needs_ocr
     def spanish(self, p: MaxCer, curve: Curve) -> Result:
-        if "es" not in self.v.versions:
-            return Result.fail(self.v.problems["es"])
-        ver = self.v.versions["es"]
-        try:
-            reads, err = self._reads("es", strip_accents=True)
-        except OCRUnavailable as exc:
-            return Result.cannot_judge(str(exc))
+        ver = self._version("es")
+        reads, err = self._reads("es", strip_accents=True)
         most = p.max_cer_pct / 100
         return Result(curve.passes(err <= most and bool(ver.read())),
                       {"ocr": reads, "cer_pct": 100 * err, "accents": "stripped (OCR has no ñ)"},
@@ -325,9 +324,7 @@ class CaptionVersions(CheckedTask):
 
     @check(N.japanese)
     def japanese(self, p: Japanese, curve: Curve) -> Result:
-        if "ja" not in self.v.versions:
-            return Result.fail(self.v.problems["ja"])
-        ver, cues = self.v.versions["ja"], self.v.cues["ja"]
+        ver, cues = self._version("ja"), self.v.cues["ja"]
         outside, tofu, per = japanese_layout(ver, p.safe_area_pct)
         try:
             expected = sum(reference_hollow_boxes([c.text], 40, 24) for c in cues)
