@@ -22,7 +22,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, encode_audio, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
-from verifiers.tasks.shortform._shared.cases import ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments
 from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale, size_ok
 from verifiers.tasks.shortform._shared.zoom import zoom_variants, zoomed
@@ -168,7 +168,7 @@ class BeatSlideshow(ExportTask, output=OUTPUT):
 
         solve(inst.oracle)
         # the work dir holds no video to hand back (photos and a song)
-        register_video_cases(inst, OUTPUT, None, profiles=ONE_EXPORT, baselines=("black_silent", "still_with_sound"))
+        register_video_cases(inst, OUTPUT, None, profiles=ONE_EXPORT + AT_2997, baselines=("black_silent", "still_with_sound"))
         order = list(photos)
         order[2], order[3] = order[3], order[2]
         solve(inst.mutant("photos_swapped", [N.photos_in_order], "photos 03 and 04 swapped"), order=order)

@@ -60,7 +60,12 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import (
+    AT_2997,
+    CHEAP_BASELINES,
+    CHEAP_EXPORTS,
+    register_video_cases,
+)
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, clean_runs, playing_share, runs
 from verifiers.tasks.shortform._shared.export import Export, probe_artifact, video_facts
 
@@ -389,7 +394,7 @@ class TightenBroll(CheckedTask):
             write_video(folder / OUTPUT, fr, FPS, audio=au, sample_rate_hz=SR_HZ)
 
         emit(inst.oracle, keep_segments())
-        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS + AT_2997, baselines=CHEAP_BASELINES)
         emit(inst.mutant("pause_left", [N.silences_removed, N.no_words_lost, N.export],
                          "one 1.2 s pause cut only to 0.8 s (the leave-alone shares pay 2/3: rule 3)"),
              keep_segments(leave_s={1: 0.8}))

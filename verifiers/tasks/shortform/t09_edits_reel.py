@@ -29,7 +29,7 @@ from verifiers.paramtypes.shortform import LengthClips, SyncFrames, TextTiming
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
 from verifiers.tasks.shortform._shared.export import ExportTask
 
@@ -181,7 +181,7 @@ class EditsReel(ExportTask, output=OUTPUT):
 
         solve(inst.oracle)
         # the harness exports the account's feed whatever the agent did: every baseline has it, empty
-        register_video_cases(inst, OUTPUT, "device/Photos/Hike/clip1.mp4", profiles=ONE_EXPORT,
+        register_video_cases(inst, OUTPUT, "device/Photos/Hike/clip1.mp4", profiles=ONE_EXPORT + AT_2997,
                              baselines=CHEAP_BASELINES, extra=((FEED, f"copy:oracle/{FEED}"),))
         solve(inst.mutant("cut_off_beat", [N.cuts_on_beats], "second cut lands 3 frames after its beat"),
               cut_shift_frames=3)

@@ -50,7 +50,7 @@ from verifiers.tasks.shortform._shared.caption_track import (
     text_key,
     track_captions,
 )
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.check_guards import needs_ocr
 from verifiers.tasks.shortform._shared.srt import Cue, parse_srt
 
@@ -414,7 +414,7 @@ class CaptionVersions(CheckedTask):
 
         solve(inst.oracle)
         register_video_cases(inst, tuple(f"out/tips_{lang}.mp4" for lang in ("en", "es", "ja")), SOURCE,
-                             profiles=ONE_EXPORT, baselines=CHEAP_BASELINES)
+                             profiles=ONE_EXPORT + AT_2997, baselines=CHEAP_BASELINES)
         solve(inst.mutant("en_overwritten", [N.english_unchanged],
                           "the original project was edited: the English export shows the Spanish captions"),
               en={"lines": texts["es"]})
@@ -424,6 +424,16 @@ class CaptionVersions(CheckedTask):
         untranslated[2] = texts["en"][2]
         solve(inst.mutant("es_cue_untranslated", [N.spanish], "Spanish caption 3 left in English"),
               es={"lines": untranslated})
+        # near misses: timing_identical's ±1 frame (judged as ±1.5 frames of the measured edges) and
+        # spanish's CER <= 3 % of 69 letters (2 wrong letters 2.9 %, 3 are 4.3 %)
+        late = [(a + k / FPS, b + k / FPS) for k in (1, 2) for a, b in times]
+        typo_es = [texts["es"][0], "Enfoca los ajos", *texts["es"][2:]]  # one wrong letter: 1.4 %
+        solve(inst.mutant("near_miss_inside", [], "Spanish captions 1 frame late and one wrong letter"),
+              es={"lines": typo_es, "cue_times": late[:4]})
+        solve(inst.mutant("near_miss_es_2_frames_late", [N.timing_identical], "Spanish captions 2 frames late"),
+              es={"lines": texts["es"], "cue_times": late[4:]})
+        solve(inst.mutant("near_miss_es_3_letters", [N.spanish], "three wrong letters in the Spanish captions (4.3 %)"),
+              es={"lines": ["Ilumina desde un lodo", "Enfoca los ajos", "Mantén el horizonte resto", texts["es"][3]]})
         solve(inst.mutant("ja_tofu", [N.japanese], "Japanese kept the Latin caption font: tofu boxes"),
               ja={"lines": texts["ja"], "font": LATIN_FONT})
         solve(inst.mutant("ja_too_low", [N.japanese], "Japanese captions at the bottom edge, outside the safe area"),

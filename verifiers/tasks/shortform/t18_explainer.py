@@ -44,7 +44,7 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     time_scale,
     window_mask,
 )
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.check_guards import needs_ocr
 from verifiers.tasks.shortform._shared.clips import Labelled, playing_flags, sources_in
 from verifiers.tasks.shortform._shared.export import Export, open_export
@@ -436,7 +436,7 @@ class Explainer(CheckedTask):
             write_video(folder / "out/explainer_60s.mp4", frames, FPS, audio=v + m, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
-        register_video_cases(inst, "out/explainer_60s.mp4", "fixtures/stock/solar_a.mp4", profiles=ONE_EXPORT,
+        register_video_cases(inst, "out/explainer_60s.mp4", "fixtures/stock/solar_a.mp4", profiles=ONE_EXPORT + AT_2997,
                              baselines=CHEAP_BASELINES, keeps={
                                  # 2/3 of 25 as the report rounds it (16.67): the exact 16.666... failed it
                                  "still_with_sound": (round(25 * 2 / 3, 2), "the oracle's own mix under a frozen picture: the music "
