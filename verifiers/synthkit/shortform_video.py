@@ -72,17 +72,23 @@ def write_video(path: Path, frames: Iterable[np.ndarray], fps: float = 24.0, *,
         for pkt in vs.encode():
             out.mux(pkt)
         if ast is not None:
-            planar = np.ascontiguousarray(a.T)
-            chunk = 1024
-            for s in range(0, planar.shape[1], chunk):
-                af = av.AudioFrame.from_ndarray(planar[:, s:s + chunk], format="fltp", layout=ast.layout.name)
-                af.sample_rate = sample_rate_hz
-                af.pts = s
-                for pkt in ast.encode(af):
-                    out.mux(pkt)
-            for pkt in ast.encode():
-                out.mux(pkt)
+            encode_audio(out, ast, np.ascontiguousarray(a.T), sample_rate_hz, 1024)
     return path
+
+
+def encode_audio(out, stream, planar: np.ndarray, sample_rate_hz: int, frame_samples: int) -> None:
+    """Encode float samples (channels x n, planar) into the PyAV audio `stream` of container `out`,
+    `frame_samples` per frame with pts in samples, and flush the encoder (AAC, MP3 alike)."""
+    import av
+
+    for s in range(0, planar.shape[1], frame_samples):
+        af = av.AudioFrame.from_ndarray(planar[:, s:s + frame_samples], format="fltp", layout=stream.layout.name)
+        af.sample_rate = sample_rate_hz
+        af.pts = s
+        for pkt in stream.encode(af):
+            out.mux(pkt)
+    for pkt in stream.encode():
+        out.mux(pkt)
 
 
 def busy_background(width_px: int, height_px: int, seed: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifiers.base import GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
@@ -25,7 +25,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, sources_in
-from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
+from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale, short_side
 from verifiers.tasks.shortform._shared.slots import TimeSlot, slots_ordered
 
 TASK = "R06.04.01.04-T02"
@@ -84,16 +84,12 @@ def judge_slots(labelled: list[Labelled], slots: list[TimeSlot], moments: dict[s
 
 
 @register
-class TemplateRecap(CheckedTask):
+class TemplateRecap(ExportTask, output=OUTPUT):
     task_id = TASK
 
     @provides
     def slots(self) -> list[TimeSlot]:
         return self.ctx.gt_typed(TemplateFile).slots
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, OUTPUT)
 
     @provides
     def report(self) -> SlotReport:

@@ -45,7 +45,12 @@ from verifiers.tasks.shortform._shared.caption_track import (
     text_key,
     track_captions,
 )
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import (
+    AT_2997,
+    CHEAP_BASELINES,
+    CHEAP_EXPORTS,
+    register_video_cases,
+)
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 from verifiers.tasks.shortform._shared.plays import THUMB_W_PX, SourceTimeline
 
@@ -275,7 +280,7 @@ class ZhCaptions(CheckedTask):
             write_video(folder / OUTPUT, render(**kw), FPS)
 
         solve(inst.oracle)
-        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS + AT_2997, baselines=CHEAP_BASELINES)
         typo = [list(c) for c in captions]
         typo[1] = ["今天我们去西糊散步"]
         solve(inst.mutant("homophone_left", [N.caption_text], "an auto-caption homophone (湖→糊) left uncorrected"),
@@ -285,10 +290,17 @@ class ZhCaptions(CheckedTask):
         solve(inst.mutant("no_stroke", [N.style_position], "white text without the black stroke"), stroke_px=0)
         solve(inst.mutant("baseline_75", [N.style_position], "caption baseline at 75% of the height"), baseline=0.75)
         # near misses at the seed's 85 % ± 2 % baseline (the ink bottom reads ~0.4 % below the
-        # drawn baseline): drawn at 85.8 % (ink ~86.2 %, inside) and 87.2 % (ink ~87.6 %, outside)
-        solve(inst.mutant("near_miss_baseline_inside", [], "baseline 85.8 %: within 85 ± 2 %"), baseline=0.858)
+        # drawn baseline): drawn at 85.8 % (ink ~86.2 %, inside) and 87.2 % (ink ~87.6 %, outside);
+        # at timing's 90 % line: captions s late keep (7.875 - 4 s) / 7.875 s of the speech (the gaps
+        # are >= 0.5 s), so the line sits at 0.197 s = 4.7 frames: 4 frames late 91.5 % (inside, in
+        # the same case as the inside baseline), 6 frames 87.3 % (outside). caption_text's edge is
+        # homophone_left: one wrong character of 44 is 2.3 % > 2 % (the inside side is the oracle)
+        solve(inst.mutant("near_miss_inside", [], "baseline 85.8 % (within 85 ± 2 %) and every caption 4 frames "
+                          "late (91.5 % on speech, >= 90 %)"), baseline=0.858, shift_s=4 / FPS)
         solve(inst.mutant("near_miss_baseline_outside", [N.style_position], "baseline 87.2 %: outside 85 ± 2 %"),
               baseline=0.872)
+        solve(inst.mutant("near_miss_6_frames_late", [N.timing], "every caption 6 frames late: 87.3 % < 90 %"),
+              shift_s=6 / FPS)
         solve(inst.mutant("font_64px", [N.style_position], "64-px captions instead of 46 px"), font_px=20)
         joined = [list(c) for c in captions]
         joined[2] = ["".join(captions[2])]

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from verifiers.base import GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -20,11 +20,11 @@ from verifiers.measure.zoom import zoom_about_any_centre
 from verifiers.paramtypes.shortform import AudioFormat, ChangesOnBeats, PhotosInOrder, Zoom
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
-from verifiers.synthkit.shortform_video import clip_frames, write_video
+from verifiers.synthkit.shortform_video import clip_frames, encode_audio, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
-from verifiers.tasks.shortform._shared.cases import ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments
-from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
+from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale, size_ok
 from verifiers.tasks.shortform._shared.zoom import zoom_variants, zoomed
 
 TASK = "R06.04.01.04-T04"
@@ -65,7 +65,7 @@ def zoom_gains_pct(labelled: list[Labelled], segs: list[Run], photos: dict[str, 
 
 
 @register
-class BeatSlideshow(CheckedTask):
+class BeatSlideshow(ExportTask, output=OUTPUT):
     task_id = TASK
 
     @provides
@@ -77,10 +77,6 @@ class BeatSlideshow(CheckedTask):
                 raise GTError(f"photo {pth.name} unreadable")
             photos[pth.stem] = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
         return photos
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, OUTPUT)
 
     @provides
     def edit(self) -> tuple[list[Labelled], list[Run]]:
@@ -172,7 +168,7 @@ class BeatSlideshow(CheckedTask):
 
         solve(inst.oracle)
         # the work dir holds no video to hand back (photos and a song)
-        register_video_cases(inst, OUTPUT, None, profiles=ONE_EXPORT, baselines=("black_silent", "still_with_sound"))
+        register_video_cases(inst, OUTPUT, None, profiles=ONE_EXPORT + AT_2997, baselines=("black_silent", "still_with_sound"))
         order = list(photos)
         order[2], order[3] = order[3], order[2]
         solve(inst.mutant("photos_swapped", [N.photos_in_order], "photos 03 and 04 swapped"), order=order)
@@ -189,11 +185,4 @@ def _write_mp3(path, mono: np.ndarray) -> None:
     with av.open(str(path), "w", format="mp3") as out:
         st = out.add_stream("libmp3lame", rate=SR_HZ)
         st.layout = "mono"
-        for s in range(0, len(mono), 1152):
-            fr = av.AudioFrame.from_ndarray(mono[None, s:s + 1152].astype(np.float32), format="fltp", layout="mono")
-            fr.sample_rate = SR_HZ
-            fr.pts = s
-            for pkt in st.encode(fr):
-                out.mux(pkt)
-        for pkt in st.encode():
-            out.mux(pkt)
+        encode_audio(out, st, mono[None, :].astype(np.float32), SR_HZ, 1152)  # an MP3 frame: 1152 samples

@@ -26,7 +26,7 @@ import cv2
 import numpy as np
 
 from verifiers.base import GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.frames import Frame, iter_frames
@@ -35,7 +35,8 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
-from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
+from verifiers.tasks.shortform._shared.check_guards import unless
+from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale, size_ok
 from verifiers.tasks.shortform._shared.luma import frame_luma, luma_codes, shrink_by_chroma_bleed
 
 TASK = "R06.04.01.04-T05"
@@ -163,12 +164,8 @@ def measure_key(path: Path, bg_img: np.ndarray, matte: MatteFile, fw: int, fh: i
 
 
 @register
-class GreenKey(CheckedTask):
+class GreenKey(ExportTask, output=OUTPUT):
     task_id = TASK
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, OUTPUT)
 
     @provides
     def key(self) -> KeyMeasure:
@@ -197,18 +194,16 @@ class GreenKey(CheckedTask):
         return sum(v >= p.min_iou for v in ious) / len(ious) if ious else 0.0
 
     @check(N.key_quality)
+    @unless(_not_playing)
     def key_quality(self, p: KeyQuality, curve: Curve) -> Result:
-        if (gone := self._not_playing()) is not None:
-            return gone
         ious = self.key.ious
         iou = float(np.median(ious)) if ious else 0.0
         return Result(curve.passes(iou >= p.min_iou), {"median_iou": iou, "min_iou": p.min_iou},
                       f"presenter mask IoU {iou:.3f} vs GT matte")
 
     @check(N.spill)
+    @unless(_not_playing)
     def spill(self, p: Spill, curve: Curve) -> Result:
-        if (gone := self._not_playing()) is not None:
-            return gone
         spills = self.key.spills
         sp = float(np.median(spills)) if spills else 1.0
         keyed = self._keyed_share()
@@ -216,9 +211,8 @@ class GreenKey(CheckedTask):
                       f"edge spill {sp:.3f} (max {p.max_spill}); key right in {100 * keyed:.0f}% of samples")
 
     @check(N.placement)
+    @unless(_not_playing)
     def placement(self, p: Placement, curve: Curve) -> Result:
-        if (gone := self._not_playing()) is not None:
-            return gone
         boxes = self.key.boxes
         if not boxes:
             return Result.fail("no presenter found over the background")
@@ -231,9 +225,8 @@ class GreenKey(CheckedTask):
                       f"presenter {share:.1f}% of the height at x={x:.0f}, bottom gap {fh - (y + h):.0f} px")
 
     @check(N.export_spec)
+    @unless(_not_playing)
     def export_spec(self, p: SizePx, curve: Curve) -> Result:
-        if (gone := self._not_playing()) is not None:
-            return gone
         facts = self.export.facts
         keyed = self._keyed_share()
         return Result(curve.passes(size_ok(facts, list(p.size_px), instance_scale(self.ctx))) * keyed,

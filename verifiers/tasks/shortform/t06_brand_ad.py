@@ -39,7 +39,7 @@ from verifiers.tasks.shortform._shared.ad_measure import (
     text_fill_lab,
     window_mask,
 )
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, playing_flags, sources_in
 from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
 
@@ -357,7 +357,7 @@ class BrandAd(CheckedTask):
             write_video(folder / OUTPUT, out, FPS, audio=mix, sample_rate_hz=SR_HZ)
 
         render(inst.oracle)
-        register_video_cases(inst, OUTPUT, "fixtures/product_clips/clip1.mp4", profiles=ONE_EXPORT, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, "fixtures/product_clips/clip1.mp4", profiles=ONE_EXPORT + AT_2997, baselines=CHEAP_BASELINES)
         render(inst.mutant("hook_at_3s", [N.structure_brand], "hook text first shows at 3 s"), hook_at=3.0)
         render(inst.mutant("caption_in_bottom", [N.safe_zones], "feature 2 caption in the bottom 20 %"),
                bottom_feature=True)

@@ -30,7 +30,12 @@ from verifiers.paramtypes.shortform import KeywordPops, RampLengths, ThreeZooms
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import (
+    AT_2997,
+    CHEAP_BASELINES,
+    CHEAP_EXPORTS,
+    register_video_cases,
+)
 from verifiers.tasks.shortform._shared.export import Export, decode_all, open_export
 from verifiers.tasks.shortform._shared.zoom import zoomed
 
@@ -205,7 +210,7 @@ class PunchZooms(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        register_video_cases(inst, OUTPUT, MEDIA, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, MEDIA, profiles=CHEAP_EXPORTS + AT_2997, baselines=CHEAP_BASELINES)
         write_video(inst.mutant("weak_zoom", [N.three_zooms], "zooms peak at 108%") / OUTPUT, render(peak=1.08), FPS)
         write_video(inst.mutant("snap_zoom", [N.ramp_lengths], "zooms snap in over 2 frames") / OUTPUT,
                     render(ramp=2), FPS)

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, provides, unit_check
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
 from verifiers.evidence.base import Payload
@@ -60,7 +60,12 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import (
+    AT_2997,
+    CHEAP_BASELINES,
+    CHEAP_EXPORTS,
+    register_video_cases,
+)
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, clean_runs, playing_share, runs
 from verifiers.tasks.shortform._shared.export import Export, probe_artifact, video_facts
 
@@ -305,21 +310,10 @@ class TightenBroll(CheckedTask):
                                          "offset_frames": off_frames, "duration_s": dur, "runs": len(mine)},
                       f"{stem} from {r.start_s:.3f} s ({off_frames:+.1f} frames from {kw!r}) for {dur:.2f} s")
 
-    @check(N.broll_1)
-    def broll_1(self, p: Broll, curve: Curve) -> Result:
-        return self._broll(1, p, curve)
-
-    @check(N.broll_2)
-    def broll_2(self, p: Broll, curve: Curve) -> Result:
-        return self._broll(2, p, curve)
-
-    @check(N.broll_3)
-    def broll_3(self, p: Broll, curve: Curve) -> Result:
-        return self._broll(3, p, curve)
-
-    @check(N.broll_4)
-    def broll_4(self, p: Broll, curve: Curve) -> Result:
-        return self._broll(4, p, curve)
+    broll_1 = unit_check(N.broll_1, _broll, 1)
+    broll_2 = unit_check(N.broll_2, _broll, 2)
+    broll_3 = unit_check(N.broll_3, _broll, 3)
+    broll_4 = unit_check(N.broll_4, _broll, 4)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
@@ -400,7 +394,7 @@ class TightenBroll(CheckedTask):
             write_video(folder / OUTPUT, fr, FPS, audio=au, sample_rate_hz=SR_HZ)
 
         emit(inst.oracle, keep_segments())
-        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS + AT_2997, baselines=CHEAP_BASELINES)
         emit(inst.mutant("pause_left", [N.silences_removed, N.no_words_lost, N.export],
                          "one 1.2 s pause cut only to 0.8 s (the leave-alone shares pay 2/3: rule 3)"),
              keep_segments(leave_s={1: 0.8}))

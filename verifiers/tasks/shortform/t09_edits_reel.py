@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from verifiers.base import GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.params import NoParams
@@ -29,9 +29,9 @@ from verifiers.paramtypes.shortform import LengthClips, SyncFrames, TextTiming
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
-from verifiers.tasks.shortform._shared.export import Export, open_export
+from verifiers.tasks.shortform._shared.export import ExportTask
 
 TASK = "R06.04.01.04-T09"
 N = check_names(TASK)
@@ -62,12 +62,8 @@ def read_feed_posts(path: Path) -> list | str:
 
 
 @register
-class EditsReel(CheckedTask):
+class EditsReel(ExportTask, output=OUTPUT):
     task_id = TASK
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, OUTPUT)
 
     @provides
     def matcher(self) -> ClipMatcher:
@@ -185,7 +181,7 @@ class EditsReel(CheckedTask):
 
         solve(inst.oracle)
         # the harness exports the account's feed whatever the agent did: every baseline has it, empty
-        register_video_cases(inst, OUTPUT, "device/Photos/Hike/clip1.mp4", profiles=ONE_EXPORT,
+        register_video_cases(inst, OUTPUT, "device/Photos/Hike/clip1.mp4", profiles=ONE_EXPORT + AT_2997,
                              baselines=CHEAP_BASELINES, extra=((FEED, f"copy:oracle/{FEED}"),))
         solve(inst.mutant("cut_off_beat", [N.cuts_on_beats], "second cut lands 3 frames after its beat"),
               cut_shift_frames=3)

@@ -21,7 +21,12 @@ from verifiers.paramtypes.shortform import ClipsTrimmed, ColorPreset, ShortSide,
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, warm, write_video
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import (
+    AT_2997,
+    CHEAP_BASELINES,
+    CHEAP_EXPORTS,
+    register_video_cases,
+)
 from verifiers.tasks.shortform._shared.clips import ClipMatcher, Labelled, Run, segments, sources_in
 from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, short_side
 
@@ -139,7 +144,7 @@ class RushMarket(CheckedTask):
             return out
 
         write_video(inst.oracle / OUTPUT, render(), FPS)
-        register_video_cases(inst, OUTPUT, "fixtures/market/clip1.mp4", profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, "fixtures/market/clip1.mp4", profiles=CHEAP_EXPORTS + AT_2997, baselines=CHEAP_BASELINES)
         write_video(inst.mutant("clips_swapped", [N.clips_trimmed_ordered], "clips 2 and 3 in the wrong order") / OUTPUT,
                     render(order=(1, 3, 2, 4)), FPS)
         write_video(inst.mutant("untrimmed_clip", [N.clips_trimmed_ordered], "clip 3 left 5 s long") / OUTPUT,

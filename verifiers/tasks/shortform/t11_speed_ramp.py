@@ -54,7 +54,12 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, CHEAP_EXPORTS, register_video_cases
+from verifiers.tasks.shortform._shared.cases import (
+    AT_2997,
+    CHEAP_BASELINES,
+    CHEAP_EXPORTS,
+    register_video_cases,
+)
 from verifiers.tasks.shortform._shared.export import (
     instance_scale,
     probe_artifact,
@@ -433,7 +438,7 @@ class SpeedRamp(CheckedTask):
         ramp = ramp_curve(*peak)
         end = landing + 600
         emit(inst.oracle, ramp_positions(ramp, 0, end, src_fps, out_fps))
-        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS, baselines=CHEAP_BASELINES)
+        register_video_cases(inst, OUTPUT, SOURCE, profiles=CHEAP_EXPORTS + AT_2997, baselines=CHEAP_BASELINES)
         emit(inst.mutant("constant_1x", [N.peak_slowmo, N.fast_sections, N.smooth_curve],
                          "no ramp: 1x throughout (frames 500-2200), so nothing to be smooth (rule 3)"),
              ramp_positions(lambda s: 1.0, 500, 2200, src_fps, out_fps))

@@ -31,7 +31,7 @@ from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
-from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
+from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
 from verifiers.tasks.shortform._shared.export import probe_artifact
 from verifiers.tasks.shortform._shared.slots import TimeSlot, slots_ordered
@@ -51,6 +51,10 @@ LISTING = "state/capcut_templates.json"
 FPS = 24.0
 SR_HZ = 48_000
 MIN_MUSIC_CORR = 0.9
+# rule 2: the preview's music is judged on a preview of the template filled with the sample media:
+# at least this share of its frames shows one of the sample clips (any slot). The oracle shows them
+# on ~100 % (its slot edges included), the base edit handed back as the preview on 0 %
+MIN_SAMPLE_SHARE = 0.5
 
 
 def _listing(ctx: ScoreContext, name: str) -> dict | str:
@@ -71,7 +75,7 @@ class Preview:
     """What the preview export shows (judgeable without the listing)."""
 
     ok: bool  # every slot shows its sample clip and the sample text is read
-    music_ok: bool  # its music is the base edit's
+    music_ok: bool  # it shows the sample media (content identity) and its music is the base edit's
     evidence: dict
     ocr_error: str | None = None
 
@@ -88,11 +92,12 @@ def judge_preview(path: Path, slots: list[TimeSlot], texts: list[str], matcher: 
     except OCRUnavailable as exc:
         return Preview(False, False, {}, str(exc))
     text_ok = all(normalise(t) in read for t in texts)
+    samples = sum(x.label is not None for x in labelled) / len(labelled) if labelled else 0.0
     pm = load_audio(path, sample_rate_hz=SR_HZ).mono
     bm = load_audio(base, sample_rate_hz=SR_HZ).mono
     corr = best_corr(pm, bm, 0.0, SR_HZ)
-    return Preview(all(shown) and text_ok, corr >= MIN_MUSIC_CORR,
-                   {"slots_shown": shown, "text_read": text_ok, "music_corr": corr})
+    return Preview(all(shown) and text_ok, samples >= MIN_SAMPLE_SHARE and corr >= MIN_MUSIC_CORR,
+                   {"slots_shown": shown, "text_read": text_ok, "music_corr": corr, "sample_media_share": samples})
 
 
 @register
@@ -137,28 +142,30 @@ class TemplatePublish(CheckedTask):
             return Result.fail(f"no template named {self.name!r} in the account's list")
         return entry
 
-    @check(N.media_slots)
-    def media_slots(self, p: MediaSlots, curve: Curve) -> Result:
+    def _flagged_count(self, curve: Curve, items: str, flag: str, want: int, key: str, what: str) -> Result:
+        """A count on the listed template: how many of its `items` carry `flag`, which must be `want`
+        (evidence `key`; the message says "<n> <what> (want <want>)")."""
         entry = self._listed()
         if isinstance(entry, Result):
             return entry
-        slots_n = sum(bool(s.get("replaceable")) for s in entry.get("media_slots", []))
-        return Result(curve.passes(slots_n == p.slot_count), {"replaceable_slots": slots_n},
-                      f"{slots_n} replaceable media slots (want {p.slot_count})")
+        n = sum(bool(x.get(flag)) for x in entry.get(items, []))
+        return Result(curve.passes(n == want), {key: n}, f"{n} {what} (want {want})")
+
+    @check(N.media_slots)
+    def media_slots(self, p: MediaSlots, curve: Curve) -> Result:
+        return self._flagged_count(curve, "media_slots", "replaceable", p.slot_count, "replaceable_slots",
+                                   "replaceable media slots")
 
     @check(N.text_fields)
     def text_fields(self, p: TextFields, curve: Curve) -> Result:
-        entry = self._listed()
-        if isinstance(entry, Result):
-            return entry
-        fields = sum(bool(f.get("editable")) for f in entry.get("text_fields", []))
-        return Result(curve.passes(fields == p.field_count), {"editable_fields": fields},
-                      f"{fields} editable text fields (want {p.field_count})")
+        return self._flagged_count(curve, "text_fields", "editable", p.field_count, "editable_fields",
+                                   "editable text fields")
 
     @check(N.locked_music_transitions)
     def locked_music_transitions(self, p: NoParams, curve: Curve) -> Result:
         pv = self.preview
-        entry = self._listed(None if pv.music_ok else "preview music differs from the base")
+        entry = self._listed(None if pv.music_ok else "preview music differs from the base, or the preview "
+                                                      "does not show the sample media (not the template's preview)")
         if isinstance(entry, Result):
             return entry
         locked = bool(entry.get("music_locked")) and bool(entry.get("transitions_locked"))
@@ -212,8 +219,14 @@ class TemplatePublish(CheckedTask):
 
         solve(inst.oracle)
         # baselines without a listing: nothing was published (the listing checks fail or cannot judge)
-        register_video_cases(inst, "out/promo5_preview.mp4", "fixtures/promo_base/base.mp4", profiles=ONE_EXPORT,
+        register_video_cases(inst, "out/promo5_preview.mp4", "fixtures/promo_base/base.mp4", profiles=ONE_EXPORT + AT_2997,
                              baselines=CHEAP_BASELINES)
+        # a bad preview: the template published right (the oracle's listing) with the base edit handed
+        # back as its preview (not the template filled with the sample media)
+        inst.baseline_case("base_as_preview", [("out/promo5_preview.mp4", "copy:workdir/fixtures/promo_base/base.mp4"),
+                                               (LISTING, f"copy:oracle/{LISTING}")], max_score=50.0,
+                           why="the listing is the app's own state: 5 slots (30) and 2 text fields (20) are "
+                               "the seed's shares for the template itself; the preview shares need the preview")
         solve(inst.mutant("four_slots", [N.media_slots], "one slot left fixed"), slots=4)
         solve(inst.mutant("music_unlocked", [N.locked_music_transitions], "music left editable"), music_locked=False)
         solve(inst.mutant("music_replaced", [N.locked_music_transitions], "preview carries other music"),

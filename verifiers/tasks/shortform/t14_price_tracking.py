@@ -26,13 +26,14 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
-from verifiers.measure.ocr import OCRUnavailable, read_text_cached
+from verifiers.measure.ocr import read_text_cached
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import LabelText, Tracking
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
+from verifiers.tasks.shortform._shared.check_guards import needs_ocr
 from verifiers.tasks.shortform._shared.export import instance_scale, probe_artifact
 from verifiers.tasks.shortform._shared.plays import SourceTimeline
 
@@ -135,34 +136,25 @@ class PriceTracking(CheckedTask):
         except MediaError as exc:
             raise AgentOutputError(str(exc)) from None
 
-    def _track_or_why(self) -> LabelTrack | Result:
-        try:
-            return self.track
-        except OCRUnavailable as exc:
-            return Result.cannot_judge(str(exc))
-
     @check(N.label_present)
+    @needs_ocr
     def label_present(self, p: LabelText, curve: Curve) -> Result:
-        t = self._track_or_why()
-        if isinstance(t, Result):
-            return t
+        t = self.track
         return Result(curve.count(t.found, t.n), {"found": f"{t.found}/{t.n}", "playing": f"{t.playing}/{t.n}"},
                       f"'{_norm(p.text)}' read in {t.found}/{t.n} samples ({t.playing} play the clip in step)")
 
     @check(N.tracking)
+    @needs_ocr
     def tracking(self, p: Tracking, curve: Curve) -> Result:
-        t = self._track_or_why()
-        if isinstance(t, Result):
-            return t
+        t = self.track
         pct = 100 * t.tracked / t.n if t.n else 0.0
         return Result(curve.passes(pct >= p.min_frames_pct), {"samples": t.samples, "tracked_pct": pct},
                       f"label placed right in {pct:.0f}% of samples (need {p.min_frames_pct}%)")
 
     @check(N.no_overlap)
+    @needs_ocr
     def no_overlap(self, p: NoParams, curve: Curve) -> Result:
-        t = self._track_or_why()
-        if isinstance(t, Result):
-            return t
+        t = self.track
         if not t.located:
             return Result.fail("no label found on the playing clip")
         present = t.located / t.n  # rule 3: leaving the shoe uncovered pays with the label there

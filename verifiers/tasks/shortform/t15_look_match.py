@@ -175,23 +175,25 @@ class LookMatch(CheckedTask):
                                                              "structure_corr": self.patches.identity},
                       f"{sum(n_ok)}/{len(neutral)} clips neutral")
 
+    def _clips_within(self, curve: Curve, errs: list[float], most: float, key: str, what: str) -> Result:
+        """k of n clips: a clip passes when its error is at most `most` and its frame is derived
+        from its own source clip (content identity); `what` finishes "k/n <what>"."""
+        ok = [e <= most and o for e, o in zip(errs, self.patches.derived(), strict=True)]
+        return Result(curve.count(sum(ok), len(errs)), {key: errs}, f"{sum(ok)}/{len(errs)} {what}")
+
     @check(N.skin_match)
     def skin_match(self, p: MaxDeltaE, curve: Curve) -> Result:
         pt = self.patches
         de = [float(delta_e2000(s, pt.ref_skin)) for s in pt.skin]
-        mx = p.max_de2000
-        ok = [d <= mx and o for d, o in zip(de, pt.derived(), strict=True)]
-        return Result(curve.count(sum(ok), len(de)), {"skin_de2000": de},
-                      f"{sum(ok)}/{len(de)} clips' skin within {mx:g} dE2000 of the reference")
+        return self._clips_within(curve, de, p.max_de2000, "skin_de2000",
+                                  f"clips' skin within {p.max_de2000:g} dE2000 of the reference")
 
     @check(N.sky_hue)
     def sky_hue(self, p: SkyHue, curve: Curve) -> Result:
         pt = self.patches
         dh = [abs(float(hue_difference_deg(hue_deg(s), hue_deg(pt.ref_sky)))) for s in pt.sky]
-        mh = p.max_hue_delta_deg
-        ok = [d <= mh and o for d, o in zip(dh, pt.derived(), strict=True)]
-        return Result(curve.count(sum(ok), len(dh)), {"sky_hue_delta_deg": dh},
-                      f"{sum(ok)}/{len(dh)} skies within {mh:g}° of the reference hue")
+        return self._clips_within(curve, dh, p.max_hue_delta_deg, "sky_hue_delta_deg",
+                                  f"skies within {p.max_hue_delta_deg:g}° of the reference hue")
 
     @check(N.consistency)
     def consistency(self, p: MaxDeltaE, curve: Curve) -> Result:

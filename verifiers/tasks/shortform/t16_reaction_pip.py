@@ -16,7 +16,7 @@ import numpy as np
 from scipy import signal
 
 from verifiers.base import AgentOutputError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -30,7 +30,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
 from verifiers.tasks.shortform._shared.clips import MIN_NCC, ClipMatcher
-from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export
+from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale
 from verifiers.tasks.shortform._shared.luma import frame_luma, luma_codes, shrink_by_chroma_bleed
 
 TASK = "R06.04.01.04-T16"
@@ -184,7 +184,7 @@ def speech_masks(times: np.ndarray, speech_s: list, orr_s: float) -> tuple[np.nd
 
 
 @register
-class ReactionPip(CheckedTask):
+class ReactionPip(ExportTask, output=None):
     task_id = TASK
 
     @provides
@@ -198,10 +198,6 @@ class ReactionPip(CheckedTask):
             times.append(fr.t_s)
             frames.append(fr.rgb)
         return Trailer(frames, FrameIndex.from_frames([f[f.shape[0] // 2:] for f in frames], times))
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, None)
 
     @provides
     def pip(self) -> PipTrack:

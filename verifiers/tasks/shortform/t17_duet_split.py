@@ -15,7 +15,7 @@ import numpy as np
 from scipy import signal
 
 from verifiers.base import AgentOutputError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -29,7 +29,7 @@ from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
 from verifiers.tasks.shortform._shared.cases import REACTION, register_video_cases
 from verifiers.tasks.shortform._shared.clips import ClipMatcher
-from verifiers.tasks.shortform._shared.export import Export, instance_scale, open_export, size_ok
+from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale, size_ok
 
 TASK = "R06.04.01.04-T17"
 
@@ -92,16 +92,12 @@ def read_halves(path: Path, matcher: ClipMatcher) -> Halves:
 
 
 @register
-class DuetSplit(CheckedTask):
+class DuetSplit(ExportTask, output=OUTPUT):
     task_id = TASK
 
     @provides
     def srcs(self) -> dict[str, Path]:
         return {"teacher": self.ctx.input("fixtures/teacher.mp4"), "student": self.ctx.input("fixtures/student.mp4")}
-
-    @provides
-    def export(self) -> Export:
-        return open_export(self.ctx, OUTPUT)
 
     @provides
     def halves(self) -> Halves:

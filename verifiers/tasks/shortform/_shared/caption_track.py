@@ -29,8 +29,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from verifiers.measure.frames import iter_frames, iter_frames_at
+from verifiers.measure.errors import MediaError
+from verifiers.measure.frames import Frame, iter_frames, iter_frames_at
 from verifiers.measure.ocr import OCRUnavailable, TextBox, read_text_cached
+from verifiers.measure.streams import probe
 
 DIFF_LEVEL = 48  # grey levels in any channel: caption pixels vs re-encoding noise (seen ≤ 30 at CRF 16-23)
 LUMA_STEP = 24  # stroke pixels are darker than the source by at least this much
@@ -104,17 +106,34 @@ def caption_mask(export_rgb: np.ndarray, source_rgb: np.ndarray) -> np.ndarray:
     return keep[lab]
 
 
+ALIGNED_S = 0.01  # an export frame within this of a source frame's time shows that frame
+
+
+def nearer_in_content(export_rgb: np.ndarray, cur: np.ndarray, nxt: np.ndarray | None) -> np.ndarray:
+    """Of the source frame presented at an export frame's time (`cur`) and the next one, the one the
+    export frame shows: an export at another frame rate (29.97 from a 24 fps timeline) carries the
+    source frame nearest its time, which may be the next one (ffmpeg's fps filter rounds to nearest,
+    an app may too). The caption differs alike from both; the footage's motion tells them apart."""
+    if nxt is None or nxt.shape != export_rgb.shape or cur.shape != export_rgb.shape:
+        return cur
+    e = export_rgb.astype(np.int16)
+    d_cur = np.abs(e - cur).mean()
+    return nxt if np.abs(e - nxt).mean() < d_cur else cur
+
+
 def paired_frames(export: Path, source: Path, width_px: int | None = None,
                   height_px: int | None = None) -> Iterator[tuple[float, np.ndarray, np.ndarray]]:
-    """(t, export frame, source frame presented at t) for every export frame, both decoded in step
-    (memory: two frames). Paired by time, so an export at another frame rate still pairs up."""
+    """(t, export frame, source frame it shows) for every export frame, both decoded in step
+    (memory: two frames). Paired by time in seconds, so an export at another frame rate still pairs
+    up: a frame between two source frames' times shows one of them (`nearer_in_content`)."""
     src = iter_frames(source, width=width_px, height=height_px)
     cur = next(src)
     nxt = next(src, None)
     for fr in iter_frames(export, width=width_px, height=height_px):
-        while nxt is not None and nxt.t_s <= fr.t_s + 0.01:
+        while nxt is not None and nxt.t_s <= fr.t_s + ALIGNED_S:
             cur, nxt = nxt, next(src, None)
-        yield fr.t_s, fr.rgb, cur.rgb
+        aligned = fr.t_s - cur.t_s <= ALIGNED_S
+        yield fr.t_s, fr.rgb, cur.rgb if aligned else nearer_in_content(fr.rgb, cur.rgb, nxt.rgb if nxt else None)
 
 
 def frames_at(path: Path, times_s: Iterable[float]) -> Iterator[tuple[float, np.ndarray]]:
@@ -125,12 +144,36 @@ def frames_at(path: Path, times_s: Iterable[float]) -> Iterator[tuple[float, np.
         yield t, fr.rgb
 
 
+def _frame_s(path: Path) -> float:
+    """The clip's frame duration (1 / its average frame rate; 1/24 when it declares none)."""
+    fps = probe(path).first("video").avg_fps
+    return 1 / fps if fps else 1 / 24
+
+
 def paired_frames_at(export: Path, source: Path, times_s: Iterable[float]
                      ) -> Iterator[tuple[float, np.ndarray, np.ndarray]]:
-    """(t, export frame, source frame) at each time, ascending; both files decoded once, in step."""
+    """(t, export frame, source frame it shows) at each time, ascending; both files decoded once.
+    The export frame is the one presented at or after t (time t_e); the source frame is the one
+    presented at t_e, or the next one when t_e falls between two source frames and the export
+    shows that one (`nearer_in_content`: an export at another frame rate)."""
     times = sorted(set(times_s))
-    for (t, e), (_t, s) in zip(frames_at(export, times), frames_at(source, times), strict=True):
-        yield t, e, s
+    got = list(iter_frames_at(export, times))
+    src_dt = _frame_s(source)
+    want: list[float] = []
+    for _t, fr in got:  # the source frame presented at t_e, and the next one
+        want += [fr.t_s + ALIGNED_S - src_dt + 1e-6, fr.t_s + ALIGNED_S + 1e-6]
+    src: dict[float, Frame] = {}
+    try:
+        for t, fr in iter_frames_at(source, want):
+            src[t] = fr
+    except MediaError:  # the source ends before a wanted frame: a missing "next" is no candidate
+        if any(want[k] not in src for k in range(0, len(want), 2)):
+            raise
+    for (t, fr), k in zip(got, range(0, len(want), 2), strict=True):
+        cur = src[want[k]]
+        aligned = fr.t_s - cur.t_s <= ALIGNED_S
+        nxt = src.get(want[k + 1])
+        yield t, fr.rgb, cur.rgb if aligned else nearer_in_content(fr.rgb, cur.rgb, nxt.rgb if nxt else None)
 
 
 @dataclass(frozen=True)

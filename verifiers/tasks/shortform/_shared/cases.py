@@ -18,6 +18,9 @@ CHEAP_BASELINES = ("black_silent", "still_with_sound", "unedited_input")
 #: tasks that OCR several exports per scoring or whose miniature is larger than 1/6 scale (the CBR
 #: profile's 170 kb/s is the platform rate for 1/36 of 1080x1920's pixels) take the CRF 23 export only
 ONE_EXPORT = ("h264_crf23_aac",)
+#: added where the seed does not pin the frame rate (all but T19's 30 fps and T20's 60 fps): the
+#: oracle delivered at 29.97 (NTSC rate, frames resampled by ffmpeg's fps filter)
+AT_2997 = ("h264_2997_aac",)
 
 
 def register_video_cases(inst: InstanceWriter, output: str | tuple[str, ...], unedited: str | None, *,

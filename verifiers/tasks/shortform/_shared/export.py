@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from verifiers.base import AgentOutputError, Checks, ScoreContext
+from verifiers.checks import CheckedTask, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
@@ -187,3 +188,20 @@ def truncation(path: Path, decoded_frames: int) -> str | None:
     if declared and decoded_frames < MIN_DECODED_FRACTION * declared - 1:
         return f"{path.name} is truncated: {decoded_frames} of the {declared} frames its index declares decode"
     return None
+
+
+class ExportTask(CheckedTask):
+    """A short-form scorer that judges one exported video, declared as
+    `class X(ExportTask, output="out/x.mp4")` (output=None: the first out/*.mp4). Its checks read
+    `self.export`; a missing or unreadable export fails each of them with the reason (open_export
+    raises AgentOutputError)."""
+
+    output: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, output: str | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls.output = output
+
+    @provides
+    def export(self) -> Export:
+        return open_export(self.ctx, self.output)
