@@ -133,6 +133,24 @@ def provides(fn: Callable[[Any], Any]) -> property:
     return property(get)
 
 
+def loads(loader: Callable[..., Any], *inputs: str, after: tuple[str, ...] = ()) -> property:
+    """A `@provides` input that is `loader(ctx, *providers)`: the common provider that reads the GT
+    file or the render from the run (`gt = loads(load_passby_gt)`, `render = loads(find_beds, "gt")`),
+    written once here instead of a three-line method per task. `inputs` name the providers passed
+    after ctx; `after` names providers read first, so that (say) a malformed GT is the error every
+    check reports rather than the render that depends on it. Cached under the loader's name, like
+    `@provides` under the method's."""
+
+    def get(self: CheckedTask) -> Any:
+        for name in after:
+            getattr(self, name)
+        return loader(self.ctx, *(getattr(self, name) for name in inputs))
+
+    get.__name__ = get.__qualname__ = loader.__name__
+    get.__doc__ = loader.__doc__
+    return provides(get)
+
+
 class CheckedTask(TaskVerifier):
     """A task scorer made of `@check` methods; see the module docstring."""
 

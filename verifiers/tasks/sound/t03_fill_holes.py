@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio, load_audio
@@ -187,9 +187,7 @@ def aligned_fill(mono: np.ndarray, amb: np.ndarray, a: float, b: float) -> np.nd
 class FillHoles(CheckedTask):
     task_id = TASK
 
-    @provides
-    def render(self) -> HoleRender:
-        return load_hole_render(self.ctx)
+    render = loads(load_hole_render)
 
     @check(N.holes_filled)
     def holes_filled(self, p: HolesFilled, curve: Curve) -> Result:

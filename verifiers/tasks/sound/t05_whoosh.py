@@ -23,7 +23,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from verifiers.base import AgentOutputError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.levels import sliding_rms
@@ -134,9 +134,7 @@ def centroid_ends(w: Whoosh, win_s: float) -> tuple[float, float, float]:
 class RisingWhoosh(CheckedTask):
     task_id = TASK
 
-    @provides
-    def whoosh(self) -> Whoosh:
-        return load_whoosh(self.ctx)
+    whoosh = loads(load_whoosh)
 
     @provides
     def rising(self) -> Whoosh:

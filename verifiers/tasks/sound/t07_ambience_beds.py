@@ -23,7 +23,7 @@ import numpy as np
 
 from verifiers.apps.reaper import Item, Track, write_rpp
 from verifiers.base import GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
@@ -169,13 +169,8 @@ def cut_ramps(mono: np.ndarray, out_sig: np.ndarray, in_sig: np.ndarray, cut_s: 
 class AmbienceBeds(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> MontageGT:
-        return load_montage_gt(self.ctx)
-
-    @provides
-    def render(self) -> BedRender:
-        return find_beds(self.ctx, self.gt)
+    gt = loads(load_montage_gt)
+    render = loads(find_beds, "gt")
 
     @provides
     def fades(self) -> tuple[list[dict], dict | None]:

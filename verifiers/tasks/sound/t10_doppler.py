@@ -26,7 +26,7 @@ from scipy.ndimage import median_filter
 
 from verifiers.apps.reaper import Item, Track, write_rpp
 from verifiers.base import AgentOutputError, GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -133,13 +133,8 @@ def pitch_sweep(f0: np.ndarray, f_src: float) -> PitchSweep:
 class DopplerPassby(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> PassbyGT:
-        return load_passby_gt(self.ctx)
-
-    @provides
-    def loop(self) -> EngineLoop:
-        return load_loop(self.ctx)
+    gt = loads(load_passby_gt)
+    loop = loads(load_loop)
 
     @provides
     def f_src(self) -> float:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
@@ -157,9 +157,7 @@ def woodpecker_track(r: Render51, src: np.ndarray, off: int) -> tuple[np.ndarray
 class Forest51(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> ForestGT:
-        return load_forest_gt(self.ctx)
+    gt = loads(load_forest_gt)
 
     @provides
     def media(self) -> dict[str, np.ndarray]:

@@ -27,7 +27,7 @@ import numpy as np
 
 from verifiers.apps.reaper import Item, RPPError, Track, read_rpp, write_rpp
 from verifiers.base import ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
@@ -280,14 +280,8 @@ def everything_everywhere(inst: InstanceWriter, steps: list[int], events: list[R
 class RobotShort(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> RobotGT:
-        return load_robot_gt(self.ctx)
-
-    @provides
-    def mix(self) -> RobotMix:
-        self.gt  # noqa: B018  a malformed GT is reported before the render, as before
-        return load_robot_mix(self.ctx)
+    gt = loads(load_robot_gt)
+    mix = loads(load_robot_mix, after=("gt",))  # a malformed GT is reported before the render
 
     @provides
     def foley(self) -> StemTiming:

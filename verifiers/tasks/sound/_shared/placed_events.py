@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import ScoreContext
+from verifiers.checks import CheckedTask, Result, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.identify import Match
@@ -94,6 +95,28 @@ def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames:
             peak=None if p.onset is None else peak_after(mix, p.onset.time_s),
             in_sync=err is not None and p.best is not None and abs(err) <= tol_frames + 1e-9))
     return Analysis(gt, audio, mix, library, rows, extras, onsets)
+
+
+def analysed_render(output_rel: str, library_rel: str, sync_check: str, **kw: Any) -> property:
+    """The `placed` provider of a placement task: its render analysed against its library (`analyse`)
+    with the tolerance of its sync check, `placed = analysed_render(OUTPUT, LIBRARY, N.sync)`."""
+
+    def placed(self: CheckedTask) -> Analysis:
+        return analyse(self.ctx, output_rel, library_rel, tol_frames=self.task.check(sync_check).typed.tolerance_frames, **kw)
+
+    return provides(placed)
+
+
+def consecutive_variety(found: list[str | None], curve: Curve, vary: str, repeat: str) -> Result:
+    """Share of consecutive pairs of events that use two different library files (T04's no_repeats,
+    T11's variation). A pair varies only when both events carry a library file (issue 21: silence
+    "varied"); the message reads "<varied>/<pairs> consecutive <vary> (<repeats> <repeat>)"."""
+    n = len(found)
+    repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+    varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
+    pairs = max(n - 1, 1)
+    return Result(curve.count(varied, pairs), {"repeat_at": repeats, "files": found},
+                  f"{varied}/{pairs} consecutive {vary} ({len(repeats)} {repeat})")
 
 
 def required_of(n_gt: int, *, k: int | None = None, of_count: int | None = None, min_pct: float | None = None) -> int:

@@ -120,3 +120,16 @@ def write_frame_near_misses(inst: InstanceWriter, events: list[dict[str, Any]], 
         name = f"three_{noun}s_{off_frames:g}_frames_off".replace(".", "_")
         folder = inst.mutant(name, lowers, f"the 3 {noun}s {off_frames:g} frame off (seed ±1)")
         write_wav(folder / output, render(near))
+
+
+def write_sync_mutants(inst: InstanceWriter, events: list[dict[str, Any]], moved: tuple[int, ...],
+                       check_name: str, noun: str, render: Callable[[list[dict[str, Any]]], np.ndarray],
+                       output: str) -> None:
+    """The sync mutants of a per-event placement task: the three events `moved` 2 frames late (lowers
+    `check_name`), then the near-miss pair at the ±1 frame line (`write_frame_near_misses`)."""
+    late = [dict(e) for e in events]
+    for i in moved:
+        late[i]["frame"] += 2
+    folder = inst.mutant(f"three_{noun}s_2_frames_late", [check_name], f"3 of {len(events)} {noun}s 2 frames late")
+    write_wav(folder / output, render(late))
+    write_frame_near_misses(inst, events, moved, check_name, noun, render, output)
