@@ -39,6 +39,7 @@ from verifiers.tasks.sound._shared.placed_events import (
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     truncate_file,
+    write_every_sound_everywhere,
     write_sync_mutants,
     write_wav,
 )
@@ -191,6 +192,7 @@ class CartoonFX(CheckedTask):
         write_wav(inst.oracle / OUTPUT, render(events))
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
         write_sync_mutants(inst, events, (0, 3, 8), N.action_sync, "action", render, OUTPUT)
+        write_every_sound_everywhere(inst, events, sorted(library), render, OUTPUT)
         wrong = [dict(e) for e in events]
         wrong[2]["sample"] = "zip_2.wav"
         write_wav(inst.mutant("zip_for_pop", [N.categories], "one pop replaced by a zip") / OUTPUT, render(wrong))

@@ -41,7 +41,12 @@ from verifiers.tasks.sound._shared.placed_events import (
     k_of_n_for,
     required_of,
 )
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    truncate_file,
+    write_every_sound_everywhere,
+    write_wav,
+)
 
 TASK = "R06.07.01.03-T20"
 N = check_names(TASK)
@@ -228,6 +233,7 @@ class Reconform(CheckedTask):
 
         write_wav(inst.oracle / OUTPUT, render(events))
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
+        write_every_sound_everywhere(inst, events, sorted(media), render, OUTPUT)
         late = [dict(e) for e in events]
         late[1]["frame"] += 2
         late[4]["frame"] -= 2

@@ -76,15 +76,16 @@ def peak_after(mix: np.ndarray, t_s: float, span_s: float = 0.06) -> float:
 
 def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames: float = 1.0,
             min_ncc: float = 0.6, pair_window_s: float = 0.5, gt_rel: str = "events.json",
-            threshold_db: float = 12.0) -> Analysis:
-    """Pair GT events with onsets in the render and identify the library sample at each."""
+            threshold_db: float = 12.0, one_file_per_event: bool = False) -> Analysis:
+    """Pair GT events with onsets in the render and identify the library sample at each (see
+    `pair_events` for `one_file_per_event`)."""
     gt = load_event_gt(ctx, gt_rel)
     raw = ctx.gt_json(gt_rel)
     library = load_library(ctx.input(library_rel))
     audio, samples = load_output(ctx, output_rel, ANALYSIS_RATE_HZ)
     mix = samples.mean(axis=1)
     onsets = detect_onsets(mix, ANALYSIS_RATE_HZ, threshold_db=threshold_db)
-    paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc)
+    paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc, one_file_per_event=one_file_per_event)
     rows = []
     for i, (p, ev) in enumerate(zip(paired, raw["events"], strict=True)):
         err = None if p.onset is None else (p.onset.time_s - p.gt_time_s) * gt.fps
