@@ -151,6 +151,36 @@ def provides(fn: Callable[[Any], Any]) -> property:
     return property(get)
 
 
+class _Loaded:
+    """What `loads` returns: on class creation it becomes a `@provides` property under its attribute's
+    name (the cache key, so two attributes using one loader do not share a value)."""
+
+    def __init__(self, loader: Callable[..., Any], inputs: tuple[str, ...], after: tuple[str, ...]) -> None:
+        self.loader, self.inputs, self.after = loader, inputs, after
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        loader, inputs, after = self.loader, self.inputs, self.after
+
+        def get(task: CheckedTask) -> Any:
+            for dep in after:
+                getattr(task, dep)
+            return loader(task.ctx, *(getattr(task, dep) for dep in inputs))
+
+        get.__name__ = get.__qualname__ = name
+        get.__doc__ = loader.__doc__
+        setattr(owner, name, provides(get))
+
+
+def loads(loader: Callable[..., Any], *inputs: str, after: tuple[str, ...] = ()) -> Any:
+    """A `@provides` input that is `loader(ctx, *providers)`: the common provider that reads the GT
+    file or the render from the run (`gt = loads(load_passby_gt)`, `render = loads(find_beds, "gt")`),
+    written once here instead of a three-line method per task. `inputs` name the providers passed
+    after ctx; `after` names providers read first, so that (say) a malformed GT is the error every
+    check reports rather than the render that depends on it. Cached under the attribute's name, like
+    `@provides` under the method's."""
+    return _Loaded(loader, inputs, after)
+
+
 class CheckedTask(TaskVerifier):
     """A task scorer made of `@check` methods; see the module docstring."""
 

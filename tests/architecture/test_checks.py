@@ -9,7 +9,8 @@ import pytest
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
 from verifiers.catalog import CheckSpec, TaskSpec
-from verifiers.checks import CheckedTask, RegistrationError, Result, check, check_names, provides, unit_checks
+from verifiers.checks import (CheckedTask, RegistrationError, Result, check, check_names, loads, provides,
+                              unit_checks)
 from verifiers.curves import parse_curve
 
 PER_ITEM = parse_curve({"kind": "per_item"})
@@ -131,3 +132,57 @@ def test_unit_checks_declare_one_check_per_unit_judged_by_its_position() -> None
     one, two = unit_checks(judge, "shot_1", "shot_2")
     assert (one.__tally_check__, two.__tally_check__) == ("shot_1", "shot_2")
     assert two(object(), None, None).score == 0.2 and seen == [2]
+
+
+def test_loads_is_a_cached_provider_of_ctx_and_other_providers(tmp_path: Path) -> None:
+    """`x = loads(f, "y", after=("z",))` is `@provides def x(self): self.z; return f(self.ctx, self.y)`:
+    run once per scoring, `after` read first (its error is the one reported), exceptions cached."""
+    order: list[str] = []
+
+    def load_gt(ctx: ScoreContext) -> int:
+        order.append("gt")
+        assert isinstance(ctx, ScoreContext)
+        return 2
+
+    def load_render(ctx: ScoreContext, gt: int) -> int:
+        order.append("render")
+        return 10 * gt
+
+    def load_broken(ctx: ScoreContext) -> int:
+        order.append("broken")
+        raise AgentOutputError("render unreadable")
+
+    class Loader(CheckedTask):
+        gt = loads(load_gt)
+        render = loads(load_render, "gt")
+        late = loads(load_gt, after=("broken",))
+        broken = loads(load_broken)
+
+        @check("a")
+        def a(self, p, curve) -> Result:
+            return Result(curve.count(self.render + self.render, 40))
+
+        @check("b")
+        def b(self, p, curve) -> Result:
+            return Result(curve.count(self.late, 4))
+
+        @check("c")
+        def c(self, p, curve) -> Result:
+            return Result(curve.count(self.broken, 4))
+
+        @check("d")
+        def d(self, p, curve) -> Result:
+            return Result(curve.count(self.gt, 4))
+
+        @check("e")
+        def e(self, p, curve) -> Result:
+            return Result(curve.passes(True))
+
+    task = _task()
+    checks = Checks(task)
+    Loader(task).score(ScoreContext(task, tmp_path, tmp_path), checks)
+    res = {r.name: r for r in checks.ordered()}
+    assert res["a"].score == 1.0 and res["d"].score == 0.5
+    assert res["b"].status == "fail" and res["b"].message == "render unreadable"
+    assert res["c"].status == "fail" and res["c"].message == "render unreadable"
+    assert order == ["gt", "render", "broken"]  # each loader once; `late` stopped at its `after`

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
-from verifiers.paramtypes.sound import CorrectSound, EventSyncParams
 from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.sound._shared import event_sync as E
-from verifiers.tasks.sound._shared.hallway_scene import LIBRARY, write_scene, write_solutions
+from verifiers.tasks.sound._shared.hallway_scene import HallwayPlacement, write_scene, write_solutions
 
 TASK = "R06.07.01.03-T01"
 N = check_names(TASK)
@@ -27,23 +26,9 @@ OUTPUT = "output/hallway_fx.wav"
 
 
 @register
-class SpotHardEffects(CheckedTask):
+class SpotHardEffects(HallwayPlacement):
     task_id = TASK
-
-    @provides
-    def placed(self) -> E.EventSync:
-        sp: EventSyncParams = self.task.check(N.sync).typed
-        cp: CorrectSound = self.task.check(N.correct_sound).typed
-        return E.measure_event_sync(self.ctx, OUTPUT, LIBRARY, tol_frames=sp.tolerance_frames,
-                                    min_ncc=cp.min_ncc_ratio, pair_window_s=sp.pair_window_s)
-
-    @check(N.sync)
-    def sync(self, p: EventSyncParams, curve: Curve) -> Result:
-        return Result(*E.sync_result(self.placed, curve))
-
-    @check(N.correct_sound)
-    def correct_sound(self, p: CorrectSound, curve: Curve) -> Result:
-        return Result(*E.sound_result(self.placed, curve))
+    output = OUTPUT
 
     @check(N.render_spec)
     def render_spec(self, p: NoParams, curve: Curve) -> Result:

@@ -29,7 +29,7 @@ import numpy as np
 
 from verifiers.apps.reaper import Envelope, EnvPoint, Item, RPPError, Track, read_rpp, track_named, write_rpp
 from verifiers.base import AgentOutputError, GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -141,13 +141,8 @@ def car_derivation(ctx: ScoreContext, mono: np.ndarray, rate_hz: int, t0_s: floa
 class PassbyPan(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> PassbyGT:
-        return load_passby_gt(self.ctx)
-
-    @provides
-    def track(self) -> PanTrack:
-        return pan_track(self.ctx, self.gt)
+    gt = loads(load_passby_gt)
+    track = loads(pan_track, "gt")
 
     @provides
     def rpp(self) -> dict:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio, load_audio
@@ -187,9 +187,7 @@ def aligned_fill(mono: np.ndarray, amb: np.ndarray, a: float, b: float) -> np.nd
 class FillHoles(CheckedTask):
     task_id = TASK
 
-    @provides
-    def render(self) -> HoleRender:
-        return load_hole_render(self.ctx)
+    render = loads(load_hole_render)
 
     @check(N.holes_filled)
     def holes_filled(self, p: HolesFilled, curve: Curve) -> Result:
@@ -255,14 +253,14 @@ class FillHoles(CheckedTask):
         inst.write_json(inst.gt / "holes.json", {"fps": FPS, "holes": [list(h) for h in holes]})
 
         def render(xfade_frames: float = 10, skip: int | None = None, fill_gain: float = 1.0,
-                   track_gain: float = 1.0) -> np.ndarray:
+                   track_gain: float = 1.0, gain_only: int | None = None) -> np.ndarray:
             out = track * track_gain
             for k, (a, b) in enumerate(holes):
                 if k == skip:
                     continue
                 L = xfade_frames / FPS
                 lo, hi = round((a - L) * RATE_HZ), round((b + L) * RATE_HZ)
-                src = amb[round((0.3 + 1.0 * k) * RATE_HZ):][: hi - lo] * fill_gain
+                src = amb[round((0.3 + 1.0 * k) * RATE_HZ):][: hi - lo] * (fill_gain if gain_only in (None, k) else 1.0)
                 t = np.arange(hi - lo) / RATE_HZ
                 if L > 0:
                     u_in = np.clip(t / L, 0, 1)
@@ -291,3 +289,17 @@ class FillHoles(CheckedTask):
                   render(track_gain=10 ** (1 / 20)))
         truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "render cut off") / OUTPUT,
                                 render()))
+        # near misses at the seed's lines (issue 21): each pair's outside case lowers its one check
+        for run, lowers in ((90, []), (110, [N.holes_filled])):  # digital silence < 100 samples
+            gap = render()
+            at = round((holes[1][0] + 0.25 * (holes[1][1] - holes[1][0])) * RATE_HZ)  # off the NCC probe's middle
+            gap[at: at + run] = 0.0
+            write_wav(inst.mutant(f"zero_run_{run}_samples", lowers, f"a {run}-sample run of digital silence "
+                                  "left in the second fill (seed: < 100)") / OUTPUT, gap)
+        # bands within ±2 dB (mean |delta| over the bands): the second fill, whose own floor is ~0.4 dB
+        for db, lowers in ((1.5, []), (3.0, [N.spectral_match])):
+            write_wav(inst.mutant(f"second_fill_{db:g}db_low".replace(".", "_"), lowers, f"the second fill {db:g} dB "
+                                  "under the ambience (seed ±2 dB)") / OUTPUT, render(fill_gain=10 ** (-db / 20), gain_only=1))
+        for frames, lowers in ((11, []), (14, [N.crossfades_rest_intact])):  # crossfades 8-12 frames
+            write_wav(inst.mutant(f"crossfades_{frames}_frames", lowers, f"{frames}-frame crossfades (seed 8-12)")
+                      / OUTPUT, render(xfade_frames=frames))

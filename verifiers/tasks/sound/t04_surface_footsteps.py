@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
@@ -25,9 +25,9 @@ from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import EventsFile
 from verifiers.tasks.sound._shared.placed_events import (
-    Analysis,
-    analyse,
+    analysed_render,
     category_of,
+    consecutive_variety,
     cv_pct,
     k_of_n_for,
     required_of,
@@ -35,7 +35,8 @@ from verifiers.tasks.sound._shared.placed_events import (
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     truncate_file,
-    write_frame_near_misses,
+    write_every_sound_everywhere,
+    write_sync_mutants,
     write_wav,
 )
 
@@ -61,10 +62,7 @@ SURFACES = ["gravel", "wood"]
 class SurfaceFootsteps(CheckedTask):
     task_id = TASK
 
-    @provides
-    def placed(self) -> Analysis:
-        sp: PlacedSync = self.task.check(N.sync).typed
-        return analyse(self.ctx, OUTPUT, LIBRARY, tol_frames=sp.tolerance_frames)
+    placed = analysed_render(OUTPUT, LIBRARY, N.sync, one_file_per_event=True)
 
     @check(N.sync)
     def sync(self, p: PlacedSync, curve: Curve) -> Result:
@@ -93,18 +91,13 @@ class SurfaceFootsteps(CheckedTask):
 
     @check(N.no_repeats)
     def no_repeats(self, p: NoParams, curve: Curve) -> Result:
-        found = [r.found for r in self.placed.rows]
-        n = len(found)
-        repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
-        # a pair varies only when both steps carry a library file (issue 21: silence "varied")
-        varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
-        pairs = max(n - 1, 1)
-        return Result(curve.count(varied, pairs), {"repeat_at": repeats, "files": found},
-                      f"{varied}/{pairs} consecutive steps use different files ({len(repeats)} reuse the previous)")
+        return consecutive_variety([r.found for r in self.placed.rows], curve,
+                                   "steps use different files", "reuse the previous")
 
     @check(N.level_consistency)
     def level_consistency(self, p: LevelConsistency, curve: Curve) -> Result:
-        peaks = [r.peak for r in self.placed.rows if r.peak is not None]
+        # the steps that carry a library file (issue 21: a pile of every file at every step is "consistent")
+        peaks = [r.peak for r in self.placed.rows if r.peak is not None and r.found is not None]
         cv = cv_pct(peaks)
         max_cv = p.max_peak_cv_pct
         ev = {"peak_cv_pct": round(cv, 1), "max_peak_cv_pct": max_cv, "steps_measured": len(peaks)}
@@ -138,12 +131,8 @@ class SurfaceFootsteps(CheckedTask):
 
         write_wav(inst.oracle / OUTPUT, render(events))
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
-        late = [dict(e) for e in events]
-        for i in (1, 4, 8):
-            late[i]["frame"] += 2
-        write_wav(inst.mutant("three_steps_2_frames_late", [N.sync], "3 of 12 steps 2 frames late") / OUTPUT,
-                  render(late))
-        write_frame_near_misses(inst, events, (1, 4, 8), N.sync, "step", render, OUTPUT)
+        write_sync_mutants(inst, events, (1, 4, 8), N.sync, "step", render, OUTPUT)
+        write_every_sound_everywhere(inst, events, sorted(library), render, OUTPUT)
         # The switch comes one step late: the first wood step is cut from gravel.
         late_switch = [dict(e) for e in events]
         gravel_prev = late_switch[5]["sample"]

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from verifiers.base import AgentOutputError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.levels import sliding_rms
@@ -134,9 +134,7 @@ def centroid_ends(w: Whoosh, win_s: float) -> tuple[float, float, float]:
 class RisingWhoosh(CheckedTask):
     task_id = TASK
 
-    @provides
-    def whoosh(self) -> Whoosh:
-        return load_whoosh(self.ctx)
+    whoosh = loads(load_whoosh)
 
     @provides
     def rising(self) -> Whoosh:
@@ -232,3 +230,17 @@ class RisingWhoosh(CheckedTask):
                   design(width=False))
         write_wav(inst.mutant("soft_end", [N.hard_end], "decays into the end instead of a hard cut") / OUTPUT,
                   design(soft_end=True))
+        # near misses at the seed's lines (issue 21): each pair's outside case lowers its one check
+        for dur, lowers in ((1.215, []), (1.225, [N.duration])):  # 1.2 ± 0.02 s: the oracle with silence after it
+            long = np.concatenate([design(), np.zeros((round((dur - 1.2) * RATE_HZ), 2))])
+            write_wav(inst.mutant(f"duration_{round(dur * 1000)}ms", lowers, f"{dur:g} s long (seed 1.2 ± 0.02)")
+                      / OUTPUT, long)
+        for peak, lowers in ((1.07, []), (1.03, [N.peak_timing])):  # RMS peak 1.05-1.15 s
+            write_wav(inst.mutant(f"peak_at_{round(peak * 1000)}ms", lowers, f"level peaks at {peak:g} s (seed "
+                                  "1.05-1.15)") / OUTPUT, design(peak_s=peak))
+        for tail_db, lowers in ((-65, []), (-55, [N.hard_end])):  # last 5 ms <= -60 dBFS
+            x = design()
+            k = round(0.005 * RATE_HZ)
+            x[-k:] += 10 ** (tail_db / 20) * np.sin(2 * np.pi * 1000 * np.arange(k) / RATE_HZ)[:, None]
+            write_wav(inst.mutant(f"tail_{-tail_db}dbfs", lowers, f"a {tail_db} dBFS tone in the last 5 ms (seed <= -60)")
+                      / OUTPUT, x)

@@ -32,7 +32,7 @@ from scipy.optimize import linear_sum_assignment
 
 from verifiers.apps.edl import EDLError, frames_to_tc, tc_to_frames
 from verifiers.base import AgentOutputError, NoLiveEvidence, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence import AuditStarted, AuditWrite
 from verifiers.gtfiles import gt_field
@@ -203,13 +203,8 @@ def spotting_cases(inst: InstanceWriter, events: list[dict], start: int) -> None
 class SpottingList(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> SpottingGT:
-        return load_spotting_gt(self.ctx)
-
-    @provides
-    def csv(self) -> SpottingCSV:
-        return load_spotting_csv(self.ctx, self.gt)
+    gt = loads(load_spotting_gt)
+    csv = loads(load_spotting_csv, "gt")
 
     @provides
     def pairs(self) -> list[tuple[int, int]]:

@@ -36,7 +36,7 @@ from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.synthkit.rooms import impulse_response
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventEntry, EventsFile, load_library
-from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, cv_pct
+from verifiers.tasks.sound._shared.placed_events import Analysis, analysed_render, cv_pct
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 TASK = "R06.07.01.03-T08"
@@ -159,9 +159,7 @@ def shot_space(a: Analysis, near: list[float | None], i: int, space: str, want_r
 class LayeredGunshots(CheckedTask):
     task_id = TASK
 
-    @provides
-    def placed(self) -> Analysis:
-        return analyse(self.ctx, OUTPUT, LAYERS, tol_frames=self.task.check(N.sync).typed.tolerance_frames, min_ncc=0.3)
+    placed = analysed_render(OUTPUT, LAYERS, N.sync, min_ncc=0.3)
 
     @provides
     def near(self) -> list[float | None]:

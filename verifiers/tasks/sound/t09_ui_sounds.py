@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
 from verifiers.gtfiles import gt_field
@@ -24,8 +24,13 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import EventsFile
-from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, category_of
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound._shared.placed_events import analysed_render, category_of
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    truncate_file,
+    write_every_sound_everywhere,
+    write_wav,
+)
 
 TASK = "R06.07.01.03-T09"
 N = check_names(TASK)
@@ -49,9 +54,7 @@ TYPES = ["tap", "toggle_on", "toggle_off", "swipe"]
 class UISounds(CheckedTask):
     task_id = TASK
 
-    @provides
-    def placed(self) -> Analysis:
-        return analyse(self.ctx, OUTPUT, LIBRARY, tol_frames=self.task.check(N.sync).typed.tolerance_frames)
+    placed = analysed_render(OUTPUT, LIBRARY, N.sync, one_file_per_event=True)
 
     @check(N.sync)
     def sync(self, p: UISync, curve: Curve) -> Result:
@@ -116,6 +119,7 @@ class UISounds(CheckedTask):
 
         write_wav(inst.oracle / OUTPUT, render(events))
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
+        write_every_sound_everywhere(inst, events, sorted(library), render, OUTPUT)
         late = [dict(e) for e in events]
         late[2]["frame"] += 2
         write_wav(inst.mutant("swipe_2_frames_late", [N.sync], "a swipe 2 frames late") / OUTPUT, render(late))

@@ -26,7 +26,7 @@ from scipy.ndimage import median_filter
 
 from verifiers.apps.reaper import Item, Track, write_rpp
 from verifiers.base import AgentOutputError, GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -133,13 +133,8 @@ def pitch_sweep(f0: np.ndarray, f_src: float) -> PitchSweep:
 class DopplerPassby(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> PassbyGT:
-        return load_passby_gt(self.ctx)
-
-    @provides
-    def loop(self) -> EngineLoop:
-        return load_loop(self.ctx)
+    gt = loads(load_passby_gt)
+    loop = loads(load_loop)
 
     @provides
     def f_src(self) -> float:
@@ -276,3 +271,11 @@ class DopplerPassby(CheckedTask):
         write_wav(inst.mutant("no_air_absorption", [N.air_absorption], "no distance low-pass") / OUTPUT,
                   render(lowpass=False))
         truncate_file(write_wav(inst.mutant("truncated_wav", list(N), "render cut off") / OUTPUT, render()))
+        # near misses (issue 21): pitch for 28 m/s (+8.9 % / -7.5 %, within 1.5 points of the seed's 25 m/s
+        # shifts) and 32 m/s (+10.3 % / -8.5 %: both outside); the level peak 2 and 4 frames early (±3)
+        for v, lowers in ((28.0, []), (32.0, [N.doppler_pitch])):
+            write_wav(inst.mutant(f"doppler_for_{v:g}ms", lowers, f"pitch automated for {v:g} m/s (seed 25 m/s, "
+                                  "shifts ±1.5 points)") / OUTPUT, render(pitch_speed=v))
+        for fr, lowers in ((2, []), (4, [N.level_envelope])):
+            write_wav(inst.mutant(f"level_peak_{fr}_frames_early", lowers, f"level swell peaks {fr} frames early "
+                                  "(seed ±3)") / OUTPUT, render(level_shift_s=-fr / FPS))

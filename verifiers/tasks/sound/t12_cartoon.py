@@ -30,9 +30,8 @@ from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventsFile
 from verifiers.tasks.sound._shared.placed_events import (
-    Analysis,
     EventRow,
-    analyse,
+    analysed_render,
     category_of,
     k_of_n_for,
     required_of,
@@ -40,7 +39,8 @@ from verifiers.tasks.sound._shared.placed_events import (
 from verifiers.tasks.sound._shared.render_files import (
     RATE_HZ,
     truncate_file,
-    write_frame_near_misses,
+    write_every_sound_everywhere,
+    write_sync_mutants,
     write_wav,
 )
 
@@ -99,9 +99,7 @@ def fall_heights(gt: CartoonEvents) -> dict[int, float]:
 class CartoonFX(CheckedTask):
     task_id = TASK
 
-    @provides
-    def placed(self) -> Analysis:
-        return analyse(self.ctx, OUTPUT, LIBRARY, tol_frames=self.task.check(N.action_sync).typed.tolerance_frames)
+    placed = analysed_render(OUTPUT, LIBRARY, N.action_sync)
 
     @provides
     def heights(self) -> dict[int, float]:
@@ -193,12 +191,8 @@ class CartoonFX(CheckedTask):
 
         write_wav(inst.oracle / OUTPUT, render(events))
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
-        late = [dict(e) for e in events]
-        for i in (0, 3, 8):
-            late[i]["frame"] += 2
-        write_wav(inst.mutant("three_actions_2_frames_late", [N.action_sync], "3 of 10 actions 2 frames late")
-                  / OUTPUT, render(late))
-        write_frame_near_misses(inst, events, (0, 3, 8), N.action_sync, "action", render, OUTPUT)
+        write_sync_mutants(inst, events, (0, 3, 8), N.action_sync, "action", render, OUTPUT)
+        write_every_sound_everywhere(inst, events, sorted(library), render, OUTPUT)
         wrong = [dict(e) for e in events]
         wrong[2]["sample"] = "zip_2.wav"
         write_wav(inst.mutant("zip_for_pop", [N.categories], "one pop replaced by a zip") / OUTPUT, render(wrong))

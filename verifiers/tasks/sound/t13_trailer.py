@@ -23,7 +23,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from verifiers.base import ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio
@@ -147,14 +147,8 @@ def beat_max_dbfs(mono: np.ndarray, final: int, fps: float, silence_s: float) ->
 class TrailerDesign(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> TrailerGT:
-        return load_trailer_gt(self.ctx)
-
-    @provides
-    def render(self) -> TrailerRender:
-        self.gt  # noqa: B018  a malformed GT is reported before the render, as before
-        return load_trailer(self.ctx)
+    gt = loads(load_trailer_gt)
+    render = loads(load_trailer, after=("gt",))  # a malformed GT is reported before the render
 
     @check(N.hit_sync)
     def hit_sync(self, p: HitSync, curve: Curve) -> Result:

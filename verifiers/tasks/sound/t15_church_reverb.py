@@ -22,7 +22,7 @@ import numpy as np
 from scipy.signal import butter, fftconvolve, sosfiltfilt
 
 from verifiers.base import GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
@@ -169,13 +169,8 @@ def fit_reverb(ctx: ScoreContext, gt: ChurchGT) -> ReverbFit:
 class ChurchReverb(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> ChurchGT:
-        return load_church_gt(self.ctx)
-
-    @provides
-    def fit(self) -> ReverbFit:
-        return fit_reverb(self.ctx, self.gt)
+    gt = loads(load_church_gt)
+    fit = loads(fit_reverb, "gt")
 
     @check(N.correct_ir)
     def correct_ir(self, p: NoParams, curve: Curve) -> Result:

@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from verifiers.base import GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
@@ -214,13 +214,8 @@ def creature_cases(inst: InstanceWriter) -> None:
 class CreatureVocals(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> CreatureGT:
-        return load_creature_gt(self.ctx)
-
-    @provides
-    def sources(self) -> dict[str, np.ndarray]:
-        return load_sources(self.ctx)
+    gt = loads(load_creature_gt)
+    sources = loads(load_sources)
 
     @provides
     def mix(self) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 
 from verifiers.apps.reaper import Item, RPPError, Track, read_rpp, write_rpp
 from verifiers.base import ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
@@ -64,6 +64,12 @@ CUT_SEARCH_FRAMES = 6
 #: 35-57 dB (the oracle and its 44.1 kHz export); white noise's largest flux sat ±1 frame of a cut by
 #: chance (issue 21 baseline: half the share)
 MIN_CHANGE_RE_MEDIAN = 2.0
+#: ... and be the one change of its ±CUT_SEARCH_FRAMES window: the frames whose flux reaches half the
+#: largest lie within MAX_CHANGE_SPAN_FRAMES (a crossfade up to 4 frames: its two ends; a BG switched
+#: every third frame spreads them over the whole window: issue 21's "every third frame" gamer), and the
+#: change is the middle of that span (a crossfade centred on the cut changes at the cut)
+CHANGE_RE_PEAK = 0.5
+MAX_CHANGE_SPAN_FRAMES = 4
 
 
 def onset_frames(mono: np.ndarray, fps: float) -> np.ndarray:
@@ -212,11 +218,13 @@ def bg_change(bg: np.ndarray, c: int, fps: float, tol_frames: float) -> dict:
         return {"cut_frame": c, "ok": False}
     lv = band_frames(bg, fps, lo - 1, hi)
     flux = np.sqrt(np.mean(np.diff(lv, axis=0) ** 2, axis=1))  # flux[i]: change from frame lo-1+i to lo+i
-    at = lo + int(np.argmax(flux))
     med = float(np.median(flux))
-    stands_out = float(flux.max()) > 0 and float(flux.max()) >= MIN_CHANGE_RE_MEDIAN * med
+    high = np.flatnonzero(flux >= CHANGE_RE_PEAK * float(flux.max()))
+    span = int(high[-1] - high[0])
+    at = lo + (int(high[0]) + int(high[-1])) // 2
+    stands_out = float(flux.max()) > 0 and float(flux.max()) >= MIN_CHANGE_RE_MEDIAN * med and span <= MAX_CHANGE_SPAN_FRAMES
     return {"cut_frame": c, "change_frame": at, "flux_db": round(float(flux.max()), 2), "median_flux_db": round(med, 2),
-            "stands_out": stands_out, "ok": abs(at - c) <= tol_frames and stands_out}
+            "change_span_frames": span, "stands_out": stands_out, "ok": abs(at - c) <= tol_frames and stands_out}
 
 
 def stem_residual_db(m: RobotMix) -> float:
@@ -249,21 +257,23 @@ def robot_cases(inst: InstanceWriter) -> None:
 
 
 def everything_everywhere(inst: InstanceWriter, steps: list[int], events: list[RobotEvent], beds: list[np.ndarray],
-                          total_f: int) -> None:
-    """Gaming baseline (≤ 5): a click on every frame of the Foley and FX stems (an onset within ±1 frame
-    of every footstep and event), backgrounds switching every frame, a session item naming every
-    category at every event; stems sum to the mix, peak -3 dBFS."""
+                          total_f: int, every_frames: int = 1) -> None:
+    """Gaming baseline (≤ 5): a click on every frame (or every `every_frames`-th: every third frame is
+    still within ±1 frame of every footstep and event, with a third of the extras) of the Foley and FX
+    stems, backgrounds switching as often, a session item naming every category at every event;
+    stems sum to the mix, peak -3 dBFS."""
     n = beds[0].shape[0]
     tick = np.zeros(48)
     tick[0], tick[1] = 0.5, -0.25  # 1 ms click
-    clicks = sfx.place(n, 2, [(round(f / FPS * RATE_HZ), tick) for f in range(total_f)])
+    clicks = sfx.place(n, 2, [(round(f / FPS * RATE_HZ), tick) for f in range(0, total_f, every_frames)])
     bg = np.zeros((n, 2))
-    for f in range(total_f):
-        a, b = round(f / FPS * RATE_HZ), round((f + 1) / FPS * RATE_HZ)
-        bg[a:b] = beds[f % 2][a:b]
+    for k, f in enumerate(range(0, total_f, every_frames)):
+        a, b = round(f / FPS * RATE_HZ), round((f + every_frames) / FPS * RATE_HZ)
+        bg[a:b] = beds[k % 2][a:b]
     mix = 2 * clicks + bg
     scale = 10 ** (-3 / 20) / np.max(np.abs(mix))
-    folder = inst.root / "baselines" / "everything"
+    case = "everything_everywhere" if every_frames == 1 else f"everything_every_{every_frames}_frames"
+    folder = inst.root / "baselines" / ("everything" if every_frames == 1 else case)
     write_wav(folder / OUTPUT, mix * scale)
     for name, x in (("foley", clicks), ("fx", clicks), ("bg", bg)):
         write_wav(folder / STEMS / f"{name}.wav", x * scale)
@@ -271,8 +281,9 @@ def everything_everywhere(inst: InstanceWriter, steps: list[int], events: list[R
     write_rpp(folder / SESSION / "robot_short.RPP",
               [Track("FX", items=[Item(e.frame / FPS, 0.5, 0.0, every, f"sfx/{every}.wav") for e in events])])
     files = [OUTPUT, *(f"{STEMS}/{k}.wav" for k in ("foley", "fx", "bg")), f"{SESSION}/robot_short.RPP"]
-    inst.baseline_case("everything_everywhere", [(f, f"copy:baselines/everything/{f}") for f in files],
-                       why="a click on every frame of the Foley and FX stems, BG switching every frame, every "
+    how_often = "every frame" if every_frames == 1 else f"every {every_frames} frames"
+    inst.baseline_case(case, [(f, f"copy:baselines/{folder.name}/{f}") for f in files],
+                       why=f"a click on {how_often} of the Foley and FX stems, BG switching {how_often}, every "
                            "category named at every event (issue 21: the ±1 frame line alone paid the click track)")
 
 
@@ -280,14 +291,8 @@ def everything_everywhere(inst: InstanceWriter, steps: list[int], events: list[R
 class RobotShort(CheckedTask):
     task_id = TASK
 
-    @provides
-    def gt(self) -> RobotGT:
-        return load_robot_gt(self.ctx)
-
-    @provides
-    def mix(self) -> RobotMix:
-        self.gt  # noqa: B018  a malformed GT is reported before the render, as before
-        return load_robot_mix(self.ctx)
+    gt = loads(load_robot_gt)
+    mix = loads(load_robot_mix, after=("gt",))  # a malformed GT is reported before the render
 
     @provides
     def foley(self) -> StemTiming:
@@ -431,7 +436,7 @@ class RobotShort(CheckedTask):
 
         def solution(folder, *, late_steps: set[int] = frozenset(), wrong: dict[int, str] | None = None,
                      cut_late: dict[int, int] | None = None, fx_stem_gain: float = 1.0, run: bool = True,
-                     peak_dbfs: float = -3.0, servos: dict[int, int] | None = None) -> None:
+                     peak_dbfs: float = -3.0, servos: dict[int, int] | None = None, bg_fade_frames: int = 0) -> None:
             foley = sfx.place(n, 2, [(round((s + (2 if k in late_steps else 0)) / FPS * RATE_HZ), step_snd[k % 4])
                                      for k, s in enumerate(steps)]
                               + [(round((s + 4 + 4 * j) / FPS * RATE_HZ), servo) for k, s in enumerate(steps)
@@ -442,6 +447,10 @@ class RobotShort(CheckedTask):
             for k in range(3):
                 a, b = round(bounds[k] / FPS * RATE_HZ), round(bounds[k + 1] / FPS * RATE_HZ)
                 bg[a:b] = beds[k][a:b]
+            for k, c in enumerate(cuts if bg_fade_frames else []):  # a linear crossfade centred on the cut
+                a, b = round((c - bg_fade_frames / 2) / FPS * RATE_HZ), round((c + bg_fade_frames / 2) / FPS * RATE_HZ)
+                w = np.linspace(0.0, 1.0, b - a)[:, None]
+                bg[a:b] = (1 - w) * beds[k][a:b] + w * beds[k + 1][a:b]
             mix = foley + fx + bg
             scale = 10 ** (peak_dbfs / 20) / np.max(np.abs(mix))
             write_wav(folder / OUTPUT, mix * scale)
@@ -457,6 +466,7 @@ class RobotShort(CheckedTask):
         solution(inst.oracle)
         robot_cases(inst)
         everything_everywhere(inst, steps, events, beds, total_f)
+        everything_everywhere(inst, steps, events, beds, total_f, every_frames=3)
         # the extras allowance (one other Foley onset per footstep): at it, and 5 over it (each cancels a
         # footstep in sync: 23/28 net, below 85 %; the design share of stems_spec loses 5 of 36 units)
         solution(inst.mutant("servo_after_each_step", [], "a servo whirr 4 frames after every footstep (one other "
@@ -470,6 +480,8 @@ class RobotShort(CheckedTask):
                  wrong={1: "hiss", 2: "clank"})
         solution(inst.mutant("bg_cut_late", [N.bg_transitions], "second BG change 4 frames after the cut"),
                  cut_late={1: 4})
+        solution(inst.mutant("bg_crossfade_4_frames", [], "4-frame BG crossfades centred on the cuts (one change "
+                             "run, not a BG switched again and again): lowers nothing"), bg_fade_frames=4)
         solution(inst.mutant("fx_stem_6db_low", [N.stems_spec], "FX stem bounced 6 dB low: stems do not sum"),
                  fx_stem_gain=0.5)
         # near misses at the seed's lines: 85 % of steps (24 of 28 in sync / 23), BG change ±1 frame,

@@ -22,7 +22,7 @@ import numpy as np
 
 from verifiers.apps.edl import EDLEvent, write_edl
 from verifiers.base import GTError, ScoreContext
-from verifiers.checks import CheckedTask, Result, check, check_names, provides
+from verifiers.checks import CheckedTask, Result, check, check_names, loads, provides
 from verifiers.curves import Curve
 from verifiers.evidence.base import Payload
 from verifiers.gtfiles import gt_field
@@ -35,8 +35,18 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.event_sync import ANALYSIS_RATE_HZ, EventsFile
-from verifiers.tasks.sound._shared.placed_events import Analysis, analyse, k_of_n_for, required_of
-from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
+from verifiers.tasks.sound._shared.placed_events import (
+    Analysis,
+    analysed_render,
+    k_of_n_for,
+    required_of,
+)
+from verifiers.tasks.sound._shared.render_files import (
+    RATE_HZ,
+    truncate_file,
+    write_every_sound_everywhere,
+    write_wav,
+)
 
 TASK = "R06.07.01.03-T20"
 N = check_names(TASK)
@@ -113,14 +123,9 @@ def longest_gap_frames(lv: np.ndarray, c: int, floor_db: float) -> int:
 class Reconform(CheckedTask):
     task_id = TASK
 
-    @provides
-    def placed(self) -> Analysis:
-        return analyse(self.ctx, OUTPUT, MEDIA, tol_frames=self.task.check(N.retained_sync).typed.tolerance_frames)
+    placed = analysed_render(OUTPUT, MEDIA, N.retained_sync)
 
-    @provides
-    def gt(self) -> ConformGT:
-        self.placed  # noqa: B018 - as before: the analysis first (its errors come first)
-        return load_conform_gt(self.ctx)
+    gt = loads(load_conform_gt, after=("placed",))  # as before: the analysis first (its errors come first)
 
     @provides
     def retained(self) -> float:
@@ -228,6 +233,7 @@ class Reconform(CheckedTask):
 
         write_wav(inst.oracle / OUTPUT, render(events))
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
+        write_every_sound_everywhere(inst, events, sorted(media), render, OUTPUT)
         late = [dict(e) for e in events]
         late[1]["frame"] += 2
         late[4]["frame"] -= 2

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
-from verifiers.checks import CheckNames
+from verifiers.checks import CheckedTask, CheckNames, Result, check, check_names, provides
+from verifiers.curves import Curve
+from verifiers.paramtypes.sound import CorrectSound, EventSyncParams
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
+from verifiers.tasks.sound._shared import event_sync as E
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, truncate_file, write_wav
 
 LIBRARY = "fixtures/sfx_lib"
@@ -101,3 +105,31 @@ def write_solutions(inst: InstanceWriter, scene: HallwayScene, output: str, late
     put(inst.mutant("rate_44k1", [n.render_spec], "rendered at 44.1 kHz"), events, rate=44_100)
     truncate_file(put(inst.mutant("truncated_wav", [n.sync, n.correct_sound, n.render_spec],
                                   "render cut off mid-file (header claims more data)"), events))
+
+
+#: T01's check names; T14 declares the same sync / correct_sound / render_spec (the catalog check at
+#: class creation holds each task to its own list).
+N = check_names("R06.07.01.03-T01")
+
+
+class HallwayPlacement(CheckedTask):
+    """The scorer both hallway tasks share: the render's events paired with the GT and identified
+    against the library once (`placed`), then sync and the right sound; each task adds its own
+    `render_spec` (T14 fixes the rate, T01 does not) and names its render in `output`."""
+
+    output: ClassVar[str]
+
+    @provides
+    def placed(self) -> E.EventSync:
+        sp: EventSyncParams = self.task.check(N.sync).typed
+        cp: CorrectSound = self.task.check(N.correct_sound).typed
+        return E.measure_event_sync(self.ctx, self.output, LIBRARY, tol_frames=sp.tolerance_frames,
+                                    min_ncc=cp.min_ncc_ratio, pair_window_s=sp.pair_window_s)
+
+    @check(N.sync)
+    def sync(self, p: EventSyncParams, curve: Curve) -> Result:
+        return Result(*E.sync_result(self.placed, curve))
+
+    @check(N.correct_sound)
+    def correct_sound(self, p: CorrectSound, curve: Curve) -> Result:
+        return Result(*E.sound_result(self.placed, curve))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import ScoreContext
+from verifiers.checks import CheckedTask, Result, provides
 from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.identify import Match
@@ -75,15 +76,16 @@ def peak_after(mix: np.ndarray, t_s: float, span_s: float = 0.06) -> float:
 
 def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames: float = 1.0,
             min_ncc: float = 0.6, pair_window_s: float = 0.5, gt_rel: str = "events.json",
-            threshold_db: float = 12.0) -> Analysis:
-    """Pair GT events with onsets in the render and identify the library sample at each."""
+            threshold_db: float = 12.0, one_file_per_event: bool = False) -> Analysis:
+    """Pair GT events with onsets in the render and identify the library sample at each (see
+    `pair_events` for `one_file_per_event`)."""
     gt = load_event_gt(ctx, gt_rel)
     raw = ctx.gt_json(gt_rel)
     library = load_library(ctx.input(library_rel))
     audio, samples = load_output(ctx, output_rel, ANALYSIS_RATE_HZ)
     mix = samples.mean(axis=1)
     onsets = detect_onsets(mix, ANALYSIS_RATE_HZ, threshold_db=threshold_db)
-    paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc)
+    paired, extras = pair_events(gt, onsets, mix, library, pair_window_s, min_ncc, one_file_per_event=one_file_per_event)
     rows = []
     for i, (p, ev) in enumerate(zip(paired, raw["events"], strict=True)):
         err = None if p.onset is None else (p.onset.time_s - p.gt_time_s) * gt.fps
@@ -94,6 +96,28 @@ def analyse(ctx: ScoreContext, output_rel: str, library_rel: str, *, tol_frames:
             peak=None if p.onset is None else peak_after(mix, p.onset.time_s),
             in_sync=err is not None and p.best is not None and abs(err) <= tol_frames + 1e-9))
     return Analysis(gt, audio, mix, library, rows, extras, onsets)
+
+
+def analysed_render(output_rel: str, library_rel: str, sync_check: str, **kw: Any) -> property:
+    """The `placed` provider of a placement task: its render analysed against its library (`analyse`)
+    with the tolerance of its sync check, `placed = analysed_render(OUTPUT, LIBRARY, N.sync)`."""
+
+    def placed(self: CheckedTask) -> Analysis:
+        return analyse(self.ctx, output_rel, library_rel, tol_frames=self.task.check(sync_check).typed.tolerance_frames, **kw)
+
+    return provides(placed)
+
+
+def consecutive_variety(found: list[str | None], curve: Curve, vary: str, repeat: str) -> Result:
+    """Share of consecutive pairs of events that use two different library files (T04's no_repeats,
+    T11's variation). A pair varies only when both events carry a library file (issue 21: silence
+    "varied"); the message reads "<varied>/<pairs> consecutive <vary> (<repeats> <repeat>)"."""
+    n = len(found)
+    repeats = [i for i in range(1, n) if found[i] is not None and found[i] == found[i - 1]]
+    varied = sum(found[i] is not None and found[i - 1] is not None and found[i] != found[i - 1] for i in range(1, n))
+    pairs = max(n - 1, 1)
+    return Result(curve.count(varied, pairs), {"repeat_at": repeats, "files": found},
+                  f"{varied}/{pairs} consecutive {vary} ({len(repeats)} {repeat})")
 
 
 def required_of(n_gt: int, *, k: int | None = None, of_count: int | None = None, min_pct: float | None = None) -> int:

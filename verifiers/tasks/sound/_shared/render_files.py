@@ -120,3 +120,31 @@ def write_frame_near_misses(inst: InstanceWriter, events: list[dict[str, Any]], 
         name = f"three_{noun}s_{off_frames:g}_frames_off".replace(".", "_")
         folder = inst.mutant(name, lowers, f"the 3 {noun}s {off_frames:g} frame off (seed ±1)")
         write_wav(folder / output, render(near))
+
+
+def write_sync_mutants(inst: InstanceWriter, events: list[dict[str, Any]], moved: tuple[int, ...],
+                       check_name: str, noun: str, render: Callable[[list[dict[str, Any]]], np.ndarray],
+                       output: str) -> None:
+    """The sync mutants of a per-event placement task: the three events `moved` 2 frames late (lowers
+    `check_name`), then the near-miss pair at the ±1 frame line (`write_frame_near_misses`)."""
+    late = [dict(e) for e in events]
+    for i in moved:
+        late[i]["frame"] += 2
+    folder = inst.mutant(f"three_{noun}s_2_frames_late", [check_name], f"3 of {len(events)} {noun}s 2 frames late")
+    write_wav(folder / output, render(late))
+    write_frame_near_misses(inst, events, moved, check_name, noun, render, output)
+
+
+def write_every_sound_everywhere(inst: InstanceWriter, events: list[dict[str, Any]], names: list[str],
+                                 render: Callable[[list[dict[str, Any]]], np.ndarray], output: str, *,
+                                 max_score: float | None = None, why: str = "") -> None:
+    """Issue 21's "everything at once" gaming baseline of a placement task: every library sound at
+    every GT event, through the task's own render, peak-normalised to -3 dBFS (the sum of a library
+    clips). Every onset is in sync; which sound belongs where is not answered. ≤ 5 unless the task
+    declares what it may keep (`max_score`, `why`)."""
+    x = render([{**e, "sample": name} for e in events for name in names])
+    peak = float(np.max(np.abs(x)))
+    rel = f"baselines/everything/{output}"
+    write_wav(inst.root / rel, x * (10 ** (-3 / 20) / peak) if peak > 0 else x)
+    inst.baseline_case("every_sound_everywhere", [(output, f"copy:{rel}")], max_score=max_score,
+                       why=why or f"every one of the {len(names)} library sounds at every GT event")
