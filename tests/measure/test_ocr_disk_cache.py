@@ -58,6 +58,15 @@ def test_an_unreadable_file_is_a_miss_and_is_replaced(engine_calls, tmp_path, mo
     assert ocr.read_text(_frame(3))[0].text == "v3é" and len(engine_calls) == 2
 
 
+def test_a_folder_that_cannot_be_used_only_costs_the_reading(engine_calls, tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv(ocr.OCR_CACHE_DIR_ENV, str(blocker / "ocr"))  # under a file: no folder, no write
+    assert ocr.read_text(_frame(5))[0].text == "v5é"
+    assert ocr.read_text(_frame(5))[0].text == "v5é"
+    assert len(engine_calls) == 2
+
+
 def test_nothing_is_written_without_the_variable(engine_calls, tmp_path, monkeypatch):
     monkeypatch.delenv(ocr.OCR_CACHE_DIR_ENV, raising=False)
     monkeypatch.chdir(tmp_path)

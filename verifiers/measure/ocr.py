@@ -19,6 +19,7 @@ located copy is never under half size.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -218,7 +219,8 @@ def _disk_cached(folder: Path, rgb: np.ndarray, min_confidence: float,
                                   ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     return boxes
 
 
