@@ -34,32 +34,39 @@ APP_HEAVY_MODULES = frozenset({
     "tests/rtmp/test_abuse_rss.py",
 })
 
+#: per-session folders (environment variable -> what it holds), made by the process that starts the
+#: session; xdist workers and `tally` subprocesses inherit the variables
+SESSION_FOLDERS = {
+    "TALLY_INSTANCE_CACHE": "instances",   # verifiers.synth.INSTANCE_CACHE_ENV
+    "TALLY_OCR_CACHE_DIR": "ocr",          # verifiers.measure.ocr.OCR_CACHE_DIR_ENV
+}
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """One instance folder per test session (verifiers.synth.INSTANCE_CACHE_ENV): each task's
-    synthetic instance is written once and copied for every test, worker and `tally` subprocess.
+    """One instance folder (verifiers.synth.INSTANCE_CACHE_ENV: each task's synthetic instance is
+    written once and copied for every test, worker and `tally` subprocess) and one OCR folder
+    (verifiers.measure.ocr.OCR_CACHE_DIR_ENV: a frame read by one worker or subprocess is not read
+    again by another) per test session.
 
     Made by the process that starts the session (xdist workers and subprocesses inherit the
-    variable); a value set from outside is used as it is and left alone."""
-    from verifiers.synth import INSTANCE_CACHE_ENV
-
-    if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(INSTANCE_CACHE_ENV):
+    variables); a value set from outside is used as it is and left alone."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     import tempfile
 
-    folder = tempfile.mkdtemp(prefix="tally-session-instances-")
-    os.environ[INSTANCE_CACHE_ENV] = folder
-    config._tally_instance_folder = folder  # type: ignore[attr-defined]
+    made = {}
+    for env, what in SESSION_FOLDERS.items():
+        if not os.environ.get(env):
+            made[env] = os.environ[env] = tempfile.mkdtemp(prefix=f"tally-session-{what}-")
+    config._tally_session_folders = made  # type: ignore[attr-defined]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    folder = getattr(config, "_tally_instance_folder", None)
-    if folder:
-        import shutil
+    import shutil
 
-        from verifiers.synth import INSTANCE_CACHE_ENV
-
+    for env, folder in getattr(config, "_tally_session_folders", {}).items():
         shutil.rmtree(folder, ignore_errors=True)
-        os.environ.pop(INSTANCE_CACHE_ENV, None)
+        os.environ.pop(env, None)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the mark plugin's -m selection reads the marks

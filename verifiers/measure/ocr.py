@@ -19,11 +19,15 @@ located copy is never under half size.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -134,7 +138,17 @@ def read_text(rgb: np.ndarray, *, min_confidence: float = 0.5,
     """Text boxes found in an RGB frame, top-to-bottom then left-to-right.
 
     Frames whose short side exceeds `det_max_short_px` are read in two passes (module docstring);
-    None reads every frame in one pass at native size (the old way, kept for bench/ocr_speed.py)."""
+    None reads every frame in one pass at native size (the old way, kept for bench/ocr_speed.py).
+    With OCR_CACHE_DIR_ENV set, a reading another process already made of the same content is
+    taken from that folder (`_disk_cached`)."""
+    folder = os.environ.get(OCR_CACHE_DIR_ENV)
+    if not folder:
+        return _read_text(rgb, min_confidence, det_max_short_px)
+    return _disk_cached(Path(folder), rgb, min_confidence, det_max_short_px)
+
+
+def _read_text(rgb: np.ndarray, min_confidence: float, det_max_short_px: int | None) -> list[TextBox]:
+    """read_text by the engine itself."""
     import cv2
 
     bgr = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
@@ -154,6 +168,60 @@ def read_text(rgb: np.ndarray, *, min_confidence: float = 0.5,
         boxes.append(TextBox(str(text), float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()),
                              float(q[:, 1].max()), float(conf)))
     return sorted(boxes, key=lambda b: (round(b.y0 / 8), b.x0))
+
+
+OCR_CACHE_DIR_ENV = "TALLY_OCR_CACHE_DIR"
+"""A folder where `read_text` keeps every reading as one small JSON file named by the frame's content
+and the reader's identity, shared by every process that has the variable (tests/conftest.py makes one
+per test session, so both pytest workers and their `tally` subprocesses read a frame once). Unset
+(the default outside the tests): nothing is written to disk. The folder is not bounded: give it to a
+session, not to a daemon."""
+
+
+@functools.cache
+def _reader_identity() -> bytes:
+    """What a reading depends on besides the frame: this module's code (its constants and two-pass
+    reader) and the engine's versions. A reading made by another version is never taken."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def ver(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "-"
+
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    return f"{code}|{ver('rapidocr-onnxruntime')}|{ver('onnxruntime')}".encode("ascii")
+
+
+def _disk_cached(folder: Path, rgb: np.ndarray, min_confidence: float,
+                 det_max_short_px: int | None) -> list[TextBox]:
+    """The engine's reading of `rgb`, or the one another process stored under the same key.
+
+    Key: blake2b of the frame's bytes, shape, dtype, the options and `_reader_identity`. Floats are
+    stored as JSON numbers (repr round-trips exactly), so a stored reading equals a fresh one. A file
+    is written to a temporary name and renamed into place, so a reader never sees half of it; two
+    processes reading the same frame at once both compute it and write the same content. A file that
+    cannot be read is a miss; one that cannot be written is skipped (the reading is still returned)."""
+    key = hashlib.blake2b(_content_key(rgb, min_confidence, det_max_short_px) + _reader_identity(),
+                          digest_size=20).hexdigest()
+    path = folder / f"{key}.json"
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        return [TextBox(str(t), float(x0), float(y0), float(x1), float(y1), float(c)) for t, x0, y0, x1, y1, c in rows]
+    except (OSError, ValueError, TypeError):
+        pass
+    boxes = _read_text(rgb, min_confidence, det_max_short_px)
+    tmp = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps([[b.text, b.x0, b.y0, b.x1, b.y1, b.confidence] for b in boxes],
+                                  ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return boxes
 
 
 CACHE_MAX_FRAMES = 256
