@@ -136,11 +136,19 @@ def shot_layers(a: Analysis, t: float, lib: dict[str, np.ndarray], wet_tail: np.
     return {"share_db": {k: round(v, 1) if np.isfinite(v) else None for k, v in sh.items()}, "have": have}
 
 
-def shot_space(a: Analysis, near: list[float | None], i: int, space: str, want_rt: float, p: Acoustics) -> dict:
-    """Interior: the late RT60 of the shot's tail against the warehouse's; exterior: the slapback delay."""
+def shot_space(a: Analysis, near: list[float | None], i: int, space: str, want_rt: float, p: Acoustics,
+               layers: dict) -> dict:
+    """Interior: the late RT60 of the shot's tail against the warehouse's; exterior: the slapback delay.
+    Either only without the other space's tail layer (`layers`: shot_layers of this shot): the warehouse
+    tail on an exterior shot, the dry exterior tail on an interior one (issue 21: every layer of both
+    spaces on every shot earned the exterior half)."""
     t = near[i]
     if t is None:
         return {"i": i, "space": space, "found": False, "ok": False}
+    other = "tail" if space == "interior" else "tail_in_ir"
+    other_db = (layers.get("share_db") or {}).get(other)
+    if other_db is not None and other_db >= LAYER_MIN_DB:
+        return {"i": i, "space": space, "other_space_tail_db": other_db, "ok": False}
     o = round(t * ANALYSIS_RATE_HZ)
     nxt = min([x for x in near if x is not None and x > t + 0.2], default=len(a.mix) / ANALYSIS_RATE_HZ)
     seg = a.mix[o: round(nxt * ANALYSIS_RATE_HZ)]
@@ -180,11 +188,16 @@ class LayeredGunshots(CheckedTask):
         return Result(curve.count(ok, len(a.rows)), {"error_frames": [None if e is None else round(e, 2) for e in errs]},
                       f"{ok}/{len(a.rows)} shots within ±{tol:g} frame of the muzzle flash")
 
-    @check(N.layering)
-    def layering(self, p: Layering, curve: Curve) -> Result:
+    @provides
+    def layers(self) -> list[dict]:
+        """Per shot, the layer shares (`shot_layers`; {"layers": None} where no onset is near the flash)."""
         lib, ir = load_layers(self.ctx)
         wet_tail = fftconvolve(lib["tail.wav"], ir)
-        per = [{"layers": None} if t is None else shot_layers(self.placed, t, lib, wet_tail) for t in self.near]
+        return [{"layers": None} if t is None else shot_layers(self.placed, t, lib, wet_tail) for t in self.near]
+
+    @check(N.layering)
+    def layering(self, p: Layering, curve: Curve) -> Result:
+        per = self.layers
         layered = sum(all(x["have"].values()) for x in per if "have" in x)
         n = len(self.placed.rows)
         return Result(curve.count(layered, n), {"shots": per, "min_share_db": LAYER_MIN_DB},
@@ -194,7 +207,8 @@ class LayeredGunshots(CheckedTask):
     def acoustics(self, p: Acoustics, curve: Curve) -> Result:
         self.placed  # noqa: B018 - as before: the analysis first (its errors come first)
         gt = load_shot_gt(self.ctx)
-        ev = [shot_space(self.placed, self.near, i, space, gt.warehouse_rt60_s, p) for i, space in enumerate(gt.spaces)]
+        ev = [shot_space(self.placed, self.near, i, space, gt.warehouse_rt60_s, p, lay)
+              for i, (space, lay) in enumerate(zip(gt.spaces, self.layers, strict=True))]
         inner = [e["ok"] for e in ev if e["space"] == "interior"]
         outer = [e["ok"] for e in ev if e["space"] != "interior"]
         for e in ev:
@@ -277,6 +291,14 @@ class LayeredGunshots(CheckedTask):
 
         write_wav(inst.oracle / OUTPUT, render())
         audio_cases(inst, OUTPUT, envelope=False, other=("R06.07.01.03-T02", "output/passby.wav"))
+        # issue 21's "everything at once": every layer of both spaces at every flash (the warehouse tail and
+        # the exterior tail with its slapback on each shot)
+        pile = sfx.place(length, 2, [(round(fr / FPS * sr), shot("interior") + shot("exterior")) for fr in frames])
+        write_wav(inst.root / "baselines" / "every_layer" / OUTPUT, pile * (0.9 / np.max(np.abs(pile))))
+        inst.baseline_case("every_layer_everywhere", [(OUTPUT, f"copy:baselines/every_layer/{OUTPUT}")], max_score=75.0,
+                           why="transient, body, the warehouse tail, the exterior tail and the slapback on every shot: "
+                               "declared keep (catalog notes) of sync 30, layering 25, level 20, the seed's properties "
+                               "the pile has; the spaces (acoustics 25) pay 0")
         write_wav(inst.mutant("shot_2_frames_late", [N.sync], "shot 3 lands 2 frames after the flash") / OUTPUT,
                   render(late={2: 2}))
         write_wav(inst.mutant("no_body_layer", [N.layering], "two shots without the body layer") / OUTPUT,
