@@ -52,7 +52,10 @@ def zoom_gains_pct(labelled: list[Labelled], segs: list[Run], photos: dict[str, 
     for s in segs:
         if s.label is None:
             continue
-        inside = [x for x in labelled if s.start_s <= x.t_s < s.end_s]
+        # the run's own frames: its end is its last frame's time plus the probe's frame duration, and
+        # a 29.97 export's probed rate (29.97, rounded) is a hair slower than its frames (30000/1001),
+        # so the time window alone took in the next photo's first frame
+        inside = [x for x in labelled if s.start_s <= x.t_s < s.end_s and x.label == s.label]
         if len(inside) < 3:
             continue
         photo = cv2.resize(photos[s.label], (inside[0].rgb.shape[1], inside[0].rgb.shape[0]),

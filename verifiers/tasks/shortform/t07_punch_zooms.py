@@ -93,10 +93,15 @@ class Zooms:
     events: list[tuple[int, int]]
     per: list[dict]
     hits: int  # events at an emphasis point with the peak in range
-    ramps: list[int]  # frames from rest to (within 1 % of) the peak
+    ramps: list[float]  # frames of the talk's rate from rest to (within 1 % of) the peak
 
 
-def judge_zooms(scales: np.ndarray, emphasis: list[tuple[str, float]], fps: float, zp: ThreeZooms) -> Zooms:
+def judge_zooms(scales: np.ndarray, emphasis: list[tuple[str, float]], fps: float, zp: ThreeZooms,
+                talk_fps: float | None = None) -> Zooms:
+    """`fps`: the export's rate (its frames are the scales); ramps are counted in frames of the
+    talk's rate `talk_fps` (the project's timeline, whose "6 frames" the seed asks), through
+    seconds: an export at another rate (29.97 from a 24 fps timeline) has the same ramp in time."""
+    to_talk = (talk_fps or fps) / fps
     events = zoom_events(scales > ZOOMED_PCT)
     hits, ramps, per = 0, [], []
     for _kw, t in emphasis:
@@ -107,7 +112,7 @@ def judge_zooms(scales: np.ndarray, emphasis: list[tuple[str, float]], fps: floa
         a, b = ev
         peak = float(scales[a:b + 1].max())
         top = np.nonzero(scales[a:b + 1] >= peak - 1.0)[0]
-        ramps.append(int(top[0]) + 1)
+        ramps.append(round((int(top[0]) + 1) * to_talk, 2))
         hits += zp.min_peak_pct <= peak <= zp.max_peak_pct
         per.append({"time_s": t, "peak_pct": peak, "frames": [a, b]})
     return Zooms(scales, events, per, hits, ramps)
@@ -134,13 +139,16 @@ class PunchZooms(CheckedTask):
     @provides
     def zooms(self) -> Zooms:
         try:
-            talk = [_small(f.rgb) for f in iter_frames(self.ctx.input(MEDIA))]
+            frames = list(iter_frames(self.ctx.input(MEDIA)))
         except MediaError as exc:
             raise GTError(f"{MEDIA}: {exc}") from None
-        fps = self.fps
-        scales = np.array([100 * zoom_about_any_centre(_small(rgb), talk[min(round(t * fps), len(talk) - 1)])[0]
+        talk, talk_t = [_small(f.rgb) for f in frames], np.array([f.t_s for f in frames])
+        talk_fps = 1 / float(np.median(np.diff(talk_t))) if len(talk_t) > 1 else self.fps
+        # each export frame against the talk frame nearest its time, in seconds (an export at
+        # another rate carries the nearest frame, as ffmpeg's fps filter does)
+        scales = np.array([100 * zoom_about_any_centre(_small(rgb), talk[int(np.abs(talk_t - t).argmin())])[0]
                            for t, rgb in self.export[1]])
-        return judge_zooms(scales, self.emphasis, fps, self.task.check(N.three_zooms).typed)
+        return judge_zooms(scales, self.emphasis, self.fps, self.task.check(N.three_zooms).typed, talk_fps)
 
     @check(N.three_zooms)
     def three_zooms(self, p: ThreeZooms, curve: Curve) -> Result:

@@ -300,7 +300,7 @@ class Explainer(CheckedTask):
         acceptable shot, and whether that shot plays there (rule 2: a held frame of the right shot
         is not the shot; the first frame held for the whole export kept 1/8 of scene_visuals)."""
         lines, lev = self.script[0], self.levels
-        playing = playing_flags(self.labelled)
+        playing = playing_flags(self.labelled, self.stock.frame_s)  # in seconds: a 29.97 export repeats frames
         per, good = [], 0
         for x, (a, b) in zip(lines, lev.spans, strict=True):
             inside = [(f.label, ok) for f, ok in zip(self.labelled, playing, strict=True)

@@ -170,12 +170,22 @@ def playing_share(labelled: list[Labelled]) -> float:
     return sum(playing_flags(labelled)) / n if n else 0.0
 
 
-def playing_flags(labelled: list[Labelled]) -> list[bool]:
-    """Per labelled frame: does the run it belongs to play its source (see playing_share)."""
+def playing_flags(labelled: list[Labelled], step_s: float | None = None) -> list[bool]:
+    """Per labelled frame: does the run it belongs to play its source (see playing_share).
+
+    `step_s`: the sources' frame duration. Each frame is then paired with the first frame of its run
+    at least that much later in output time (not with the next frame): an export at a higher rate
+    than its sources (29.97 from a 12 fps edit) repeats each source frame 2-3 times, and its moment
+    moves forward once per source frame, in seconds. None, or a step no longer than the export's
+    frame: consecutive frames (the same pairs when the rates are equal)."""
     out: list[bool] = []
     for i, j in _spans(labelled):
+        t = np.array([x.t_s for x in labelled[i:j + 1]])
         src = np.array([x.src_t_s for x in labelled[i:j + 1]])
-        plays = labelled[i].label is not None and j > i and float(np.mean(np.diff(src) > 0)) >= MIN_ADVANCING_PAIRS
+        ahead = np.arange(1, len(t)) if step_s is None else np.searchsorted(t, t + step_s - 1e-3)
+        pairs = [(a, b) for a, b in enumerate(ahead) if b < len(t) and b > a]
+        advancing = [src[b] > src[a] for a, b in pairs]
+        plays = labelled[i].label is not None and j > i and bool(advancing) and float(np.mean(advancing)) >= MIN_ADVANCING_PAIRS
         out += [plays] * (j - i + 1)
     return out
 

@@ -75,6 +75,9 @@ class StockMatcher:
                 raise GTError(f"stock clip {label}: {exc}") from None
         if not frames:
             raise GTError("no stock clips to match against")
+        steps = np.diff(np.unique(times))
+        #: the stock clips' frame duration (their frames' commonest time step), for `playing_flags`
+        self.frame_s = float(np.median(steps)) if len(steps) else None
         self.regions: dict[str, tuple[int, int, int, int] | None] = {
             "full": None, "top": (0, 0, MATCH_WIDTH_PX, max(2, round(th * TOP_SHARE)))}
         self.index = {r: FrameIndex.from_frames(frames, times, crop=c) for r, c in self.regions.items()}
