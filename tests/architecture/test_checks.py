@@ -9,8 +9,16 @@ import pytest
 
 from verifiers.base import AgentOutputError, Checks, GTError, ScoreContext
 from verifiers.catalog import CheckSpec, TaskSpec
-from verifiers.checks import (CheckedTask, RegistrationError, Result, check, check_names, loads, provides,
-                              unit_checks)
+from verifiers.checks import (
+    CheckedTask,
+    RegistrationError,
+    Result,
+    check,
+    check_names,
+    loads,
+    provides,
+    unit_checks,
+)
 from verifiers.curves import parse_curve
 
 PER_ITEM = parse_curve({"kind": "per_item"})
