@@ -120,9 +120,10 @@ class PairedEvent:
 #: less than ~70 % of the energy) while a second file matches nearly as well (at least PILE_RUNNER_UP_RATIO
 #: of the best) holds several library sounds at once, not one: unidentified where a task asks for one file
 #: per event (T04, T09). Issue 21's "every library sound at every event" matched its best file at
-#: 0.61-0.71 and the runner-up at 95-99 % of that; the oracles and their exports match at 1.0, and two
-#: library files may be near copies (seed 5's wood_1/wood_2: 0.985), so the runner-up alone proves nothing
-PILE_RUNNER_UP_RATIO = 0.9
+#: 0.61-0.71 and the runner-up at 89-99 % of that (seeds 0, 5, 7, 11); the oracles and their exports match
+#: at 1.0, and two library files may be near copies (seed 5's wood_1/wood_2: 0.985), so the runner-up alone
+#: proves nothing
+PILE_RUNNER_UP_RATIO = 0.75
 PILE_MAX_BEST_NCC = 0.85
 
 
