@@ -155,8 +155,24 @@ def remember_instance(task_id: str, seed: int, inst: Path) -> None:
 
 
 def _held_first_frame(n: int, rate: str) -> str:
-    """The -vf chain that holds a clip's first frame for `n` frames at `rate` (the `still` baselines)."""
-    return f"select=eq(n\\,0),loop=loop={n - 1}:size=1:start=0,setpts=N/({rate})/TB," + _vf("yuv420p")
+    """The -vf chain that holds a clip's first frame for `n` frames at `rate` (the `still` baselines).
+
+    The frame is converted (`_vf`) once, before it is repeated: the conversion is a pure function of
+    the frame, so the encoder gets the same pixels and tags as when each copy was converted (the bytes
+    are equal: tests/foundation/test_synthcases_filters.py), for 1/n of the scaler's time."""
+    return f"select=eq(n\\,0),{_vf('yuv420p')},loop=loop={n - 1}:size=1:start=0,setpts=N/({rate})/TB"
+
+
+#: black needs no colour conversion: (Y, Cb, Cr) = (16, 128, 128) in every matrix at TV range, so the
+#: black baselines skip `_vf`'s scaler (~80 % of their encode) and only tag the frames; the bytes are
+#: those the scaler gives (tests/foundation/test_synthcases_filters.py)
+_BLACK_VF = "format=yuv420p,setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv"
+
+
+def _black_profile(args: list[str]) -> list[str]:
+    """An H.264 profile's arguments with `_BLACK_VF` for its -vf (the profile's first two arguments)."""
+    assert args[0] == "-vf", args
+    return ["-vf", _BLACK_VF, *args[2:]]
 
 
 def make_file(inst: Path, recipe: str, dest: Path, seed: int) -> None:
@@ -180,7 +196,7 @@ def _export(inst: Path, arg: str, dest: Path, seed: int) -> None:
 def _black(inst: Path, arg: str, dest: Path, seed: int) -> None:
     w, h, rate, n = _probe(inst / arg)
     _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-frames:v", str(n),
-             *EXPORT_PROFILES["h264_crf18"], str(dest)])
+             *_black_profile(EXPORT_PROFILES["h264_crf18"]), str(dest)])
 
 
 def _still(inst: Path, arg: str, dest: Path, seed: int) -> None:
@@ -480,7 +496,7 @@ def _av_black(inst: Path, arg: str, dest: Path, seed: int) -> None:
     w, h, rate, n = _probe(inst / arg)
     _ffmpeg(["-f", "lavfi", "-i", f"color=c=black:s={w}x{h}:r={rate}", "-f", "lavfi", "-i",
              "anullsrc=r=48000:cl=stereo", "-frames:v", str(n), "-shortest",
-             *AV_EXPORT_PROFILES["h264_crf18_aac"], str(dest)])
+             *_black_profile(AV_EXPORT_PROFILES["h264_crf18_aac"]), str(dest)])
 
 
 def _av_still(inst: Path, arg: str, dest: Path, seed: int) -> None:
