@@ -282,14 +282,3 @@ def validate_against_catalog(cls: type[CheckedTask]) -> None:
             raise RegistrationError(f"{cls.__name__} ({cls.task_id}): check {c.name!r} has params but no "
                                     "params dataclass (verifiers/paramtypes/<family>.py, @params_type)")
 
-
-def unit_check(name: str, judge: Callable[[Any, int, Any, Curve], Result], k: int) -> CheckFn:
-    """Check `name` as unit k (1-based) of a series of catalog checks that one method judges, e.g.
-    `broll_2 = unit_check(N.broll_2, _broll, 2)` in the class body: the series is one judgement per
-    unit (each its own weight and result), written once instead of a method per unit."""
-    def judged(self: Any, p: Any, curve: Curve) -> Result:
-        return judge(self, k, p, curve)
-
-    judged.__name__ = judged.__qualname__ = str(name)
-    judged.__doc__ = f"unit {k} of the series judged by {judge.__name__}"
-    return check(name)(judged)

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError
-from verifiers.checks import CheckedTask, Result, check, check_names, provides, unit_check
+from verifiers.checks import CheckedTask, Result, check, check_names, provides, unit_checks
 from verifiers.curves import Curve
 from verifiers.evidence import AuditWrite
 from verifiers.evidence.base import Payload
@@ -310,10 +310,7 @@ class TightenBroll(CheckedTask):
                                          "offset_frames": off_frames, "duration_s": dur, "runs": len(mine)},
                       f"{stem} from {r.start_s:.3f} s ({off_frames:+.1f} frames from {kw!r}) for {dur:.2f} s")
 
-    broll_1 = unit_check(N.broll_1, _broll, 1)
-    broll_2 = unit_check(N.broll_2, _broll, 2)
-    broll_3 = unit_check(N.broll_3, _broll, 3)
-    broll_4 = unit_check(N.broll_4, _broll, 4)
+    broll_1, broll_2, broll_3, broll_4 = unit_checks(_broll, N.broll_1, N.broll_2, N.broll_3, N.broll_4)
 
     def synth(self, inst: InstanceWriter, rng: np.random.Generator) -> None:
         w, h = 320, 180
