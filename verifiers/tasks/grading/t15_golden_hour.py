@@ -139,5 +139,13 @@ class GoldenHour(GradingTask):
         g.write_video(m / OUTPUT, golden(src, subject, rim=0.0))
         inst.write_events(m, judged)
 
+        # near misses at the seed's line (L* falls ≥ 8 left to right): a ramp of 11 L* passes in full, 7 fails every frame
+        for name, lowers, why, falloff in (
+                ("near_miss_falloff_inside", [], "L* falls ≥ 8.4 on every frame: just inside the 8 L* edge", 11.0),
+                ("near_miss_falloff_outside", [N.luminance_falloff], "L* falls ≤ 7.7 on every frame: just outside 8", 7.0)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, golden(src, subject, falloff=falloff))
+            inst.write_events(m, judged)
+
         m = inst.mutant("no_judgment", [N.vlm_plausibility], "the right render, but no judge recorded a verdict")
         g.write_video(m / OUTPUT, golden(src, subject))
