@@ -134,11 +134,11 @@ class MagicMask(GradingTask):
         g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "window": "Circle", "tracked": "1"}])
 
         # near misses at the seed's b* line (−8 … −3): the background's chroma is mostly its warm b*, so the
-        # cooling also cuts chroma; at chroma ×0.8 a b* offset of −2.5 reads b* −3.3 (chroma −48 %, in range) and
-        # passes in full, −2.0 reads b* −2.7 (chroma −42 %) and fails every frame
+        # cooling also cuts chroma; at chroma ×0.82 a b* offset of −2.5 reads b* −3.2 (chroma −46 … −49 %, in range) and
+        # passes in full, −2.0 reads b* −2.7 (chroma −41 … −43 %) and fails every frame
         for name, lowers, why, db in (
-                ("near_miss_cool_inside", [], "background b* −3.3: just inside the −3 b* edge", -2.5),
+                ("near_miss_cool_inside", [], "background b* −3.2: just inside the −3 b* edge", -2.5),
                 ("near_miss_cool_outside", [N.background_grade], "background b* −2.7: just outside −3", -2.0)):
             m = inst.mutant(name, lowers, why)
-            g.write_video(m / OUTPUT, grade(sk, chroma=0.8, db=db))
+            g.write_video(m / OUTPUT, grade(sk, chroma=0.82, db=db))
             g.drx(m / DRX, nodes)
