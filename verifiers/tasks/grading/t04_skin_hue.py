@@ -141,3 +141,11 @@ class SkinHue(GradingTask):
         m = inst.mutant("no_qualifier_node", [N.qualifier_node], "graph has no qualifier (mask painted elsewhere)")
         g.write_video(m / OUTPUT, even_hue(src, skin, 0.45))
         g.drx(m / DRX, [nodes[0], {"id": "2", "type": "Corrector", "window": "Circle"}])
+
+        # near misses at the seed's line (spread ≥ 30 % tighter): ≥ 30.8 % passes in full, ≤ 29 % fails every frame
+        for name, lowers, why, keep in (
+                ("near_miss_spread_inside", [], "hue spread 31 % tighter: just inside the 30 % edge", 0.67),
+                ("near_miss_spread_outside", [N.hue_variance], "hue spread 29 % tighter: just outside 30 %", 0.69)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, even_hue(src, skin, keep))
+            g.drx(m / DRX, nodes)

@@ -116,3 +116,9 @@ class WallCast(GradingTask):
         m = inst.mutant("key_shrunk_green_halo", [N.clean_edges],
                         "qualifier eroded 5 px: a green ring of wall is left around the actor")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall & outside(masks["actor"], 5), da=8, db=-3))
+
+        # near misses at the seed's line (|a*| ≤ 2): the wall left at a* −1.5 passes in full, −2.5 fails every frame
+        m = inst.mutant("near_miss_neutral_inside", [], "wall a* −1.5: just inside the 2 a* edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=6.5, db=-3))
+        m = inst.mutant("near_miss_neutral_outside", [N.wall_neutral], "wall a* −2.5: just outside the 2 a* edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=5.5, db=-3))

@@ -140,3 +140,11 @@ class Vignette(GradingTask):
         m = inst.mutant("hard_window", [N.soft_edges], "softness 0: a visible dark frame edge")
         g.write_video(m / OUTPUT, vignette(window, soft_px=0))
         g.drx(m / DRX, nodes)
+
+        # near misses at the seed's line (−0.6 … −0.4 stop): −0.43 stop passes in full, −0.37 fails every frame
+        for name, lowers, why, stops in (
+                ("near_miss_gain_inside", [], "outside −0.43 stop: just inside the −0.4 stop edge", -0.43),
+                ("near_miss_gain_outside", [N.outside_darkened], "outside −0.37 stop: just outside −0.4", -0.37)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, vignette(window, stops=stops))
+            g.drx(m / DRX, nodes)

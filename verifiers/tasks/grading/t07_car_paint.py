@@ -117,3 +117,9 @@ class CarPaint(GradingTask):
         m = inst.mutant("noisy_key", [N.mask_stability], "a noisy qualifier leaves a fifth of the paint blue")
         holes = paint & (rng.random(paint.shape) < 0.2)
         g.write_video(m / OUTPUT, g.grade_lab(src, paint & ~holes, hue_deg=84))
+
+        # near misses at the seed's line (350° … 15°): paint at 13° passes in full, 18° fails every frame
+        m = inst.mutant("near_miss_hue_inside", [], "paint hue 13°: just inside the 15° edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=92))
+        m = inst.mutant("near_miss_hue_outside", [N.paint_recolored], "paint hue 18°: just outside the 15° edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=97))

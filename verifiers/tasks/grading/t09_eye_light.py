@@ -155,3 +155,10 @@ class EyeLight(GradingTask):
 
         m = inst.mutant("hard_edge", [N.soft_edges], "eye windows with no softness")
         g.write_video(m / OUTPUT, light(left, right, soft_px=0))
+
+        # near misses at the seed's line (0.15 … 0.35 stop), read as the median gain inside each eye (the window's
+        # softness leaves about 0.8 of the lift there): +0.20 stop applied passes in full, +0.175 fails every frame
+        m = inst.mutant("near_miss_gain_inside", [], "eyes ≥ +0.155 stop: just inside the 0.15 stop edge")
+        g.write_video(m / OUTPUT, light(left, right, stops=0.20))
+        m = inst.mutant("near_miss_gain_outside", [N.eye_gain], "eyes ≤ +0.145 stop: just outside the 0.15 stop edge")
+        g.write_video(m / OUTPUT, light(left, right, stops=0.175))

@@ -132,3 +132,13 @@ class MagicMask(GradingTask):
         m = inst.mutant("window_not_magic_mask", [N.magic_mask_node], "skater isolated with a tracked window")
         g.write_video(m / OUTPUT, grade(sk))
         g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "window": "Circle", "tracked": "1"}])
+
+        # near misses at the seed's b* line (−8 … −3): the background's chroma is mostly its warm b*, so the
+        # cooling also cuts chroma; at chroma ×0.82 a b* offset of −2.5 reads b* −3.2 (chroma −46 … −49 %, in range) and
+        # passes in full, −2.0 reads b* −2.7 (chroma −41 … −43 %) and fails every frame
+        for name, lowers, why, db in (
+                ("near_miss_cool_inside", [], "background b* −3.2: just inside the −3 b* edge", -2.5),
+                ("near_miss_cool_outside", [N.background_grade], "background b* −2.7: just outside −3", -2.0)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, grade(sk, chroma=0.82, db=db))
+            g.drx(m / DRX, nodes)

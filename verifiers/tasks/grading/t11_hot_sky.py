@@ -135,3 +135,9 @@ class HotSky(GradingTask):
         band = oracle.copy()
         band[sky] = (band[sky] // 4) * 4
         g.write_video(m / OUTPUT, band)
+
+        # near misses at the seed's line (p99 luma ≥ 8 % lower): sky 8.7 L* down passes in full, 7 L* fails every frame
+        m = inst.mutant("near_miss_drop_inside", [], "sky p99 about 9 % lower: just inside the 8 % edge")
+        g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=8.7)))
+        m = inst.mutant("near_miss_drop_outside", [N.highlights_lowered], "sky p99 about 7 % lower: just outside 8 %")
+        g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=7.0)))

@@ -153,3 +153,15 @@ class BrandBlue(GradingTask):
         m = inst.mutant("window_not_qualifier_shot_4", [N.qualifier_nodes], "shot 4 graded with a window only")
         g.write_video(m / OUTPUT, oracle)
         grades(m, skip=4)
+
+        # near misses at the seed's line (median ΔE2000 ≤ 3 per shot): shot 1's jerseys 0.2 ΔE inside, 0.2 outside
+        a, b = shots[0]
+        for name, lowers, why, lab in (
+                ("near_miss_shot_1_inside", [], "shot 1 jerseys L* 34.5: median ΔE2000 just under 3", (34.5, 6.0, -44.5)),
+                ("near_miss_shot_1_outside", [N.shot_1], "shot 1 jerseys L* 35.5: median ΔE2000 just over 3",
+                 (35.5, 6.0, -44.5))):
+            m = inst.mutant(name, lowers, why)
+            out = oracle.copy()
+            out[a:b] = g.set_lab(src[a:b], jersey[a:b], lab)
+            g.write_video(m / OUTPUT, out)
+            grades(m)

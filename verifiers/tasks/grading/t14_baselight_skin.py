@@ -255,6 +255,14 @@ class BaselightSkin(GradingTask):
         render(m, dl=4.0)
         blgs(m)
 
+        # near misses at the seed's line (b* +2 … +6 per shot): +5.7 passes on every shot, +6.3 fails every shot
+        for name, lowers, why, db in (
+                ("near_miss_warm_inside", [], "lead skin b* +5.7: just inside the +6 edge", 5.7),
+                ("near_miss_warm_outside", [N.lead_skin_warmed], "lead skin b* +6.3: just outside +6", 6.3)):
+            m = inst.mutant(name, lowers, why)
+            render(m, db=db)
+            blgs(m)
+
         # gaming baselines (issue 21): the ungraded EXRs handed back, with and without the BLGs
         files = [(f"{EXR_DIR}/Harbor_Sc_shot_{s}.exr", f"copy:gt/source_exr/shot_{s}.exr") for s in SHOTS]
         inst.baseline_case("unedited_copy", files, why="the source EXRs handed back")

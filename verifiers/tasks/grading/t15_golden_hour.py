@@ -54,9 +54,10 @@ def edge_bands(mask: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
     return left, right
 
 
-def golden(src8: np.ndarray, subject: np.ndarray, *, falloff: float = 14.0, split: float = 1.0,
+def golden(src8: np.ndarray, subject: np.ndarray, *, falloff: float | np.ndarray = 14.0, split: float = 1.0,
            rim: float = 12.0, warm: float = 0.0) -> np.ndarray:
-    """Left-to-right L* falloff, split toning about the frame's median L*, a rim light on the left edge."""
+    """Left-to-right L* falloff (one for the shot, or one per frame shaped (n, 1, 1)), split toning about the
+    frame's median L*, a rim light on the left edge."""
     lab = g.to_lab(src8)
     n, _h, w = lab.shape[:3]
     x = np.arange(w)[None, None, :] / (w - 1)
@@ -138,6 +139,19 @@ class GoldenHour(GradingTask):
         m = inst.mutant("no_rim", [N.subject_rim], "no rim light on the subject")
         g.write_video(m / OUTPUT, golden(src, subject, rim=0.0))
         inst.write_events(m, judged)
+
+        # near misses at the seed's line (L* falls ≥ 8 left to right, per frame): the shot has its own fall,
+        # different on every frame, so each frame's ramp is the target less that fall (the same fit the check
+        # makes): 8.5 passes in full, 7.5 fails every frame
+        x = np.arange(src.shape[2])
+        flat = g.to_lab(golden(src, subject, falloff=0.0))
+        own = np.array([-np.polyfit(x, f[..., 0].mean(axis=0), 1)[0] * (len(x) - 1) for f in flat])[:, None, None]
+        for name, lowers, why, target in (
+                ("near_miss_falloff_inside", [], "L* falls 8.5 on every frame: just inside the 8 L* edge", 8.5),
+                ("near_miss_falloff_outside", [N.luminance_falloff], "L* falls 7.5 on every frame: just outside 8", 7.5)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, golden(src, subject, falloff=target - own))
+            inst.write_events(m, judged)
 
         m = inst.mutant("no_judgment", [N.vlm_plausibility], "the right render, but no judge recorded a verdict")
         g.write_video(m / OUTPUT, golden(src, subject))

@@ -226,3 +226,11 @@ class PhoneScreen(GradingTask):
         big = np.stack([binary_dilation(s, iterations=6) for s in screen])
         out = corrected(screen, ui)
         g.write_video(m / OUTPUT, g.grade_lab(out, big & ~screen, db=-9, da=3))
+
+        # near misses at the seed's line (mean ΔE2000 ≤ 3 to the reference UI): the corrected screen left
+        # a little too bright — L* +4.8 passes in full, L* +5.8 fails every frame
+        for name, lowers, why, dl in (
+                ("near_miss_screen_inside", [], "screen L* +4.8: just inside the 3 ΔE2000 edge", 4.8),
+                ("near_miss_screen_outside", [N.screen_corrected], "screen L* +5.8: just outside 3 ΔE2000", 5.8)):
+            m = inst.mutant(name, lowers, why)
+            g.write_video(m / OUTPUT, g.grade_lab(corrected(screen, ui), screen, dl=dl))

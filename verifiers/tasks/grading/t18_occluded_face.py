@@ -119,3 +119,9 @@ class OccludedFace(GradingTask):
 
         m = inst.mutant("window_too_big", [N.background_untouched], "window 1.8× the face: the wall lifts too")
         g.write_video(m / OUTPUT, relight(centre, scale=1.8))
+
+        # near misses at the seed's line (0.3 … 0.5 stop): +0.33 stop passes in full, +0.27 fails every frame
+        m = inst.mutant("near_miss_gain_inside", [], "face +0.33 stop: just inside the 0.3 stop edge")
+        g.write_video(m / OUTPUT, relight(centre, stops=0.33))
+        m = inst.mutant("near_miss_gain_outside", [N.face_gain], "face +0.27 stop: just outside the 0.3 stop edge")
+        g.write_video(m / OUTPUT, relight(centre, stops=0.27))

@@ -123,3 +123,9 @@ class NeonSpill(GradingTask):
         m = inst.mutant("qualifier_too_tight", [N.clean_edges], "the key misses the face's outer 3 px: magenta rim")
         g.write_video(m / OUTPUT, g.grade_lab(src, np.stack([binary_erosion(f, iterations=EDGE_PX) for f in face]),
                                               hue_deg=50))
+
+        # near misses at the seed's line (|ΔL*| ≤ 4): the face lifted 3.5 L* passes in full, 4.5 fails every frame
+        m = inst.mutant("near_miss_lift_inside", [], "spill fixed, face lifted 3.5 L*: just inside the 4 L* edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=50, dl=3.5))
+        m = inst.mutant("near_miss_lift_outside", [N.spill_removed], "face lifted 4.5 L*: just outside the 4 L* edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=50, dl=4.5))

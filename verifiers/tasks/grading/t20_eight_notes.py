@@ -234,3 +234,9 @@ class EightNotes(GradingTask):
         even = (2, 4, 6, 8)
         m = inst.mutant("even_notes_not_done", [*(getattr(N, f"note_{k}") for k in even), N.untouched_regions], "notes 2, 4, 6 and 8 left undone")
         g.write_video(m / OUTPUT, render(override={k: undone[_NOTES[k - 1][2]] for k in even}))
+
+        # near misses at note 1's line (−20 … −10°): −18° passes in full, −22° fails every frame of its shot
+        m = inst.mutant("near_miss_note_1_inside", [], "sky note at −18°: just inside the −20° edge")
+        g.write_video(m / OUTPUT, render(override={1: {"hue_deg": -18}}))
+        m = inst.mutant("near_miss_note_1_outside", [N.note_1], "sky note at −22°: just outside the −20° edge")
+        g.write_video(m / OUTPUT, render(override={1: {"hue_deg": -22}}))
