@@ -28,7 +28,6 @@ from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normalise, resplit
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import FormatDuration, MaxWer, MinFramesPct
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import (
@@ -200,7 +199,6 @@ def wall_chars(transcript_lines: list[str]) -> int:
     return int(1.25 * sum(sizes[-2:])) + 2
 
 
-@register
 class ReframeShort(ExportTask, output=OUTPUT):
     task_id = TASK
 

@@ -20,7 +20,6 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import ShortSide, SlotCount
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
@@ -83,7 +82,6 @@ def judge_slots(labelled: list[Labelled], slots: list[TimeSlot], moments: dict[s
     return SlotReport(per_slot, order_ok, moment_ok)
 
 
-@register
 class TemplateRecap(ExportTask, output=OUTPUT):
     task_id = TASK
 

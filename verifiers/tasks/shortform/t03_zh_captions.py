@@ -31,7 +31,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.paramtypes.shortform import LineLength, MaxCer, StylePosition, Timing
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import caption_layer, composite
 from verifiers.synthkit.shortform_video import clip_frames, write_video
@@ -146,7 +145,6 @@ def read_captions(tr: Track, sp: StylePosition, scale: float) -> Reads:
     return out
 
 
-@register
 class ZhCaptions(CheckedTask):
     task_id = TASK
 

@@ -18,7 +18,6 @@ from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.zoom import zoom_about_any_centre
 from verifiers.paramtypes.shortform import AudioFormat, ChangesOnBeats, PhotosInOrder, Zoom
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, encode_audio, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
@@ -67,7 +66,6 @@ def zoom_gains_pct(labelled: list[Labelled], segs: list[Run], photos: dict[str, 
     return gains
 
 
-@register
 class BeatSlideshow(ExportTask, output=OUTPUT):
     task_id = TASK
 

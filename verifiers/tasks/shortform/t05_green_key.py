@@ -31,7 +31,6 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.frames import Frame, iter_frames
 from verifiers.paramtypes.shortform import KeyQuality, Placement, SizePx, Spill
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
@@ -163,7 +162,6 @@ def measure_key(path: Path, bg_img: np.ndarray, matte: MatteFile, fw: int, fh: i
     return out
 
 
-@register
 class GreenKey(ExportTask, output=OUTPUT):
     task_id = TASK
 

@@ -24,7 +24,6 @@ from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, normalise
 from verifiers.paramtypes.shortform import AudioDucking, EndCardLogo, SafeZones, StructureBrand
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
@@ -152,7 +151,6 @@ def duck_segments(mix: np.ndarray, refs: list[np.ndarray], speech: list) -> dict
     return {"segments": per, "music_in_gaps_lufs": lv.lufs(1, gaps), "lags_s": lv.lags_s}
 
 
-@register
 class BrandAd(CheckedTask):
     task_id = TASK
 

@@ -27,7 +27,6 @@ from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.measure.zoom import zoom_about_any_centre
 from verifiers.paramtypes.shortform import KeywordPops, RampLengths, ThreeZooms
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform._shared.cases import (
@@ -118,7 +117,6 @@ def judge_zooms(scales: np.ndarray, emphasis: list[tuple[str, float]], fps: floa
     return Zooms(scales, events, per, hits, ramps)
 
 
-@register
 class PunchZooms(CheckedTask):
     task_id = TASK
 

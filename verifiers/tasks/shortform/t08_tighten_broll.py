@@ -56,7 +56,6 @@ from verifiers.measure.vad import speech_segments
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import Broll, NoWordsLost, SilencesRemoved
 from verifiers.provenance import outside_writes, writer_name
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.synthkit.t08_speech import word as speech_word
@@ -179,7 +178,6 @@ class Pauses:
     primary: float  # share of the source's long pauses removed × plays
 
 
-@register
 class TightenBroll(CheckedTask):
     task_id = TASK
 

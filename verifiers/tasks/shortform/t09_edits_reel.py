@@ -26,7 +26,6 @@ from verifiers.curves import Curve
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import LengthClips, SyncFrames, TextTiming
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform._shared.cases import AT_2997, CHEAP_BASELINES, ONE_EXPORT, register_video_cases
@@ -61,7 +60,6 @@ def read_feed_posts(path: Path) -> list | str:
     return posts
 
 
-@register
 class EditsReel(ExportTask, output=OUTPUT):
     task_id = TASK
 

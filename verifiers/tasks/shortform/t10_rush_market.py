@@ -18,7 +18,6 @@ from verifiers.curves import Curve
 from verifiers.measure.colour import mean_lab
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.paramtypes.shortform import ClipsTrimmed, ColorPreset, ShortSide, Title
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, warm, write_video
 from verifiers.tasks.shortform._shared.cases import (
@@ -38,7 +37,6 @@ SCALE = 1 / 6
 MIN_PLAY_SHARE = 0.25  # a segment's clip must advance this share of the segment's length (as T02)
 
 
-@register
 class RushMarket(CheckedTask):
     task_id = TASK
 

@@ -50,7 +50,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.streams import probe
 from verifiers.paramtypes.shortform import FramingDuration, PeakSlowmo, SmoothCurve, SpeedTolerance
 from verifiers.provenance import outside_writes, writer_name
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t11_kickflip import ramp_curve, ramp_positions, render, skater_source
@@ -294,7 +293,6 @@ def fast_section(sel: np.ndarray, local: np.ndarray, speed_x: float, tolerance_x
             "in_tolerance": frac, "ok": bool(len(v) and frac >= MIN_FAST_FRACTION)}
 
 
-@register
 class SpeedRamp(CheckedTask):
     task_id = TASK
 

@@ -27,7 +27,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import MediaSlots, TextFields
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
@@ -100,7 +99,6 @@ def judge_preview(path: Path, slots: list[TimeSlot], texts: list[str], matcher: 
                    {"slots_shown": shown, "text_read": text_ok, "music_corr": corr, "sample_media_share": samples})
 
 
-@register
 class TemplatePublish(CheckedTask):
     task_id = TASK
 

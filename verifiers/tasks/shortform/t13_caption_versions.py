@@ -32,7 +32,6 @@ from verifiers.measure.ocr import OCRUnavailable, edit_distance
 from verifiers.measure.streams import probe
 from verifiers.paramtypes.shortform import Japanese, MaxCer, SyncFrames
 from verifiers.provenance import outside_writes, writer_name
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.captions import CJK_FONT, LATIN_FONT, FontMissing, caption_layer, composite, srt_text
 from verifiers.synthkit.shortform_video import clip_frames, write_video
@@ -250,7 +249,6 @@ def japanese_recall(ver: Version, ref: str, need: float, cues: list[Cue],
     return texts, recall
 
 
-@register
 class CaptionVersions(CheckedTask):
     task_id = TASK
 

@@ -29,7 +29,6 @@ from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import read_text_cached
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import LabelText, Tracking
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
@@ -117,7 +116,6 @@ def track_label(path: Path, source: SourceTimeline, shoe: ShoeFile, want: str, t
     return LabelTrack(n, playing, found, tracked, overlaps, located, samples)
 
 
-@register
 class PriceTracking(CheckedTask):
     task_id = TASK
 

@@ -22,7 +22,6 @@ from verifiers.measure.colour import delta_e2000, hue_deg, hue_difference_deg, m
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames, read_frame_at
 from verifiers.paramtypes.shortform import MaxDeltaE, Neutrals, SkyHue
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
@@ -107,7 +106,6 @@ class Patches:
         return [c >= MIN_STRUCTURE_CORR for c in self.identity]
 
 
-@register
 class LookMatch(CheckedTask):
     task_id = TASK
 

@@ -25,7 +25,6 @@ from verifiers.measure.fingerprint import FrameIndex, match_frame
 from verifiers.measure.frames import Frame, iter_frames
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import Ducking, PipGeometry, SyncFrames
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
@@ -183,7 +182,6 @@ def speech_masks(times: np.ndarray, speech_s: list, orr_s: float) -> tuple[np.nd
     return speech, ~edge
 
 
-@register
 class ReactionPip(ExportTask, output=None):
     task_id = TASK
 

@@ -23,7 +23,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import SplitLayout, SyncFrames
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.audio_match import best_corr
@@ -91,7 +90,6 @@ def read_halves(path: Path, matcher: ClipMatcher) -> Halves:
     return Halves(labels, offsets, black_rows)
 
 
-@register
 class DuetSplit(ExportTask, output=OUTPUT):
     task_id = TASK
 

@@ -32,7 +32,6 @@ from verifiers.measure.fingerprint import thumbnail
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import error_rate, normalise, resplit
 from verifiers.paramtypes.shortform import AudioCta, DurationTransitions, MaxWer, SceneVisuals
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import shortform_ad_explainer as A
 from verifiers.synthkit.shortform_video import clip_frames, write_video
@@ -221,7 +220,6 @@ def music_parts(lev: Levels, p: AudioCta) -> tuple[bool, bool, dict]:
                                "vo_lufs": lv.lufs(0, under), "lags_s": lv.lags_s}
 
 
-@register
 class Explainer(CheckedTask):
     task_id = TASK
 

@@ -27,7 +27,6 @@ from verifiers.measure.fingerprint import hamming, phash
 from verifiers.measure.frames import iter_frames
 from verifiers.measure.ocr import OCRUnavailable, frame_text, normalise
 from verifiers.paramtypes.shortform import BodyIdentical, ExportSpecNaming, Hook
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import CHEAP_BASELINES, ONE_EXPORT, register_video_cases
@@ -93,7 +92,6 @@ def judge_variant(path: Path, pr, rel: str, spec: ExportSpecNaming, hook_s: floa
     return Variant(rel, None, ev, bool(ok_spec), bool(body_match), head, clip_ok)
 
 
-@register
 class HookVariants(CheckedTask):
     task_id = TASK
 

@@ -55,7 +55,6 @@ from verifiers.measure.ocr import (
 )
 from verifiers.measure.streams import probe
 from verifiers.paramtypes.shortform import CalloutArrows, FormatSubtitles, Loudness20, PriceSticker
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import write_video
 from verifiers.synthkit.t20_douyin import (
@@ -352,7 +351,6 @@ def judge_loudness(path: Path, p: Loudness20, curve: Curve) -> Result:
                   f"true peak {tp:.1f} dBTP (max {p.max_true_peak_dbtp:g})")
 
 
-@register
 class DouyinProduct(CheckedTask):
     task_id = TASK
 

@@ -37,7 +37,6 @@ from verifiers.measure.derived import Derivation, block_derivation
 from verifiers.measure.errors import MediaError
 from verifiers.measure.levels import channel_frame_power
 from verifiers.paramtypes.sound import CrossoverTiming, Extremes, Trajectory
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, format_note, load_output, write_wav
@@ -137,7 +136,6 @@ def car_derivation(ctx: ScoreContext, mono: np.ndarray, rate_hz: int, t0_s: floa
     return block_derivation(mono, src, rate_hz, starts_s=np.arange(t0_s, t1_s, 0.1))
 
 
-@register
 class PassbyPan(CheckedTask):
     task_id = TASK
 

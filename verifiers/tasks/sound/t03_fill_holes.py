@@ -33,7 +33,6 @@ from verifiers.measure.events import silence_runs
 from verifiers.measure.identify import match_at
 from verifiers.measure.spectral import third_octave_levels_db
 from verifiers.paramtypes.sound import CrossfadesRestIntact, HolesFilled, SpectralMatch
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -183,7 +182,6 @@ def aligned_fill(mono: np.ndarray, amb: np.ndarray, a: float, b: float) -> np.nd
     return out
 
 
-@register
 class FillHoles(CheckedTask):
     task_id = TASK
 

@@ -19,7 +19,6 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import LevelConsistency, PlacedSync, SurfaceSwitch
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -58,7 +57,6 @@ FPS = 24
 SURFACES = ["gravel", "wood"]
 
 
-@register
 class SurfaceFootsteps(CheckedTask):
     task_id = TASK
 

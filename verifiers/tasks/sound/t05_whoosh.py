@@ -30,7 +30,6 @@ from verifiers.measure.levels import sliding_rms
 from verifiers.measure.spectral import interchannel_correlation, spectral_centroid_hz
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import CentroidRise, HardEnd, PeakTiming, WhooshDuration
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -130,7 +129,6 @@ def centroid_ends(w: Whoosh, win_s: float) -> tuple[float, float, float]:
     return start_c, end_c, _rho(tc, cen)
 
 
-@register
 class RisingWhoosh(CheckedTask):
     task_id = TASK
 

@@ -39,7 +39,6 @@ from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import CategoryAccuracy, EventF1
 from verifiers.provenance import writer_name
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.sound._shared.event_sync import EventEntry, EventsFile
 
@@ -199,7 +198,6 @@ def spotting_cases(inst: InstanceWriter, events: list[dict], start: int) -> None
                        why="as many rows as events at random timecodes, random categories")
 
 
-@register
 class SpottingList(CheckedTask):
     task_id = TASK
 

@@ -30,7 +30,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import Audio
 from verifiers.measure.loudness import measure_loudness
 from verifiers.paramtypes.sound import BedLevels, BedTransitions, CorrectBeds, Prelap
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -183,7 +182,6 @@ def cut_ramps(mono: np.ndarray, out_sig: np.ndarray, in_sig: np.ndarray, cut_s: 
     return [("out", fo, cut_s), ("in", fi, cut_s - lead)]
 
 
-@register
 class AmbienceBeds(CheckedTask):
     task_id = TASK
 

@@ -30,7 +30,6 @@ from verifiers.gtfiles import gt_field
 from verifiers.measure.identify import match_at
 from verifiers.measure.room import schroeder_curve_db
 from verifiers.paramtypes.sound import Acoustics, Layering, ShotLevels, ShotSync
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -163,7 +162,6 @@ def shot_space(a: Analysis, near: list[float | None], i: int, space: str, want_r
     return {"i": i, "space": space, "slapback_ms": round(delay, 1), "ncc": round(m.ncc, 3), "ok": good}
 
 
-@register
 class LayeredGunshots(CheckedTask):
     task_id = TASK
 

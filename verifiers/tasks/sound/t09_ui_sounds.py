@@ -19,7 +19,6 @@ from verifiers.evidence import AuditWrite
 from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import UISync
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -50,7 +49,6 @@ FPS = 30
 TYPES = ["tap", "toggle_on", "toggle_off", "swipe"]
 
 
-@register
 class UISounds(CheckedTask):
     task_id = TASK
 

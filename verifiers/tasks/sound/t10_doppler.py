@@ -36,7 +36,6 @@ from verifiers.measure.levels import frame_rms
 from verifiers.measure.spectral import spectral_centroid_hz
 from verifiers.measure.yin import yin
 from verifiers.paramtypes.sound import AirAbsorption, DopplerPitch, FrameTolerance
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -129,7 +128,6 @@ def pitch_sweep(f0: np.ndarray, f_src: float) -> PitchSweep:
     return PitchSweep(f0, f_src, up, dn)
 
 
-@register
 class DopplerPassby(CheckedTask):
     task_id = TASK
 

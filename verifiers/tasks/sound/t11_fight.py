@@ -23,7 +23,6 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import MinAccuracy, PlacedSync, WhooshLayering
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -94,7 +93,6 @@ def locate_contacts(ctx: ScoreContext) -> Contacts:
     return Contacts(gt.fps, mix, locate_events(mix, raw, gt.fps, impacts))
 
 
-@register
 class FightContacts(CheckedTask):
     task_id = TASK
 

@@ -24,7 +24,6 @@ from verifiers.gtfiles import gt_field
 from verifiers.measure.yin import yin
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import PitchFollowsFall, PlacedSync
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -95,7 +94,6 @@ def fall_heights(gt: CartoonEvents) -> dict[int, float]:
     return {int(f): h for f, h in gt.fall.heights}
 
 
-@register
 class CartoonFX(CheckedTask):
     task_id = TASK
 

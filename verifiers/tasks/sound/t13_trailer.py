@@ -33,7 +33,6 @@ from verifiers.measure.spectral import long_term_centroid_hz
 from verifiers.measure.truepeak import true_peak_dbtp
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BraamSilence, HitSync, Risers, TruePeak
-from verifiers.registry import register
 from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
@@ -143,7 +142,6 @@ def beat_max_dbfs(mono: np.ndarray, final: int, fps: float, silence_s: float) ->
     return float(rms_db.max())
 
 
-@register
 class TrailerDesign(CheckedTask):
     task_id = TASK
 

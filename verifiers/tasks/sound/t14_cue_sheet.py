@@ -15,7 +15,6 @@ import numpy as np
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.paramtypes.sound import RenderRate
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.sound._shared import event_sync as E
 from verifiers.tasks.sound._shared.hallway_scene import HallwayPlacement, write_scene, write_solutions
@@ -25,7 +24,6 @@ N = check_names(TASK)
 OUTPUT = "output/hallway_fx_cli.wav"
 
 
-@register
 class CueSheetPlacement(HallwayPlacement):
     task_id = TASK
     output = OUTPUT

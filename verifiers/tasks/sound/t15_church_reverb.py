@@ -31,7 +31,6 @@ from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.room import drr_db, reverb_time
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import DRRMatch, RT60Match, TimingIntact
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -165,7 +164,6 @@ def fit_reverb(ctx: ScoreContext, gt: ChurchGT) -> ReverbFit:
     return ReverbFit(best, lag, r2, per_ir, wet_db, h)
 
 
-@register
 class ChurchReverb(CheckedTask):
     task_id = TASK
 

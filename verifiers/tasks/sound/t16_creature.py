@@ -44,7 +44,6 @@ from verifiers.measure.shifted_match import MIN_SHIFTED_MATCH, ShiftedMatch, log
 from verifiers.measure.yin import yin
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import SyncDuration, VocalLayering
-from verifiers.registry import register
 from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
@@ -210,7 +209,6 @@ def creature_cases(inst: InstanceWriter) -> None:
                        why="T02's oracle render as the creature mix, no vocal files")
 
 
-@register
 class CreatureVocals(CheckedTask):
     task_id = TASK
 

@@ -37,7 +37,6 @@ from verifiers.measure.derived import VarispeedMatch, varispeed_match
 from verifiers.measure.errors import MediaError
 from verifiers.measure.loudness import k_weighting_sos, measure_loudness
 from verifiers.paramtypes.sound import DistinctClean, FilesFormat, StepLoudness, Trims
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
 from verifiers.tasks.sound._shared.render_files import RATE_HZ, load_named_audio, write_wav
@@ -126,7 +125,6 @@ class StepsFile(GTFile, file="steps.json", task=TASK):
     take_onsets_s: list[float] = gt_field(doc="onset of each step in fixtures/media/concrete_take.wav")
 
 
-@register
 class FootstepVariations(CheckedTask):
     task_id = TASK
 

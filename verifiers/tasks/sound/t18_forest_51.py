@@ -30,7 +30,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.identify import match_at
 from verifiers.measure.spectral import SPEAKER_AZIMUTH_DEG, energy_vector_azimuth_deg
 from verifiers.paramtypes.sound import BirdPositions, CenterClear, StreamPosition, Woodpecker
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -153,7 +152,6 @@ def woodpecker_track(r: Render51, src: np.ndarray, off: int) -> tuple[np.ndarray
     return np.array(times), np.array(azs)
 
 
-@register
 class Forest51(CheckedTask):
     task_id = TASK
 

@@ -38,7 +38,6 @@ from verifiers.measure.spectral import third_octave_levels_db
 from verifiers.measure.truepeak import true_peak_dbtp
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BGTransitions, ShareInSync, StemsSpec
-from verifiers.registry import register
 from verifiers.rubric import rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import sfx
@@ -287,7 +286,6 @@ def everything_everywhere(inst: InstanceWriter, steps: list[int], events: list[R
                            "category named at every event (issue 21: the ±1 frame line alone paid the click track)")
 
 
-@register
 class RobotShort(CheckedTask):
     task_id = TASK
 

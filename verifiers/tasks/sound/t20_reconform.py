@@ -30,7 +30,6 @@ from verifiers.measure.identify import match_at
 from verifiers.measure.levels import frame_rms_dbfs
 from verifiers.params import NoParams
 from verifiers.paramtypes.sound import BGContinuity, PlacedSync
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthcases import audio_cases
 from verifiers.synthkit import sfx
@@ -119,7 +118,6 @@ def longest_gap_frames(lv: np.ndarray, c: int, floor_db: float) -> int:
     return best
 
 
-@register
 class Reconform(CheckedTask):
     task_id = TASK
 

@@ -13,7 +13,6 @@ from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import CamGeometry, ScenesSources, Transition
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared import weekly_stream as W
 from verifiers.tasks.streaming._shared.obs_task import ObsTask
@@ -22,7 +21,6 @@ TASK = "R06.12.01.01-T01"
 N = check_names(TASK)
 
 
-@register
 class WeeklyStreamGui(ObsTask):
     task_id = TASK
     collection_name = W.COLLECTION

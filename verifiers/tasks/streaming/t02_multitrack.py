@@ -25,7 +25,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.memo import memo
 from verifiers.measure.projection import project
 from verifiers.paramtypes.streaming import RecordingExists, RecordingVideo, RemuxedMp4, ThreeTracks
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import disk_cached, loop_video, merge, remux, write_media, yuv_flat
@@ -118,7 +117,6 @@ def _track_fit(track: np.ndarray, refs: list[np.ndarray], rate_hz: int) -> tuple
     return pj.total_share(0), pj.total_share(1), pj.explained()
 
 
-@register
 class MultitrackRecording(CheckedTask):
     task_id = TASK
 

@@ -22,7 +22,6 @@ from verifiers.curves import Curve
 from verifiers.measure.audio_io import Audio, load_audio
 from verifiers.measure.loudness import measure_loudness
 from verifiers.paramtypes.streaming import CompressorParams, FilterOrder, MicLoudness, PeakNoiseFloor
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
@@ -44,7 +43,6 @@ def noise_floor_dbfs(x: np.ndarray, rate_hz: int, window_ms: float = 50.0) -> fl
     return float(20 * np.log10(np.percentile(rms, 10)))
 
 
-@register
 class MicChain(CheckedTask):
     task_id = TASK
 

@@ -28,7 +28,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import KeyIou, KeyRecording, ResidualGreen
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
@@ -99,7 +98,6 @@ class KeyFile(GTFile, file="key.json", task=TASK):
         self.expect(bool(self.times_s) and all(t >= 0 for t in self.times_s), "times_s", "must be times >= 0 s")
 
 
-@register
 class GreenScreenKey(CheckedTask):
     task_id = TASK
 

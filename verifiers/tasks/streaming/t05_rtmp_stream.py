@@ -28,7 +28,6 @@ from verifiers.evidence import (
     VideoStats,
 )
 from verifiers.paramtypes.streaming import AudioAtIngest, EncoderAtIngest, ServerConfig, StreamDuration
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.ingest import final_stats
@@ -43,7 +42,6 @@ def _wrong(parts: dict[str, Any]) -> str:
     return "; ".join(f"wrong {k}" for k, v in parts.items() if v < 1)
 
 
-@register
 class RtmpStream(CheckedTask):
     task_id = TASK
 

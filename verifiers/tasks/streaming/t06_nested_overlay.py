@@ -24,7 +24,6 @@ from verifiers.curves import Curve
 from verifiers.evidence import InputMuteData, ObsEvent, ObsSnapshot, ObsState, ScenarioAction, SceneData
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import HotkeysWork, NestedOverlay
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
@@ -80,7 +79,6 @@ def live_hotkeys(events: list[dict[str, Any]], initial: str | None) -> tuple[lis
     return passed, failed
 
 
-@register
 class NestedOverlayHotkeys(ObsTask):
     task_id = TASK
     collection_scene = OVERLAY

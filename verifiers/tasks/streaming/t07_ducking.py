@@ -26,7 +26,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.projection import project
 from verifiers.paramtypes.streaming import DuckingDepth, DuckRecording, Recovery, Sidechain
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
@@ -81,7 +80,6 @@ class GainTrack:
     dur_s: float
 
 
-@register
 class SidechainDucking(CheckedTask):
     task_id = TASK
 

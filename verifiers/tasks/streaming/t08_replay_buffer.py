@@ -26,7 +26,6 @@ from verifiers.evidence import ObsEvent, OutputStateData
 from verifiers.evidence.obs import ReplaySavedData
 from verifiers.measure.errors import MediaError
 from verifiers.paramtypes.streaming import Hotkey, ReplayFile, ReplaySettings
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
@@ -62,7 +61,6 @@ def name_regex(prefix: str, fmt: str) -> re.Pattern[str]:
     return re.compile(rf"^{pre}{out}\.[A-Za-z0-9]+$")
 
 
-@register
 class ReplayBuffer(CheckedTask):
     task_id = TASK
 

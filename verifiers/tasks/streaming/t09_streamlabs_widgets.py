@@ -40,7 +40,6 @@ from verifiers.evidence import VideoFrame
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import AlertSettings, ChatBoxStyle, WidgetPlacement
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared.gt_colours import expect_rgb
 from verifiers.tasks.streaming._shared.obs_config import parsed_files, path_ends_with
@@ -119,7 +118,6 @@ class WidgetsFile(GTFile, file="widgets.json", task=TASK):
         expect_rgb(self, "background_rgb")
 
 
-@register
 class StreamlabsWidgets(CheckedTask):
     task_id = TASK
 

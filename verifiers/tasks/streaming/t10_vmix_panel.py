@@ -32,7 +32,6 @@ from verifiers.evidence import VmixSnapshot
 from verifiers.evidence.vmix import VmixSnapshotInput
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import NdiInputs, ProgramPreview, TitleFields
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 
 TASK = "R06.12.01.01-T10"
@@ -96,7 +95,6 @@ def same_type(api_type: Any, preset: VmixInput) -> bool:
     return str(api_type) == preset.type
 
 
-@register
 class VmixPanel(CheckedTask):
     task_id = TASK
 

@@ -41,7 +41,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import BothRecordings, LayoutInFrames, VerticalCanvasConfig
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
@@ -119,7 +118,6 @@ class VerticalFile(GTFile, file="vertical.json", task=TASK):
         self.expect(len(b) == 2 and 0 <= b[0] < b[1], "game_band_px", "must be y0, y1 with 0 <= y0 < y1")
 
 
-@register
 class VerticalCanvas(CheckedTask):
     task_id = TASK
 

@@ -26,7 +26,6 @@ from verifiers.curves import Curve
 from verifiers.evidence import ObsScreenshot
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, TickerSettings
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.gt_colours import expect_rgb
@@ -60,7 +59,6 @@ class TickerFile(GTFile, file="ticker.json", task=TASK):
         expect_rgb(self, "scene_rgb")
 
 
-@register
 class BrowserTicker(ObsTask):
     task_id = TASK
     collection_scene = "Live"

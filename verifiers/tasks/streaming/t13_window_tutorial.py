@@ -27,7 +27,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ActionRecorded, CanvasDuration
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import truncate, write_media
@@ -103,7 +102,6 @@ class Recording:
     err: str
 
 
-@register
 class WindowTutorial(CheckedTask):
     task_id = TASK
 

@@ -31,7 +31,6 @@ from verifiers.measure.onsets import detect_onsets
 from verifiers.measure.streams import probe as probe_packets
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import OffsetSet, ResidualOffset
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
@@ -115,7 +114,6 @@ def audio_claps(path: Path) -> list[float]:
                                                       threshold_db=20.0, floor_db=-60.0)]
 
 
-@register
 class AvOffset(ObsTask):
     task_id = TASK
     gt_file = ClapperFile

@@ -33,7 +33,6 @@ from verifiers.evidence.base import Payload
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import Import, TransformsPreserved
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
@@ -107,7 +106,6 @@ def _widget_urls(ctx: ScoreContext) -> dict[str, str]:
     return out
 
 
-@register
 class StreamlabsMigration(ObsTask):
     task_id = TASK
     gt_file = MigrationFile

@@ -29,7 +29,6 @@ from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import StingerConfig, StingerTiming, TrackMatte
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import solid, truncate, write_media
@@ -97,7 +96,6 @@ def switch_timing(path: Path, colours: StingerFile) -> dict[str, Any]:
     return {"swipe_start_s": t_swipe, "switch_s": t_switch, "swipe_frames": swipe_frames, "frame_s": frame_s}
 
 
-@register
 class StingerTrackMatte(ObsTask):
     task_id = TASK
     collection_scene = "BRB"

@@ -36,7 +36,6 @@ from verifiers.evidence import ObsLogWsRequest, ObsWsLog, ProxyWsRequest
 from verifiers.evidence.obs import WsRequestFields
 from verifiers.evidence.ui import ObsSettingsChanged, XInput, XInputStarted, XInputUnavailable, XWindow
 from verifiers.paramtypes.streaming import ScriptedScenes, ScriptedTransforms, ScriptedTransition
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.tasks.streaming._shared import weekly_stream as W
 from verifiers.tasks.streaming._shared.obs_task import ObsTask
@@ -177,7 +176,6 @@ class RequestLog:
         return True, ev, ""
 
 
-@register
 class WeeklyStreamWebsocket(ObsTask):
     task_id = TASK
     collection_name = W.COLLECTION

@@ -32,7 +32,6 @@ from verifiers.measure.detect import Change, Picture
 from verifiers.measure.errors import MediaError
 from verifiers.measure.scenes import LumaCutDetector
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import snapshots_of
@@ -76,7 +75,6 @@ def classify(files: list[Path]) -> tuple[Path | None, dict[str, Path]]:
     return (prog[0] if prog else None), isos
 
 
-@register
 class VmixDualStream(CheckedTask):
     task_id = TASK
 

@@ -39,7 +39,6 @@ from verifiers.measure.errors import MediaError
 from verifiers.measure.projection import best_lag, shifted
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ScenesLayout, VodTrackCountdown
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
@@ -102,7 +101,6 @@ def music_corr(track: np.ndarray, music: np.ndarray, rate: int) -> float:
     return float(abs((track * m).sum()) / den) if den > 0 else 0.0
 
 
-@register
 class ProducerBrief(ObsTask):
     task_id = TASK
     gt_file = BriefFile

@@ -23,7 +23,6 @@ from verifiers.curves import Curve
 from verifiers.evidence import InputMuteData, ObsEvent, ScenarioAction, SceneData
 from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ReturnPrevious, SwitchOnMatch
-from verifiers.registry import register
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
@@ -72,7 +71,6 @@ class Run:
     t1_ms: float
 
 
-@register
 class PrivacySwitch(ObsTask):
     task_id = TASK
     collection_scene = PRIVACY
