@@ -31,11 +31,24 @@ from verifiers.paramtypes.streaming import AudioAtIngest, EncoderAtIngest, Serve
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.ingest import final_stats
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 
 TASK = "R06.12.01.01-T05"
 N = check_names(TASK)
 APP, KEY = "live", "test_key"
+#: "keyframe 2 s" at the ingest: within 3 frames at 30 fps (OBS's keyint_sec 2 gives 60 frames, 2.000 s; at
+#: 29.97 fps 2.002 s); the ingest dates frames in whole ms, so a GOP of 63 frames sits on the line
+KEYFRAME_TOL_S = 0.1
+#: "30 fps": 29.97 (NTSC, OBS's common-FPS list) is the same setting; 29 or 31 fps is another
+FPS_TOL = 0.5
+#: AAC 160 kbps as the ingest counts it (bytes over media time): the same 10 % as the video's CBR line
+AUDIO_BITRATE_TOL_PCT = 10.0
+
+
+def _keyframe_ok(ki_s: float | None, p: EncoderAtIngest) -> bool:
+    """The ingest's mean keyframe spacing is the seed's interval (within KEYFRAME_TOL_S)."""
+    return ki_s is not None and abs(ki_s - p.keyframe_interval_s) <= KEYFRAME_TOL_S
 
 
 def _wrong(parts: dict[str, Any]) -> str:
@@ -64,9 +77,9 @@ class RtmpStream(CheckedTask):
         kbps, ki = v.gop_bitrate_kbps, v.keyframe_interval_s.mean
         err_pct = abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100 if kbps else 1e9
         parts = {"1920x1080": float([v.width, v.height] == list(p.size_px)),
-                 "30 fps": float(v.fps is not None and abs(v.fps - p.fps) <= 0.5),
+                 "30 fps": float(v.fps is not None and abs(v.fps - p.fps) <= FPS_TOL),
                  "6000 kbps": curve.part("bitrate").score(err_pct, p.bitrate_tolerance_pct),
-                 "keyframe 2 s": float(ki is not None and abs(ki - p.keyframe_interval_s) <= 0.1)}
+                 "keyframe 2 s": float(_keyframe_ok(ki, p))}
         msg = _wrong(parts)
         if not self.encoder_changed:   # 30 fps is OBS's default: no credit without the encoder set up
             parts["30 fps"] = 0.0
@@ -85,14 +98,14 @@ class RtmpStream(CheckedTask):
         p = self.task.check(N.encoder_at_ingest).typed
         return bool([v.width, v.height] == list(p.size_px)
                     or (kbps and abs(kbps - p.bitrate_kbps) <= p.bitrate_tolerance_pct / 100 * p.bitrate_kbps)
-                    or (ki is not None and abs(ki - p.keyframe_interval_s) <= 0.1))
+                    or _keyframe_ok(ki, p))
 
     @check(N.audio)
     def audio(self, p: AudioAtIngest, curve: Curve) -> Result:
         a = self.stream[0].audio
         akbps = (a.bitrate_bps or 0) / 1000
         parts = {"AAC": a.codec == p.codec, "48 kHz": a.sample_rate_hz == p.sample_rate_hz,
-                 "160 kbps": abs(akbps - p.bitrate_kbps) <= 0.1 * p.bitrate_kbps}
+                 "160 kbps": abs(akbps - p.bitrate_kbps) <= AUDIO_BITRATE_TOL_PCT / 100 * p.bitrate_kbps}
         if not self.encoder_changed:
             return Result.fail("OBS's default audio (AAC 160 kbps, 48 kHz) with OBS's default encoder: no credit",
                                {"codec": a.codec, "sample_rate_hz": a.sample_rate_hz, "bitrate_kbps": akbps, **parts})
@@ -118,7 +131,7 @@ class RtmpStream(CheckedTask):
                      run: bool = True) -> None:
             write_profile(folder, server, key, size, fps, kbps, ki, akbps)
             if run:
-                InstanceWriter.write_events(folder, ingest_events(rng.normal(0, 0.01, 4), key, size, fps, kbps, ki,
+                InstanceWriter.write_events(folder, ingest_events(rng.uniform(-0.02, 0.02, 4), key, size, fps, kbps, ki,
                                                                   acodec, akbps, rate, dur, stop))
 
         solution(inst.oracle)
@@ -133,11 +146,12 @@ class RtmpStream(CheckedTask):
                              "key test-key: the ingest saw no test_key stream"), key="test-key")
         solution(inst.mutant("no_ingest_recorded", [N.encoder_at_ingest, N.audio, N.duration],
                              "no run recorded: cannot judge"), run=False)
-        # near misses at the seed's pass lines (6000 kbps +-10 %, 60 +-5 s); the synthetic ingest's bitrate
-        # jitters by 1 % (sd), so the bitrate pair sits 3 sd either side of the line
+        # near misses at the seed's pass lines (6000 kbps +-10 %, 60 +-5 s); the synthetic ingest's bitrates
+        # jitter within +-2 % (any seed), so the bitrate pairs sit 3 % either side of their lines
         solution(inst.mutant("bitrate_5580_inside", [], "5580 kbps: 7 % low, inside +-10 %"), kbps=5580)
         solution(inst.mutant("bitrate_5220_outside", [N.encoder_at_ingest], "5220 kbps: 13 % low, past +-10 %"),
                  kbps=5220)
+        near_misses_at_ingest(inst, solution)
         solution(inst.mutant("stream_64s_inside", [], "stopped after 64 s: inside 60 +-5 s"), dur=64.0)
         solution(inst.mutant("stream_66s_outside", [N.duration], "stopped after 66 s: past 60 +-5 s"), dur=66.0)
         # a gaming baseline: the server and key typed in, everything else OBS 30's defaults (Simple output:
@@ -154,6 +168,20 @@ class RtmpStream(CheckedTask):
             ("events.jsonl", "copy:baselines/obs_defaults/events.jsonl")], max_score=35.0,
             why="server and key set, OBS's default encoder and audio, streamed 60 s: the server (20) and the "
                 "60 s stream (15) are work done; the defaults that happen to match (30 fps, the audio) earn nothing")
+
+
+def near_misses_at_ingest(inst: InstanceWriter, solution: Any) -> None:
+    """Encoder and audio items judged at the ingest, each just inside / just outside its line: the outside
+    case loses that one item (encoder_at_ingest or audio), the inside one nothing."""
+    for ki_frames, lowers, side in pass_line_pair(62, 64, N.encoder_at_ingest):   # 2.0 +- 0.1 s at 30 fps
+        solution(inst.mutant(f"keyframe_{ki_frames}f_{side}", lowers,
+                             f"keyframe every {ki_frames} frames ({ki_frames / 30:.3f} s): {side} 2 +- 0.1 s"),
+                 ki=ki_frames / 30)
+    for fps, lowers, side in pass_line_pair(29.97, 29.4, N.encoder_at_ingest):   # 30 +- 0.5 fps
+        solution(inst.mutant(f"fps_{fps}_{side}", lowers, f"{fps} fps at the ingest: {side} 30 +- 0.5"), fps=fps)
+    for akbps, lowers, side in pass_line_pair(150.0, 140.0, N.audio):   # 160 kbps +- 10 %, jitter +- 2 %
+        solution(inst.mutant(f"audio_{akbps:.0f}k_{side}", lowers,
+                             f"AAC {akbps:.0f} kbps at the ingest: {side} 160 +- 10 %"), akbps=akbps)
 
 
 def write_profile(folder: Path, server: str, key: str, size: tuple[int, int], fps: float, kbps: float, ki: float,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verifiers.base import ScoreContext
+from verifiers.base import AgentOutputError, ScoreContext
 from verifiers.checks import CheckedTask, Result, check, check_names, provides
 from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
@@ -63,6 +63,9 @@ def gain_curve(ctx: ScoreContext, window_ms: float) -> tuple[np.ndarray, float, 
     pj = project(x, [music, voice], RATE_HZ, window_ms / 1000)
     a = np.abs(pj.coeffs[:, 0])
     g = 20 * np.log10(np.maximum(a, 1e-4))
+    if not pj.active.any():  # digital silence (or no sound at all): there is no gain to measure
+        raise AgentOutputError(f"{REC} holds no sound in any {window_ms:.0f} ms window (silence): no music "
+                               "of the test feed to measure the ducking in")
     g[~pj.active] = np.nan
     ref = np.nanpercentile(g, 95)
     shift = pj.lag_samples / RATE_HZ
@@ -187,6 +190,12 @@ class SidechainDucking(CheckedTask):
         solution(inst.mutant("ducks_on_noise", [N.recovery], "threshold too low: room noise ducks the music"), good,
                  false_ducks=True)
         solution(inst.mutant("recording_30s", [N.recording], "stopped after 30 s"), good, dur_s=30.0)
+        # nothing to measure: the compressor set up right, the recording digital silence (Music and Mic not
+        # captured): the three measured checks fail saying so (no gain curve, no NaN statistics)
+        silent = inst.mutant("silent_recording", [N.ducking_depth, N.recovery, N.recording],
+                             "the recording is 40 s of digital silence: no window to measure the music in")
+        solution(silent, good)
+        sf.write(str(silent / REC), np.zeros((40 * RATE_HZ, 2), np.float32), RATE_HZ, subtype="PCM_24")
         # near misses at the pass lines: ducking 12 +-3 dB (0.5 dB margins), recording 40 +-1 s (0.5 s margins)
         solution(inst.mutant("ducks_9_5db_inside", [], "music drops 9.5 dB: inside 12 +-3"), good, depth_db=9.5)
         solution(inst.mutant("ducks_8_5db_outside", [N.ducking_depth], "music drops 8.5 dB: past 12 +-3"), good,
