@@ -26,6 +26,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import HotkeysWork, NestedOverlay
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
 from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.run_events import (
@@ -165,6 +166,16 @@ class NestedOverlayHotkeys(ObsTask):
 
         write(inst.mutant("no_run_recorded", [N.hotkeys_work], "files only: live check cannot judge"),
               good, None)
+        # near misses: identical transforms within 0.5 px (one Overlay 0.4 / 0.6 px lower), a key's effect
+        # within 500 ms (every switch 450 / 550 ms after its key)
+        for dy_px, lowers, side in pass_line_pair(0.4, 0.6, N.identical_transforms):
+            c = copy.deepcopy(good)
+            O.find_item(c, "Just Chatting", OVERLAY)["pos"]["y"] += dy_px
+            write(inst.mutant(f"overlay_{dy_px}px_lower_{side}", lowers,
+                              f"Overlay {dy_px} px lower in Just Chatting: {side} the 0.5 px line"), c, live_events())
+        for ms, lowers, side in pass_line_pair(450.0, 550.0, N.hotkeys_work):
+            write(inst.mutant(f"switch_{ms:.0f}ms_{side}", lowers, f"scene switches {ms:.0f} ms after the key: "
+                              f"{side} 500 ms"), good, live_events(latency_ms=ms))
         write_cases(inst, good)
 
 

@@ -25,6 +25,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.streaming import ReturnPrevious, SwitchOnMatch
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR
 from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.run_events import (
@@ -182,6 +183,9 @@ class PrivacySwitch(ObsTask):
         solution(inst.oracle, good)
         solution(inst.mutant("privacy_at_700ms", [N.switch_on_match], "macro interval 700 ms: Privacy too late"),
                  good, latency_ms=700)
+        for ms, lowers, side in pass_line_pair(450.0, 550.0, N.switch_on_match):   # Privacy within 500 ms
+            solution(inst.mutant(f"privacy_at_{ms:.0f}ms_{side}", lowers, f"Privacy {ms:.0f} ms after the match: "
+                                 f"{side} 500 ms"), good, latency_ms=ms)
         solution(inst.mutant("false_trigger_notes", [N.no_false_trigger], "title match too broad: Notes triggers"),
                  good, false_trigger=True)
         solution(inst.mutant("return_after_4s", [N.return_previous], "return delay set to 4 s"), good, return_s=4.0)
