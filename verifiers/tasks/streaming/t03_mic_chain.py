@@ -24,6 +24,7 @@ from verifiers.measure.loudness import measure_loudness
 from verifiers.paramtypes.streaming import CompressorParams, FilterOrder, MicLoudness, PeakNoiseFloor
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
 from verifiers.tasks.streaming._shared.recording import agent_media
 
@@ -124,7 +125,7 @@ class MicChain(CheckedTask):
         levelled: dict[float, np.ndarray] = {}
 
         def solution(folder: Path, coll: dict, lufs: float = -16.0, floor_db: float = -75.0,
-                     clicks: bool = False) -> None:
+                     click_dbfs: float | None = None, dur_s: float = 30.0) -> None:
             cfg = folder / OBS_DIR
             O.write_collection(cfg, coll)
             O.write_global(cfg, coll["name"], "Stream")
@@ -133,11 +134,11 @@ class MicChain(CheckedTask):
             y = levelled[lufs].copy()
             noise = np.random.default_rng(5).normal(0, 1, len(y)) * 10 ** (floor_db / 20)
             y = y + noise * ~mask
-            if clicks:
+            if click_dbfs is not None:
                 for t in (5.0, 12.0, 21.0):
-                    y[int(t * RATE_HZ)] = 0.99
+                    y[int(t * RATE_HZ)] = 10 ** (click_dbfs / 20)
             (folder / "recordings").mkdir(parents=True, exist_ok=True)
-            sf.write(str(folder / REC), y.astype(np.float32), RATE_HZ, subtype="PCM_24")
+            sf.write(str(folder / REC), y[: int(dur_s * RATE_HZ)].astype(np.float32), RATE_HZ, subtype="PCM_24")
 
         solution(inst.oracle, good)
         c = copy.deepcopy(good)
@@ -161,10 +162,26 @@ class MicChain(CheckedTask):
         solution(inst.mutant("level_1_3lu_low_outside", [N.loudness], "about -17.3 LUFS: past -16 +-1"), good,
                  lufs=-16.9)
         solution(inst.mutant("plosive_peaks", [N.peak_noise_floor], "limiter bypassed: plosives hit 0 dBFS"), good,
-                 clicks=True)
+                 click_dbfs=-0.09)
         solution(inst.mutant("hiss_in_pauses", [N.peak_noise_floor], "noise suppression off: -45 dBFS hiss"), good,
                  floor_db=-45.0)
+        near_misses(inst, good, solution)
         write_cases(inst, good)
+
+
+def near_misses(inst: InstanceWriter, good: dict[str, Any], solution: Any) -> None:
+    """Pairs at the seed's other pass lines, each inside / outside by a margin the measurement keeps:
+    true peak -1 dBTP (plosive clicks at -1.4 / -0.6 dBFS), noise floor -60 dBFS (pause noise at -61.5 /
+    -58.5 dBFS) and the 30 s recording (28 s is the shortest that counts: 28.5 / 27.5 s)."""
+    for db, lowers, side in pass_line_pair(-1.4, -0.6, N.peak_noise_floor):
+        solution(inst.mutant(f"peaks_{-db:.1f}dbfs_{side}", lowers, f"plosives reach {db} dBFS: {side} -1 dBTP"),
+                 good, click_dbfs=db)
+    for db, lowers, side in pass_line_pair(-61.5, -58.5, N.peak_noise_floor):
+        solution(inst.mutant(f"floor_{-db:.1f}dbfs_{side}", lowers, f"pause noise at {db} dBFS: {side} -60 dBFS"),
+                 good, floor_db=db)
+    for dur_s, lowers, side in pass_line_pair(28.5, 27.5, N.loudness):
+        solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers, f"stopped after {dur_s} s: {side} 30 +-2 s"),
+                 good, dur_s=dur_s)
 
 
 def write_cases(inst: InstanceWriter, good: dict[str, Any]) -> None:
