@@ -28,6 +28,7 @@ from verifiers.measure.projection import project
 from verifiers.paramtypes.streaming import DuckingDepth, DuckRecording, Recovery, Sidechain
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, collection_with
 from verifiers.tasks.streaming._shared.recording import agent_media
 
@@ -203,6 +204,12 @@ class SidechainDucking(CheckedTask):
         solution(inst.mutant("recording_39_5s_inside", [], "stopped after 39.5 s: inside 40 +-1"), good, dur_s=39.5)
         solution(inst.mutant("recording_38_5s_outside", [N.recording], "stopped after 38.5 s: past 40 +-1"), good,
                  dur_s=38.5)
+        # recovery within 500 ms of speech end (to -2 dB): a release of 1000 / 1450 ms brings the music back
+        # 396-439 / 588-616 ms after each speech end (seed 7; the envelope reaches -2 dB from -12 dB at 0.39 x
+        # its release, measured in 50 ms windows)
+        for rel_ms, lowers, side in pass_line_pair(1000.0, 1450.0, N.recovery):
+            solution(inst.mutant(f"release_{rel_ms:.0f}ms_{side}", lowers, f"release {rel_ms:.0f} ms: music back "
+                                 f"at -2 dB {side} 500 ms"), good, release_ms=rel_ms)
         write_cases(inst, good, solution)
 
 
