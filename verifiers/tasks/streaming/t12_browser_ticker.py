@@ -29,6 +29,7 @@ from verifiers.paramtypes.streaming import RendersTransparent, TickerPosition, T
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.tasks.streaming._shared.gt_colours import expect_rgb
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, path_ends_with
 from verifiers.tasks.streaming._shared.obs_task import ObsTask
 from verifiers.tasks.streaming._shared.screenshots import decode_data_uri
@@ -121,14 +122,14 @@ class BrowserTicker(ObsTask):
             "</body></html>\n")
         good = build()
 
-        def solution(folder: Path, coll: dict, opaque: bool = False, run: bool = True) -> None:
+        def solution(folder: Path, coll: dict, cover: float = 0.0, run: bool = True) -> None:
             cfg = folder / OBS_DIR
             O.write_collection(cfg, coll)
             O.write_global(cfg, coll["name"], "Show")
             if run:
                 InstanceWriter.write_events(folder, [ObsScreenshot(
                     scene="Live", image_format="png", width_px=192,
-                    image_data=screenshot(scene_rgb, opaque)).event(1000)])
+                    image_data=screenshot(scene_rgb, cover)).event(1000)])
 
         solution(inst.oracle, good)
         for name, lowers, why, key, val in [
@@ -153,7 +154,12 @@ class BrowserTicker(ObsTask):
             solution(inst.mutant(f"ticker_{dy}px_high_{'outside' if lowers else 'inside'}", lowers,
                                  f"ticker {dy} px above the edge: {'past' if lowers else 'on'} the +-1 px pass line"), c)
         solution(inst.mutant("opaque_background", [N.renders_transparent], "page background renders black"),
-                 good, opaque=True)
+                 good, cover=1.0)
+        # the seed's 60 % of the band showing the scene: the page paints an opaque box over the band's right
+        # 20 / 30 % (a clock panel): 64.9 / 54.5 % of the band still shows the scene (text takes the rest)
+        for cover, lowers, side in pass_line_pair(0.2, 0.3, N.renders_transparent):
+            solution(inst.mutant(f"box_over_{cover:.0%}_of_band_{side}".replace("%", "pct"), lowers,
+                                 f"an opaque box over {cover:.0%} of the band: {side} the 60 % line"), good, cover=cover)
         solution(inst.mutant("no_screenshot", [N.renders_transparent], "no run recorded: cannot judge"), good,
                  run=False)
         write_cases(inst, good, scene_rgb)
@@ -185,7 +191,7 @@ def write_cases(inst: InstanceWriter, good: dict[str, Any], scene_rgb: list[int]
                                               ("events.jsonl", "copy:oracle/events.jsonl")],
                        why="the collection's structure with random values beside the oracle's screenshot")
     inst.baseline_case("text_source_ticker", [(rel, f"copy:baselines/text/{rel}"),
-                                              shot("text", screenshot(scene_rgb, opaque=False))],
+                                              shot("text", screenshot(scene_rgb, cover=0.0))],
                        why="a text source named Ticker at the bottom: the band shows text over the scene, no page")
     inst.baseline_case("other_task_oracle", [(rel, "other_oracle:R06.12.01.01-T01:obs-studio/basic/scenes/"
                                                    "Weekly_Stream.json"), ("events.jsonl", "copy:oracle/events.jsonl")],
@@ -201,12 +207,12 @@ def build() -> dict[str, Any]:
     return O.collection("Show", scenes, inputs)
 
 
-def screenshot(scene_rgb: list[int], opaque: bool) -> str:
-    """A 192x108 program screenshot: the scene colour, the ticker band with white text."""
+def screenshot(scene_rgb: list[int], cover: float) -> str:
+    """A 192x108 program screenshot: the scene colour, the ticker band with white text, its right `cover`
+    share painted black by the page (1.0: an opaque page background)."""
     img = np.empty((108, 192, 3), np.uint8)
     img[:] = scene_rgb
-    if opaque:
-        img[100:] = 0
+    img[100:, img.shape[1] - round(img.shape[1] * cover):] = 0
     cv2.putText(img, "Breaking news", (4, 106), cv2.FONT_HERSHEY_PLAIN, 0.6, (255, 255, 255), 1)
     return _png(img)
 
