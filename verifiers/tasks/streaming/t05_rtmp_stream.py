@@ -30,25 +30,15 @@ from verifiers.evidence import (
 from verifiers.paramtypes.streaming import AudioAtIngest, EncoderAtIngest, ServerConfig, StreamDuration
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming._shared.ingest import final_stats
+from verifiers.tasks.streaming._shared.ingest import final_stats, fps_ok, keyframe_ok
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 
 TASK = "R06.12.01.01-T05"
 N = check_names(TASK)
 APP, KEY = "live", "test_key"
-#: "keyframe 2 s" at the ingest: within 3 frames at 30 fps (OBS's keyint_sec 2 gives 60 frames, 2.000 s; at
-#: 29.97 fps 2.002 s); the ingest dates frames in whole ms, so a GOP of 63 frames sits on the line
-KEYFRAME_TOL_S = 0.1
-#: "30 fps": 29.97 (NTSC, OBS's common-FPS list) is the same setting; 29 or 31 fps is another
-FPS_TOL = 0.5
 #: AAC 160 kbps as the ingest counts it (bytes over media time): the same 10 % as the video's CBR line
 AUDIO_BITRATE_TOL_PCT = 10.0
-
-
-def _keyframe_ok(ki_s: float | None, p: EncoderAtIngest) -> bool:
-    """The ingest's mean keyframe spacing is the seed's interval (within KEYFRAME_TOL_S)."""
-    return ki_s is not None and abs(ki_s - p.keyframe_interval_s) <= KEYFRAME_TOL_S
 
 
 def _wrong(parts: dict[str, Any]) -> str:
@@ -77,9 +67,9 @@ class RtmpStream(CheckedTask):
         kbps, ki = v.gop_bitrate_kbps, v.keyframe_interval_s.mean
         err_pct = abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100 if kbps else 1e9
         parts = {"1920x1080": float([v.width, v.height] == list(p.size_px)),
-                 "30 fps": float(v.fps is not None and abs(v.fps - p.fps) <= FPS_TOL),
+                 "30 fps": float(fps_ok(v.fps, p.fps)),
                  "6000 kbps": curve.part("bitrate").score(err_pct, p.bitrate_tolerance_pct),
-                 "keyframe 2 s": float(_keyframe_ok(ki, p))}
+                 "keyframe 2 s": float(keyframe_ok(ki, p.keyframe_interval_s))}
         msg = _wrong(parts)
         if not self.encoder_changed:   # 30 fps is OBS's default: no credit without the encoder set up
             parts["30 fps"] = 0.0
@@ -98,7 +88,7 @@ class RtmpStream(CheckedTask):
         p = self.task.check(N.encoder_at_ingest).typed
         return bool([v.width, v.height] == list(p.size_px)
                     or (kbps and abs(kbps - p.bitrate_kbps) <= p.bitrate_tolerance_pct / 100 * p.bitrate_kbps)
-                    or _keyframe_ok(ki, p))
+                    or keyframe_ok(ki, p.keyframe_interval_s))
 
     @check(N.audio)
     def audio(self, p: AudioAtIngest, curve: Curve) -> Result:

@@ -34,7 +34,7 @@ from verifiers.measure.scenes import LumaCutDetector
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.ingest import snapshots_of
+from verifiers.tasks.streaming._shared.ingest import fps_ok, snapshots_of
 from verifiers.tasks.streaming._shared.recording import frames, probe
 from verifiers.tasks.streaming._shared.run_events import t_ms
 
@@ -142,7 +142,7 @@ class VmixDualStream(CheckedTask):
                 continue
             v = snaps[-1].video
             kbps = v.gop_bitrate_kbps or 0.0
-            parts[f"{app}: 1080p30"] = float([v.width, v.height] == list(p.size_px) and abs((v.fps or 0) - p.fps) <= 0.5)
+            parts[f"{app}: 1080p30"] = float([v.width, v.height] == list(p.size_px) and fps_ok(v.fps, p.fps))
             parts[f"{app}: 6 Mbps"] = curve.part("bitrate").score(abs(kbps - p.bitrate_kbps) / p.bitrate_kbps * 100,
                                                                   p.bitrate_tolerance_pct)
         return Result(curve.count(list(parts.values()), 2 * len(p.endpoints)), parts,

@@ -42,7 +42,7 @@ from verifiers.paramtypes.streaming import ScenesLayout, VodTrackCountdown
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.ingest import final_stats
+from verifiers.tasks.streaming._shared.ingest import final_stats, fps_ok, keyframe_ok
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 from verifiers.tasks.streaming._shared.obs_task import ObsTask
@@ -161,9 +161,9 @@ class ProducerBrief(ObsTask):
         kbps, ki = v.gop_bitrate_kbps or 0.0, v.keyframe_interval_s.mean
         op = {"server/key": str(st.get("server", "")).rstrip("/") == enc.server and st.get("key") == enc.key,
               "size": [v.width, v.height] == enc.size_px,
-              "fps": abs((v.fps or 0) - enc.fps) <= 0.5,
+              "fps": fps_ok(v.fps, enc.fps),
               "bitrate": abs(kbps - enc.bitrate_kbps) <= 0.1 * enc.bitrate_kbps,
-              "keyframe": ki is not None and abs(ki - enc.keyframe_interval_s) <= 0.1}
+              "keyframe": keyframe_ok(ki, enc.keyframe_interval_s)}
         return Result(curve.count(sum(op.values()), len(op)), {"bitrate_kbps": kbps, "keyframe_s": ki, **op},
                       "; ".join(f"wrong {k}" for k, v in op.items() if not v))
 
@@ -209,7 +209,8 @@ class ProducerBrief(ObsTask):
         cache: dict[str, bytes] = {}
 
         def solution(folder: Path, c: dict, *, kbps: float = 6000.0, vod_music: bool = False,
-                     countdown: bool = True, run: bool = True, switch_late_ms: int = 150) -> None:
+                     countdown: bool = True, run: bool = True, switch_late_ms: int = 150, fps: float = 30.0,
+                     ki_s: float = 2.0, vod_leak_db: float | None = None) -> None:
             cfg = folder / OBS_DIR
             O.write_collection(cfg, c)
             O.write_global(cfg, c["name"], "Show")
@@ -217,20 +218,21 @@ class ProducerBrief(ObsTask):
             O.write_profile(cfg, "Show", {"Output": {"Mode": "Advanced"}, "AdvOut": {"RecTracks": 3}},
                             stream_encoder={"rate_control": "CBR", "bitrate": int(kbps), "keyint_sec": 2},
                             service={"type": "rtmp_custom", "settings": {"server": enc["server"], "key": enc["key"]}})
-            key = "music" if vod_music else "clean"
+            key = "music" if vod_music else "clean" if vod_leak_db is None else f"leak {vod_leak_db}"
+            vod = 1.0 if vod_music else 0.0 if vod_leak_db is None else 10 ** (vod_leak_db / 20)
             path = folder / "recordings" / "2026-11-30 21-30-00.mkv"
             path.parent.mkdir(parents=True, exist_ok=True)
             if key not in cache:
                 write_media(path, [np.full((36, 64, 3), 50, np.uint8)] * 24, 2,
-                            audio=[mic + music, mic + (music if vod_music else 0)])
+                            audio=[mic + music, mic + vod * music])
                 cache[key] = path.read_bytes()
             else:
                 path.write_bytes(cache[key])
             if not run:
                 return
             snap = StreamSnapshot(duration_s=120.0, video=VideoStats(
-                codec="h264", width=1920, height=1080, fps=30.0, bitrate_gop_bps=Summary(mean=kbps * 1000),
-                keyframe_interval_s=Summary(mean=2.0)))
+                codec="h264", width=1920, height=1080, fps=fps, bitrate_gop_bps=Summary(mean=kbps * 1000),
+                keyframe_interval_s=Summary(mean=ki_s)))
             evs = [RtmpListening("127.0.0.1", 1935).event(-1000),
                    RtmpPublish("show", enc["key"]).event(0),
                    RtmpUnpublish("show", enc["key"], snap).event(120_000),
@@ -284,7 +286,9 @@ def default_baseline(inst: InstanceWriter, brief: dict[str, Any], mix: np.ndarra
 def near_misses(inst: InstanceWriter, solution: Any, coll: dict[str, Any]) -> None:
     """Just inside (full) / just outside (0 for that unit) each pass line: Cam 2 / 3 px off the brief
     (+-2 px, one of 14 item units); the ingest's bitrate 5460 / 5340 kbps (6000 +-10 %, one of five
-    output units); the countdown's switch to Live 900 / 1100 ms after 0 (+-1 s, half the share)."""
+    output units), its keyframe spacing 62 / 64 frames (2 +- 0.1 s) and frame rate 29.97 / 29.4 (30 +-
+    0.5); the countdown's switch to Live 900 / 1100 ms after 0 (+-1 s, half the share); music leaking
+    into the VOD track at -23 / -18.5 dB (|r| 0.033-0.040 / 0.057-0.064 over seeds 0-13: the 0.05 line)."""
     for dx, lowers, side in pass_line_pair(2, 3, N.scenes_layout):
         c = copy.deepcopy(coll)
         O.find_item(c, "Live", "Cam")["pos"]["x"] += dx
@@ -292,6 +296,14 @@ def near_misses(inst: InstanceWriter, solution: Any, coll: dict[str, Any]) -> No
     for kbps, lowers, side in pass_line_pair(5460, 5340, N.outputs):
         solution(inst.mutant(f"bitrate_{kbps}_{side}", lowers, f"{kbps} kbps at the ingest: {side} 6000 +-10 %"),
                  coll, kbps=float(kbps))
+    for frames, lowers, side in pass_line_pair(62, 64, N.outputs):
+        solution(inst.mutant(f"keyframe_{frames}f_{side}", lowers, f"keyframe every {frames} frames at the ingest: "
+                             f"{side} 2 +- 0.1 s"), coll, ki_s=frames / 30)
+    for fps, lowers, side in pass_line_pair(29.97, 29.4, N.outputs):
+        solution(inst.mutant(f"fps_{fps}_{side}", lowers, f"{fps} fps at the ingest: {side} 30 +- 0.5"), coll, fps=fps)
+    for db, lowers, side in pass_line_pair(-23.0, -18.5, N.vod_track_countdown):
+        solution(inst.mutant(f"music_leak_{-db:g}db_{side}", lowers, f"music leaks into the VOD track at {db:g} dB: "
+                             f"{side} |r| 0.05"), coll, vod_leak_db=db)
     for late_ms, lowers, side in pass_line_pair(900, 1100, N.vod_track_countdown):
         solution(inst.mutant(f"switch_{late_ms}ms_late_{side}", lowers,
                              f"countdown switches to Live {late_ms} ms after 0: {side} +-1 s"), coll, switch_late_ms=late_ms)
