@@ -11,6 +11,7 @@ recording is the other MP4. Cuts are shot boundaries found by the live video pro
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -35,6 +36,7 @@ from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecor
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
 from verifiers.tasks.streaming._shared.ingest import fps_ok, snapshots_of
+from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.recording import frames, probe
 from verifiers.tasks.streaming._shared.run_events import t_ms
 
@@ -55,6 +57,8 @@ FPS = 2
 #: an ISO's mean colour may differ this much (max channel, 8-bit codes) from its camera's: the harness's
 #: test cameras differ by 100+ codes, an H.264 recording moves a mean by a few
 CAM_LOOK_TOL = 30.0
+#: "a 45 s run": the recording's span from vMix's start to its stop, by hand, within 3 s
+RUN_TOL_S = 3.0
 
 
 def cuts_s(path: Path) -> tuple[list[float], float, list[float]]:
@@ -160,7 +164,7 @@ class VmixDualStream(CheckedTask):
             stops = [t for t, a in on.get(name, []) if not a]
             return (max(stops) - min(starts)) / 1000 if starts and stops and max(stops) > min(starts) else 0.0
         parts = {"streaming": span("streaming") > 0, "recording": span("recording") > 0,
-                 "multiCorder": span("multiCorder") > 0, "45 s run": abs(span("recording") - p.run_s) <= 3,
+                 "multiCorder": span("multiCorder") > 0, "45 s run": abs(span("recording") - p.run_s) <= RUN_TOL_S,
                  "Program as MP4": self.files[0] is not None}
         return Result(curve.count(sum(parts.values()), len(parts)),
                       {"spans_s": {k: span(k) for k in ("streaming", "recording", "multiCorder")}, **parts},
@@ -191,20 +195,20 @@ class VmixDualStream(CheckedTask):
 
         def solution(folder: Path, *, cuts: tuple[float, ...] = (15.0, 30.0), iso_cut: bool = False,
                      iso2: bool = True, b_kbps: float = 6000.0, only_a: bool = False, run_s: float = 45.0,
-                     run: bool = True) -> None:
+                     run: bool = True, iso1_s: float = 45.0, b_fps: float = 30.0) -> None:
             video(folder / REC_DIR / "capture 20261130 211500.mp4", ("prog", cuts), lambda: program(cuts))
-            video(folder / REC_DIR / "CAM1 20261130 211500.mp4", ("iso1", iso_cut),
-                  lambda: program((20.0,)) if iso_cut else cams["CAM1"])
+            video(folder / REC_DIR / "CAM1 20261130 211500.mp4", ("iso1", iso_cut, iso1_s),
+                  lambda: (program((20.0,)) if iso_cut else cams["CAM1"])[: int(iso1_s * FPS)])
             if iso2:
                 video(folder / REC_DIR / "CAM2 20261130 211500.mp4", ("iso2",), lambda: cams["CAM2"])
             if not run:
                 return
             evs = [RtmpListening("127.0.0.1", 1935).event(-1000)]
-            for app, kbps in (("a", 6000.0), ("b", b_kbps)):
+            for app, kbps, fps in (("a", 6000.0, 30.0), ("b", b_kbps, b_fps)):
                 if only_a and app == "b":
                     continue
                 snap = StreamSnapshot(duration_s=run_s, video=VideoStats(
-                    codec="h264", width=1920, height=1080, fps=30.0, bitrate_gop_bps=Summary(mean=kbps * 1000)),
+                    codec="h264", width=1920, height=1080, fps=fps, bitrate_gop_bps=Summary(mean=kbps * 1000)),
                     audio=AudioStats(codec="aac", sample_rate_hz=48000))
                 evs += [RtmpPublish(app, "vmix").event(0), RtmpUnpublish(app, "vmix", snap).event(run_s * 1000)]
             for name in ("streaming", "recording", "multiCorder"):
@@ -227,7 +231,26 @@ class VmixDualStream(CheckedTask):
         solution(inst.mutant("run_35s", [N.settings], "stopped after 35 s"), run_s=35.0)
         solution(inst.mutant("no_run_recorded", [N.dual_streaming, N.settings], "no ingest/observer: cannot judge"),
                  run=False)
+        near_misses(inst, solution)
         write_cases(inst)
+
+
+def near_misses(inst: InstanceWriter, solution: Any) -> None:
+    """Just inside / just outside the other pass lines: the second cut at 31.5 / 32.5 s (30 +- 2 s; the
+    program is 2 fps, so cuts fall on 0.5 s), CAM1's ISO 40.5 / 39.5 s long (at least 40 s), the run
+    47.5 / 48.5 s (45 +- 3 s), destination b at 29.97 / 29.4 fps (30 +- 0.5)."""
+    for cut_s, lowers, side in pass_line_pair(31.5, 32.5, N.program_recording):
+        solution(inst.mutant(f"cut_at_{cut_s}s_{side}", lowers, f"second cut at {cut_s} s: {side} 30 +- 2 s"),
+                 cuts=(15.0, cut_s))
+    for iso_s, lowers, side in pass_line_pair(40.5, 39.5, N.iso_files):
+        solution(inst.mutant(f"cam1_iso_{iso_s}s_{side}", lowers, f"CAM1's ISO {iso_s} s long: {side} >= 40 s"),
+                 iso1_s=iso_s)
+    for run_s, lowers, side in pass_line_pair(47.5, 48.5, N.settings):
+        solution(inst.mutant(f"run_{run_s}s_{side}", lowers, f"outputs stopped after {run_s} s: {side} 45 +- 3 s"),
+                 run_s=run_s)
+    for fps, lowers, side in pass_line_pair(29.97, 29.4, N.dual_streaming):
+        solution(inst.mutant(f"b_at_{fps}fps_{side}", lowers, f"destination b at {fps} fps: {side} 30 +- 0.5"),
+                 b_fps=fps)
 
 
 def write_cases(inst: InstanceWriter) -> None:
