@@ -240,9 +240,10 @@ class WindowTutorial(CheckedTask):
         solution(inst.mutant("notification_leaks", [N.no_notification_leak], "notification drawn over the window"),
                  good, notification=True)
         solution(inst.mutant("recording_15s", [N.canvas_duration], "stopped after 15 s"), good, dur_s=15.0)
-        for dur_s, lowers, side in pass_line_pair(18.5, 17.5, N.canvas_duration):  # the seed's 18-25 s window, lower edge
-            solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers, f"stopped after {dur_s} s: {side} 18-25 s"),
-                     good, dur_s=dur_s)
+        for inside, outside in ((18.5, 17.5), (24.5, 25.5)):   # the seed's 18-25 s window, lower and upper edge
+            for dur_s, lowers, side in pass_line_pair(inside, outside, N.canvas_duration):
+                solution(inst.mutant(f"recording_{dur_s}s_{side}", lowers, f"stopped after {dur_s} s: {side} 18-25 s"),
+                         good, dur_s=dur_s)
         solution(inst.mutant("canvas_1080p", [N.canvas_duration], "canvas left at 1920x1080"), good, size=(1920, 1080))
         solution(inst.mutant("no_equals", [N.action_recorded], "= never pressed: display shows 34"), good, final="34")
         solution(inst.mutant("ffmpeg_wrote_recording", [N.window_only], "recording made with ffmpeg x11grab"), good,
