@@ -213,7 +213,7 @@ class GreenScreenKey(CheckedTask):
         solution(inst.mutant("green_halo", [N.key_iou, N.no_residual_green],
                              "similarity too low: a green halo rings the person"), good, composite(office, 10.0, halo=True))
         solution(inst.mutant("spill_on_edges", [N.spill_suppressed], "spill reduction at 0"), good,
-                 composite(office, 10.0, spill=True))
+                 composite(office, 10.0, spill_codes=100.0))
         solution(inst.mutant("dark_green_corner", [N.no_residual_green], "uneven green: a dark patch not keyed"),
                  good, composite(office, 10.0, patch=True))
         solution(inst.mutant("hair_keyed_out", [N.key_iou], "smoothness too high: the hair is keyed away"), good,
@@ -235,8 +235,9 @@ class GreenScreenKey(CheckedTask):
 def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: dict[str, Any]) -> None:
     """Each per-frame pass line with a case just inside (full) and just outside (0 on every sampled
     frame): residual green 0.3 % of the background (0.2 / 0.4 %, a dark-green block in a corner) and
-    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0); the
-    recording's length 10 +- 1.5 s (11.4 / 11.6 s)."""
+    foreground IoU 0.95 (0.965 / 0.935, shirt pixels keyed through; the oracle's IoU is 1.0); edge spill
+    at the clean key's band + 25 codes (+20 / +30 codes green in the 2 px band: measured -49.2 / -39.4
+    against the line -44.25 on seed 7); the recording's length 10 +- 1.5 s (11.4 / 11.6 s)."""
     h, w = office.shape[:2]
     fg_px = int((matte_at(0.0, w, h) > 127).sum())   # the person's area is the same at every time
     bg_px = w * h - fg_px
@@ -244,6 +245,10 @@ def near_misses(inst: InstanceWriter, solution: Any, office: np.ndarray, good: d
         solution(inst.mutant(f"green_{pct}pct_{side}", lowers,
                              f"{pct} % of the background still green: {side} the 0.3 % pass line"),
                  good, composite(office, 10.0, green_px=round(bg_px * pct / 100)))
+    for codes, lowers, side in pass_line_pair(20.0, 30.0, N.spill_suppressed):
+        solution(inst.mutant(f"spill_{codes:.0f}_codes_{side}", lowers,
+                             f"spill reduction too weak: the edge band {codes:.0f} codes greener than the clean key, "
+                             f"{side} its +25 codes"), good, composite(office, 10.0, spill_codes=codes))
     for iou, lowers, side in pass_line_pair(0.965, 0.935, N.key_iou):
         solution(inst.mutant(f"iou_{iou}_{side}", lowers,
                              f"foreground IoU {iou}: shirt pixels keyed away, {side} the 0.95 pass line"),
@@ -310,10 +315,10 @@ def green_take(t: float, w: int, h: int) -> np.ndarray:
     return np.where(m, person(w, h, t), bg)
 
 
-def composite(office: np.ndarray, dur_s: float, *, halo: bool = False, spill: bool = False, patch: bool = False,
+def composite(office: np.ndarray, dur_s: float, *, halo: bool = False, spill_codes: float = 0.0, patch: bool = False,
               no_hair: bool = False, green_px: int = 0, hole_px: int = 0) -> list[np.ndarray]:
     """The keyed recording: the person over the office. Faults: a green halo ring, spill on the edge
-    band, a dark-green 8x8 patch, the hair keyed away; `green_px` dark-green pixels left in the
+    band (g - (r+b)/2 raised by `spill_codes` before clipping), a dark-green 8x8 patch, the hair keyed away; `green_px` dark-green pixels left in the
     lower-left corner (a 6-row block, away from the person); `hole_px` pixels of the shirt keyed
     through to the office (a 10-row block inside the shoulders, >= 3 px from any edge: IoU drops by
     hole_px / foreground area and nothing else moves)."""
@@ -323,9 +328,9 @@ def composite(office: np.ndarray, dur_s: float, *, halo: bool = False, spill: bo
         t = i / FPS
         m = matte_at(t, w, h, hair=not no_hair) > 127
         fgimg = person(w, h, t).astype(int)
-        if spill:
+        if spill_codes:
             edge = m & ~cv2.erode(m.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-            fgimg[edge] = np.clip(fgimg[edge] + [-30, 70, -30], 0, 255)
+            fgimg[edge] = np.clip(fgimg[edge] + np.array([-0.3, 0.7, -0.3]) * spill_codes, 0, 255).round()
         img = np.where(m[..., None], fgimg, office.astype(int)).astype(np.uint8)
         if halo:
             ring = cv2.dilate(m.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) & ~m
