@@ -270,11 +270,11 @@ class VerticalCanvas(CheckedTask):
 
         def solution(folder: Path, cfg: dict, *, coll: dict[str, Any] = coll, vert_frames: list | None = None, vert_s: float = 15.0,
                      vert_name: str = "2026-11-30 21-00-01.mkv", writer: str = "obs", run: bool = True,
-                     lossless: bool = False) -> None:
+                     lossless: bool = False, main_s: float = 15.0) -> None:
             InstanceWriter.write_json(folder / PLUGIN_DIR / "config.json", cfg)
             write_obs31_collection(folder / OBS_DIR, coll)
-            media(folder / "recordings" / "2026-11-30 21-00-00.mkv", ("main", 15),
-                  lambda: ([np.full((1080, 1920, 3), 60, np.uint8)] * 15, 1))
+            media(folder / "recordings" / "2026-11-30 21-00-00.mkv", ("main", main_s),
+                  lambda: ([np.full((1080, 1920, 3), 60, np.uint8)] * round(main_s * 2), 2))
             vf = vert_frames if vert_frames is not None else vertical_frames(cam, game)
             if lossless:
                 write_media(folder / VERT_DIR / vert_name, vf * round(vert_s / len(vf)), 1, codec="ffv1")
@@ -305,6 +305,14 @@ class VerticalCanvas(CheckedTask):
                  vert_name="2026-11-30 21-01-05.mkv")
         solution(inst.mutant("no_audit", [N.vertical_canvas_config],
                  "no audit recorded: cannot judge"), good, run=False)
+        # "~15 s" is 15 +- 2 s (the main recording 16.5 / 17.5 s: one flat colour, cheap to encode at 2 fps);
+        # "recorded together" is starts within 5 s (file names carry whole seconds: 5 s on the line, 6 s past it)
+        for main_s, lowers, side in pass_line_pair(16.5, 17.5, N.both_recordings):
+            solution(inst.mutant(f"main_{main_s}s_{side}", lowers, f"main recording {main_s} s: {side} 15 +- 2 s"),
+                     good, main_s=main_s)
+        for late_s, lowers, side in pass_line_pair(5, 6, N.both_recordings):
+            solution(inst.mutant(f"vertical_{late_s}s_later_{side}", lowers, f"vertical recording started {late_s} s "
+                                 f"after the main one: {side} 5 s"), good, vert_name=f"2026-11-30 21-00-0{late_s}.mkv")
         write_cases(inst)
 
 
