@@ -1,0 +1,37 @@
+"""Near-miss mutant pairs at a seed line (issue 21): just inside lowers nothing, just outside scores 0
+on exactly its check. Renders are lossless, so the value measured is the value applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verifiers.synthkit import grading as g
+
+#: how far either side of an untouched-region line (mean ΔE2000) the pair sits
+UNTOUCHED_MARGIN_DE2000 = 0.2
+
+
+def write_pair(inst: Any, label: str, check: str, inside: np.ndarray, outside: np.ndarray,
+               write: Callable[[Path, np.ndarray], None], why_inside: str, why_outside: str) -> None:
+    """Mutants near_miss_<label>_inside (expects nothing lowered) and _outside (expects `check`);
+    `write(folder, frames)` writes the render and whatever else the task's oracle carries (a DRX)."""
+    write(inst.mutant(f"near_miss_{label}_inside", [], why_inside), inside)
+    write(inst.mutant(f"near_miss_{label}_outside", [check], why_outside), outside)
+
+
+def untouched_pair(inst: Any, check: str, render8: np.ndarray, src8: np.ndarray, regions: list[np.ndarray],
+                   line_de2000: float, write: Callable[[Path, np.ndarray], None], label: str = "untouched") -> None:
+    """The pair at an untouched-region line: the oracle with each region's L* lifted (per frame, region
+    by region: the scorer judges the worst region) to a mean ΔE2000 just under line − margin (passes)
+    and just over line + margin (fails every frame)."""
+    lo, hi = line_de2000 - UNTOUCHED_MARGIN_DE2000, line_de2000 + UNTOUCHED_MARGIN_DE2000
+    inside, outside = render8, render8
+    for region in regions:
+        inside = g.lift_to_de(inside, src8, region, lo, above=False)
+        outside = g.lift_to_de(outside, src8, region, hi, above=True)
+    write_pair(inst, label, check, inside, outside, write, f"{label} region moved mean ΔE2000 {lo:.1f}: just inside the {line_de2000} line",
+               f"{label} region moved mean ΔE2000 {hi:.1f}: just outside the {line_de2000} line")
