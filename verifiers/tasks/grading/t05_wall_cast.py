@@ -18,6 +18,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.paramtypes.grading import MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched
 
@@ -122,3 +123,9 @@ class WallCast(GradingTask):
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=6.5, db=-3))
         m = inst.mutant("near_miss_neutral_outside", [N.wall_neutral], "wall a* −2.5: just outside the 2 a* edge")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=5.5, db=-3))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        untouched_pair(inst, N.skin_untouched, g.grade_lab(src, wall, da=8, db=-3), src, [masks["skin"]], 1.5, write,
+                       "skin")

@@ -18,6 +18,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 
@@ -141,3 +142,8 @@ class HotSky(GradingTask):
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=8.7)))
         m = inst.mutant("near_miss_drop_outside", [N.highlights_lowered], "sky p99 about 7 % lower: just outside 8 %")
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=7.0)))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        untouched_pair(inst, N.road_car_unchanged, oracle, src, [masks["road"], masks["car"]], 1.5, write, "road_car")

@@ -18,6 +18,7 @@ from verifiers.paramtypes.grading import SignToned
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     chroma_change_pct,
@@ -106,3 +107,8 @@ class NeonSign(GradingTask):
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.68))
         m = inst.mutant("near_miss_chroma_outside", [N.sign_toned_down], "chroma −27 %: just outside the −30 % edge")
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.73))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        untouched_pair(inst, N.actors_untouched, tame(window), src, [masks["actors"]], 1.0, write, "actors")

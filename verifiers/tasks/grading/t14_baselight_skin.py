@@ -263,6 +263,14 @@ class BaselightSkin(GradingTask):
             render(m, db=db)
             blgs(m)
 
+        # near misses at the seed's |ΔL*| ≤ 2 line (b* +4 as the oracle): lifted 1.8 passes, 2.2 fails every shot
+        for name, lowers, why, dl in (
+                ("near_miss_lift_inside", [], "lead skin warmed and lifted 1.8 L*: just inside the 2 L* edge", 1.8),
+                ("near_miss_lift_outside", [N.lead_skin_warmed], "lifted 2.2 L*: just outside the 2 L* edge", 2.2)):
+            m = inst.mutant(name, lowers, why)
+            render(m, dl=dl)
+            blgs(m)
+
         # gaming baselines (issue 21): the ungraded EXRs handed back, with and without the BLGs
         files = [(f"{EXR_DIR}/Harbor_Sc_shot_{s}.exr", f"copy:gt/source_exr/shot_{s}.exr") for s in SHOTS]
         inst.baseline_case("unedited_copy", files, why="the source EXRs handed back")

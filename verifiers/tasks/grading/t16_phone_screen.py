@@ -23,6 +23,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
@@ -234,3 +235,9 @@ class PhoneScreen(GradingTask):
                 ("near_miss_screen_outside", [N.screen_corrected], "screen L* +5.8: just outside 3 ΔE2000", 5.8)):
             m = inst.mutant(name, lowers, why)
             g.write_video(m / OUTPUT, g.grade_lab(corrected(screen, ui), screen, dl=dl))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        untouched_pair(inst, N.surroundings_untouched, corrected(screen, ui), src, [masks["hand"], masks["background"]],
+                       1.0, write, "surroundings")

@@ -16,15 +16,18 @@ UNTOUCHED_MARGIN_DE2000 = 0.2
 
 
 def write_pair(inst: Any, label: str, check: str, inside: np.ndarray, outside: np.ndarray,
-               write: Callable[[Path, np.ndarray], None], why_inside: str, why_outside: str) -> None:
-    """Mutants near_miss_<label>_inside (expects nothing lowered) and _outside (expects `check`);
+               write: Callable[[Path, np.ndarray], None], why_inside: str, why_outside: str,
+               also: list[str] | None = None) -> None:
+    """Mutants near_miss_<label>_inside (expects nothing lowered) and _outside (expects `check`, and
+    `also` where another check judges the same quantity at the same line);
     `write(folder, frames)` writes the render and whatever else the task's oracle carries (a DRX)."""
     write(inst.mutant(f"near_miss_{label}_inside", [], why_inside), inside)
-    write(inst.mutant(f"near_miss_{label}_outside", [check], why_outside), outside)
+    write(inst.mutant(f"near_miss_{label}_outside", [check, *(also or [])], why_outside), outside)
 
 
 def untouched_pair(inst: Any, check: str, render8: np.ndarray, src8: np.ndarray, regions: list[np.ndarray],
-                   line_de2000: float, write: Callable[[Path, np.ndarray], None], label: str = "untouched") -> None:
+                   line_de2000: float, write: Callable[[Path, np.ndarray], None], label: str = "untouched",
+                   also: list[str] | None = None) -> None:
     """The pair at an untouched-region line: the oracle with each region's L* lifted (per frame, region
     by region: the scorer judges the worst region) to a mean ΔE2000 just under line − margin (passes)
     and just over line + margin (fails every frame)."""
@@ -34,4 +37,4 @@ def untouched_pair(inst: Any, check: str, render8: np.ndarray, src8: np.ndarray,
         inside = g.lift_to_de(inside, src8, region, lo, above=False)
         outside = g.lift_to_de(outside, src8, region, hi, above=True)
     write_pair(inst, label, check, inside, outside, write, f"{label} region moved mean ΔE2000 {lo:.1f}: just inside the {line_de2000} line",
-               f"{label} region moved mean ΔE2000 {hi:.1f}: just outside the {line_de2000} line")
+               f"{label} region moved mean ΔE2000 {hi:.1f}: just outside the {line_de2000} line", also)
