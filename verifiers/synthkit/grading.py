@@ -194,7 +194,7 @@ def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
 
 
 def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_de2000: float, *,
-               above: bool, max_dl: float = 15.0, steps: int = 14) -> np.ndarray:
+               above: bool, max_dl: float = 8.0, steps: int = 10) -> np.ndarray:
     """`render8` with the masked pixels' L* raised, frame by frame, until their mean ΔE2000 against
     `src8` is `target_de2000`, just `above` it or just below (bisection on the 8-bit result; a pure L*
     lift moves ΔE2000 monotonically). Why: a near-miss pair at an untouched-region check's line ("ΔE2000 ≤ 1.5") needs a

@@ -18,7 +18,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 
@@ -145,5 +145,9 @@ class HotSky(GradingTask):
 
         def write(folder, frames: np.ndarray) -> None:
             g.write_video(folder / OUTPUT, frames)
+
+        write_pair(inst, "clouds", N.cloud_detail, g.to_rgb8(recover(lab, sky, stretch=1.33)),
+                   g.to_rgb8(recover(lab, sky, stretch=1.28)), write,
+                   "cloud L* std up ≈ 32 %: just inside the 30 % edge", "std up ≈ 27 %: just outside 30 %")
 
         untouched_pair(inst, N.road_car_unchanged, oracle, src, [masks["road"], masks["car"]], 1.5, write, "road_car")

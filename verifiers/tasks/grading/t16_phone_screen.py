@@ -23,7 +23,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
@@ -239,5 +239,20 @@ class PhoneScreen(GradingTask):
         def write(folder, frames: np.ndarray) -> None:
             g.write_video(folder / OUTPUT, frames)
 
-        untouched_pair(inst, N.surroundings_untouched, corrected(screen, ui), src, [masks["hand"], masks["background"]],
-                       1.0, write, "surroundings")
+        oracle = corrected(screen, ui)
+        write_pair(inst, "whites", N.whites_neutral, g.grade_lab(oracle, masks["ui_white"], db=1.7),
+                   g.grade_lab(oracle, masks["ui_white"], db=2.3), write, "UI whites b* +1.7: just inside the 2 b* edge",
+                   "UI whites b* +2.3: just outside 2")
+
+        def grown(right_px: int, down_px: int) -> np.ndarray:  # the window drawn a few px past the screen
+            big = screen | np.roll(screen, right_px, axis=2) | np.roll(screen, down_px, axis=1)
+            return g.grade_lab(oracle, big & ~screen, db=-9, da=3)
+
+        write_pair(inst, "window", N.window_tracking, grown(1, 0), grown(2, 0), write,
+                   "window 1 px past the screen's right edge: just inside the 1.5 px line",
+                   "window 2 px past the right edge: just outside 1.5 px")
+
+        # the hand holding the phone lifted to 1.2 ΔE2000 (≈ 2 L* at its lightness) reads as changed (> CHANGED_LAB)
+        # where it touches the screen: the window check then sees the grade spill onto it, and fails too
+        untouched_pair(inst, N.surroundings_untouched, oracle, src, [masks["hand"], masks["background"]],
+                       1.0, write, "surroundings", also=[N.window_tracking])
