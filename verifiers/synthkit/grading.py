@@ -194,25 +194,30 @@ def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
 
 
 def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_de2000: float, *,
-               above: bool, max_dl: float = 8.0, steps: int = 10) -> np.ndarray:
-    """`render8` with the masked pixels' L* raised, frame by frame, until their mean ΔE2000 against
-    `src8` is `target_de2000`, just `above` it or just below (bisection on the 8-bit result; a pure L*
-    lift moves ΔE2000 monotonically). Why: a near-miss pair at an untouched-region check's line ("ΔE2000 ≤ 1.5") needs a
-    region left *almost* alone, measured the way the scorer measures it (sRGB → Lab, mean over the mask)."""
+               above: bool, measure: Any = None, max_dl: float = 8.0, steps: int = 10) -> np.ndarray:
+    """`render8` with the masked pixels' L* raised, frame by frame, until their ΔE2000 against `src8` is
+    `target_de2000`, just `above` it or just below (bisection on the 8-bit result; a pure L* lift moves
+    ΔE2000 monotonically). Why: a near-miss pair at an untouched-region line ("ΔE2000 ≤ 1.5") needs a
+    region left *almost* alone, measured the way the scorer measures it: `measure(src_px, render_px)`
+    on the frame's masked (1, k, 3) uint8 pixels, by default their mean per-pixel ΔE2000."""
     from verifiers.measure.colour import delta_e2000, rgb_to_lab
 
+    def mean_de(a: np.ndarray, b: np.ndarray) -> float:
+        return float(delta_e2000(rgb_to_lab(a), rgb_to_lab(b)).mean())
+
+    measure = measure or mean_de
     out = render8.copy()
     for i in range(len(render8)):
         sel = np.asarray(mask[i], dtype=bool)
         if not sel.any():
             continue
-        ref, lab = rgb_to_lab(src8[i][sel][None]), rgb_to_lab(render8[i][sel][None])
+        ref, lab = src8[i][sel][None], to_lab(render8[i][sel][None])
         lo, hi = 0.0, max_dl
         for _ in range(steps):
             mid = (lo + hi) / 2
             lab_mid = lab.copy()
             lab_mid[..., 0] += mid
-            if float(delta_e2000(ref, rgb_to_lab(to_rgb8(lab_mid))).mean()) < target_de2000:
+            if measure(ref, to_rgb8(lab_mid)) < target_de2000:
                 lo = mid
             else:
                 hi = mid

@@ -157,3 +157,9 @@ class SkinHue(GradingTask):
 
         untouched_pair(inst, N.lips_eyes, even_hue(src, skin, 0.45), src, [masks["lips"], masks["eyes"]], 1.5, write,
                        "lips_eyes")
+
+        def mean_colour_de(a: np.ndarray, b: np.ndarray) -> float:  # mean_skin's statistic
+            return float(delta_e2000(mean_lab(a), mean_lab(b)))
+
+        untouched_pair(inst, N.mean_skin, even_hue(src, skin, 0.45), src, [skin], 2.0, write, "mean_skin",
+                       measure=mean_colour_de)

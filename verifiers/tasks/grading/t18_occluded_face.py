@@ -21,6 +21,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import window_checks
 from verifiers.tasks.grading._shared.gain import per_frame_gain
+from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share
 from verifiers.tasks.grading._shared.shot import ShotFacts
@@ -125,3 +126,12 @@ class OccludedFace(GradingTask):
         g.write_video(m / OUTPUT, relight(centre, stops=0.33))
         m = inst.mutant("near_miss_gain_outside", [N.face_gain], "face +0.27 stop: just outside the 0.3 stop edge")
         g.write_video(m / OUTPUT, relight(centre, stops=0.27))
+
+        # near misses at the drift line (gain centroid within 15 % of the face's 41 px width): the window
+        # 5 px (12 %) off the face's centre passes in full, 7 px (17 %) fails every frame
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        write_pair(inst, "drift", N.no_drift, relight(centre + np.array([5.0, 0.0])), relight(centre + np.array([7.0, 0.0])), write,
+                   "window 5 px off the face centre (12 % of its width): just inside 15 %",
+                   "window 7 px off (17 %): just outside 15 %")

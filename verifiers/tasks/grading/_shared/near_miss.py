@@ -27,14 +27,15 @@ def write_pair(inst: Any, label: str, check: str, inside: np.ndarray, outside: n
 
 def untouched_pair(inst: Any, check: str, render8: np.ndarray, src8: np.ndarray, regions: list[np.ndarray],
                    line_de2000: float, write: Callable[[Path, np.ndarray], None], label: str = "untouched",
-                   also: list[str] | None = None) -> None:
+                   also: list[str] | None = None, measure: Any = None) -> None:
     """The pair at an untouched-region line: the oracle with each region's L* lifted (per frame, region
     by region: the scorer judges the worst region) to a mean ΔE2000 just under line − margin (passes)
-    and just over line + margin (fails every frame)."""
+    and just over line + margin (fails every frame); `measure` as in `lift_to_de` (default: the mean
+    per-pixel ΔE2000 the untouched checks read)."""
     lo, hi = line_de2000 - UNTOUCHED_MARGIN_DE2000, line_de2000 + UNTOUCHED_MARGIN_DE2000
     inside, outside = render8, render8
     for region in regions:
-        inside = g.lift_to_de(inside, src8, region, lo, above=False)
-        outside = g.lift_to_de(outside, src8, region, hi, above=True)
+        inside = g.lift_to_de(inside, src8, region, lo, above=False, measure=measure)
+        outside = g.lift_to_de(outside, src8, region, hi, above=True, measure=measure)
     write_pair(inst, label, check, inside, outside, write, f"{label} region moved mean ΔE2000 {lo:.1f}: just inside the {line_de2000} line",
                f"{label} region moved mean ΔE2000 {hi:.1f}: just outside the {line_de2000} line", also)
