@@ -193,34 +193,68 @@ def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
     return path
 
 
-def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_de2000: float, *,
-               above: bool, measure: Any = None, max_dl: float = 8.0, steps: int = 10) -> np.ndarray:
-    """`render8` with the masked pixels' L* raised, frame by frame, until their ΔE2000 against `src8` is
-    `target_de2000`, just `above` it or just below (bisection on the 8-bit result; a pure L* lift moves
-    ΔE2000 monotonically). Why: a near-miss pair at an untouched-region line ("ΔE2000 ≤ 1.5") needs a
-    region left *almost* alone, measured the way the scorer measures it: `measure(src_px, render_px)`
-    on the frame's masked (1, k, 3) uint8 pixels, by default their mean per-pixel ΔE2000."""
-    from verifiers.measure.colour import delta_e2000, rgb_to_lab
-
-    def mean_de(a: np.ndarray, b: np.ndarray) -> float:
-        return float(delta_e2000(rgb_to_lab(a), rgb_to_lab(b)).mean())
-
-    measure = measure or mean_de
+def bisect_region(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target: float, *, above: bool,
+                  apply: Any, measure: Any, max_x: float, steps: int = 10) -> np.ndarray:
+    """`render8` with `apply(px, x)` done to the masked pixels ((1, k, 3) uint8), x found frame by frame
+    (bisection over [0, max_x]) so that `measure(src_frame, new_frame, frame_mask)` sits at `target`,
+    just `above` it or just below. `measure` must grow with x (it may step: the 8-bit result is what is
+    measured). Why: near-miss pairs at a seed line, measured the way the scorer measures it."""
     out = render8.copy()
     for i in range(len(render8)):
         sel = np.asarray(mask[i], dtype=bool)
         if not sel.any():
             continue
-        ref, lab = src8[i][sel][None], to_lab(render8[i][sel][None])
-        lo, hi = 0.0, max_dl
+        px, frame = render8[i][sel][None], render8[i].copy()
+
+        def at(x: float, frame: np.ndarray = frame, sel: np.ndarray = sel, px: np.ndarray = px) -> np.ndarray:
+            frame[sel] = apply(px, x)[0]
+            return frame
+
+        lo, hi = 0.0, max_x
         for _ in range(steps):
             mid = (lo + hi) / 2
-            lab_mid = lab.copy()
-            lab_mid[..., 0] += mid
-            if measure(ref, to_rgb8(lab_mid)) < target_de2000:
-                lo = mid
-            else:
-                hi = mid
-        lab[..., 0] += hi if above else lo
-        out[i][sel] = to_rgb8(lab)[0]
+            lo, hi = (mid, hi) if measure(src8[i], at(mid), sel) < target else (lo, mid)
+        out[i] = at(hi if above else lo)
     return out
+
+
+def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_de2000: float, *,
+               above: bool, measure: Any = None) -> np.ndarray:
+    """`render8` with the masked pixels' L* raised, frame by frame, until their ΔE2000 against `src8` is
+    `target_de2000`, just `above` it or just below (a pure L* lift moves ΔE2000 monotonically). Why: a
+    near-miss pair at an untouched-region line ("ΔE2000 ≤ 1.5") needs a region left *almost* alone;
+    `measure(src_px, render_px)` on the masked (1, k, 3) pixels is the check's statistic, by default
+    the mean per-pixel ΔE2000."""
+    from verifiers.measure.colour import delta_e2000, rgb_to_lab
+
+    def mean_de(a: np.ndarray, b: np.ndarray) -> float:
+        return float(delta_e2000(rgb_to_lab(a), rgb_to_lab(b)).mean())
+
+    def lift(px: np.ndarray, dl: float) -> np.ndarray:
+        lab = to_lab(px)
+        lab[..., 0] += dl
+        return to_rgb8(lab)
+
+    stat = measure or mean_de
+    return bisect_region(render8, src8, mask, target_de2000, above=above, apply=lift, max_x=8.0,
+                         measure=lambda a, b, sel: stat(a[sel][None], b[sel][None]))
+
+
+def gain_to_p95(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_stops: float, *,
+                above: bool, smooth_px: float = 1.5) -> np.ndarray:
+    """`render8` with the masked pixels lifted in linear light until the 95th percentile of |gain| over
+    the mask is `target_stops`, just `above` or just below; gain as the scorers read it: log2 linear-Y
+    ratio against `src8` (0 below Y 0.01), smoothed `smooth_px`. The pair at a "gain ≤ x stop" line."""
+    weights = np.array([0.2126, 0.7152, 0.0722])
+
+    def lin_y(frame: np.ndarray) -> np.ndarray:
+        c = frame.astype(np.float64) / 255.0
+        return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4) @ weights
+
+    def p95(a: np.ndarray, b: np.ndarray, sel: np.ndarray) -> float:
+        ya, yb = lin_y(a), lin_y(b)
+        gmap = np.where((ya > 0.01) & (yb > 0.01), np.log2(np.maximum(yb, 1e-6) / np.maximum(ya, 1e-6)), 0.0)
+        return float(np.percentile(np.abs(gaussian_filter(gmap, smooth_px))[sel], 95))
+
+    return bisect_region(render8, src8, mask, target_stops, above=above,
+                         apply=lambda px, st: grade_gain(px, 1.0, st), measure=p95, max_x=0.5)

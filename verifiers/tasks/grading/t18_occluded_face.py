@@ -23,7 +23,7 @@ from verifiers.tasks.grading._shared.face_window import window_checks
 from verifiers.tasks.grading._shared.gain import per_frame_gain
 from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share
+from verifiers.tasks.grading._shared.regions import bbox_region, frame_share
 from verifiers.tasks.grading._shared.shot import ShotFacts
 
 OUTPUT = "state/confession_render.mov"
@@ -135,3 +135,15 @@ class OccludedFace(GradingTask):
         write_pair(inst, "drift", N.no_drift, relight(centre + np.array([5.0, 0.0])), relight(centre + np.array([7.0, 0.0])), write,
                    "window 5 px off the face centre (12 % of its width): just inside 15 %",
                    "window 7 px off (17 %): just outside 15 %")
+        oracle, bg = relight(centre), ~bbox_region(masks["face"], 1.3)
+        write_pair(inst, "background", N.background_untouched, g.gain_to_p95(oracle, src, bg, 0.045, above=False),
+                   g.gain_to_p95(oracle, src, bg, 0.055, above=True), write,
+                   "background p95 |gain| 0.045 stop: just inside the 0.05 stop line", "0.055 stop: just outside 0.05")
+        a, b = occ
+        hand_lit = {}
+        for side, stops in (("inside", 0.035), ("outside", 0.065)):
+            frames = oracle.copy()
+            frames[a:b] = g.grade_gain(oracle[a:b], hand[a:b], stops)
+            hand_lit[side] = frames
+        write_pair(inst, "hand", N.occlusion_frames, hand_lit["inside"], hand_lit["outside"], write,
+                   "hand lifted +0.035 stop as it crosses: just inside the 0.05 stop line", "+0.065 stop: just outside")
