@@ -239,22 +239,3 @@ def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_d
     return bisect_region(render8, src8, mask, target_de2000, above=above, apply=lift, max_x=8.0,
                          measure=lambda a, b, sel: stat(a[sel][None], b[sel][None]))
 
-
-def gain_to_p95(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_stops: float, *,
-                above: bool, smooth_px: float = 1.5) -> np.ndarray:
-    """`render8` with the masked pixels lifted in linear light until the 95th percentile of |gain| over
-    the mask is `target_stops`, just `above` or just below; gain as the scorers read it: log2 linear-Y
-    ratio against `src8` (0 below Y 0.01), smoothed `smooth_px`. The pair at a "gain ≤ x stop" line."""
-    weights = np.array([0.2126, 0.7152, 0.0722])
-
-    def lin_y(frame: np.ndarray) -> np.ndarray:
-        c = frame.astype(np.float64) / 255.0
-        return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4) @ weights
-
-    def p95(a: np.ndarray, b: np.ndarray, sel: np.ndarray) -> float:
-        ya, yb = lin_y(a), lin_y(b)
-        gmap = np.where((ya > 0.01) & (yb > 0.01), np.log2(np.maximum(yb, 1e-6) / np.maximum(ya, 1e-6)), 0.0)
-        return float(np.percentile(np.abs(gaussian_filter(gmap, smooth_px))[sel], 95))
-
-    return bisect_region(render8, src8, mask, target_stops, above=above,
-                         apply=lambda px, st: grade_gain(px, 1.0, st), measure=p95, max_x=0.5)

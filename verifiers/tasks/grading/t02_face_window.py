@@ -21,7 +21,7 @@ from verifiers.paramtypes.grading import Halo
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
-from verifiers.tasks.grading._shared.near_miss import write_pair
+from verifiers.tasks.grading._shared.near_miss import gain_to_p95, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region
 
@@ -104,6 +104,6 @@ class FaceWindow(GradingTask):
                    "window 3.2 px off the face centre (8.6 % of its width): just inside 10 %",
                    "window 4.3 px off (11.6 %): just outside 10 %")
         oracle, bg = g.grade_gain(src, window(centres), 0.3), ~bbox_region(masks["face"], 2.0)
-        write_pair(inst, "background", N.background_unchanged, g.gain_to_p95(oracle, src, bg, 0.025, above=False),
-                   g.gain_to_p95(oracle, src, bg, 0.035, above=True), write,
+        write_pair(inst, "background", N.background_unchanged, gain_to_p95(oracle, src, bg, 0.025, above=False),
+                   gain_to_p95(oracle, src, bg, 0.035, above=True), write,
                    "background p95 |gain| 0.025 stop: just inside the 0.03 stop line", "0.035 stop: just outside 0.03")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.gain import linear_y, log2_gain
 
 #: how far either side of an untouched-region line (mean ΔE2000) the pair sits
 UNTOUCHED_MARGIN_DE2000 = 0.2
@@ -39,3 +40,15 @@ def untouched_pair(inst: Any, check: str, render8: np.ndarray, src8: np.ndarray,
         outside = g.lift_to_de(outside, src8, region, hi, above=True, measure=measure)
     write_pair(inst, label, check, inside, outside, write, f"{label} region moved mean ΔE2000 {lo:.1f}: just inside the {line_de2000} line",
                f"{label} region moved mean ΔE2000 {hi:.1f}: just outside the {line_de2000} line", also)
+
+
+def gain_to_p95(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_stops: float, *,
+                above: bool) -> np.ndarray:
+    """`render8` with the masked pixels lifted in linear light until the 95th percentile of |gain| over
+    the mask (the scorers' smoothed gain map, gain.log2_gain) is `target_stops`, frame by frame, just
+    `above` or just below: the pair at a "background gain ≤ x stop" line."""
+    def p95(a: np.ndarray, b: np.ndarray, sel: np.ndarray) -> float:
+        return float(np.percentile(np.abs(log2_gain(linear_y(a[None]), linear_y(b[None]))[0])[sel], 95))
+
+    return g.bisect_region(render8, src8, mask, target_stops, above=above,
+                           apply=lambda px, st: g.grade_gain(px, 1.0, st), measure=p95, max_x=0.5)
