@@ -194,27 +194,30 @@ def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
 
 
 def bisect_region(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target: float, *, above: bool,
-                  apply: Any, measure: Any, max_x: float, steps: int = 10) -> np.ndarray:
+                  apply: Any, measure: Any, max_x: float, steps: int = 10, search_stride: int = 1) -> np.ndarray:
     """`render8` with `apply(px, x)` done to the masked pixels ((1, k, 3) uint8), x found frame by frame
     (bisection over [0, max_x]) so that `measure(src_frame, new_frame, frame_mask)` sits at `target`,
     just `above` it or just below. `measure` must grow with x (it may step: the 8-bit result is what is
-    measured). Why: near-miss pairs at a seed line, measured the way the scorer measures it."""
+    measured). A per-pixel measure may search on every `search_stride`-th masked pixel (raster order,
+    as the scorers sample ΔE2000). Why: near-miss pairs at a seed line, measured as the scorer does."""
     out = render8.copy()
     for i in range(len(render8)):
         sel = np.asarray(mask[i], dtype=bool)
         if not sel.any():
             continue
-        px, frame = render8[i][sel][None], render8[i].copy()
+        part = np.zeros_like(sel)
+        part.flat[np.flatnonzero(sel)[::search_stride]] = True
+        px, frame = render8[i][part][None], render8[i].copy()
 
-        def at(x: float, frame: np.ndarray = frame, sel: np.ndarray = sel, px: np.ndarray = px) -> np.ndarray:
-            frame[sel] = apply(px, x)[0]
+        def at(x: float, frame: np.ndarray = frame, part: np.ndarray = part, px: np.ndarray = px) -> np.ndarray:
+            frame[part] = apply(px, x)[0]
             return frame
 
         lo, hi = 0.0, max_x
         for _ in range(steps):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if measure(src8[i], at(mid), sel) < target else (lo, mid)
-        out[i] = at(hi if above else lo)
+            lo, hi = (mid, hi) if measure(src8[i], at(mid), part) < target else (lo, mid)
+        out[i][sel] = apply(render8[i][sel][None], hi if above else lo)[0]
     return out
 
 
@@ -236,6 +239,6 @@ def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_d
         return to_rgb8(lab)
 
     stat = measure or mean_de
-    return bisect_region(render8, src8, mask, target_de2000, above=above, apply=lift, max_x=8.0,
+    return bisect_region(render8, src8, mask, target_de2000, above=above, apply=lift, max_x=8.0, search_stride=3,
                          measure=lambda a, b, sel: stat(a[sel][None], b[sel][None]))
 
