@@ -270,29 +270,18 @@ class BaselightSkin(GradingTask):
         render(m, dl=4.0)
         blgs(m)
 
-        # near misses at the seed's line (b* +2 … +6 per shot): +5.7 passes on every shot, +6.3 fails every shot
-        for name, lowers, why, db in (
-                ("near_miss_warm_inside", [], "lead skin b* +5.7: just inside the +6 edge", 5.7),
-                ("near_miss_warm_outside", [N.lead_skin_warmed], "lead skin b* +6.3: just outside +6", 6.3)):
+        # near misses at the seed's lines, each pair on every shot: lead skin b* +2 … +6 (+5.7 passes, +6.3 fails),
+        # its |ΔL*| ≤ 2 with b* +4 as the oracle (1.8 passes, 2.2 fails), the crowd's mean ΔE2000 ≤ 1.5 (1.3 / 1.7)
+        for name, lowers, why, change in (
+                ("near_miss_warm_inside", [], "lead skin b* +5.7: just inside the +6 edge", {"db": 5.7}),
+                ("near_miss_warm_outside", [N.lead_skin_warmed], "lead skin b* +6.3: just outside +6", {"db": 6.3}),
+                ("near_miss_lift_inside", [], "lead skin warmed and lifted 1.8 L*: just inside the 2 L* edge", {"dl": 1.8}),
+                ("near_miss_lift_outside", [N.lead_skin_warmed], "lifted 2.2 L*: just outside the 2 L* edge", {"dl": 2.2}),
+                ("near_miss_crowd_inside", [], "crowd skin moved mean ΔE2000 1.3: just inside the 1.5 line",
+                 {"crowd_de": 1.3}),
+                ("near_miss_crowd_outside", [N.crowd_unchanged], "crowd moved 1.7: just outside 1.5", {"crowd_de": 1.7})):
             m = inst.mutant(name, lowers, why)
-            render(m, db=db)
-            blgs(m)
-
-        # near misses at the seed's |ΔL*| ≤ 2 line (b* +4 as the oracle): lifted 1.8 passes, 2.2 fails every shot
-        for name, lowers, why, dl in (
-                ("near_miss_lift_inside", [], "lead skin warmed and lifted 1.8 L*: just inside the 2 L* edge", 1.8),
-                ("near_miss_lift_outside", [N.lead_skin_warmed], "lifted 2.2 L*: just outside the 2 L* edge", 2.2)):
-            m = inst.mutant(name, lowers, why)
-            render(m, dl=dl)
-            blgs(m)
-
-        # near misses at the crowd line (mean ΔE2000 ≤ 1.5 on every shot): the crowd's skin lifted to 1.3 passes,
-        # to 1.7 on every shot fails
-        for name, lowers, why, de in (
-                ("near_miss_crowd_inside", [], "crowd skin moved mean ΔE2000 1.3: just inside the 1.5 line", 1.3),
-                ("near_miss_crowd_outside", [N.crowd_unchanged], "crowd moved 1.7: just outside 1.5", 1.7)):
-            m = inst.mutant(name, lowers, why)
-            render(m, crowd_de=de)
+            render(m, **change)
             blgs(m)
 
         # gaming baselines (issue 21): the ungraded EXRs handed back, with and without the BLGs

@@ -23,7 +23,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import centroid_offsets_px, window_checks
 from verifiers.tasks.grading._shared.gain import linear_y, log2_gain, per_frame_gain
-from verifiers.tasks.grading._shared.near_miss import gain_to_p95, write_pair
+from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share
 from verifiers.tasks.grading._shared.shot import ShotFacts
@@ -152,10 +152,27 @@ class OccludedFace(GradingTask):
                    relight(drifted(src, masks["face"], relight, centre, 18.0)), write,
                    "window centroid 12 % of the face width off its centre on every frame: just inside 15 %",
                    "18 % off on every frame: just outside 15 %")
-        oracle, bg = relight(centre), ~bbox_region(masks["face"], 1.3)
-        write_pair(inst, "background", N.background_untouched, gain_to_p95(oracle, src, bg, 0.045, above=False),
-                   gain_to_p95(oracle, src, bg, 0.055, above=True), write,
-                   "background p95 |gain| 0.045 stop: just inside the 0.05 stop line", "0.055 stop: just outside 0.05")
+        # the background line (p95 |gain| ≤ 0.05 stop outside 1.3× the face box) is also the tracker's gain floor
+        # (0.05 stop): a lift spread over the background would move the gain centroid, so the pair is a window
+        # a little too big, symmetric about the face — its spill past the box reads 0.045 / 0.055 stop
+        oracle, bg, y0 = relight(centre), ~bbox_region(masks["face"], 1.3), linear_y(src)
+
+        def spill_p95(scale: float) -> np.ndarray:
+            gm = np.abs(log2_gain(y0, linear_y(relight(centre, scale=scale))))
+            return np.array([np.percentile(gm[i][bg[i]], 95) for i in range(n)])
+
+        def scale_at(target: float, above: bool) -> float:  # smallest/largest scale whose every frame is past target
+            lo, hi = 1.1, 2.0
+            for _ in range(10):
+                mid = (lo + hi) / 2
+                p95 = spill_p95(mid)
+                lo, hi = (mid, hi) if (p95.min() < target if above else p95.max() <= target) else (lo, mid)
+            return hi if above else lo
+
+        write_pair(inst, "background", N.background_untouched, relight(centre, scale=scale_at(0.045, above=False)),
+                   relight(centre, scale=scale_at(0.055, above=True)), write,
+                   "window a little too big: its spill past 1.3× the face box reads ≤ 0.045 stop (p95): just inside 0.05",
+                   "a little bigger: ≥ 0.055 stop on every frame: just outside 0.05")
         a, b = occ
         hand_lit = {}
         for side, stops in (("inside", 0.035), ("outside", 0.065)):
