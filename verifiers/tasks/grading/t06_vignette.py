@@ -150,13 +150,13 @@ class Vignette(GradingTask):
             g.write_video(m / OUTPUT, vignette(window, stops=stops))
             g.drx(m / DRX, nodes)
 
-        # near misses at the subject line (median gain ≥ −0.05 stop): the subject caught by −0.035 stop passes,
-        # −0.065 fails every frame
+        # near misses at the subject line (median gain ≥ −0.05 stop): the subject caught by −0.035 stop reads
+        # −0.041 and passes; −0.045 reads −0.052 (8-bit steps) and fails every frame, its pixels all still protected
         def write(folder, frames: np.ndarray) -> None:
             g.write_video(folder / OUTPUT, frames)
             g.drx(folder / DRX, nodes)
 
         oracle = vignette(window)
         write_pair(inst, "subject", N.subject_protected, g.grade_gain(oracle, subject, -0.035),
-                   g.grade_gain(oracle, subject, -0.065), write,
-                   "subject darkened −0.035 stop: just inside the −0.05 stop line", "−0.065 stop: just outside −0.05")
+                   g.grade_gain(oracle, subject, -0.045), write,
+                   "subject darkened −0.04 stop: just inside the −0.05 stop line", "−0.052 stop: just outside −0.05")
