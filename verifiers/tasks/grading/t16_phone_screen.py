@@ -248,9 +248,12 @@ class PhoneScreen(GradingTask):
             big = screen | np.roll(screen, right_px, axis=2) | np.roll(screen, down_px, axis=1)
             return g.grade_lab(oracle, big & ~screen, db=-9, da=3)
 
-        write_pair(inst, "window", N.window_tracking, grown(1, 0), grown(2, 0), write,
-                   "window 1 px past the screen's right edge: just inside the 1.5 px line",
-                   "window 2 px past the right edge: just outside 1.5 px")
+        # the window line has no whole-pixel room at 144 lines: the seed's 6 px at 1080 is 0.8 px here (floored to
+        # MIN_CORNER_PX 1.5), and the exact window already reads √2 px (the change map's 1 px smoothing spread):
+        # the oracle is the just-inside case; one pixel past the screen (7.5 px at 1080) fails every frame
+        write(inst.mutant("near_miss_window_outside", [N.window_tracking],
+                          "window 1 px past the screen's right edge (√5 px corner error): just outside 1.5 px"),
+              grown(1, 0))
 
         # the hand holding the phone lifted to 1.2 ΔE2000 (≈ 2 L* at its lightness) reads as changed (> CHANGED_LAB)
         # where it touches the screen: the window check then sees the grade spill onto it, and fails too
