@@ -191,3 +191,54 @@ def drx(path: Path, nodes: list[dict[str, str]]) -> Path:
     path.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<DRX>\n  <NodeGraph>\n{body}\n  </NodeGraph>\n</DRX>\n',
                     encoding="utf-8")
     return path
+
+
+def bisect_region(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target: float, *, above: bool,
+                  apply: Any, measure: Any, max_x: float, steps: int = 10, search_stride: int = 1) -> np.ndarray:
+    """`render8` with `apply(px, x)` done to the masked pixels ((1, k, 3) uint8), x found frame by frame
+    (bisection over [0, max_x]) so that `measure(src_frame, new_frame, frame_mask)` sits at `target`,
+    just `above` it or just below. `measure` must grow with x (it may step: the 8-bit result is what is
+    measured). A per-pixel measure may search on every `search_stride`-th masked pixel (raster order,
+    as the scorers sample ΔE2000). Why: near-miss pairs at a seed line, measured as the scorer does."""
+    out = render8.copy()
+    for i in range(len(render8)):
+        sel = np.asarray(mask[i], dtype=bool)
+        if not sel.any():
+            continue
+        part = np.zeros_like(sel)
+        part.flat[np.flatnonzero(sel)[::search_stride]] = True
+        px, frame = render8[i][part][None], render8[i].copy()
+
+        def at(x: float, frame: np.ndarray = frame, part: np.ndarray = part, px: np.ndarray = px) -> np.ndarray:
+            frame[part] = apply(px, x)[0]
+            return frame
+
+        lo, hi = 0.0, max_x
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if measure(src8[i], at(mid), part) < target else (lo, mid)
+        out[i][sel] = apply(render8[i][sel][None], hi if above else lo)[0]
+    return out
+
+
+def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_de2000: float, *,
+               above: bool, measure: Any = None) -> np.ndarray:
+    """`render8` with the masked pixels' L* raised, frame by frame, until their ΔE2000 against `src8` is
+    `target_de2000`, just `above` it or just below (a pure L* lift moves ΔE2000 monotonically). Why: a
+    near-miss pair at an untouched-region line ("ΔE2000 ≤ 1.5") needs a region left *almost* alone;
+    `measure(src_px, render_px)` on the masked (1, k, 3) pixels is the check's statistic, by default
+    the mean per-pixel ΔE2000."""
+    from verifiers.measure.colour import delta_e2000, rgb_to_lab
+
+    def mean_de(a: np.ndarray, b: np.ndarray) -> float:
+        return float(delta_e2000(rgb_to_lab(a), rgb_to_lab(b)).mean())
+
+    def lift(px: np.ndarray, dl: float) -> np.ndarray:
+        lab = to_lab(px)
+        lab[..., 0] += dl
+        return to_rgb8(lab)
+
+    stat = measure or mean_de
+    return bisect_region(render8, src8, mask, target_de2000, above=above, apply=lift, max_x=8.0, search_stride=3,
+                         measure=lambda a, b, sel: stat(a[sel][None], b[sel][None]))
+

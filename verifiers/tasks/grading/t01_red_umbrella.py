@@ -15,6 +15,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import ChromaKept, ChromaReduced, MaskIou
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, outside
@@ -132,3 +133,23 @@ class RedUmbrella(GradingTask):
                         "the window trails the umbrella by 3 frames: its front edge greys out")
         g.write_video(m / OUTPUT, desat(g.lag(um, 3)))
         g.drx(m / DRX, nodes)
+
+        # near misses at the mask line (implied-mask IoU ≥ 0.85): the key also holds the first chromatic
+        # pixels (raster order: the sign's and the tree's top rows), as many as leave IoU 0.88 / 0.82 on
+        # every frame; the background's chroma is still cut > 90 %
+        chromatic = np.hypot(*np.moveaxis(g.to_lab(src)[..., 1:], -1, 0)) >= CHROMATIC
+
+        def key_with_extra(iou: float) -> np.ndarray:
+            keep = um.copy()
+            for i in range(len(um)):
+                extra = np.flatnonzero(chromatic[i] & outside(um[i:i + 1], 3)[0])
+                keep[i].flat[extra[: round(float((um[i] & chromatic[i]).sum()) * (1 / iou - 1))]] = True
+            return keep
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            g.drx(folder / DRX, nodes)
+
+        write_pair(inst, "mask", N.mask_iou, desat(key_with_extra(0.88)), desat(key_with_extra(0.82)), write,
+                   "key holds the umbrella and a patch of the sign (IoU 0.88): just inside the 0.85 line",
+                   "a larger patch (IoU 0.82): just outside 0.85")

@@ -21,7 +21,9 @@ from verifiers.paramtypes.grading import Halo
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
+from verifiers.tasks.grading._shared.near_miss import gain_to_p95, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
+from verifiers.tasks.grading._shared.regions import bbox_region
 
 OUTPUT = "out/face_lift.mov"
 N_FRAMES = 24
@@ -91,3 +93,17 @@ class FaceWindow(GradingTask):
         g.write_video(m / OUTPUT, g.grade_gain(src, window(centres), 0.37))
         m = inst.mutant("near_miss_gain_outside", [N.face_gain], "+0.45 stop: just outside the 0.4 stop edge")
         g.write_video(m / OUTPUT, g.grade_gain(src, window(centres), 0.45))
+
+        # near misses at the tracking line (gain centroid within 10 % of the face's 37 px width): the window
+        # 3.2 px (8.6 %) off the face's centre passes in full, 4.3 px (11.6 %) fails every frame
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        write_pair(inst, "tracking", N.tracking, g.grade_gain(src, window(centres + np.array([3.2, 0.0])), 0.3),
+                   g.grade_gain(src, window(centres + np.array([4.3, 0.0])), 0.3), write,
+                   "window 3.2 px off the face centre (8.6 % of its width): just inside 10 %",
+                   "window 4.3 px off (11.6 %): just outside 10 %")
+        oracle, bg = g.grade_gain(src, window(centres), 0.3), ~bbox_region(masks["face"], 2.0)
+        write_pair(inst, "background", N.background_unchanged, gain_to_p95(oracle, src, bg, 0.025, above=False),
+                   gain_to_p95(oracle, src, bg, 0.035, above=True), write,
+                   "background p95 |gain| 0.025 stop: just inside the 0.03 stop line", "0.035 stop: just outside 0.03")

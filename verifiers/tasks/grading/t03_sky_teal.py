@@ -20,6 +20,7 @@ from verifiers.measure.colour import hue_difference_deg
 from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
@@ -184,3 +185,10 @@ class SkyTeal(GradingTask):
                         "window frozen at the first frame's horizon: later frames grade only the upper sky")
         static = window_alpha(np.repeat(rows[:1] - 0, len(rows), axis=0))
         g.write_video(m / OUTPUT, g.grade_lab(src, static, hue_deg=-15, dl=-2))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        away = outside(masks["sky"], BAND_PX)
+        untouched_pair(inst, N.cliffs_sea_unchanged, g.grade_lab(src, alpha, hue_deg=-15, dl=-2), src,
+                       [masks["cliffs"] & away, masks["sea"] & away], 1.5, write, "cliffs_sea")

@@ -18,6 +18,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import HueSpread, MaxDeltaE
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
@@ -149,3 +150,16 @@ class SkinHue(GradingTask):
             m = inst.mutant(name, lowers, why)
             g.write_video(m / OUTPUT, even_hue(src, skin, keep))
             g.drx(m / DRX, nodes)
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            g.drx(folder / DRX, nodes)
+
+        untouched_pair(inst, N.lips_eyes, even_hue(src, skin, 0.45), src, [masks["lips"], masks["eyes"]], 1.5, write,
+                       "lips_eyes")
+
+        def mean_colour_de(a: np.ndarray, b: np.ndarray) -> float:  # mean_skin's statistic
+            return float(delta_e2000(mean_lab(a), mean_lab(b)))
+
+        untouched_pair(inst, N.mean_skin, even_hue(src, skin, 0.45), src, [skin], 2.0, write, "mean_skin",
+                       measure=mean_colour_de)

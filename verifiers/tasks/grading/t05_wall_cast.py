@@ -18,6 +18,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.paramtypes.grading import MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched
 
@@ -122,3 +123,36 @@ class WallCast(GradingTask):
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=6.5, db=-3))
         m = inst.mutant("near_miss_neutral_outside", [N.wall_neutral], "wall a* −2.5: just outside the 2 a* edge")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=5.5, db=-3))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        # near misses at the edge line (band ΔE2000 ≤ 3): the wall's 4 px next to the actor keep part of the
+        # cast, as much as reads 2.8 / 3.2 against the corrected wall's a*, b* (the check's wall-side band)
+        oracle = g.grade_lab(src, wall, da=8, db=-3)
+        ring = bands(masks["actor"] & ~wall)[1] & wall
+        core = wall & outside(masks["actor"], 2 * BAND_PX)
+
+        def cast_kept(px: np.ndarray, share: float) -> np.ndarray:
+            return g.grade_lab(px, np.ones(px.shape[:-1]), da=-8 * share, db=3 * share)
+
+        def fringe(target: float, above: bool) -> np.ndarray:
+            out = oracle.copy()
+            for i in range(len(src)):
+                ab = g.to_lab(oracle[i][core[i]][None])[0][:, 1:].mean(axis=0)
+
+                def ring_de(_s: np.ndarray, frame: np.ndarray, sel: np.ndarray, ab: np.ndarray = ab) -> float:
+                    lab = g.to_lab(frame[sel][None])[0]
+                    ref = lab.copy()
+                    ref[:, 1:] = ab
+                    return float(delta_e2000(lab, ref).mean())
+
+                out[i:i + 1] = g.bisect_region(oracle[i:i + 1], src[i:i + 1], ring[i:i + 1], target, above=above,
+                                               apply=cast_kept, measure=ring_de, max_x=1.0)
+            return out
+
+        write_pair(inst, "edges", N.clean_edges, fringe(2.8, above=False), fringe(3.2, above=True), write,
+                   "wall band by the actor 2.8 ΔE2000 off the corrected wall: just inside the 3 line",
+                   "3.2 off: just outside 3")
+        untouched_pair(inst, N.skin_untouched, g.grade_lab(src, wall, da=8, db=-3), src, [masks["skin"]], 1.5, write,
+                       "skin")

@@ -24,6 +24,7 @@ from verifiers.tasks.grading._shared.gain import (
     gain_map_stops,
     per_frame_gain,
 )
+from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, outside
@@ -148,3 +149,14 @@ class Vignette(GradingTask):
             m = inst.mutant(name, lowers, why)
             g.write_video(m / OUTPUT, vignette(window, stops=stops))
             g.drx(m / DRX, nodes)
+
+        # near misses at the subject line (median gain ≥ −0.05 stop): the subject caught by −0.035 stop reads
+        # −0.041 and passes; −0.045 reads −0.052 (8-bit steps) and fails every frame, its pixels all still protected
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            g.drx(folder / DRX, nodes)
+
+        oracle = vignette(window)
+        write_pair(inst, "subject", N.subject_protected, g.grade_gain(oracle, subject, -0.035),
+                   g.grade_gain(oracle, subject, -0.045), write,
+                   "subject darkened −0.04 stop: just inside the −0.05 stop line", "−0.052 stop: just outside −0.05")

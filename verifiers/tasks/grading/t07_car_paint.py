@@ -17,6 +17,7 @@ from verifiers.measure.colour import hue_deg, hue_difference_deg
 from verifiers.paramtypes.grading import MaskIou, PaintRecolor, Reflections
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import circular_mean_hue, frame_share, masked_mean, untouched
 
@@ -123,3 +124,34 @@ class CarPaint(GradingTask):
         g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=92))
         m = inst.mutant("near_miss_hue_outside", [N.paint_recolored], "paint hue 18°: just outside the 15° edge")
         g.write_video(m / OUTPUT, g.grade_lab(src, paint, hue_deg=97))
+        self.secondary_near_misses(inst, rng, src, masks, g.grade_lab(src, paint, hue_deg=84))
+
+    @staticmethod
+    def secondary_near_misses(inst: InstanceWriter, rng: np.random.Generator, src: np.ndarray,
+                              masks: dict[str, np.ndarray], oracle: np.ndarray) -> None:
+        """Pairs at the other seed lines: chroma kept ×0.7, reflections r 0.9, key IoU 0.85, sky/glass 2 ΔE."""
+        paint = masks["paint"]
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        write_pair(inst, "chroma", N.paint_recolored, g.grade_lab(src, paint, hue_deg=84, chroma_scale=0.73),
+                   g.grade_lab(src, paint, hue_deg=84, chroma_scale=0.67), write,
+                   "paint chroma kept ×0.73: just inside the 0.7 edge", "paint chroma kept ×0.67: just outside 0.7")
+        lab, noise = g.to_lab(oracle), rng.standard_normal(paint.shape)
+        sd = np.array([lab[i][..., 0][paint[i]].std() for i in range(len(paint))])[:, None, None]
+
+        def reflections(r: float) -> np.ndarray:  # L* noise of sd·√(1/r² − 1) leaves a correlation of r
+            noisy = lab.copy()
+            noisy[..., 0] += np.where(paint, sd * np.sqrt(1 / r ** 2 - 1) * noise, 0.0)
+            return g.to_rgb8(noisy)
+
+        write_pair(inst, "reflections", N.reflections_preserved, reflections(0.92), reflections(0.88), write,
+                   "paint L* correlation 0.92: just inside the 0.9 edge", "L* correlation 0.88: just outside 0.9")
+        draw = rng.random(paint.shape)
+        write_pair(inst, "key", N.mask_stability, g.grade_lab(src, paint & (draw >= 0.12), hue_deg=84),
+                   g.grade_lab(src, paint & (draw >= 0.18), hue_deg=84), write,
+                   "12 % of the paint missed by the key (IoU 0.88): just inside 0.85",
+                   "18 % missed (IoU 0.82): just outside 0.85")
+        untouched_pair(inst, N.sky_glass_untouched, oracle, src, [masks[k] for k in ("sky", "glass", "chrome")], 2.0,
+                       write, "sky_glass")

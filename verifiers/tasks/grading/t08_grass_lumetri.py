@@ -23,6 +23,7 @@ from verifiers.paramtypes.grading import GrassChange
 from verifiers.provenance import outside_app_writes
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     chroma_change_pct,
@@ -137,3 +138,10 @@ class GrassLumetri(GradingTask):
         m = inst.mutant("basic_correction_not_hsl", [N.hsl_secondary], "HSL Secondary left disabled (mask from elsewhere)")
         render(m, grass)
         project(m, False)
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            project(folder, True)
+
+        untouched_pair(inst, N.skin_dress_untouched, g.grade_lab(src, grass, hue_deg=10.0, chroma_scale=1.22), src,
+                       [masks["skin"], masks["dress"]], 1.5, write, "skin_dress")

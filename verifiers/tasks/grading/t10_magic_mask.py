@@ -10,7 +10,7 @@ source), over the background away from a 3 px band round the skater.
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import binary_dilation, binary_erosion, gaussian_filter
+from scipy.ndimage import binary_dilation, binary_erosion, distance_transform_edt, gaussian_filter
 
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
@@ -19,6 +19,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BackgroundGrade, ImpliedMask
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
@@ -49,6 +50,16 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
     lab[body] = (45, 25, 30)
     lab[..., 0][body] += 5 * g.texture(rng, n, sigma_px=2)[body]
     return g.to_rgb8(lab), {"skater": body}
+
+
+def loose_matte(skater: np.ndarray, iou: float, rng: np.random.Generator) -> np.ndarray:
+    """The skater's matte grown frame by frame by its nearest outside pixels (ties drawn at random) until
+    |skater| / |matte| = `iou`: a matte just loose enough to leave that implied-mask IoU."""
+    out = skater.copy()
+    for i, f in enumerate(skater):
+        dist = np.where(f, np.inf, distance_transform_edt(~f) + 0.5 * rng.random(f.shape))
+        out[i].flat[np.argsort(dist, axis=None)[: round(float(f.sum()) * (1 / iou - 1))]] = True
+    return out
 
 
 TASK = "R06.04.02.02-T10"
@@ -142,3 +153,21 @@ class MagicMask(GradingTask):
             m = inst.mutant(name, lowers, why)
             g.write_video(m / OUTPUT, grade(sk, chroma=0.82, db=db))
             g.drx(m / DRX, nodes)
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            g.drx(folder / DRX, nodes)
+
+        # the chroma line's −50 % edge (the −30 % edge cannot be met with b* ≤ −3 here: the cooling is most
+        # of the warm background's chroma): b* offset −3.9 cuts chroma 48 %, −3.6 cuts it 51 % (b* −5.2 … −5.5)
+        write_pair(inst, "chroma", N.background_grade, grade(sk, chroma=0.5, db=-3.9), grade(sk, chroma=0.5, db=-3.6),
+                   write, "background chroma −48 %: just inside the −50 % edge",
+                   "background chroma −51 %: just outside the −50 % edge")
+        write_pair(inst, "matte", N.mask_quality, grade(loose_matte(sk, 0.935, rng)),
+                   grade(loose_matte(sk, 0.865, rng)), write,
+                   "matte grown to |skater| / |matte| 0.935 (implied-mask IoU ≥ 0.9 on ≥ 95 % of frames): just inside",
+                   "matte grown to 0.865 (IoU < 0.9 on every frame): just outside 0.9")
+
+        # the skater's line (mean ΔE2000 ≤ 1) is also the implied mask's (a pixel moved < 1 is "unchanged"):
+        # a skater lifted to 1.2 everywhere has left the implied mask too, so the outside case lowers both
+        untouched_pair(inst, N.skater_untouched, grade(sk), src, [sk], 1.0, write, "skater", also=[N.mask_quality])

@@ -20,6 +20,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BrandShot
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.node_graph import node_present
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import untouched
@@ -165,3 +166,24 @@ class BrandBlue(GradingTask):
             out[a:b] = g.set_lab(src[a:b], jersey[a:b], lab)
             g.write_video(m / OUTPUT, out)
             grades(m)
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            grades(folder)
+
+        def near(shot_ks: list[int], l_lab: float) -> np.ndarray:
+            out = oracle.copy()
+            for k in shot_ks:
+                a, b = shots[k - 1]
+                out[a:b] = g.set_lab(src[a:b], jersey[a:b], (l_lab, 6.0, -44.5))
+            return out
+
+        # shots 2–6 at the same line: all just inside in one render, then each shot alone just outside
+        write(inst.mutant("near_miss_shots_2_6_inside", [], "shots 2–6 jerseys L* 34.5: median ΔE2000 just under 3"),
+              near([2, 3, 4, 5, 6], 34.5))
+        for k in range(2, SHOTS + 1):
+            write(inst.mutant(f"near_miss_shot_{k}_outside", [getattr(N, f"shot_{k}")],
+                              f"shot {k} jerseys L* 35.5: median ΔE2000 just over 3"), near([k], 35.5))
+
+        untouched_pair(inst, N.skin_pitch_untouched, oracle, src, [masks["skin"], masks["grass"]], 1.5, write,
+                       "skin_pitch")

@@ -18,6 +18,7 @@ from verifiers.paramtypes.grading import SignToned
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     chroma_change_pct,
@@ -106,3 +107,16 @@ class NeonSign(GradingTask):
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.68))
         m = inst.mutant("near_miss_chroma_outside", [N.sign_toned_down], "chroma −27 %: just outside the −30 % edge")
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.73))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        write_pair(inst, "luma", N.sign_toned_down, tame(window, l_scale=0.81), tame(window, l_scale=0.8), write,
+                   "sign luminance −39 %: just inside the −40 % edge", "luminance −41 %: just outside −40 %")
+        # tracking: the window misses a scatter of sign pixels (L* ×0.85 keeps the luminance in range)
+        draw = rng.random(sign.shape)
+        write_pair(inst, "cover", N.tracking, tame(window & ~(sign & (draw < 0.07)), l_scale=0.85),
+                   tame(window & ~(sign & (draw < 0.13)), l_scale=0.85), write,
+                   "window covers ≈ 93 % of the sign: just inside the 90 % line", "covers ≈ 87 %: just outside 90 %")
+
+        untouched_pair(inst, N.actors_untouched, tame(window), src, [masks["actors"]], 1.0, write, "actors")

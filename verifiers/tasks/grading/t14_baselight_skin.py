@@ -84,6 +84,16 @@ def lab_to_linear(lab: np.ndarray) -> np.ndarray:
     return np.where(enc <= 0.04045, enc / 12.92, ((enc + 0.055) / 1.055) ** 2.4).astype(np.float32)
 
 
+def l_lift_for_de(lab_px: np.ndarray, target_de2000: float) -> float:
+    """The L* lift whose mean ΔE2000 over these (k, 3) Lab pixels is `target_de2000` (bisection; float
+    EXR pixels, no rounding): a region moved just that much, for the crowd's near-miss pair."""
+    lo, hi = 0.0, 8.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if float(delta_e2000(lab_px, lab_px + np.array([mid, 0.0, 0.0])).mean()) < target_de2000 else (lo, mid)
+    return (lo + hi) / 2
+
+
 def shot_files(folder: Path) -> dict[int, list[Path]]:
     out: dict[int, list[Path]] = {}
     for p in sorted(folder.glob("*.exr")):
@@ -219,13 +229,18 @@ class BaselightSkin(GradingTask):
         inst.write_json(inst.gt / "shots.json", {"shots": SHOTS})
         (inst.workdir / "out" / "exr").mkdir(parents=True, exist_ok=True)
 
-        def render(folder: Path, db: float = 4.0, dl: float = 0.0, region: str = "lead", skip: int | None = None) -> None:
+        def render(folder: Path, db: float = 4.0, dl: float = 0.0, region: str = "lead", skip: int | None = None,
+                   crowd_de: float = 0.0) -> None:
             for i, s in enumerate(SHOTS):
                 lab = linear_to_lab(shots[s])
                 m = masks["lead_skin"][i] | (masks["crowd"][i] if region == "all_skin" else False)
                 if s != skip:
                     lab[..., 2] = np.where(m, lab[..., 2] + db, lab[..., 2])
                     lab[..., 0] = np.where(m, lab[..., 0] + dl, lab[..., 0])
+                if crowd_de:
+                    crowd = masks["crowd"][i]
+                    lab[..., 0][crowd] += l_lift_for_de(lab[crowd], crowd_de)
+                    m = m | crowd
                 out = shots[s].copy()
                 out[m] = lab_to_linear(lab)[m]
                 write_exr(folder / EXR_DIR / f"Harbor_Sc_shot_{s}.exr", out)
@@ -255,12 +270,18 @@ class BaselightSkin(GradingTask):
         render(m, dl=4.0)
         blgs(m)
 
-        # near misses at the seed's line (b* +2 … +6 per shot): +5.7 passes on every shot, +6.3 fails every shot
-        for name, lowers, why, db in (
-                ("near_miss_warm_inside", [], "lead skin b* +5.7: just inside the +6 edge", 5.7),
-                ("near_miss_warm_outside", [N.lead_skin_warmed], "lead skin b* +6.3: just outside +6", 6.3)):
+        # near misses at the seed's lines, each pair on every shot: lead skin b* +2 … +6 (+5.7 passes, +6.3 fails),
+        # its |ΔL*| ≤ 2 with b* +4 as the oracle (1.8 passes, 2.2 fails), the crowd's mean ΔE2000 ≤ 1.5 (1.3 / 1.7)
+        for name, lowers, why, change in (
+                ("near_miss_warm_inside", [], "lead skin b* +5.7: just inside the +6 edge", {"db": 5.7}),
+                ("near_miss_warm_outside", [N.lead_skin_warmed], "lead skin b* +6.3: just outside +6", {"db": 6.3}),
+                ("near_miss_lift_inside", [], "lead skin warmed and lifted 1.8 L*: just inside the 2 L* edge", {"dl": 1.8}),
+                ("near_miss_lift_outside", [N.lead_skin_warmed], "lifted 2.2 L*: just outside the 2 L* edge", {"dl": 2.2}),
+                ("near_miss_crowd_inside", [], "crowd skin moved mean ΔE2000 1.3: just inside the 1.5 line",
+                 {"crowd_de": 1.3}),
+                ("near_miss_crowd_outside", [N.crowd_unchanged], "crowd moved 1.7: just outside 1.5", {"crowd_de": 1.7})):
             m = inst.mutant(name, lowers, why)
-            render(m, db=db)
+            render(m, **change)
             blgs(m)
 
         # gaming baselines (issue 21): the ungraded EXRs handed back, with and without the BLGs

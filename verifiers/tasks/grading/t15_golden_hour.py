@@ -20,6 +20,7 @@ from verifiers.paramtypes.grading import Falloff, Rim, WarmCool
 from verifiers.rubric import rubric_event, rubric_result
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share
 from verifiers.tasks.grading._shared.shot import Shot
@@ -70,6 +71,23 @@ def golden(src8: np.ndarray, subject: np.ndarray, *, falloff: float | np.ndarray
     return g.to_rgb8(lab)
 
 
+def split_tone_b(src_lab: np.ndarray, out_lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: the render's mean b* over the source's top 30 % L* (highlights) and bottom 30 % (shadows)."""
+    hb, sb = np.zeros(len(src_lab)), np.zeros(len(src_lab))
+    for i in range(len(src_lab)):
+        lum = src_lab[i][..., 0]
+        hi_m, lo_m = lum >= np.percentile(lum, 70), lum <= np.percentile(lum, 30)
+        hb[i], sb[i] = out_lab[i][..., 2][hi_m].mean(), out_lab[i][..., 2][lo_m].mean()
+    return hb, sb
+
+
+def rim_delta(out_lab: np.ndarray, subject: np.ndarray) -> np.ndarray:
+    """Per frame: mean L* of the subject's left RIM_PX edge band less its right band's."""
+    left, right = edge_bands(subject, RIM_PX)
+    return np.array([out_lab[i][..., 0][left[i]].mean() - out_lab[i][..., 0][right[i]].mean()
+                     for i in range(len(out_lab))])
+
+
 TASK = "R06.04.02.02-T15"
 N = check_names(TASK)
 
@@ -99,23 +117,14 @@ class GoldenHour(GradingTask):
 
     @check(N.warm_highlights_cool_shadows)
     def warm_highlights_cool_shadows(self, p: WarmCool, curve: Curve) -> Result:
-        shot = self.shot
-        ls, lo = shot.lab("src"), shot.lab("out")
-        hb, sb = np.zeros(shot.n), np.zeros(shot.n)
-        for i in range(shot.n):
-            lum = ls[i][..., 0]
-            hi_m, lo_m = lum >= np.percentile(lum, 70), lum <= np.percentile(lum, 30)
-            hb[i], sb[i] = lo[i][..., 2][hi_m].mean(), lo[i][..., 2][lo_m].mean()
+        hb, sb = split_tone_b(self.shot.lab("src"), self.shot.lab("out"))
         sc, pct = frame_share(curve, (hb >= p.min_highlight_b_lab) & (sb <= p.max_shadow_b_lab))
         return Result(sc, {"min_highlight_b": float(hb.min()), "max_shadow_b": float(sb.max()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"highlights b* {hb.mean():.1f}, shadows b* {sb.mean():.1f}")
 
     @check(N.subject_rim)
     def subject_rim(self, p: Rim, curve: Curve) -> Result:
-        shot = self.shot
-        lo = shot.lab("out")
-        left, right = edge_bands(shot.mask("subject"), RIM_PX)
-        delta = np.array([lo[i][..., 0][left[i]].mean() - lo[i][..., 0][right[i]].mean() for i in range(shot.n)])
+        delta = rim_delta(self.shot.lab("out"), self.shot.mask("subject"))
         sc, pct = frame_share(curve, delta >= p.min_rim_l_delta_lab)
         return Result(sc, {"min_rim_l_delta": float(delta.min()), "frames_ok_pct": pct},
                       "" if sc == 1 else f"subject's left edge only {delta.min():.1f} L* above its right")
@@ -153,5 +162,27 @@ class GoldenHour(GradingTask):
             g.write_video(m / OUTPUT, golden(src, subject, falloff=target - own))
             inst.write_events(m, judged)
 
+        self.secondary_near_misses(inst, src, subject, judged)
+
         m = inst.mutant("no_judgment", [N.vlm_plausibility], "the right render, but no judge recorded a verdict")
         g.write_video(m / OUTPUT, golden(src, subject))
+
+    @staticmethod
+    def secondary_near_misses(inst: InstanceWriter, src: np.ndarray, subject: np.ndarray, judged: list) -> None:
+        """Pairs at the toning lines (highlights b* ≥ 10, shadows b* ≤ −2) and the rim line (left edge ≥ 6 L*
+        above the right): each frame's offset is the target less the oracle's own value on that frame."""
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            inst.write_events(folder, judged)
+
+        ls, oracle = g.to_lab(src), g.to_lab(golden(src, subject))
+        hb, sb = (v[:, None, None] for v in split_tone_b(ls, oracle))
+        write_pair(inst, "highlights", N.warm_highlights_cool_shadows, golden(src, subject, warm=10.5 - hb),
+                   golden(src, subject, warm=9.5 - hb), write, "highlights b* +10.5: just inside the +10 edge",
+                   "highlights b* +9.5: just outside +10")
+        write_pair(inst, "shadows", N.warm_highlights_cool_shadows, golden(src, subject, warm=-2.5 - sb),
+                   golden(src, subject, warm=-1.5 - sb), write, "shadows b* −2.5: just inside the −2 edge",
+                   "shadows b* −1.5: just outside −2")
+        own = rim_delta(g.to_lab(golden(src, subject, rim=0.0)), subject)[:, None, None]
+        write_pair(inst, "rim", N.subject_rim, golden(src, subject, rim=6.5 - own), golden(src, subject, rim=5.5 - own),
+                   write, "rim 6.5 L* above the right edge: just inside the 6 L* edge", "rim 5.5 L*: just outside 6")

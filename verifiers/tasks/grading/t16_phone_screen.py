@@ -23,6 +23,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
@@ -234,3 +235,27 @@ class PhoneScreen(GradingTask):
                 ("near_miss_screen_outside", [N.screen_corrected], "screen L* +5.8: just outside 3 ΔE2000", 5.8)):
             m = inst.mutant(name, lowers, why)
             g.write_video(m / OUTPUT, g.grade_lab(corrected(screen, ui), screen, dl=dl))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        oracle = corrected(screen, ui)
+        write_pair(inst, "whites", N.whites_neutral, g.grade_lab(oracle, masks["ui_white"], db=1.7),
+                   g.grade_lab(oracle, masks["ui_white"], db=2.3), write, "UI whites b* +1.7: just inside the 2 b* edge",
+                   "UI whites b* +2.3: just outside 2")
+
+        def grown(right_px: int, down_px: int) -> np.ndarray:  # the window drawn a few px past the screen
+            big = screen | np.roll(screen, right_px, axis=2) | np.roll(screen, down_px, axis=1)
+            return g.grade_lab(oracle, big & ~screen, db=-9, da=3)
+
+        # the window line has no whole-pixel room at 144 lines: the seed's 6 px at 1080 is 0.8 px here (floored to
+        # MIN_CORNER_PX 1.5), and the exact window already reads √2 px (the change map's 1 px smoothing spread):
+        # the oracle is the just-inside case; one pixel past the screen (7.5 px at 1080) fails every frame
+        write(inst.mutant("near_miss_window_outside", [N.window_tracking],
+                          "window 1 px past the screen's right edge (√5 px corner error): just outside 1.5 px"),
+              grown(1, 0))
+
+        # the hand holding the phone lifted to 1.2 ΔE2000 (≈ 2 L* at its lightness) reads as changed (> CHANGED_LAB)
+        # where it touches the screen: the window check then sees the grade spill onto it, and fails too
+        untouched_pair(inst, N.surroundings_untouched, oracle, src, [masks["hand"], masks["background"]],
+                       1.0, write, "surroundings", also=[N.window_tracking])

@@ -19,6 +19,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BShift
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched
@@ -126,3 +127,10 @@ class DepthCool(GradingTask):
         m = inst.mutant("luma_key_not_depth", [N.depth_node], "shadows keyed by luma, no Depth Map node")
         g.write_video(m / OUTPUT, g.grade_lab(src, soft, db=-6))
         g.drx(m / DRX, [nodes[0], {"id": "3", "type": "Corrector", "qualifier": "Luma"}])
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+            g.drx(folder / DRX, nodes)
+
+        untouched_pair(inst, N.foreground_unchanged, g.grade_lab(src, soft, db=-6), src, [masks["foreground"]], 1.5,
+                       write, "foreground")

@@ -10,6 +10,8 @@ the visible face's centroid, every frame). Occlusion: the hand's median gain on 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from verifiers.base import GTError
@@ -19,10 +21,11 @@ from verifiers.gtfiles import gt_field
 from verifiers.paramtypes.grading import HandGain
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.face_window import window_checks
-from verifiers.tasks.grading._shared.gain import per_frame_gain
+from verifiers.tasks.grading._shared.face_window import centroid_offsets_px, window_checks
+from verifiers.tasks.grading._shared.gain import linear_y, log2_gain, per_frame_gain
+from verifiers.tasks.grading._shared.near_miss import write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share
+from verifiers.tasks.grading._shared.regions import bbox_region, frame_share
 from verifiers.tasks.grading._shared.shot import ShotFacts
 
 OUTPUT = "state/confession_render.mov"
@@ -45,6 +48,20 @@ def make_scene(rng: np.random.Generator, n: int = N_FRAMES):
     hand[occ[0]: occ[1]] = hand_all[occ[0]: occ[1]]
     lab[hand] = (66, 18, 22)
     return g.to_rgb8(lab), {"face": face & ~hand, "hand": hand}, centre, occ
+
+
+def drifted(src: np.ndarray, face: np.ndarray, render: Any, centre: np.ndarray, offset_pct: float) -> np.ndarray:
+    """Window centres moved, frame by frame, so the rendered gain centroid sits `offset_pct` of the face's
+    width off the face's centre (the no_drift statistic): each frame's centre is pushed along the offset the
+    render already has (the hand's cut-out moves it), three rounds of measure-and-correct."""
+    y0, c = linear_y(src), centre.copy()
+    for _ in range(3):
+        vec, width = centroid_offsets_px(log2_gain(y0, linear_y(render(c))), face)
+        vec = np.nan_to_num(vec)
+        norm = np.hypot(vec[:, 0], vec[:, 1])
+        unit = np.where(norm[:, None] > 0.5, vec / np.maximum(norm, 1e-9)[:, None], [1.0, 0.0])
+        c = c + unit * (offset_pct / 100 * width - norm)[:, None]
+    return c
 
 
 TASK = "R06.04.02.02-T18"
@@ -125,3 +142,42 @@ class OccludedFace(GradingTask):
         g.write_video(m / OUTPUT, relight(centre, stops=0.33))
         m = inst.mutant("near_miss_gain_outside", [N.face_gain], "face +0.27 stop: just outside the 0.3 stop edge")
         g.write_video(m / OUTPUT, relight(centre, stops=0.27))
+
+        # near misses at the drift line (gain centroid within 15 % of the face's 41 px width): the window
+        # 5 px (12 %) off the face's centre passes in full, 7 px (17 %) fails every frame
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        write_pair(inst, "drift", N.no_drift, relight(drifted(src, masks["face"], relight, centre, 12.0)),
+                   relight(drifted(src, masks["face"], relight, centre, 18.0)), write,
+                   "window centroid 12 % of the face width off its centre on every frame: just inside 15 %",
+                   "18 % off on every frame: just outside 15 %")
+        # the background line (p95 |gain| ≤ 0.05 stop outside 1.3× the face box) is also the tracker's gain floor
+        # (0.05 stop): a lift spread over the background would move the gain centroid, so the pair is a window
+        # a little too big, symmetric about the face — its spill past the box reads 0.045 / 0.055 stop
+        oracle, bg, y0 = relight(centre), ~bbox_region(masks["face"], 1.3), linear_y(src)
+
+        def spill_p95(scale: float) -> np.ndarray:
+            gm = np.abs(log2_gain(y0, linear_y(relight(centre, scale=scale))))
+            return np.array([np.percentile(gm[i][bg[i]], 95) for i in range(n)])
+
+        def scale_at(target: float, above: bool) -> float:  # smallest/largest scale whose every frame is past target
+            lo, hi = 1.1, 2.0
+            for _ in range(10):
+                mid = (lo + hi) / 2
+                p95 = spill_p95(mid)
+                lo, hi = (mid, hi) if (p95.min() < target if above else p95.max() <= target) else (lo, mid)
+            return hi if above else lo
+
+        write_pair(inst, "background", N.background_untouched, relight(centre, scale=scale_at(0.045, above=False)),
+                   relight(centre, scale=scale_at(0.055, above=True)), write,
+                   "window a little too big: its spill past 1.3× the face box reads ≤ 0.045 stop (p95): just inside 0.05",
+                   "a little bigger: ≥ 0.055 stop on every frame: just outside 0.05")
+        a, b = occ
+        hand_lit = {}
+        for side, stops in (("inside", 0.035), ("outside", 0.065)):
+            frames = oracle.copy()
+            frames[a:b] = g.grade_gain(oracle[a:b], hand[a:b], stops)
+            hand_lit[side] = frames
+        write_pair(inst, "hand", N.occlusion_frames, hand_lit["inside"], hand_lit["outside"], write,
+                   "hand lifted +0.035 stop as it crosses: just inside the 0.05 stop line", "+0.065 stop: just outside")

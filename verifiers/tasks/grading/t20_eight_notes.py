@@ -25,6 +25,7 @@ from verifiers.paramtypes.grading import MaxDeltaE
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import per_frame_gain
+from verifiers.tasks.grading._shared.near_miss import untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     chroma_of,
@@ -240,3 +241,23 @@ class EightNotes(GradingTask):
         g.write_video(m / OUTPUT, render(override={1: {"hue_deg": -18}}))
         m = inst.mutant("near_miss_note_1_outside", [N.note_1], "sky note at −22°: just outside the −20° edge")
         g.write_video(m / OUTPUT, render(override={1: {"hue_deg": -22}}))
+
+        # near misses at notes 2–8's lines: all seven just inside in one render (lowers nothing), then each
+        # note alone just outside its nearer edge (lowers that note only)
+        inside = {2: {"stops": 0.37}, 3: {"chroma_scale": 0.67}, 4: {"hue_deg": 18}, 5: {"stops": -0.43},
+                  6: {"chroma_scale": 0.67}, 7: {"hue_deg": 18}, 8: {"stops": 0.32}}
+        outside_ = {2: {"stops": 0.43}, 3: {"chroma_scale": 0.73}, 4: {"hue_deg": 22}, 5: {"stops": -0.37},
+                    6: {"chroma_scale": 0.73}, 7: {"hue_deg": 22}, 8: {"stops": 0.38}}
+        m = inst.mutant("near_miss_notes_2_8_inside", [], "notes 2–8 each just inside its range (+0.37, −33 %, +18°, "
+                        "−0.43, −33 %, +18°, +0.32)")
+        g.write_video(m / OUTPUT, render(override=inside))
+        for k, grade in outside_.items():
+            m = inst.mutant(f"near_miss_note_{k}_outside", [getattr(N, f"note_{k}")],
+                            f"note {k} just outside its range ({next(iter(grade.values()))})")
+            g.write_video(m / OUTPUT, render(override={k: grade}))
+
+        def write(folder, frames: np.ndarray) -> None:
+            g.write_video(folder / OUTPUT, frames)
+
+        rest = outside(np.any(list(masks.values()), axis=0), GUARD_PX)
+        untouched_pair(inst, N.untouched_regions, render(), src, [rest], 1.5, write, "untouched_regions")

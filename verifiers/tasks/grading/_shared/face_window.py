@@ -44,8 +44,10 @@ def gain_outside_box(shot: Shot, gmap: np.ndarray, face: np.ndarray, p: GainOuts
                   "" if sc == 1 else f"outside the window changed by {bg.max():.3f} stop (95th percentile)")
 
 
-def window_tracking(gmap: np.ndarray, face: np.ndarray, max_offset_face_width_pct: float, curve: Curve) -> Result:
-    off = np.full(len(face), np.inf)
+def centroid_offsets_px(gmap: np.ndarray, face: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: (the positive gain's centroid less the face mask's, (x, y) px, NaN where either is
+    missing; the face's width, px). The gain centroid weighs pixels above GAIN_FLOOR_STOP by their gain."""
+    off, width = np.full((len(face), 2), np.nan), np.ones(len(face))
     for i in range(len(face)):
         want = mask_centroid(face[i])
         pos = np.where(gmap[i] > GAIN_FLOOR_STOP, gmap[i], 0.0)
@@ -53,7 +55,13 @@ def window_tracking(gmap: np.ndarray, face: np.ndarray, max_offset_face_width_pc
         if want is None or got is None:
             continue
         xs = np.nonzero(face[i])[1]
-        off[i] = 100 * float(np.hypot(got[0] - want[0], got[1] - want[1])) / max(xs.max() - xs.min() + 1, 1)
+        off[i], width[i] = (got[0] - want[0], got[1] - want[1]), max(xs.max() - xs.min() + 1, 1)
+    return off, width
+
+
+def window_tracking(gmap: np.ndarray, face: np.ndarray, max_offset_face_width_pct: float, curve: Curve) -> Result:
+    vec, width = centroid_offsets_px(gmap, face)
+    off = np.nan_to_num(100 * np.hypot(vec[:, 0], vec[:, 1]) / width, nan=np.inf)
     sc, pct = frame_share(curve, off <= max_offset_face_width_pct)
     return Result(sc, {"max_offset": float(off.max()) if np.isfinite(off).all() else None,
                        "unit": "max_offset_face_width_pct", "frames_ok_pct": pct},

@@ -43,11 +43,16 @@ def gain_map_stops(shot: Shot, floor: float = 0.01, smooth_px: float = GAIN_SMOO
     """Per-pixel exposure change log2(Y_out / Y_src) (0 where either is near black), each frame
     smoothed by `smooth_px` so codec noise does not read as gain; windows and leaks are far wider.
     `which="floor"`: the change the export alone makes (zeros for an exact render)."""
-    from scipy.ndimage import gaussian_filter
-
     if which == "floor" and shot.floor is None:
         return np.zeros(shot.src.shape[:3])
-    y0, y1 = linear_y(shot.src), linear_y(shot.out if which == "out" else shot.floor)
+    return log2_gain(linear_y(shot.src), linear_y(shot.out if which == "out" else shot.floor), floor, smooth_px)
+
+
+def log2_gain(y0: np.ndarray, y1: np.ndarray, floor: float = 0.01, smooth_px: float = GAIN_SMOOTH_PX) -> np.ndarray:
+    """log2(y1 / y0) per pixel of (frames, h, w) linear-Y stacks (0 where either is at or below `floor`),
+    each frame smoothed by `smooth_px`: the gain map of `gain_map_stops`, for any pair of stacks."""
+    from scipy.ndimage import gaussian_filter
+
     ok = (y0 > floor) & (y1 > floor)
     g = np.where(ok, np.log2(np.maximum(y1, 1e-6) / np.maximum(y0, 1e-6)), 0.0)
     if smooth_px > 0:
