@@ -215,7 +215,7 @@ def match_at(mix: np.ndarray, sample_rate_hz: int, library: dict[str, np.ndarray
     return out
 
 
-def _lead_in_s(sample: np.ndarray, sr: int, threshold_db: float) -> float:
+def lead_in_s(sample: np.ndarray, sr: int, threshold_db: float = 12.0) -> float:
     """Time from a sample's first sample to its own first onset (0 for samples that start hard)."""
     s = check_signal(sample, "library sample")
     onsets = detect_onsets(s, sr, threshold_db=threshold_db) if len(s) else []
@@ -235,7 +235,7 @@ def identify(mix: np.ndarray, sample_rate_hz: int, library: dict[str, np.ndarray
     """
     x = check_signal(mix, "mix")
     sr = int(sample_rate_hz)
-    lead = {name: _lead_in_s(s, sr, threshold_db) for name, s in library.items()}
+    lead = {name: lead_in_s(s, sr, threshold_db) for name, s in library.items()}
     found: list[tuple[float, Match]] = []
     scanner = _Scanner(x)
     for onset in detect_onsets(x, sr, threshold_db=threshold_db):

@@ -45,6 +45,12 @@ IRS = "fixtures/irs"
 BAND_HZ = (200.0, 4000.0)
 MAX_LAG_S = 0.05
 MIN_WET_DB = -40.0
+# Content identity (issue 21 rule 2): the fit must explain part of the render at all. Unrelated audio
+# (another task's render, white noise, noise shaped like the oracle) fits at R² <= 0.0003 (seed 5);
+# the dry Foley through a reverb that is none of the given IRs (another 2.4 s or 1.6 s room, wet gain
+# 0.1-1) still fits its direct sound at R² 0.053-0.30. Below this the render is not the given Foley:
+# another task's oracle fitted the church's neighbour and kept timing_intact (10 points) on seed 5.
+MIN_DERIVED_R2 = 0.01
 
 
 def band(x: np.ndarray) -> np.ndarray:
@@ -140,6 +146,11 @@ class ReverbFit:
     def audible(self) -> bool:
         return self.wet_db > MIN_WET_DB
 
+    @property
+    def derived(self) -> bool:
+        """The render is made from the dry Foley (the fit explains MIN_DERIVED_R2 of it)."""
+        return self.r2 >= MIN_DERIVED_R2
+
 
 def load_church_gt(ctx: ScoreContext) -> ChurchGT:
     return ctx.gt_typed(ChurchGT)  # a missing key, a wrong type or a broken rule: GTError naming it
@@ -160,7 +171,7 @@ def fit_reverb(ctx: ScoreContext, gt: ChurchGT) -> ReverbFit:
     best, lag, a, b, r2, per_ir = fit_systems(r, dry, irs, range(c - w, c + w + 1))
     wet_db = 10 * np.log10(max(b * b * float(np.sum(fftconvolve(dry, irs[best]) ** 2)), 1e-30)
                            / max(float(np.dot(r, r)), 1e-30)) if best and np.any(r) else -np.inf  # silence: no reverb
-    h = band(system(a, b, irs[best])) if wet_db > MIN_WET_DB else None
+    h = band(system(a, b, irs[best])) if wet_db > MIN_WET_DB and r2 >= MIN_DERIVED_R2 else None
     return ReverbFit(best, lag, r2, per_ir, wet_db, h)
 
 
@@ -173,10 +184,12 @@ class ChurchReverb(CheckedTask):
     @check(N.correct_ir)
     def correct_ir(self, p: NoParams, curve: Curve) -> Result:
         f, church = self.fit, self.gt.church_ir
-        ok_ir = f.best == church and f.audible
+        ok_ir = f.best == church and f.audible and f.derived
         return Result(curve.passes(ok_ir),
                       {"r2": {k: round(v, 4) for k, v in f.per_ir.items()}, "best": f.best, "wet_share_db": round(f.wet_db, 1)},
-                      ("no audible reverb" if not f.audible else f"render fits {f.best} best (R² {f.r2:.3f})")
+                      (f"not derived from {DRY.rsplit('/', 1)[-1]} (best fit R² {f.r2:.4f} < {MIN_DERIVED_R2:g})"
+                       if not f.derived else "no audible reverb" if not f.audible
+                       else f"render fits {f.best} best (R² {f.r2:.3f})")
                       + ("" if ok_ir else f"; want {church}"))
 
     @check(N.rt60_match)
@@ -203,8 +216,9 @@ class ChurchReverb(CheckedTask):
     @check(N.timing_intact)
     def timing_intact(self, p: TimingIntact, curve: Curve) -> Result:
         lag_ms = self.fit.lag / RATE_HZ * 1000
-        if not self.fit.audible:  # "leave the timing alone" pays only once reverb was added (issue 21)
-            return Result.fail("no reverb added to the dry Foley: an unchanged timing is no work done",
+        if not (self.fit.audible and self.fit.derived):  # "leave the timing alone" pays only once reverb was added (issue 21)
+            return Result.fail("no reverb added to the dry Foley: an unchanged timing is no work done"
+                               if self.fit.derived else f"not derived from {DRY.rsplit('/', 1)[-1]}",
                                {"direct_path_ms": round(lag_ms, 3)})
         return Result(curve.score(lag_ms, p.tolerance_ms), {"direct_path_ms": round(lag_ms, 3)},
                       f"dry Foley at {lag_ms:+.2f} ms (max ±{p.tolerance_ms:g})")
