@@ -29,6 +29,7 @@ from verifiers.measure.zoom import zoom_about_any_centre
 from verifiers.paramtypes.shortform import KeywordPops, RampLengths, ThreeZooms
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import burn_text, clip_frames, write_video
+from verifiers.tasks.shortform._shared.caption_track import ALIGNED_S
 from verifiers.tasks.shortform._shared.cases import (
     AT_2997,
     CHEAP_BASELINES,
@@ -66,6 +67,17 @@ def read_emphasis(text: str) -> list[tuple[str, float]]:
 def _small(rgb: np.ndarray) -> np.ndarray:
     h = round(rgb.shape[0] * WORK_W_PX / rgb.shape[1])
     return cv2.resize(rgb, (WORK_W_PX, h), interpolation=cv2.INTER_AREA)
+
+
+def zoom_pct(rgb: np.ndarray, t_s: float, talk: list[np.ndarray], talk_t: np.ndarray) -> float:
+    """Zoom (%) of export frame `rgb` at `t_s` into the talk frame it shows. An export at another
+    rate (29.97 from the 24 fps timeline) carries a talk frame near its time, either of the two
+    around it (ffmpeg's fps filter rounds to nearest, an app may not): both are measured and the
+    better-aligned one (higher NCC) kept. Against the wrong one the moving footage reads as
+    something laid over the zoom and skews its scale (seed 0, 29.97: a 120 % plateau read 124 %)."""
+    j = max(0, int(np.searchsorted(talk_t, t_s + ALIGNED_S, side="right")) - 1)
+    cands = [j] if abs(t_s - talk_t[j]) <= ALIGNED_S or j + 1 >= len(talk) else [j, j + 1]
+    return 100 * max((zoom_about_any_centre(rgb, talk[k]) for k in cands), key=lambda sn: sn[1])[0]
 
 
 def zoom_events(zoomed_frames: np.ndarray) -> list[tuple[int, int]]:
@@ -142,10 +154,7 @@ class PunchZooms(CheckedTask):
             raise GTError(f"{MEDIA}: {exc}") from None
         talk, talk_t = [_small(f.rgb) for f in frames], np.array([f.t_s for f in frames])
         talk_fps = 1 / float(np.median(np.diff(talk_t))) if len(talk_t) > 1 else self.fps
-        # each export frame against the talk frame nearest its time, in seconds (an export at
-        # another rate carries the nearest frame, as ffmpeg's fps filter does)
-        scales = np.array([100 * zoom_about_any_centre(_small(rgb), talk[int(np.abs(talk_t - t).argmin())])[0]
-                           for t, rgb in self.export[1]])
+        scales = np.array([zoom_pct(_small(rgb), t, talk, talk_t) for t, rgb in self.export[1]])
         return judge_zooms(scales, self.emphasis, self.fps, self.task.check(N.three_zooms).typed, talk_fps)
 
     @check(N.three_zooms)

@@ -167,13 +167,18 @@ class PriceTracking(CheckedTask):
         w, h = 360, 640
         n = int(4 * FPS)
         phase = float(rng.uniform(0, 2 * np.pi))
+        # the shoe crosses the frame (45 px/s, either way) with a 10 px sway: its centre moves one
+        # way all along, so no pose repeats. It used to swing 90 px on a 4 s sine: at phases near
+        # k pi/4 the path was symmetric in time and two moments showed the same picture, which
+        # `plays` cannot tell apart (seed 7: the oracle "played" 6/8 samples, 33.75)
+        sweep = float(rng.choice([-1.0, 1.0]))
         frames, boxes = [], []
         base = np.zeros((h, w, 3), np.uint8)
         base[:] = (70, 110, 140)
         cv2.rectangle(base, (0, 420), (w, h), (150, 140, 120), -1)
         for i in range(n):
             t = i / FPS
-            cx = 180 + 90 * np.sin(2 * np.pi * t / 4 + phase)
+            cx = 180 + sweep * 45 * (t - 2) + 10 * np.sin(np.pi * t + phase)
             cy = 400 + 15 * np.sin(2 * np.pi * t / 2)
             ew = 60 + 15 * np.cos(2 * np.pi * t)  # the spin changes the width
             f = base.copy()

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError, ScoreContext
@@ -62,6 +63,18 @@ MAX_CTA_CER = 0.2
 FPS = 12.0
 SCALE = 1 / 4
 TIME_SCALE = 0.25
+
+
+def _time_marker(rgb: np.ndarray, at: float) -> np.ndarray:
+    """A white square crossing the middle of a stock frame's top, left to right over the clip
+    (`at` 0..1): clip_frames' own time bar sweeps the whole width and its discs may sit outside a
+    9:16 centre crop, so a filled shot could hold still for seconds and no moment could be told
+    from another (seed 7: battery and thermostat never "played", scene_visuals 6/8)."""
+    f = rgb.copy()
+    w = f.shape[1]
+    x = round(w / 2 - 60 + at * 110)  # inside the 9:16 centre crop (152 of 480 px)
+    cv2.rectangle(f, (x, 20), (x + 10, 30), (255, 255, 255), -1)
+    return f
 
 
 @dataclass(frozen=True)
@@ -359,6 +372,7 @@ class Explainer(CheckedTask):
         stock = {}
         for name in [s for group in shots for s in group] + distractors:
             src = clip_frames(int(rng.integers(1 << 30)), n_clip, h, w, FPS)  # landscape 480x270 stock
+            src = [_time_marker(f, i / (n_clip - 1)) for i, f in enumerate(src)]
             write_video(inst.workdir / f"fixtures/stock/{name}.mp4", src, FPS)
             how = "fit" if name in shots[fit_scene] else "fill"
             stock[name] = [placements(f, w, h)[how] for f in src]
