@@ -170,8 +170,12 @@ _BLACK_VF = "format=yuv420p,setparams=colorspace=bt709:color_primaries=bt709:col
 
 
 def _black_profile(args: list[str]) -> list[str]:
-    """An H.264 profile's arguments with `_BLACK_VF` for its -vf (the profile's first two arguments)."""
-    assert args[0] == "-vf", args
+    """An H.264 profile's arguments with `_BLACK_VF` for its -vf (the profile's first two arguments).
+
+    A profile that does not start with its -vf would get `_BLACK_VF` in place of other arguments:
+    refused (ValueError, not `assert`, which `python -O` drops)."""
+    if len(args) < 2 or args[0] != "-vf":
+        raise ValueError(f"an export profile must start with -vf <filters> to be used for black frames: {args!r}")
     return ["-vf", _BLACK_VF, *args[2:]]
 
 

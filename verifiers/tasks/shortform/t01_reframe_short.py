@@ -25,6 +25,7 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
+from verifiers.measure.memo import content_key, memo
 from verifiers.measure.ocr import OCRUnavailable, error_rate, frame_text, normalise, resplit
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import FormatDuration, MaxWer, MinFramesPct
@@ -104,14 +105,24 @@ class StripLocator:
                 self.times.append(fr.t_s)
         except MediaError as exc:
             raise GTError(f"source clip: {exc}") from None
+        #: the source frames' content: `locate` is remembered under it (the small frames derive from these)
+        self.content = content_key(self.fine, self.times)
 
     def _template(self, grey: np.ndarray, height: int, width: int) -> np.ndarray:
         h, w = grey.shape[:2]
         tw = max(4, min(width, round(height * w / h)))
         return cv2.resize(grey, (tw, height), interpolation=cv2.INTER_AREA)
 
-    def locate(self, rgb: np.ndarray, src_w_px: int) -> tuple[float, float, float, int]:
-        """(source time, strip x in source px, strip width in source px, source frame index, NCC)."""
+    def locate(self, rgb: np.ndarray, src_w_px: int) -> tuple[float, float, float, int, float]:
+        """(source time, strip x in source px, strip width in source px, source frame index, NCC).
+
+        Remembered by content (verifiers.measure.memo: the source frames, this frame's pixels): the
+        self-test's oracle, mutants and exports show many of the same decoded frames, and the search
+        over every source frame is ~45 % of T01's scoring."""
+        return memo("t01_strip_locate", (self.content, rgb, int(src_w_px)), lambda: self._locate(rgb, src_w_px))
+
+    def _locate(self, rgb: np.ndarray, src_w_px: int) -> tuple[float, float, float, int, float]:
+        """locate, computed."""
         grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
         tmpl = self._template(grey, SEARCH_H_PX, self.small[0].shape[1])
         scores = np.array([cv2.minMaxLoc(cv2.matchTemplate(s, tmpl, cv2.TM_CCOEFF_NORMED))[1] for s in self.small])
