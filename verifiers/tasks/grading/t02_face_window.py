@@ -21,7 +21,7 @@ from verifiers.paramtypes.grading import Halo
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
-from verifiers.tasks.grading._shared.near_miss import gain_to_p95, write_pair
+from verifiers.tasks.grading._shared.near_miss import gain_to_p95, render_writer, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region
 
@@ -96,8 +96,7 @@ class FaceWindow(GradingTask):
 
         # near misses at the tracking line (gain centroid within 10 % of the face's 37 px width): the window
         # 3.2 px (8.6 %) off the face's centre passes in full, 4.3 px (11.6 %) fails every frame
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         write_pair(inst, "tracking", N.tracking, g.grade_gain(src, window(centres + np.array([3.2, 0.0])), 0.3),
                    g.grade_gain(src, window(centres + np.array([4.3, 0.0])), 0.3), write,

@@ -20,7 +20,7 @@ from verifiers.measure.colour import hue_difference_deg
 from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
@@ -186,8 +186,7 @@ class SkyTeal(GradingTask):
         static = window_alpha(np.repeat(rows[:1] - 0, len(rows), axis=0))
         g.write_video(m / OUTPUT, g.grade_lab(src, static, hue_deg=-15, dl=-2))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         away = outside(masks["sky"], BAND_PX)
         untouched_pair(inst, N.cliffs_sea_unchanged, g.grade_lab(src, alpha, hue_deg=-15, dl=-2), src,

@@ -18,7 +18,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab
 from verifiers.paramtypes.grading import MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, outside, untouched
 
@@ -124,8 +124,7 @@ class WallCast(GradingTask):
         m = inst.mutant("near_miss_neutral_outside", [N.wall_neutral], "wall a* −2.5: just outside the 2 a* edge")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=5.5, db=-3))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         # near misses at the edge line (band ΔE2000 ≤ 3): the wall's 4 px next to the actor keep part of the
         # cast, as much as reads 2.8 / 3.2 against the corrected wall's a*, b* (the check's wall-side band)

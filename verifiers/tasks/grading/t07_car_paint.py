@@ -17,7 +17,7 @@ from verifiers.measure.colour import hue_deg, hue_difference_deg
 from verifiers.paramtypes.grading import MaskIou, PaintRecolor, Reflections
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import circular_mean_hue, frame_share, masked_mean, untouched
 
@@ -132,8 +132,7 @@ class CarPaint(GradingTask):
         """Pairs at the other seed lines: chroma kept ×0.7, reflections r 0.9, key IoU 0.85, sky/glass 2 ΔE."""
         paint = masks["paint"]
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         write_pair(inst, "chroma", N.paint_recolored, g.grade_lab(src, paint, hue_deg=84, chroma_scale=0.73),
                    g.grade_lab(src, paint, hue_deg=84, chroma_scale=0.67), write,

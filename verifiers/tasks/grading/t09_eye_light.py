@@ -22,7 +22,7 @@ from verifiers.paramtypes.grading import EyeOffset, GainOutsideBox, GainRange
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import gain_map_stops, p95_abs_gain_above_floor, per_frame_gain
-from verifiers.tasks.grading._shared.near_miss import gain_to_p95, write_pair
+from verifiers.tasks.grading._shared.near_miss import gain_to_p95, render_writer, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, mask_centroid
 from verifiers.tasks.grading._shared.shot import Shot
@@ -165,8 +165,7 @@ class EyeLight(GradingTask):
         g.write_video(m / OUTPUT, light(left, right, stops=0.175))
 
         # near misses at the skin line (p95 |gain| ≤ 0.03 stop outside 1.5× each eye's box)
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         skin = masks["skin"] & ~bbox_region(masks["eye_l"], 1.5) & ~bbox_region(masks["eye_r"], 1.5)
         oracle = light(left, right)

@@ -18,7 +18,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 
@@ -146,8 +146,7 @@ class HotSky(GradingTask):
         m = inst.mutant("near_miss_drop_outside", [N.highlights_lowered], "sky p99 about 7 % lower: just outside 8 %")
         g.write_video(m / OUTPUT, g.to_rgb8(recover(lab, sky, drop_l=7.0)))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         write_pair(inst, "clouds", N.cloud_detail, g.to_rgb8(recover(lab, sky, stretch=1.33)),
                    g.to_rgb8(recover(lab, sky, stretch=1.28)), write,

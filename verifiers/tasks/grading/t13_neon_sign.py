@@ -18,7 +18,7 @@ from verifiers.paramtypes.grading import SignToned
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y
-from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     chroma_change_pct,
@@ -108,8 +108,7 @@ class NeonSign(GradingTask):
         m = inst.mutant("near_miss_chroma_outside", [N.sign_toned_down], "chroma −27 %: just outside the −30 % edge")
         g.write_video(m / OUTPUT, tame(window, chroma_scale=0.73))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         write_pair(inst, "luma", N.sign_toned_down, tame(window, l_scale=0.81), tame(window, l_scale=0.8), write,
                    "sign luminance −39 %: just inside the −40 % edge", "luminance −41 %: just outside −40 %")

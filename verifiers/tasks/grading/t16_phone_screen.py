@@ -23,7 +23,7 @@ from verifiers.measure.colour import delta_e2000, mean_lab, rgb_to_lab
 from verifiers.paramtypes.grading import CornerError, MaxDeltaE, Neutral
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, untouched
 from verifiers.tasks.grading._shared.shot import DE_STRIDE, Shot, ShotFacts
@@ -236,8 +236,7 @@ class PhoneScreen(GradingTask):
             m = inst.mutant(name, lowers, why)
             g.write_video(m / OUTPUT, g.grade_lab(corrected(screen, ui), screen, dl=dl))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         oracle = corrected(screen, ui)
         write_pair(inst, "whites", N.whites_neutral, g.grade_lab(oracle, masks["ui_white"], db=1.7),

@@ -23,7 +23,7 @@ from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import centroid_offsets_px, window_checks
 from verifiers.tasks.grading._shared.gain import linear_y, log2_gain, per_frame_gain
-from verifiers.tasks.grading._shared.near_miss import write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share
 from verifiers.tasks.grading._shared.shot import ShotFacts
@@ -145,8 +145,7 @@ class OccludedFace(GradingTask):
 
         # near misses at the drift line (gain centroid within 15 % of the face's 41 px width): the window
         # 5 px (12 %) off the face's centre passes in full, 7 px (17 %) fails every frame
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         write_pair(inst, "drift", N.no_drift, relight(drifted(src, masks["face"], relight, centre, 12.0)),
                    relight(drifted(src, masks["face"], relight, centre, 18.0)), write,

@@ -19,7 +19,7 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import SpillRemoved
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
@@ -131,8 +131,7 @@ class NeonSpill(GradingTask):
         m = inst.mutant("near_miss_lift_outside", [N.spill_removed], "face lifted 4.5 L*: just outside the 4 L* edge")
         g.write_video(m / OUTPUT, g.grade_lab(src, face, hue_deg=50, dl=4.5))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         # the hue line's 55° edge (the face starts at 350°): rotated 63° it reads ≈ 53°, 67° ≈ 57°
         write_pair(inst, "hue", N.spill_removed, g.grade_lab(src, face, hue_deg=63), g.grade_lab(src, face, hue_deg=67),

@@ -25,7 +25,7 @@ from verifiers.paramtypes.grading import MaxDeltaE
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import per_frame_gain
-from verifiers.tasks.grading._shared.near_miss import untouched_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     chroma_of,
@@ -256,8 +256,7 @@ class EightNotes(GradingTask):
                             f"note {k} just outside its range ({next(iter(grade.values()))})")
             g.write_video(m / OUTPUT, render(override={k: grade}))
 
-        def write(folder, frames: np.ndarray) -> None:
-            g.write_video(folder / OUTPUT, frames)
+        write = render_writer(OUTPUT)
 
         rest = outside(np.any(list(masks.values()), axis=0), GUARD_PX)
         untouched_pair(inst, N.untouched_regions, render(), src, [rest], 1.5, write, "untouched_regions")

@@ -16,6 +16,13 @@ from verifiers.tasks.grading._shared.gain import linear_y, log2_gain
 UNTOUCHED_MARGIN_DE2000 = 0.2
 
 
+def render_writer(output: str) -> Callable[[Path, np.ndarray], None]:
+    """The `write` of a pair for a task whose oracle is the render alone: the frames as `output`."""
+    def write(folder: Path, frames: np.ndarray) -> None:
+        g.write_video(folder / output, frames)
+    return write
+
+
 def write_pair(inst: Any, label: str, check: str, inside: np.ndarray, outside: np.ndarray,
                write: Callable[[Path, np.ndarray], None], why_inside: str, why_outside: str,
                also: list[str] | None = None) -> None:
