@@ -102,6 +102,24 @@ class Catalog:
         except KeyError:
             raise KeyError(f"unknown task {task_id!r}") from None
 
+    def resolve(self, ref: str, family: str | None = None) -> str:
+        """The full task id a user meant by `ref`: a full id, or its short form `T11` / `t11`.
+
+        Why: every family numbers its tasks T01..T20, so a short id is only unambiguous within a
+        family; without one, an ambiguous short id is refused with the candidates listed rather
+        than guessed."""
+        if ref in self.tasks:
+            return ref
+        short = ref.strip().upper()
+        hits = [t.id for t in self.tasks.values()
+                if t.id.upper().endswith("-" + short) and (family is None or t.family == family)]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            where = f" in family {family!r}" if family else ""
+            raise KeyError(f"unknown task {ref!r}{where}")
+        raise KeyError(f"task {ref!r} is ambiguous: {', '.join(hits)}; give --family or the full id")
+
     def family(self, family: str) -> list[TaskSpec]:
         return [t for t in self.tasks.values() if t.family == family]
 

@@ -18,7 +18,8 @@ from verifiers.synth import selftest_task
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("selftest", help="self-test verifiers on synthetic instances")
     p.add_argument("--family", choices=FAMILIES)
-    p.add_argument("--task", action="append", help="task id (repeatable)")
+    p.add_argument("--task", action="append",
+                   help="task id, full or short (T11 with --family) (repeatable)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep", type=Path, help="keep the generated instances here")
     p.add_argument("--json", action="store_true")
@@ -28,10 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def select_tasks(family: str | None, task_ids: list[str] | None) -> list[str]:
     cat = load_catalog()
     if task_ids:
-        for t in task_ids:
-            if t not in cat.tasks:
-                raise UserError(f"unknown task {t!r}")
-        return task_ids
+        try:
+            return [cat.resolve(t, family) for t in task_ids]
+        except KeyError as exc:
+            raise UserError(exc.args[0]) from None
     return [t.id for t in cat if (not family or t.family == family)]
 
 

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from verifiers.catalog import FAMILIES, load_catalog
 from verifiers.registry import implemented_ids
 
@@ -34,3 +36,16 @@ def test_tasks_json_cli_lists_implemented_column():
     by_id = {r["id"]: r for r in rows}
     assert by_id["R06.07.01.03-T14"]["implemented"] is True
     assert all(r["weight_total"] == 100 for r in rows)
+
+
+def test_short_task_ids_resolve_within_a_family_and_ambiguity_is_refused():
+    """`tally selftest --family sound --task T11` must mean sound's T11; bare `T11` names four tasks."""
+    cat = load_catalog()
+    full = cat.family("sound")[10].id
+    assert cat.resolve(full) == full
+    assert cat.resolve("T11", "sound") == full
+    assert cat.resolve("t11", "sound") == full
+    with pytest.raises(KeyError, match="ambiguous"):
+        cat.resolve("T11")
+    with pytest.raises(KeyError, match="unknown task"):
+        cat.resolve("T99", "sound")
