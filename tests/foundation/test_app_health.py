@@ -6,14 +6,18 @@ import pytest
 
 from tests.app_health import (
     AppHealth,
+    ObsWindow,
     RunQueueWindow,
     combined,
     ffmpeg_health,
+    late_actions,
     obs_health_from_log,
     obs_stop_health,
     retry_if_app_lagged,
+    retry_if_app_lagged_async,
     runqueue_wait_s,
     starved_health,
+    thread_runqueue_wait_s,
 )
 
 # lines as OBS 29 wrote them on this machine (loaded: a 1080p60 canvas under llvmpipe)
@@ -60,6 +64,61 @@ def test_retry_only_when_the_app_lagged() -> None:
     results = iter([(50, lagged), (40, lagged)])
     with pytest.raises(pytest.skip.Exception, match="could not keep up"):
         retry_if_app_lagged(lambda: next(results), lambda r: r >= 99)
+
+
+async def test_async_retry_follows_the_same_rule() -> None:
+    lagged, fine = AppHealth("OBS", ("lagged",)), AppHealth("OBS")
+
+    def attempts(*tries: tuple[int, AppHealth]):  # type: ignore[no-untyped-def]
+        it = iter(tries)
+
+        async def attempt() -> tuple[int, AppHealth]:
+            return next(it)
+        return attempt
+
+    assert await retry_if_app_lagged_async(attempts((50, lagged), (100, fine)), lambda r: r >= 99) == 100
+    assert await retry_if_app_lagged_async(attempts((50, fine), (100, fine)), lambda r: r >= 99) == 50
+    with pytest.raises(pytest.skip.Exception, match="could not keep up"):
+        await retry_if_app_lagged_async(attempts((50, lagged), (40, lagged)), lambda r: r >= 99)
+
+
+class _Stats:
+    def __init__(self, skipped: int, total: int) -> None:
+        self.render_skipped_frames, self.render_total_frames = skipped, total
+
+
+class _StatsClient:
+    """GetStats as obsws_python returns it: cumulative counters since OBS started."""
+
+    def __init__(self, *stats: tuple[int, int]) -> None:
+        self._stats = iter(stats)
+
+    def get_stats(self) -> _Stats:
+        return _Stats(*next(self._stats))
+
+
+def test_obs_window_judges_render_lag_of_the_window_only() -> None:
+    # 40 frames skipped before the window do not count; 1 of 100 in it is under the 5 % line
+    window = ObsWindow(_StatsClient((40, 1000), (41, 1100)), pid=None)
+    window.start()
+    assert window.stop().kept_up
+    window = ObsWindow(_StatsClient((40, 1000), (52, 1100)), pid=None)
+    window.start()
+    lag = window.stop()
+    assert not lag.kept_up and "12/100" in lag.problems[0] and lag.facts["render_lag_pct"] == 12.0
+
+
+def test_thread_waits_and_late_actions() -> None:
+    import os
+
+    waits = thread_runqueue_wait_s(os.getpid())
+    assert waits and all(v >= 0 for v in waits.values())
+    assert thread_runqueue_wait_s(2**22 + 1) == {}  # no such process
+    actions = [{"step": "k1", "lateness_ms": 3.0}, {"step": "k2", "lateness_ms": 180.0},
+               {"step": "gone", "lateness_ms": None}]
+    late = late_actions(actions)
+    assert not late.kept_up and late.problems == ("the scenario sent 'k2' 180 ms late",)
+    assert late_actions(actions[:1]).kept_up
 
 
 def test_starvation_explains_a_shortfall_only_when_the_wait_covers_it() -> None:

@@ -11,6 +11,7 @@ events): one set of runs serves both the scenario engine's verdicts and the scor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -31,7 +32,14 @@ from scenarios.engine import ScenarioEngine, ScenarioResult
 from scenarios.loader import load_scenario
 from scenarios.responder import FocusResponder
 from scenarios.x11 import X11Driver
-from tests.app_health import AppHealth
+from tests.app_health import (
+    AppHealth,
+    ObsWindow,
+    combined,
+    late_actions,
+    retry_if_app_lagged,
+    retry_if_app_lagged_async,
+)
 from tests.scenarios.obs_collection import hotkey_collection, with_stinger_scenes
 from verifiers.evidence import ObsEvent
 
@@ -128,16 +136,53 @@ async def play(inst: ObsInstance, path: Path, responder: FocusResponder | None =
             await feed.stop()
 
 
+@contextlib.contextmanager
+def obs_watched(inst: ObsInstance) -> Iterator[list[AppHealth]]:
+    """OBS's own health over the `with` block (tests/app_health.py ObsWindow: render lag, starved
+    threads), appended to the yielded list when the block ends."""
+    window = ObsWindow(obs.ReqClient(host="127.0.0.1", port=inst.ws_port, password=PASSWORD, timeout=5), inst.pid)
+    health: list[AppHealth] = []
+    window.start()
+    try:
+        yield health
+    finally:
+        health.append(window.stop())
+        window.client.disconnect()
+
+
+async def played(inst: ObsInstance, run: Any) -> tuple[Any, AppHealth]:
+    """`await run()` watched: (its result, OBS's health over the run)."""
+    with obs_watched(inst) as health:
+        result = await run()
+    return result, health[0]
+
+
+def failures(result: ScenarioResult) -> str:
+    """Every expectation's and failed action's detail, whole (a str message is never truncated)."""
+    lines = [f"{r.id}: {'pass' if r.passed else 'FAIL'} {r.detail}" for r in result.expectations]
+    lines += [f"step {a.step}: {a.status} {a.error}" for a in result.actions.values() if a.status != "ok"]
+    return "\n".join(lines)
+
+
+def _t06_via_cli(inst: ObsInstance) -> tuple[tuple[subprocess.CompletedProcess[str], dict[str, Any]], AppHealth]:
+    """One run of the shipped T06 file through `tally scenario run --json`, with OBS's health over it
+    and the engine's own key timing."""
+    reset(inst)
+    env = {**os.environ, "DISPLAY": inst.display or "", "TALLY_OBS_PASSWORD": PASSWORD}
+    with obs_watched(inst) as health:
+        proc = subprocess.run([sys.executable, "-m", "monitor.cli", "scenario", "run", str(T06),
+                               "--obs", inst.ws_url, "--json"],
+                              capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    data = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {"actions": [], "expectations": []}
+    return (proc, data), combined(health[0], late_actions(data["actions"]))
+
+
 def test_t06_keys_switch_scenes_and_toggle_mute_via_cli(obs_instance: ObsInstance) -> None:
-    reset(obs_instance)
-    env = {**os.environ, "DISPLAY": obs_instance.display or "", "TALLY_OBS_PASSWORD": PASSWORD}
-    proc = subprocess.run([sys.executable, "-m", "monitor.cli", "scenario", "run", str(T06),
-                           "--obs", obs_instance.ws_url, "--json"],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    proc, data = retry_if_app_lagged(lambda: _t06_via_cli(obs_instance), lambda r: r[0].returncode == 0)
     assert PASSWORD not in proc.stdout + proc.stderr
-    data = json.loads(proc.stdout)
     results = {r["id"]: r for r in data["expectations"]}
-    assert proc.returncode == 0, (proc.stderr, {k: r["detail"] for k, r in results.items()})
+    detail = "\n".join(f"{k}: {'pass' if r['passed'] else 'FAIL'} {r['detail']}" for k, r in results.items())
+    assert proc.returncode == 0, f"{proc.stderr}\n{detail}\nactions: {data['actions']}"
     assert data["passed"]
     # Gameplay was already on program at the first Ctrl+Alt+1; every later key made a real switch
     for eid in ("just_chatting", "desktop", "gameplay_again", "mic_toggles", "mic_toggles_back"):
@@ -162,27 +207,23 @@ def responder_health(resp: FocusResponder) -> AppHealth:
 
 
 async def _play_t20(obs_instance: ObsInstance, delay_ms: float,
-                    **kw: Any) -> tuple[Any, FocusResponder, list[dict[str, Any]]]:
+                    **kw: Any) -> tuple[tuple[Any, FocusResponder, list[dict[str, Any]]], AppHealth]:
+    """One T20 run with the stand-in responder: (result, responder, recorded events), and the
+    machine's and OBS's health over it."""
     reset(obs_instance)
     resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
                           pattern="Password|Bank", delay_ms=delay_ms)
     recorded: list[dict[str, Any]] = []
-    return await play(obs_instance, T20, resp, recorded, **kw), resp, recorded
+    result, health = await played(obs_instance, lambda: play(obs_instance, T20, resp, recorded, **kw))
+    return (result, resp, recorded), combined(responder_health(resp), health)
 
 
 async def _t20_until_machine_keeps_time(obs_instance: ObsInstance, delay_ms: float, within_bounds: Any,
                                         **kw: Any) -> tuple[Any, FocusResponder, list[dict[str, Any]]]:
-    """Play T20; when the latencies fall outside the bounds while the machine could not keep time,
-    say so and play once more; skip if it could not keep time twice (tests/app_health.py's rule)."""
-    seen = []
-    for n in (1, 2):
-        result, resp, recorded = await _play_t20(obs_instance, delay_ms, **kw)
-        health = responder_health(resp)
-        if within_bounds(result) or health.kept_up:
-            return result, resp, recorded
-        seen.append(health.describe())
-        print(f"try {n}/2: {health.describe()} — not judging the latency measurement on this try", flush=True)
-    pytest.skip("the machine could not keep time on both tries: " + " | ".join(seen))
+    """Play T20; when the latencies fall outside the bounds while the machine or OBS could not keep
+    time, say so and play once more; skip if it could not keep time twice (tests/app_health.py's rule)."""
+    return await retry_if_app_lagged_async(lambda: _play_t20(obs_instance, delay_ms, **kw),
+                                           lambda run: within_bounds(run[0]))
 
 
 def _latency(result: Any, eid: str) -> float | None:
@@ -266,12 +307,22 @@ def t20_until_vault(tmp_path: Path) -> Path:
 
 
 async def test_t20_responder_matching_notes_fails_no_false_trigger(obs_instance: ObsInstance, tmp_path: Path) -> None:
-    reset(obs_instance)
-    resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
-                          pattern="Password|Bank|Notes", delay_ms=100)
-    result = await play(obs_instance, t20_until_vault(tmp_path), resp)
+    until_vault = t20_until_vault(tmp_path)
+
+    async def attempt() -> tuple[tuple[ScenarioResult, FocusResponder], AppHealth]:
+        reset(obs_instance)
+        resp = FocusResponder(display_name=obs_instance.display, ws_url=obs_instance.ws_url, password=PASSWORD,
+                              pattern="Password|Bank|Notes", delay_ms=100)
+        result, health = await played(obs_instance, lambda: play(obs_instance, until_vault, resp))
+        return (result, resp), combined(responder_health(resp), health)
+
+    def as_expected(run: tuple[ScenarioResult, FocusResponder]) -> bool:
+        ntf = {r.id: r for r in run[0].expectations}["no_false_trigger"]
+        return not ntf.passed and 90.0 <= (ntf.latency_ms or -1) <= 500.0
+
+    result, _resp = await retry_if_app_lagged_async(attempt, as_expected)
     results = {r.id: r for r in result.expectations}
-    assert not result.passed
+    assert not result.passed, failures(result)
     assert not results["no_false_trigger"].passed
     assert 90.0 <= results["no_false_trigger"].latency_ms <= 500.0  # same 10 ms budget as above
     assert "to 'Privacy'" in results["no_false_trigger"].detail
@@ -289,15 +340,19 @@ expect:
 async def test_f9_saves_replay_through_frontend_hotkey(obs_instance: ObsInstance, replay_dir: Path,
                                                        tmp_path: Path) -> None:
     """The T08 mechanism with a 5 s buffer: XTEST F9 -> OBS's Save Replay -> ReplayBufferSaved."""
-    client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
-    try:
-        client.start_replay_buffer()
-        f = tmp_path / "f9.yaml"
-        f.write_text(F9_SCENARIO)
-        result = await play(obs_instance, f)
-    finally:
-        client.stop_replay_buffer()
-        client.disconnect()
+    f = tmp_path / "f9.yaml"
+    f.write_text(F9_SCENARIO)
+
+    async def attempt() -> tuple[ScenarioResult, AppHealth]:
+        client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
+        try:
+            client.start_replay_buffer()
+            return await played(obs_instance, lambda: play(obs_instance, f))
+        finally:
+            client.stop_replay_buffer()
+            client.disconnect()
+
+    result = await retry_if_app_lagged_async(attempt, lambda res: res.passed)
     (r,) = result.expectations
     assert r.passed, r.detail
     assert 0.0 < r.latency_ms <= 3000.0
@@ -311,16 +366,18 @@ async def test_f9_saves_replay_through_frontend_hotkey(obs_instance: ObsInstance
 async def test_t16_stinger_only_for_live_to_brb_in_studio_mode(obs_instance: ObsInstance) -> None:
     """The shipped T16 file: preview + Transition hotkeys; BRB's override uses the Stinger, the
     switch back to Live uses Fade."""
-    reset(obs_instance)
-    client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
-    try:
-        client.set_studio_mode_enabled(True)
-        result = await play(obs_instance, T16)
-    finally:
-        client.set_studio_mode_enabled(False)
-        client.disconnect()
-    results = {r.id: r for r in result.expectations}
-    assert result.passed, {k: r.detail for k, r in results.items()}
+    async def attempt() -> tuple[ScenarioResult, AppHealth]:
+        reset(obs_instance)
+        client = obs.ReqClient(host="127.0.0.1", port=obs_instance.ws_port, password=PASSWORD, timeout=5)
+        try:
+            client.set_studio_mode_enabled(True)
+            return await played(obs_instance, lambda: play(obs_instance, T16))
+        finally:
+            client.set_studio_mode_enabled(False)
+            client.disconnect()
+
+    result = await retry_if_app_lagged_async(attempt, lambda res: res.passed)
+    assert result.passed, failures(result)
     evs = [ObsEvent.from_payload(e.payload) for e in result.observed if e.source == "obs" and e.kind == "event"]
     started = [ev.typed().transitionName for ev in evs if ev.type == "SceneTransitionStarted"]
     assert started == ["Fade", "Stinger", "Fade"]
