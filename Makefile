@@ -28,34 +28,50 @@ LOCK_FLAGS := --extra test --extra ray --python-version 3.11 --python-platform x
 demo: deps
 	$(VENV)/bin/tally demo
 
-# Two phases. First everything that only needs CPU, on two xdist workers (the machine has 2 cores;
-# --dist loadgroup is served by tests/conftest.py's scheduler: tests go out one by one, longest modules
-# first, except that a module whose tests share a module fixture goes to one worker whole, so the
-# fixture is built once; xdist 3.8's own loadgroup does not group under pytest 9.2). Then the
-# tests of real apps that must keep real time (marker obs: OBS under Xvfb; realtime: ffmpeg -re
-# publishers), one at a time, so a test's app never competes with another test for the cores.
-# Exit code 5 (nothing selected, e.g. a PYTEST_ARGS subset) is not a failure of either phase.
-# REALAPP_SPLIT=1 runs the real-app phase as two serial processes at once: the `app_heavy` modules
-# (tests/conftest.py: OBS encoding 1080p, real-time publishers, T14's sub-frame claps) one at a time
-# in one, the mostly-waiting real-app modules (observers, scenarios, vMix, launcher) in the other, whose
-# output is printed after the first's. Off by default until a CI run on 2 idle cores shows both green
-# (the phase was ~5.9 min serial, the heavy modules ~3 min of it). Not proven yet (speed16f, 2026-12-03,
-# machine at load 9-15 from other work): runs 1 and 2 green (416 s, 384 s), run 3 under stress-ng --cpu 2
-# failed tests/scenarios/test_obs_scenarios.py::test_t06_keys_switch_scenes_and_toggle_mute_via_cli
-# (the light half; no retry-with-reason there), so the default stays 0.
-REALAPP_SPLIT ?= 0
+# Two phases. First everything that only needs CPU, in three processes at once: two xdist workers for
+# the tests that compute (the machine has 2 cores; --dist loadgroup is served by tests/conftest.py's
+# scheduler: tests go out one by one, longest modules first, except that a module whose tests share a
+# module fixture goes to one worker whole, so the fixture is built once; xdist 3.8's own loadgroup
+# does not group under pytest 9.2), and beside them one serial process for the tests that mostly wait
+# (marker waits, tests/conftest.py WAITS_MODULES: daemons, brokers, publishers, Ray's start-up, ~224 s
+# of wall for ~49 CPU-s), so a sleeping test no longer holds one of the two workers. The workers run
+# at nice $(CPU_NICE): when a waiting test wakes up it gets a core at once, and the workers take the rest.
+# Then the tests of real apps that must keep real time (marker obs: OBS under Xvfb; realtime: ffmpeg
+# -re publishers), in two serial processes at once: the `app_heavy` modules (tests/conftest.py: OBS
+# encoding 1080p, real-time publishers, T14's sub-frame claps) one at a time in one, the mostly-waiting
+# real-app modules (observers, scenarios, vMix, launcher) in the other, so a heavy test's app never
+# competes with another heavy one for the cores. Every real-app test reads its app's own health
+# (tests/app_health.py) and retries once with the reason printed when the app or the machine could not
+# keep up. REALAPP_SPLIT=0 runs the real-app phase as one serial process (~2 min longer).
+# REALAPP_SPLIT=1 proven (speed16g, 2026-12-03, machine at load 8-15 from other helpers): 3 runs
+# as it was and 1 under stress-ng --cpu 2 green, see the commit that made it the default.
+# The output of a background process is printed after the foreground one's; either failing fails the
+# phase; exit code 5 (nothing selected, e.g. a PYTEST_ARGS subset) is not a failure.
+REALAPP_SPLIT ?= 1
+CPU_NICE ?= 5
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider
+# $(call lanes,BACKGROUND,FOREGROUND): run two commands at once, print BACKGROUND's output after
+# FOREGROUND's, fail when either failed (exit 5, nothing selected, is not a failure)
+lanes = log=$$(mktemp); bg=0; fg=0; \
+	$(1) > $$log 2>&1 & pid=$$!; \
+	$(2) || fg=$$?; \
+	wait $$pid || bg=$$?; cat $$log; rm -f $$log; \
+	for rc in $$fg $$bg; do [ $$rc = 0 ] || [ $$rc = 5 ] || exit 1; done
+NOT_REALAPP := not obs and not realtime
+# the waits lane collects only its own modules (a whole collection is ~5-10 CPU-s), unless PYTEST_ARGS
+# names a subset
+WAITS_ONLY = $(or $(PYTEST_ARGS),$$($(VENV)/bin/python -c "from tests.conftest import WAITS_MODULES as m; print(*sorted(m))"))
 test: deps lint
-	$(PYTEST) -n 2 --dist loadgroup -m "not obs and not realtime" --durations=25 $(PYTEST_ARGS) || [ $$? = 5 ]
+	@echo "phase 1: -m '$(NOT_REALAPP)': waits lane + 2 xdist workers"
+	@$(call lanes,$(PYTEST) -m "waits and $(NOT_REALAPP)" --durations=10 $(WAITS_ONLY),\
+	nice -n $(CPU_NICE) $(PYTEST) -n 2 --dist loadgroup -m "not waits and $(NOT_REALAPP)" --durations=25 $(PYTEST_ARGS))
 	$(MAKE) --no-print-directory test-realapp
 
 test-realapp: deps
 ifeq ($(REALAPP_SPLIT),1)
-	@log=$$(mktemp); heavy=0; light=0; \
-	$(PYTEST) -m "(obs or realtime) and not app_heavy" --durations=10 $(PYTEST_ARGS) > $$log 2>&1 & pid=$$!; \
-	$(PYTEST) -m "(obs or realtime) and app_heavy" --durations=10 $(PYTEST_ARGS) || heavy=$$?; \
-	wait $$pid || light=$$?; cat $$log; rm -f $$log; \
-	for rc in $$heavy $$light; do [ $$rc = 0 ] || [ $$rc = 5 ] || exit 1; done
+	@echo "phase 2: -m 'obs or realtime': app_heavy and light lanes"
+	@$(call lanes,$(PYTEST) -m "(obs or realtime) and not app_heavy" --durations=10 $(PYTEST_ARGS),\
+	$(PYTEST) -m "(obs or realtime) and app_heavy" --durations=10 $(PYTEST_ARGS))
 else
 	$(PYTEST) -m "obs or realtime" --durations=10 $(PYTEST_ARGS) || [ $$? = 5 ]
 endif

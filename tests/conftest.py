@@ -34,6 +34,23 @@ APP_HEAVY_MODULES = frozenset({
     "tests/rtmp/test_abuse_rss.py",
 })
 
+#: modules whose tests mostly wait (daemons, brokers, ffmpeg publishers, Ray's start-up, feed outages,
+#: X servers): measured CPU/wall < 0.4 over >= 1 s of wall in a 2-worker run (TALLY_TEST_CPU_LOG,
+#: 2026-12-03: 26 modules, 224 s of wall for 49 CPU-s). Marked `waits`, so `make test` runs them in a
+#: third, serial process beside the two xdist workers instead of letting them hold a worker (a core)
+#: while they sleep. A module is listed whole: its fixtures stay built once.
+WAITS_MODULES = frozenset({
+    "tests/sweep/test_ray_cluster.py", "tests/rtmp/test_ffmpeg_publishers.py", "tests/hostile/test_daemon.py",
+    "tests/run/test_serve.py", "tests/rtmp/test_sessions.py", "tests/run/test_feed_outage.py",
+    "tests/sweep/test_sweep_resume.py", "tests/probes/test_avsync.py", "tests/probes/test_pulse_capture.py",
+    "tests/rtmp/test_cli.py", "tests/sweep/test_mqtt_nodes.py", "tests/run/test_ingest_e2e.py",
+    "tests/rtmp/test_tap.py", "tests/vmix/test_observer.py", "tests/scenarios/test_x11.py",
+    "tests/obs/test_ws_proxy.py", "tests/run/test_audit.py", "tests/scenarios/test_cli.py",
+    "tests/run/test_vmix_wiring.py", "tests/x11/test_x_input.py", "tests/scenarios/test_engine.py",
+    "tests/obs/test_obs_screenshot_unit.py", "tests/obs/test_watchdog.py", "tests/run/test_lifecycle.py",
+    "tests/probes/test_sources.py", "tests/sweep/test_bundle_replay.py",
+})
+
 #: per-session folders (environment variable -> what it holds), made by the process that starts the
 #: session; xdist workers and `tally` subprocesses inherit the variables
 SESSION_FOLDERS = {
@@ -72,8 +89,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)  # before the mark plugin's -m selection reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.nodeid.split("::", 1)[0] in APP_HEAVY_MODULES:
+        module = item.nodeid.split("::", 1)[0]
+        if module in APP_HEAVY_MODULES:
             item.add_marker(pytest.mark.app_heavy)
+        if module in WAITS_MODULES:
+            item.add_marker(pytest.mark.waits)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     modules: dict[str, list[pytest.Item]] = {}

@@ -51,3 +51,12 @@ def test_loadgroup_scopes_split_per_test_except_shared_fixture_modules():
 
 def test_other_dist_modes_are_xdists_own():
     assert pytest_xdist_make_scheduler(_Config("load"), None) is None
+
+
+def test_marker_module_lists_name_existing_disjoint_modules():
+    """APP_HEAVY_MODULES and WAITS_MODULES are paths: a renamed module would silently leave its lane."""
+    from tests.conftest import APP_HEAVY_MODULES, WAITS_MODULES
+
+    for module in APP_HEAVY_MODULES | WAITS_MODULES:
+        assert (ROOT / module).is_file(), module
+    assert not APP_HEAVY_MODULES & WAITS_MODULES
