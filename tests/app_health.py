@@ -273,3 +273,14 @@ async def retry_if_app_lagged_async(attempt: Callable[[], Any], acceptable: Call
         if _judged(n, tries, result, health, acceptable, seen):
             return result
     pytest.skip(_NEVER_KEPT_UP + " | ".join(seen))
+
+
+def late_by_machine(what: str, excess_ms: float, waited_ms: float) -> AppHealth:
+    """A latency `excess_ms` past its bound is the machine's doing when the thread that measures it
+    waited for a CPU at least that long over the run (`waited_ms`, runqueue_wait_s): given that CPU
+    time it could have been on time. A shorter wait cannot explain it: then it is the code's."""
+    facts = {"excess_ms": excess_ms, "runqueue_wait_ms": waited_ms}
+    if excess_ms <= 0 or waited_ms < excess_ms:
+        return AppHealth("machine", (), facts)
+    return AppHealth("machine", (f"{what} {excess_ms:.0f} ms past its bound, and the measuring thread waited "
+                                 f"{waited_ms:.0f} ms for a CPU during the run: the machine starved it",), facts)

@@ -11,6 +11,7 @@ from tests.app_health import (
     combined,
     ffmpeg_health,
     late_actions,
+    late_by_machine,
     obs_health_from_log,
     obs_stop_health,
     retry_if_app_lagged,
@@ -119,6 +120,13 @@ def test_thread_waits_and_late_actions() -> None:
     late = late_actions(actions)
     assert not late.kept_up and late.problems == ("the scenario sent 'k2' 180 ms late",)
     assert late_actions(actions[:1]).kept_up
+
+
+def test_a_late_latency_is_the_machines_only_when_the_wait_covers_it() -> None:
+    assert late_by_machine("cut", -5.0, 900.0).kept_up  # within its bound: nothing to explain
+    assert late_by_machine("cut", 30.0, 10.0).kept_up   # 30 ms late, 10 ms waited: the code's
+    starved = late_by_machine("cut", 30.0, 45.0)
+    assert not starved.kept_up and "30 ms past" in starved.problems[0]
 
 
 def test_starvation_explains_a_shortfall_only_when_the_wait_covers_it() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import time
 from collections.abc import Callable
 
@@ -20,6 +21,7 @@ from monitor.observers.vmix import (
     check_tcp_command,
     diff_states,
 )
+from tests.app_health import AppHealth, late_by_machine, retry_if_app_lagged_async, runqueue_wait_s
 from tests.vmix.conftest import FIXTURES, free_port
 
 POLL_HZ = 5.0
@@ -99,24 +101,46 @@ async def run_t18(time_scale: float) -> dict[str, list[float]]:
     return lat
 
 
+#: the bounds of the T18 latencies (ms): TCP pushes at once; HTTP within one poll interval plus a small
+#: allowance for the GET itself on a shared 2-core machine
+TCP_BOUND_MS = 50.0
+HTTP_BOUND_MS = 1000 / POLL_HZ + 40
+
+
+def t18_excess_ms(lat: dict[str, list[float]]) -> float:
+    """How far the worst latency went past its bound (<= 0: every cut within)."""
+    return max(max(lat["tcp"]) - TCP_BOUND_MS, max(lat["http"]) - HTTP_BOUND_MS)
+
+
+async def run_t18_until_machine_keeps_time(time_scale: float) -> dict[str, list[float]]:
+    """run_t18; when a latency is past its bound while this process (the emulator and the observer
+    share its loop) waited for a CPU at least as long, say so and run once more (tests/app_health.py)."""
+    async def attempt() -> tuple[dict[str, list[float]], AppHealth]:
+        waited0_s = runqueue_wait_s(os.getpid())
+        lat = await run_t18(time_scale)
+        return lat, late_by_machine("a T18 cut was reported", t18_excess_ms(lat),
+                                    (runqueue_wait_s(os.getpid()) - waited0_s) * 1000.0)
+
+    return await retry_if_app_lagged_async(attempt, lambda lat: t18_excess_ms(lat) < 0)
+
+
 @pytest.mark.realtime  # measures latency against a schedule: runs in make test's serial phase
 async def test_t18_cuts_reported_by_tcp_within_50ms_and_http_within_one_poll():
     """T18 at 1/10 scale: cuts at 1.5 s and 3.0 s instead of 15 s and 30 s (same code path, faster test)."""
-    lat = await run_t18(time_scale=0.1)
+    lat = await run_t18_until_machine_keeps_time(time_scale=0.1)
     print(f"\nT18 (scaled 0.1) program-change latency ms: tcp={lat['tcp']} http={lat['http']} "
           f"(poll interval {1000 / POLL_HZ:.0f} ms)")
-    assert all(0 <= x < 50 for x in lat["tcp"]), lat
-    # One poll interval, plus a small allowance for the GET itself on a shared 2-core machine.
-    assert all(0 <= x <= 1000 / POLL_HZ + 40 for x in lat["http"]), lat
+    assert all(0 <= x < TCP_BOUND_MS for x in lat["tcp"]), lat
+    assert all(0 <= x <= HTTP_BOUND_MS for x in lat["http"]), lat
 
 
 @pytest.mark.slow
 @pytest.mark.realtime
 async def test_t18_real_timeline_15s_and_30s():
-    lat = await run_t18(time_scale=1.0)
+    lat = await run_t18_until_machine_keeps_time(time_scale=1.0)
     print(f"\nT18 (real 15/30 s) program-change latency ms: tcp={lat['tcp']} http={lat['http']}")
-    assert all(0 <= x < 50 for x in lat["tcp"]), lat
-    assert all(0 <= x <= 1000 / POLL_HZ + 40 for x in lat["http"]), lat
+    assert all(0 <= x < TCP_BOUND_MS for x in lat["tcp"]), lat
+    assert all(0 <= x <= HTTP_BOUND_MS for x in lat["http"]), lat
 
 
 # ---------------------------------------------------------------------------------------- read-only
