@@ -38,7 +38,9 @@ APP_HEAVY_MODULES = frozenset({
 #: X servers): measured CPU/wall < 0.4 over >= 1 s of wall in a 2-worker run (TALLY_TEST_CPU_LOG,
 #: 2026-12-03: 26 modules, 224 s of wall for 49 CPU-s). Marked `waits`, so `make test` runs them in a
 #: third, serial process beside the two xdist workers instead of letting them hold a worker (a core)
-#: while they sleep. A module is listed whole: its fixtures stay built once.
+#: while they sleep. A module is listed whole: its fixtures stay built once; so is every module of
+#: tests/sweep (test_ship, test_stats, test_sweep_report_html are quick), so its session fixtures
+#: (instances, scored workdirs) are built in one process only.
 WAITS_MODULES = frozenset({
     "tests/sweep/test_ray_cluster.py", "tests/rtmp/test_ffmpeg_publishers.py", "tests/hostile/test_daemon.py",
     "tests/run/test_serve.py", "tests/rtmp/test_sessions.py", "tests/run/test_feed_outage.py",
@@ -49,6 +51,7 @@ WAITS_MODULES = frozenset({
     "tests/run/test_vmix_wiring.py", "tests/x11/test_x_input.py", "tests/scenarios/test_engine.py",
     "tests/obs/test_obs_screenshot_unit.py", "tests/obs/test_watchdog.py", "tests/run/test_lifecycle.py",
     "tests/probes/test_sources.py", "tests/sweep/test_bundle_replay.py",
+    "tests/sweep/test_ship.py", "tests/sweep/test_stats.py", "tests/sweep/test_sweep_report_html.py",
 })
 
 #: per-session folders (environment variable -> what it holds), made by the process that starts the
