@@ -70,7 +70,8 @@ def assert_read_only(emu: VmixEmulator) -> None:
 
 
 async def run_t18(time_scale: float) -> dict[str, list[float]]:
-    """Run the T18 script, return per-cut latencies (ms) of the first tcp and http program events."""
+    """Run the T18 script, return per-cut latencies (ms) of the first tcp and http program events,
+    and ("late") how far each cut fell from its scripted time (ms, the emulator's own timing)."""
     script = load_script(FIXTURES / "t18_cuts.yaml")
     cuts = [s for s in script.steps if "cut" in s.actions]
     bus = EventBus()
@@ -95,26 +96,35 @@ async def run_t18(time_scale: float) -> dict[str, list[float]]:
     for via in ("tcp", "http"):
         progs = [e for e in events if e.kind == "program" and e.payload["via"] == via]
         assert len(progs) == (2 if via == "http" else 3)  # tcp also reports the initial program once
-    # When the observer saw each cut, relative to the emulator's start: the scripted times.
-    for change, step in zip(changes, cuts, strict=True):
-        assert (change.mono_ns - emu.t0_ns) / 1e9 == pytest.approx(step.at_s * time_scale, abs=0.05)
+    # When the emulator made each cut, relative to its start (asserted by the tests: the scripted times)
+    lat["late"] = [abs((change.mono_ns - emu.t0_ns) / 1e6 - step.at_s * time_scale * 1000.0)
+                   for change, step in zip(changes, cuts, strict=True)]
     return lat
 
 
 #: the bounds of the T18 latencies (ms): TCP pushes at once; HTTP within one poll interval plus a small
-#: allowance for the GET itself on a shared 2-core machine
+#: allowance for the GET itself on a shared 2-core machine; the emulator's cut within 50 ms of its script
 TCP_BOUND_MS = 50.0
 HTTP_BOUND_MS = 1000 / POLL_HZ + 40
+SCHEDULE_BOUND_MS = 50.0
 
 
 def t18_excess_ms(lat: dict[str, list[float]]) -> float:
-    """How far the worst latency went past its bound (<= 0: every cut within)."""
-    return max(max(lat["tcp"]) - TCP_BOUND_MS, max(lat["http"]) - HTTP_BOUND_MS)
+    """How far the worst latency, or the emulator's worst cut time, went past its bound (<= 0: all within)."""
+    return max(max(lat["tcp"]) - TCP_BOUND_MS, max(lat["http"]) - HTTP_BOUND_MS,
+               max(lat["late"]) - SCHEDULE_BOUND_MS)
+
+
+def assert_t18_bounds(lat: dict[str, list[float]]) -> None:
+    assert all(0 <= x < TCP_BOUND_MS for x in lat["tcp"]), lat
+    assert all(0 <= x <= HTTP_BOUND_MS for x in lat["http"]), lat
+    assert all(x <= SCHEDULE_BOUND_MS for x in lat["late"]), lat
 
 
 async def run_t18_until_machine_keeps_time(time_scale: float) -> dict[str, list[float]]:
-    """run_t18; when a latency is past its bound while this process (the emulator and the observer
-    share its loop) waited for a CPU at least as long, say so and run once more (tests/app_health.py)."""
+    """run_t18; when a latency or a cut's time is past its bound while this process (the emulator and
+    the observer share its loop) waited for a CPU at least as long, say so and run once more
+    (tests/app_health.py)."""
     async def attempt() -> tuple[dict[str, list[float]], AppHealth]:
         waited0_s = runqueue_wait_s(os.getpid())
         lat = await run_t18(time_scale)
@@ -130,8 +140,7 @@ async def test_t18_cuts_reported_by_tcp_within_50ms_and_http_within_one_poll():
     lat = await run_t18_until_machine_keeps_time(time_scale=0.1)
     print(f"\nT18 (scaled 0.1) program-change latency ms: tcp={lat['tcp']} http={lat['http']} "
           f"(poll interval {1000 / POLL_HZ:.0f} ms)")
-    assert all(0 <= x < TCP_BOUND_MS for x in lat["tcp"]), lat
-    assert all(0 <= x <= HTTP_BOUND_MS for x in lat["http"]), lat
+    assert_t18_bounds(lat)
 
 
 @pytest.mark.slow
@@ -139,8 +148,7 @@ async def test_t18_cuts_reported_by_tcp_within_50ms_and_http_within_one_poll():
 async def test_t18_real_timeline_15s_and_30s():
     lat = await run_t18_until_machine_keeps_time(time_scale=1.0)
     print(f"\nT18 (real 15/30 s) program-change latency ms: tcp={lat['tcp']} http={lat['http']}")
-    assert all(0 <= x < TCP_BOUND_MS for x in lat["tcp"]), lat
-    assert all(0 <= x <= HTTP_BOUND_MS for x in lat["http"]), lat
+    assert_t18_bounds(lat)
 
 
 # ---------------------------------------------------------------------------------------- read-only
