@@ -42,9 +42,15 @@ demo: deps
 # real-app modules (observers, scenarios, vMix, launcher) in the other, so a heavy test's app never
 # competes with another heavy one for the cores. Every real-app test reads its app's own health
 # (tests/app_health.py) and retries once with the reason printed when the app or the machine could not
-# keep up. REALAPP_SPLIT=0 runs the real-app phase as one serial process (~2 min longer).
-# REALAPP_SPLIT=1 proven (speed16g, 2026-12-03, machine at load 8-15 from other helpers): 3 runs
-# as it was and 1 under stress-ng --cpu 2 green, see the commit that made it the default.
+# keep up. The two lanes take ~2 min less than one serial process (REALAPP_SPLIT=0).
+# REALAPP_SPLIT=1 proof (speed16g, 2026-12-03, the machine loaded by 5 helpers): three runs as it was,
+# green: 449 s (load 12-19), 527 s (load 15-19; T14 skipped with OBS's reason: 15 skipped render
+# frames), 462 s (load 15-31); under stress-ng --cpu 2 (load 30-46) the heavy lane passed or skipped
+# with OBS's reason (97 % render lag) while two vMix timing tests failed on a starved test process
+# (a cut 95 ms, a step 75 ms late): both now read the process's run-queue wait and retry with it;
+# the run after that under stress-ng --cpu 2 (load 20-35) was green, 663 s: 37 passed, 2 skipped with
+# the app's or the machine's reason (T14: OBS's 7 skipped render frames; vMix T18: the test process
+# waited 1.0 s and 1.6 s for a CPU).
 # The output of a background process is printed after the foreground one's; either failing fails the
 # phase; exit code 5 (nothing selected, e.g. a PYTEST_ARGS subset) is not a failure.
 REALAPP_SPLIT ?= 1
