@@ -31,16 +31,29 @@ def zoom_anywhere(frame: np.ndarray, photo: np.ndarray) -> float:
     told otherwise; apps offer Ken Burns towards a corner). The frame is template-matched in the
     photo scaled by s: coarse on 64-px-wide greys in 1 % steps, then at full size in 0.25 % steps
     around the coarse best."""
+    return _anywhere(*_greys(frame, photo))[0]
+
+
+def _greys(frame: np.ndarray, photo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The frame and the photo (resized to the frame) as float32 grey, as both searches use them."""
     h, w = frame.shape[:2]
     fg = cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY).astype(np.float32)
     pg = cv2.resize(cv2.cvtColor(np.ascontiguousarray(photo), cv2.COLOR_RGB2GRAY), (w, h),
                     interpolation=cv2.INTER_AREA).astype(np.float32)
+    return fg, pg
+
+
+def _anywhere(fg: np.ndarray, pg: np.ndarray) -> tuple[float, tuple[float, tuple[int, int]]]:
+    """zoom_anywhere on the greys: (scale, its full-size `_best_at`), so a caller that needs where
+    the crop is does not search that scale again."""
+    h, w = fg.shape
     k = COARSE_W_PX / w
     cs = (COARSE_W_PX, max(8, round(h * k)))
     fc, pc = cv2.resize(fg, cs, interpolation=cv2.INTER_AREA), cv2.resize(pg, cs, interpolation=cv2.INTER_AREA)
     coarse = max(np.arange(ZOOM_RANGE[0], ZOOM_RANGE[1] + 1e-9, 0.01), key=lambda s: _best_at(fc, pc, s)[0])
     fine = np.arange(max(ZOOM_RANGE[0], coarse - 0.01), min(ZOOM_RANGE[1], coarse + 0.01) + 1e-9, 0.0025)
-    return float(max(fine, key=lambda s: _best_at(fg, pg, s)[0]))
+    s, best = max(((s, _best_at(fg, pg, s)) for s in fine), key=lambda sb: sb[1][0])  # the first best, as before
+    return float(s), best
 
 
 #: grey levels by which a pixel may differ from the aligned photo (gain and offset fitted) and still
@@ -74,13 +87,20 @@ def zoom_about_any_centre(frame: np.ndarray, photo: np.ndarray) -> tuple[float, 
     positions cannot place a crop to a fraction of a pixel. Here that estimate seeds an ECC
     alignment (OpenCV `findTransformECC`, affine, correlation-based so a grade does not matter)
     that refines scale and offset to sub-pixel; the scale is sqrt(det) of the frame-to-photo map
-    inverted. Returns the refined NCC too, so a caller can tell a frame that is not the photo."""
-    h, w = frame.shape[:2]
-    fg = cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY).astype(np.float32)
-    pg = cv2.resize(cv2.cvtColor(np.ascontiguousarray(photo), cv2.COLOR_RGB2GRAY), (w, h),
-                    interpolation=cv2.INTER_AREA).astype(np.float32)
-    s0 = zoom_anywhere(frame, photo)
-    _, (x, y) = _best_at(fg, pg, s0)
+    inverted. Returns the refined NCC too, so a caller can tell a frame that is not the photo.
+
+    Remembered by content (verifiers.measure.memo: both frames' pixels): a self-test's oracle,
+    mutants and exports share many decoded frames (those before a mutant's change decode to the same
+    pixels), and this search is most of a zoom scorer's time."""
+    from verifiers.measure.memo import memo
+
+    return memo("zoom_about_any_centre", (frame, photo), lambda: _about_any_centre(frame, photo))
+
+
+def _about_any_centre(frame: np.ndarray, photo: np.ndarray) -> tuple[float, float]:
+    """zoom_about_any_centre, computed."""
+    fg, pg = _greys(frame, photo)
+    s0, (mx0, (x, y)) = _anywhere(fg, pg)
     # frame pixel u shows photo pixel (u + loc) / s0
     warp = np.array([[1 / s0, 0, x / s0], [0, 1 / s0, y / s0]], dtype=np.float32)
     crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 60, 1e-5)
@@ -90,6 +110,6 @@ def zoom_about_any_centre(frame: np.ndarray, photo: np.ndarray) -> tuple[float, 
         if mask is not None:  # second pass on the pixels the photo explains
             ncc, warp = cv2.findTransformECC(fg, pg, warp, cv2.MOTION_AFFINE, crit, mask, 3)
     except cv2.error:  # flat frame or no convergence: keep the template-match estimate
-        return s0, _best_at(fg, pg, s0)[0]
+        return s0, mx0
     det = float(np.linalg.det(warp[:, :2]))
     return (1.0 / np.sqrt(det) if det > 0 else s0), float(ncc)

@@ -194,7 +194,10 @@ def _find_logo(rgb: np.ndarray, logo_rgb: np.ndarray, widths_frac: tuple[float, 
     coarse = [at(float(f)) for f in grid]
     k = int(np.argmax([c[0] for c in coarse]))
     fine = np.geomspace(grid[max(0, k - 1)], grid[min(len(grid) - 1, k + 1)], 9)
-    score, frac, (x, y, tw, th) = max([coarse[k]] + [at(float(f)) for f in fine], key=lambda c: c[0])
+    # the fine steps' ends are coarse steps (geomspace returns its ends exactly): searched once
+    searched = dict(zip((float(f) for f in grid), coarse, strict=True))
+    score, frac, (x, y, tw, th) = max([coarse[k]] + [searched.get(float(f)) or at(float(f)) for f in fine],
+                                      key=lambda c: c[0])
     de = np.inf
     if score > -1.0:
         m = _logo_mask(mask, tpl0.shape, (tw, th)) > 0
