@@ -66,7 +66,7 @@ MIN_CHANGE_RE_MEDIAN = 2.0
 #: ... and be the one change of its ±CUT_SEARCH_FRAMES window: the frames whose flux reaches half the
 #: largest lie within MAX_CHANGE_SPAN_FRAMES (a crossfade up to 4 frames: its two ends; a BG switched
 #: every third frame spreads them over the whole window: issue 21's "every third frame" gamer), and the
-#: change is the middle of that span (a crossfade centred on the cut changes at the cut)
+#: change is the first frame nearer the spectrum after it than the one before (change_centre_row)
 CHANGE_RE_PEAK = 0.5
 MAX_CHANGE_SPAN_FRAMES = 4
 
@@ -210,6 +210,32 @@ def load_robot_mix(ctx: ScoreContext) -> RobotMix:
     return RobotMix(audio, x, stems)
 
 
+def change_run(flux: np.ndarray) -> tuple[int, int]:
+    """First and last flux of the change around the largest: the fluxes standing out from the window's
+    median (MIN_CHANGE_RE_MEDIAN) within MAX_CHANGE_SPAN_FRAMES of it (a crossfade's two ends, whichever
+    carries more flux)."""
+    peak, floor = int(np.argmax(flux)), MIN_CHANGE_RE_MEDIAN * float(np.median(flux))
+    run = [i for i in range(len(flux)) if abs(i - peak) <= MAX_CHANGE_SPAN_FRAMES and flux[i] >= floor] or [peak]
+    return min(run), max(run)
+
+
+def change_centre_row(lv_db: np.ndarray, first: int, last: int) -> int:
+    """The first row of band levels at least half way from the spectrum before the change to the one after.
+
+    The change runs over fluxes first..last (flux i goes from row i to row i + 1); before is the median
+    of rows up to `first`, after that of rows from last + 1. Progress is measured on band amplitudes
+    (projected on after − before), where a crossfade moves linearly in every band one bed dominates. Why
+    not the middle of the frames of high dB flux: between beds of very different spectra a crossfade
+    moves the dB levels most at one end (the leaving bed's bands fall into nothing), so on seed 13 the
+    change read 2 frames early for a 4-frame fade centred on the cut.
+    """
+    amp = 10 ** (lv_db / 20)
+    before, after = np.median(amp[: first + 1], axis=0), np.median(amp[last + 1:], axis=0)
+    move = after - before
+    progress = (amp[first: last + 2] - before) @ move / max(float(move @ move), 1e-30)
+    return first + int(np.argmax(progress >= 0.5))
+
+
 def bg_change(bg: np.ndarray, c: int, fps: float, tol_frames: float) -> dict:
     """The frame of largest 1/3-octave spectral flux within CUT_SEARCH_FRAMES of cut c."""
     lo, hi = c - CUT_SEARCH_FRAMES, c + CUT_SEARCH_FRAMES
@@ -220,7 +246,7 @@ def bg_change(bg: np.ndarray, c: int, fps: float, tol_frames: float) -> dict:
     med = float(np.median(flux))
     high = np.flatnonzero(flux >= CHANGE_RE_PEAK * float(flux.max()))
     span = int(high[-1] - high[0])
-    at = lo + (int(high[0]) + int(high[-1])) // 2
+    at = lo - 1 + change_centre_row(lv, *change_run(flux))
     stands_out = float(flux.max()) > 0 and float(flux.max()) >= MIN_CHANGE_RE_MEDIAN * med and span <= MAX_CHANGE_SPAN_FRAMES
     return {"cut_frame": c, "change_frame": at, "flux_db": round(float(flux.max()), 2), "median_flux_db": round(med, 2),
             "change_span_frames": span, "stands_out": stands_out, "ok": abs(at - c) <= tol_frames and stands_out}
