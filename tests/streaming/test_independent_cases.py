@@ -139,21 +139,41 @@ def test_t02_tracks_remade_by_ffmpeg(t02_instance: Path, tmp_path: Path, audio: 
     track 1 copied to tracks 1-3 keeps the video/recording shares but not the layout or the mix (one
     track copied is OBS's unrouted default); three silent AAC tracks are not a recording of this run
     (no track is the harness's feed), so nothing of it counts (rule 2)."""
+    if audio == "copied":
+        args = ["-map", "0:v", *(["-map", "0:a:0"] * 3), "-c", "copy"]
+    else:
+        args = ["-f", "lavfi", "-t", "10", "-i", "anullsrc=r=48000:cl=mono", "-map", "0:v",
+                *(["-map", "1:a"] * 3), "-c:v", "copy", "-c:a", "aac", "-b:a", "128k"]
+    checks = _checks(_t02_remade_by_ffmpeg(t02_instance, tmp_path, [], args))
+    assert checks == expect, checks
+
+
+def _t02_remade_by_ffmpeg(inst: Path, tmp_path: Path, input_args: list[str], args: list[str]) -> dict[str, Any]:
+    """The oracle's MKV rewritten by ffmpeg (`input_args` before its -i, `args` after), remuxed by
+    ffmpeg to test_rec.mp4, scored."""
     if shutil.which("ffmpeg") is None:
         pytest.skip("ffmpeg needed")
     import subprocess
 
-    sol = _solution(t02_instance, tmp_path)
+    sol = _solution(inst, tmp_path)
     (mkv,) = (sol / "recordings").glob("*.mkv")
     src = tmp_path / "src.mkv"
     shutil.move(mkv, src)
-    if audio == "copied":
-        args = ["-i", str(src), "-map", "0:v", *(["-map", "0:a:0"] * 3), "-c", "copy"]
-    else:
-        args = ["-i", str(src), "-f", "lavfi", "-t", "10", "-i", "anullsrc=r=48000:cl=mono", "-map", "0:v",
-                *(["-map", "1:a"] * 3), "-c:v", "copy", "-c:a", "aac", "-b:a", "128k"]
-    subprocess.run(["ffmpeg", "-v", "error", "-y", *args, str(mkv)], check=True, timeout=120)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *input_args, "-i", str(src), *args, str(mkv)], check=True,
+                   timeout=120)
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(mkv), "-map", "0", "-c", "copy", str(sol / T02_MP4)],
                    check=True, timeout=120)
-    checks = _checks(score_solution(T02, t02_instance, sol))
-    assert checks == expect, checks
+    return score_solution(T02, inst, sol)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scale", "sixty"), [(1.001, 1.0), (60 / 59.4, 0.0)])
+def test_t02_frame_rate_restamped_by_ffmpeg(t02_instance: Path, tmp_path: Path, scale: float, sixty: float) -> None:
+    """The oracle's recording restamped by ffmpeg (-itsscale on the video, stream copy): 59.94 fps is
+    "60 fps" (docs/catalog.md, frame rates: N or N x 1000/1001 within 0.5 fps); 59.4 is not, and only
+    the 60 fps item of video_settings goes (1 of its 6 items)."""
+    report = _t02_remade_by_ffmpeg(t02_instance, tmp_path, ["-itsscale:v", str(scale)], ["-map", "0", "-c", "copy"])
+    video = next(c for c in report["checks"] if c["name"] == "video_settings")
+    assert video["evidence"]["60 fps"] == sixty, video
+    assert video["score"] == pytest.approx(1.0 if sixty else 5 / 6), video
+    assert all(c["score"] == 1.0 for c in report["checks"] if c["name"] != "video_settings"), report["checks"]

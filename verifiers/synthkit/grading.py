@@ -151,14 +151,35 @@ def grade_lab(src8: np.ndarray, alpha: np.ndarray, *, chroma_scale: float = 1.0,
     return out
 
 
+def _decode_srgb(c: np.ndarray) -> np.ndarray:
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+#: the 256 8-bit codes in linear light: the same formula per element, looked up (speed)
+_SRGB8_LINEAR = _decode_srgb(np.arange(256, dtype=np.float64) / 255.0)
+
+
 def grade_gain(src8: np.ndarray, alpha: np.ndarray, stops: float) -> np.ndarray:
-    """Exposure in linear light by `stops`, weighted per pixel by alpha (fractional alpha = partial stops)."""
-    c = src8.astype(np.float64) / 255.0
-    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    gain = 2.0 ** (stops * np.asarray(alpha, dtype=np.float64))[..., None]
-    lin = np.clip(lin * gain, 0, 1)
+    """Exposure in linear light by `stops`, weighted per pixel by alpha (fractional alpha = partial stops).
+
+    Speed (near-miss bisections call this dozens of times per shot): only pixels whose exposure moves
+    (stops x alpha != 0) are computed, uint8 codes are linearised by lookup; an 8-bit code at gain 1
+    encodes back to itself (all 256 checked in tests/grading), so the result is the same, bit for bit."""
+    ev = stops * np.broadcast_to(np.asarray(alpha, dtype=np.float64), src8.shape[:-1])
+    sel = ev != 0
+    out = src8.copy()
+    if not sel.any():
+        return out
+    every = bool(sel.all())   # a whole-frame grade: no indexing
+    px, ev = (src8, ev) if every else (src8[sel], ev[sel])
+    lin = _SRGB8_LINEAR[px] if px.dtype == np.uint8 else _decode_srgb(px.astype(np.float64) / 255.0)
+    lin = np.clip(lin * (2.0 ** ev)[..., None], 0, 1)
     enc = np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
-    return np.clip(np.round(enc * 255.0), 0, 255).astype(np.uint8)
+    enc8 = np.clip(np.round(enc * 255.0), 0, 255).astype(np.uint8)
+    if every:
+        return enc8
+    out[sel] = enc8
+    return out
 
 
 def set_lab(src8: np.ndarray, alpha: np.ndarray, target_lab: tuple[float, float, float]) -> np.ndarray:
@@ -207,7 +228,7 @@ def bisect_region(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, targe
             continue
         part = np.zeros_like(sel)
         part.flat[np.flatnonzero(sel)[::search_stride]] = True
-        px, frame = render8[i][part][None], render8[i].copy()
+        px, frame, src_i = render8[i][part][None], render8[i].copy(), src8[i]
 
         def at(x: float, frame: np.ndarray = frame, part: np.ndarray = part, px: np.ndarray = px) -> np.ndarray:
             frame[part] = apply(px, x)[0]
@@ -216,7 +237,7 @@ def bisect_region(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, targe
         lo, hi = 0.0, max_x
         for _ in range(steps):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if measure(src8[i], at(mid), part) < target else (lo, mid)
+            lo, hi = (mid, hi) if measure(src_i, at(mid), part) < target else (lo, mid)
         out[i][sel] = apply(render8[i][sel][None], hi if above else lo)[0]
     return out
 
@@ -230,15 +251,22 @@ def lift_to_de(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_d
     the mean per-pixel ΔE2000."""
     from verifiers.measure.colour import delta_e2000, rgb_to_lab
 
-    def mean_de(a: np.ndarray, b: np.ndarray) -> float:
-        return float(delta_e2000(rgb_to_lab(a), rgb_to_lab(b)).mean())
+    # speed: a frame's bisection asks for the Lab of the same pixels at every step (the render's, to lift
+    # them; the source's, to compare): each is converted once per frame (same values, same result)
+    last: dict[str, Any] = {}
 
     def lift(px: np.ndarray, dl: float) -> np.ndarray:
-        lab = to_lab(px)
+        if last.get("px") is not px:
+            last.update(px=px, lab=to_lab(px))
+        lab = last["lab"].copy()
         lab[..., 0] += dl
         return to_rgb8(lab)
 
-    stat = measure or mean_de
+    def mean_de(a: np.ndarray, b: np.ndarray, sel: np.ndarray) -> float:
+        if last.get("src") is not a or last.get("sel") is not sel:
+            last.update(src=a, sel=sel, src_lab=rgb_to_lab(a[sel][None]))
+        return float(delta_e2000(last["src_lab"], rgb_to_lab(b[sel][None])).mean())
+
     return bisect_region(render8, src8, mask, target_de2000, above=above, apply=lift, max_x=8.0, search_stride=3,
-                         measure=lambda a, b, sel: stat(a[sel][None], b[sel][None]))
+                         measure=mean_de if measure is None else lambda a, b, sel: measure(a[sel][None], b[sel][None]))
 

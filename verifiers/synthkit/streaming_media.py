@@ -108,10 +108,11 @@ def remux(src: Path, dst: Path) -> Path:
     return dst
 
 
-def loop_video(src: Path, dst: Path, frames: int) -> Path:
+def loop_video(src: Path, dst: Path, frames: int, fps: Fraction | None = None) -> Path:
     """Stream-copy src's video packets, looped from the start, until `frames` frames (a longer
     recording without another encode). src must open on a keyframe and have no B-frames (the
-    ultrafast/zerolatency encodes of write_media), so every cut point decodes."""
+    ultrafast/zerolatency encodes of write_media), so every cut point decodes. With `fps`, frame i
+    is restamped at i / fps: the same pictures recorded at another frame rate, still no encode."""
     import av
 
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +131,10 @@ def loop_video(src: Path, dst: Path, frames: int) -> Path:
                     if written == frames:
                         continue
                     assert written or pkt.is_keyframe, "loop_video needs a video opening on a keyframe"
-                    pkt.pts, pkt.dts = pkt.pts + shift, pkt.dts + shift
+                    if fps is None:
+                        pkt.pts, pkt.dts = pkt.pts + shift, pkt.dts + shift
+                    else:
+                        pkt.pts = pkt.dts = round(Fraction(written) / fps / s.time_base)
                     pkt.stream = out
                     o.mux(pkt)
                     written += 1

@@ -13,6 +13,8 @@ soft window changes more slowly than the picture's own texture, a hard edge far 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from verifiers.checks import Result, check, check_names
@@ -20,10 +22,11 @@ from verifiers.curves import Curve
 from verifiers.paramtypes.grading import Halo
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.face_window import no_halo, window_checks
+from verifiers.tasks.grading._shared.face_window import EDGE_GUARD_PX, HALO_SMOOTH_PX, no_halo, window_checks
+from verifiers.tasks.grading._shared.gain import frame_gradient_ratio, linear_y, log2_gain
 from verifiers.tasks.grading._shared.near_miss import gain_to_p95, render_writer, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import bbox_region
+from verifiers.tasks.grading._shared.regions import bbox_region, outside
 
 OUTPUT = "out/face_lift.mov"
 N_FRAMES = 24
@@ -102,7 +105,36 @@ class FaceWindow(GradingTask):
                    g.grade_gain(src, window(centres + np.array([4.3, 0.0])), 0.3), write,
                    "window 3.2 px off the face centre (8.6 % of its width): just inside 10 %",
                    "window 4.3 px off (11.6 %): just outside 10 %")
+        p = self.task.check(N.no_halo).typed
+        write_pair(inst, "halo", N.no_halo, softened_to_halo(src, masks["face"], window, p.max_gradient_ratio - 0.1, False),
+                   softened_to_halo(src, masks["face"], window, p.max_gradient_ratio + 0.1, True), write,
+                   f"window edge as hard as reads a gradient ratio {p.max_gradient_ratio - 0.1:.1f}: just inside the "
+                   f"{p.max_gradient_ratio} line", f"{p.max_gradient_ratio + 0.1:.1f}: just outside")
         oracle, bg = g.grade_gain(src, window(centres), 0.3), ~bbox_region(masks["face"], 2.0)
         write_pair(inst, "background", N.background_unchanged, gain_to_p95(oracle, src, bg, 0.025, above=False),
                    gain_to_p95(oracle, src, bg, 0.035, above=True), write,
                    "background p95 |gain| 0.025 stop: just inside the 0.03 stop line", "0.035 stop: just outside 0.03")
+
+
+def softened_to_halo(src8: np.ndarray, face: np.ndarray, window: Any, target_ratio: float, above: bool) -> np.ndarray:
+    """The +0.3 stop window with its softness set frame by frame (bisection over 0 … 7 px) so that the
+    halo statistic (face_window.no_halo: p99 gain gradient over the median source gradient in its ring)
+    reads `target_ratio`, just `above` it or just below: the pair at the no-halo line."""
+    ring = bbox_region(face, 2.0) & outside(face, EDGE_GUARD_PX)
+    centres = face_centres(len(src8))
+    y0 = np.log2(linear_y(src8) + 1e-3)
+    out = src8.copy()
+    for i in range(len(src8)):
+        def graded(soft_px: float, i: int = i) -> np.ndarray:
+            return g.grade_gain(src8[i:i + 1], window(centres, soft_px=soft_px)[i:i + 1], 0.3)
+
+        def ratio(soft_px: float, i: int = i) -> float:
+            raw = log2_gain(linear_y(src8[i:i + 1]), linear_y(graded(soft_px)), smooth_px=0)[0]
+            return frame_gradient_ratio(raw, y0[i], ring[i], HALO_SMOOTH_PX)
+
+        soft, hard = 7.0, 0.0   # the ratio falls as the edge softens
+        for _ in range(12):
+            mid = (soft + hard) / 2
+            soft, hard = (soft, mid) if ratio(mid) > target_ratio else (mid, hard)
+        out[i:i + 1] = graded(hard if above else soft)
+    return out

@@ -20,7 +20,7 @@ from verifiers.measure.colour import hue_difference_deg
 from verifiers.paramtypes.grading import HorizonBand, HueShift, LDropRange, MaxDeltaE
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair
+from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import (
     circular_mean_hue,
@@ -187,6 +187,14 @@ class SkyTeal(GradingTask):
         g.write_video(m / OUTPUT, g.grade_lab(src, static, hue_deg=-15, dl=-2))
 
         write = render_writer(OUTPUT)
+
+        # near misses at the window line (60 px at 1080 = 8 px here): the window raised 11 px leaves its
+        # half-change row 7.4-7.6 px from the horizon (passes), raised 12 px 8.4-8.6 px (fails every frame);
+        # the sky above keeps its hue and L* (the core's lower rows ungraded: its mean still in range)
+        write_pair(inst, "horizon", N.window_tracks_horizon, g.grade_lab(src, window_alpha(rows - 11), hue_deg=-15, dl=-2),
+                   g.grade_lab(src, window_alpha(rows - 12), hue_deg=-15, dl=-2), write,
+                   "window 11 px above the horizon: band 7.5 px off, just inside the 8 px (60 at 1080) line",
+                   "12 px above: band 8.5 px off, just outside 8 px")
 
         away = outside(masks["sky"], BAND_PX)
         untouched_pair(inst, N.cliffs_sea_unchanged, g.grade_lab(src, alpha, hue_deg=-15, dl=-2), src,

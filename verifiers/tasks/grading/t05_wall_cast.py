@@ -124,6 +124,12 @@ class WallCast(GradingTask):
         m = inst.mutant("near_miss_neutral_outside", [N.wall_neutral], "wall a* −2.5: just outside the 2 a* edge")
         g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=5.5, db=-3))
 
+        # the second edge (|b*| ≤ 2), a* neutral: the wall's +3 b* left at about +1.5 / +2.5
+        m = inst.mutant("near_miss_neutral_b_inside", [], "wall b* +1.5: just inside the 2 b* edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=8, db=-1.5))
+        m = inst.mutant("near_miss_neutral_b_outside", [N.wall_neutral], "wall b* +2.5: just outside the 2 b* edge")
+        g.write_video(m / OUTPUT, g.grade_lab(src, wall, da=8, db=-0.5))
+
         write = render_writer(OUTPUT)
 
         # near misses at the edge line (band ΔE2000 ≤ 3): the wall's 4 px next to the actor keep part of the

@@ -22,6 +22,8 @@ from verifiers.tasks.grading._shared.gain import (
     GAIN_SMOOTH_PX,
     edge_gradient_ratio,
     gain_map_stops,
+    linear_y,
+    log2_gain,
     per_frame_gain,
 )
 from verifiers.tasks.grading._shared.near_miss import write_pair
@@ -160,3 +162,32 @@ class Vignette(GradingTask):
         write_pair(inst, "subject", N.subject_protected, g.grade_gain(oracle, subject, -0.035),
                    g.grade_gain(oracle, subject, -0.045), write,
                    "subject darkened −0.04 stop: just inside the −0.05 stop line", "−0.052 stop: just outside −0.05")
+        # the second line (≥ 98 % of the subject's pixels above −0.1 stop): the top of the subject (its
+        # first pixels in raster order) caught by −0.3 stop over 1.5 / 2.5 % of its pixels, read on the
+        # scorer's smoothed gain map; the median stays ≈ 0
+        p = self.task.check(N.subject_protected).typed
+        write_pair(inst, "protected_pct", N.subject_protected,
+                   caught_share(oracle, src, subject, 100 - p.min_protected_pixels_pct - 0.5, p.protected_gain_stops,
+                                above=False),
+                   caught_share(oracle, src, subject, 100 - p.min_protected_pixels_pct + 0.5, p.protected_gain_stops,
+                                above=True), write,
+                   "1.5 % of the subject below −0.1 stop: just inside the 98 % protected line",
+                   "2.5 % below −0.1 stop: just outside 98 %")
+
+
+def caught_share(render8: np.ndarray, src8: np.ndarray, subject: np.ndarray, target_pct: float,
+                 protected_gain_stops: float, *, above: bool) -> np.ndarray:
+    """`render8` with the top of the subject darkened −0.3 stop, frame by frame, over as many pixels as
+    leave `target_pct` % of the subject below `protected_gain_stops` on the scorers' smoothed gain map
+    (just `above` or just below): the pair at the "98 % of the subject protected" line."""
+    def dark_top(px: np.ndarray, share: float) -> np.ndarray:
+        out, k = px.copy(), round(share * px.shape[1])
+        out[:, :k] = g.grade_gain(px[:, :k], np.ones(1), -0.3)
+        return out
+
+    def unprotected_pct(s: np.ndarray, frame: np.ndarray, sel: np.ndarray) -> float:
+        gm = log2_gain(linear_y(s[None]), linear_y(frame[None]))[0]
+        return 100 - 100 * float(np.mean(gm[sel] >= protected_gain_stops))
+
+    return g.bisect_region(render8, src8, subject, target_pct, above=above, apply=dark_top, measure=unprotected_pct,
+                           max_x=0.1, steps=12)

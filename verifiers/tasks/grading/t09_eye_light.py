@@ -169,6 +169,12 @@ class EyeLight(GradingTask):
 
         skin = masks["skin"] & ~bbox_region(masks["eye_l"], 1.5) & ~bbox_region(masks["eye_r"], 1.5)
         oracle = light(left, right)
+        # near misses at the tracking line (15 px at 1080 = 2 px here): both lights 1.7 px right of the eyes
+        # pass, 2.3 px fail every frame; the eyes keep their gain (each light is wider than its eye)
+        shift = np.array([[1.7, 0.0]]), np.array([[2.3, 0.0]])
+        write_pair(inst, "tracking", N.tracking, light(left + shift[0], right + shift[0]),
+                   light(left + shift[1], right + shift[1]), write,
+                   "eye lights 1.7 px off the eyes: just inside the 2 px (15 at 1080) line", "2.3 px off: just outside 2 px")
         write_pair(inst, "skin", N.skin_unchanged, gain_to_p95(oracle, src, skin, 0.025, above=False),
                    gain_to_p95(oracle, src, skin, 0.035, above=True), write,
                    "face skin p95 |gain| 0.025 stop: just inside the 0.03 stop line", "0.035 stop: just outside 0.03")

@@ -242,6 +242,9 @@ class PhoneScreen(GradingTask):
         write_pair(inst, "whites", N.whites_neutral, g.grade_lab(oracle, masks["ui_white"], db=1.7),
                    g.grade_lab(oracle, masks["ui_white"], db=2.3), write, "UI whites b* +1.7: just inside the 2 b* edge",
                    "UI whites b* +2.3: just outside 2")
+        write_pair(inst, "whites_a", N.whites_neutral, g.grade_lab(oracle, masks["ui_white"], da=1.7),
+                   g.grade_lab(oracle, masks["ui_white"], da=2.3), write, "UI whites a* +1.7: just inside the 2 a* edge",
+                   "UI whites a* +2.3: just outside 2")
 
         def grown(right_px: int, down_px: int) -> np.ndarray:  # the window drawn a few px past the screen
             big = screen | np.roll(screen, right_px, axis=2) | np.roll(screen, down_px, axis=1)

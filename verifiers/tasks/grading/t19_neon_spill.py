@@ -139,3 +139,18 @@ class NeonSpill(GradingTask):
 
         untouched_pair(inst, N.neon_untouched, g.grade_lab(src, face, hue_deg=50), src, [masks["neon"], masks["wall"]],
                        1.5, write, "neon_wall")
+
+        # clean_edges' two lines (the project's, the seed names none): the face-side ring's hue within
+        # RING_SLACK_DEG of 25-55° (≤ 70°: the oracle's ring ≈ 40°, turned 27° more ≈ 67°, 33° more ≈ 73°,
+        # the face's core untouched), and the wall-side ring within RING_MAX_DE of the source (its L*
+        # lifted to a mean ΔE2000 of line ∓ 0.2; a 3 px ring is too little of the wall to move neon_untouched)
+        oracle = g.grade_lab(src, face, hue_deg=50)
+        ring = face & ~interior(face, EDGE_PX)
+        write_pair(inst, "edge_hue", N.clean_edges, g.grade_lab(oracle, ring, hue_deg=27),
+                   g.grade_lab(oracle, ring, hue_deg=33), write,
+                   "face ring ≈ 67°: just inside the 70° ring line", "face ring ≈ 73°: just outside 70°")
+        wall_ring = np.stack([binary_dilation(m, iterations=EDGE_PX) & ~m for m in face])
+        write_pair(inst, "wall_ring", N.clean_edges, g.lift_to_de(oracle, src, wall_ring, RING_MAX_DE - 0.2, above=False),
+                   g.lift_to_de(oracle, src, wall_ring, RING_MAX_DE + 0.2, above=True), write,
+                   f"wall ring mean ΔE2000 {RING_MAX_DE - 0.2:.1f}: just inside the {RING_MAX_DE} line",
+                   f"{RING_MAX_DE + 0.2:.1f}: just outside {RING_MAX_DE}")

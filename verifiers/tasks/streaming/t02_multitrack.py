@@ -12,6 +12,7 @@ Profile: basic.ini [Output] Mode, [AdvOut] RecFormat/RecTracks, recordEncoder.js
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from verifiers.paramtypes.streaming import RecordingExists, RecordingVideo, Remu
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import disk_cached, loop_video, merge, remux, write_media, yuv_flat
+from verifiers.tasks.streaming._shared.frame_rate import fps_ok
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 from verifiers.tasks.streaming._shared.recording import MediaInfo, agent_media, decode_audio_tracks, probe
@@ -159,7 +161,7 @@ class MultitrackRecording(CheckedTask):
         is not the task's work (rule 3, docs/catalog.md)."""
         p = self.task.check(N.video_settings).typed
         v = info.video[0] if info.video else None
-        items = {"60 fps": v is not None and abs(v.fps - p.fps) < 0.05,
+        items = {"60 fps": v is not None and fps_ok(v.fps, p.fps),
                  "12 Mbps": v is not None and abs(v.bitrate_bps / 1000 - p.bitrate_kbps)
                  <= p.bitrate_tolerance_pct / 100 * p.bitrate_kbps,
                  "GOP 120": v is not None and v.gop_frames is not None and abs(v.gop_frames - p.gop_frames) <= 1,
@@ -200,7 +202,7 @@ class MultitrackRecording(CheckedTask):
             parts["video stream"] = 0.0
         else:
             parts["1920x1080"] = float([v.width_px, v.height_px] == list(p.size_px))
-            parts["60 fps"] = float(abs(v.fps - p.fps) < 0.05)
+            parts["60 fps"] = float(fps_ok(v.fps, p.fps))
             err_pct = abs(v.bitrate_bps / 1000 - p.bitrate_kbps) / p.bitrate_kbps * 100
             parts["12 Mbps"] = curve.part("bitrate").score(err_pct, p.bitrate_tolerance_pct)
             parts["GOP 120"] = float(v.gop_frames is not None and abs(v.gop_frames - p.gop_frames) <= 1)
@@ -248,7 +250,7 @@ class MultitrackRecording(CheckedTask):
         tmp.mkdir()
 
         def cached(key: tuple, make) -> Path:
-            path = tmp / ("-".join(map(str, key)) + ".mkv")
+            path = tmp / ("-".join(str(float(k)) if isinstance(k, Fraction) else str(k) for k in key) + ".mkv")
             if key not in _CACHE:
                 make(path)
                 _CACHE[key] = path.read_bytes()
@@ -256,10 +258,12 @@ class MultitrackRecording(CheckedTask):
                 path.write_bytes(_CACHE[key])
             return path
 
-        def video(kbps: int, gop: int, preset: str, frames: int = 600) -> Path:
-            """1080p60 x264 CBR; a longer recording loops the 600 frames' packets (no second encode)."""
-            if frames != 600:
-                return cached(("v", kbps, gop, preset, frames), lambda p: loop_video(video(kbps, gop, preset), p, frames))
+        def video(kbps: int, gop: int, preset: str, frames: int = 600, fps: Fraction | None = None) -> Path:
+            """1080p60 x264 CBR; a longer recording loops the 600 frames' packets, another frame rate
+            restamps them (no second encode)."""
+            if frames != 600 or fps is not None:
+                return cached(("v", kbps, gop, preset, frames, fps),
+                              lambda p: loop_video(video(kbps, gop, preset), p, frames, fps))
             looks = [yuv_flat(1920, 1080, 40), yuv_flat(1920, 1080, 80)]  # 600 references to 2 frames
             return cached(("v", kbps, gop, preset), lambda p: disk_cached(
                 f"t02-video-1080p60-600f-{kbps}-{gop}-{preset}", lambda q: write_media(
@@ -274,18 +278,19 @@ class MultitrackRecording(CheckedTask):
                 q, [looks[(i // 30) % 2] for i in range(300)], 30, bitrate_bps=2_500_000, gop_frames=250), p))
 
         def mkv_bytes(kbps: int, gop: int, audio_key: str, audio: list[np.ndarray], preset: str = "ultrafast",
-                      frames: int = 600, look: str = "task") -> bytes:
-            pic = video(kbps, gop, preset, frames) if look == "task" else defaults_video()
+                      frames: int = 600, look: str = "task", fps: Fraction | None = None) -> bytes:
+            pic = video(kbps, gop, preset, frames, fps) if look == "task" else defaults_video()
             sound = cached(("a", inst.seed, audio_key), lambda p: write_media(p, None, audio=audio))
-            return cached(("av", inst.seed, kbps, gop, preset, frames, look, audio_key),
+            return cached(("av", inst.seed, kbps, gop, preset, frames, look, audio_key, fps),
                           lambda p: merge(pic, sound, p)).read_bytes()
 
         def solution(folder: Path, *, kbps: int = 12000, gop: int = 120, keyint_s: int = 2, fmt: str = "mkv",
                      audio_key: str = "ok", audio: list[np.ndarray] = mix, reencode: bool = False,
                      file_kbps: int | None = None, file_gop: int | None = None, frames: int = 600,
-                     defaults: bool = False) -> None:
+                     defaults: bool = False, fps: Fraction | None = None) -> None:
             """The profile asks for `kbps` / `keyint_s`; the recording is encoded at `file_kbps` /
-            `file_gop` when given (what the encoder delivered differs from what was asked). `defaults`:
+            `file_gop` when given (what the encoder delivered differs from what was asked), at `fps`
+            when given (the same frames restamped: a recording at another rate). `defaults`:
             OBS's default profile and recording (see defaults_video)."""
             cfg = folder / OBS_DIR
             O.write_collection(cfg, coll)
@@ -302,7 +307,7 @@ class MultitrackRecording(CheckedTask):
                     record_encoder={"rate_control": "CBR", "bitrate": kbps, "keyint_sec": keyint_s,
                                     "preset": "veryfast"})
             data = mkv_bytes(file_kbps or kbps, file_gop or gop, audio_key, audio, frames=frames,
-                             look="defaults" if defaults else "task")
+                             look="defaults" if defaults else "task", fps=fps)
             rec = folder / REC_NAME
             rec.parent.mkdir(parents=True, exist_ok=True)
             rec.write_bytes(data)
@@ -345,6 +350,12 @@ class MultitrackRecording(CheckedTask):
             solution(inst.mutant(f"recording_{frames / 60:.1f}s_{side}", lowers,
                                  f"recorded {frames / 60:.1f} s: {side} the about-10 s (+-1.5 s) pass line"),
                      frames=frames)
+        # "60 fps" (_shared/frame_rate: N or N x 1000/1001, within 0.5 fps): OBS's 59.94 (60000/1001) is
+        # 60 fps; 59.4 is 0.54 from 59.94. The 600 frames restamped (no encode; bitrate -1 %, GOP 120 kept)
+        for fps, lowers, side in pass_line_pair(Fraction(60000, 1001), Fraction(594, 10), N.video_settings):
+            solution(inst.mutant(f"recorded_{float(fps):.2f}fps_{side}", lowers,
+                                 f"recorded at {float(fps):.2f} fps: {side} the 60 fps (or 59.94) +-0.5 pass line"),
+                     fps=fps)
         write_baselines(inst, solution, mic, desk, rng)
         for f in tmp.iterdir():
             f.unlink()

@@ -30,7 +30,8 @@ from verifiers.evidence import (
 from verifiers.paramtypes.streaming import AudioAtIngest, EncoderAtIngest, ServerConfig, StreamDuration
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
-from verifiers.tasks.streaming._shared.ingest import final_stats, fps_ok, keyframe_ok
+from verifiers.tasks.streaming._shared.frame_rate import fps_ok
+from verifiers.tasks.streaming._shared.ingest import final_stats, keyframe_ok
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 

@@ -35,7 +35,8 @@ from verifiers.measure.scenes import LumaCutDetector
 from verifiers.paramtypes.streaming import DualStreaming, IsoFiles, ProgramRecording, VmixSettings
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.ingest import fps_ok, snapshots_of
+from verifiers.tasks.streaming._shared.frame_rate import fps_ok
+from verifiers.tasks.streaming._shared.ingest import snapshots_of
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.recording import frames, probe
 from verifiers.tasks.streaming._shared.run_events import t_ms

@@ -42,7 +42,8 @@ from verifiers.paramtypes.streaming import ScenesLayout, VodTrackCountdown
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import obs_synth as O
 from verifiers.synthkit.streaming_media import write_media
-from verifiers.tasks.streaming._shared.ingest import final_stats, fps_ok, keyframe_ok
+from verifiers.tasks.streaming._shared.frame_rate import fps_ok
+from verifiers.tasks.streaming._shared.ingest import final_stats, keyframe_ok
 from verifiers.tasks.streaming._shared.near_misses import pass_line_pair
 from verifiers.tasks.streaming._shared.obs_config import OBS_DIR, active_profile
 from verifiers.tasks.streaming._shared.obs_task import ObsTask

@@ -71,18 +71,20 @@ def per_frame_gain(gmap: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def edge_gradient_ratio(shot: Shot, ring: np.ndarray, smooth_px: float, which: str = "out") -> np.ndarray:
     """Per frame: p99 gradient of the unsmoothed gain map over the ring / median source log2-Y gradient."""
-    from scipy.ndimage import gaussian_filter
-
     raw = gain_map_stops(shot, smooth_px=0, which=which)
     y0 = np.log2(linear_y(shot.src) + 1e-3)
-    ratio = np.zeros(shot.n)
-    for i in range(shot.n):
-        if not ring[i].any():
-            continue
-        gg = np.hypot(*np.gradient(gaussian_filter(raw[i], smooth_px)))[ring[i]]
-        gs = np.hypot(*np.gradient(gaussian_filter(y0[i], smooth_px)))[ring[i]]
-        ratio[i] = float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6)
-    return ratio
+    return np.array([frame_gradient_ratio(raw[i], y0[i], ring[i], smooth_px) if ring[i].any() else 0.0
+                     for i in range(shot.n)])
+
+
+def frame_gradient_ratio(raw_gain: np.ndarray, log2_y_src: np.ndarray, ring: np.ndarray, smooth_px: float) -> float:
+    """One frame of `edge_gradient_ratio` (unsmoothed gain map and log2 source Y of that frame): what a
+    near-miss maker measures while it sets a window's softness."""
+    from scipy.ndimage import gaussian_filter
+
+    gg = np.hypot(*np.gradient(gaussian_filter(raw_gain, smooth_px)))[ring]
+    gs = np.hypot(*np.gradient(gaussian_filter(log2_y_src, smooth_px)))[ring]
+    return float(np.percentile(gg, 99)) / max(float(np.median(gs)), 1e-6)
 
 
 def p95_abs_gain_above_floor(shot: Shot, gmap: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -43,16 +43,8 @@ def snapshots_of(events: list[dict[str, Any]], app: str) -> list[StreamSnapshot]
 #: "keyframe 2 s" at the ingest (T05, T19): within 3 frames at 30 fps (OBS's keyint_sec 2 gives 60 frames,
 #: 2.000 s; at 29.97 fps 2.002 s); the ingest dates frames in whole ms, so a GOP of 63 frames sits on the line
 KEYFRAME_TOL_S = 0.1
-#: "30 fps" at the ingest (T05, T18, T19): 29.97 (NTSC, in OBS's common-FPS list) is the same setting; 29 or
-#: 31 fps is another
-FPS_TOL = 0.5
 
 
 def keyframe_ok(ki_s: float | None, want_s: float) -> bool:
     """The ingest's mean keyframe spacing is the asked interval (within KEYFRAME_TOL_S)."""
     return ki_s is not None and abs(ki_s - want_s) <= KEYFRAME_TOL_S
-
-
-def fps_ok(fps: float | None, want: float) -> bool:
-    """The ingest's frame rate is the asked one (within FPS_TOL)."""
-    return fps is not None and abs(fps - want) <= FPS_TOL
