@@ -106,12 +106,18 @@ apt:
 	fi
 
 # Exactly the locked releases, hash-checked, then tally itself without resolving anything again.
+# pip installs only uv (its locked release, hash-checked); uv then makes the venv equal to the lock
+# (`uv pip sync`: installs what is missing, removes what the lock does not hold, e.g. an older venv's
+# opencv-python-headless, which would shadow opencv-python's cv2). Measured on this 2-core machine:
+# `pip install -r` of the lock 39.7 s, `uv pip sync` 3.9 s (4.8 s with an empty uv cache).
+UV_PIN = $(shell grep -o '^uv==[0-9.]*' $(LOCK))
+UV_HASHES = $(shell sed -n '/^uv==/,/^[^ ]/p' $(LOCK) | grep -o 'sha256:[0-9a-f]*' | sed 's/^/--hash=/')
 $(STAMP): $(LOCK) pyproject.toml
 	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
-	@# an older venv may hold opencv-python-headless, which would shadow opencv-python's cv2
-	@$(VENV)/bin/pip uninstall -y -q opencv-python-headless 2>/dev/null || true
-	$(VENV)/bin/pip install -q --require-hashes --no-deps -r $(LOCK)
-	$(VENV)/bin/pip install -q --no-deps -e .
+	@echo "$(UV_PIN) $(UV_HASHES)" > $(VENV)/uv-pin.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-pin.txt
+	$(VENV)/bin/uv pip sync -q --python $(VENV)/bin/python --require-hashes $(LOCK)
+	$(VENV)/bin/uv pip install -q --python $(VENV)/bin/python --no-deps -e .
 	@touch $(STAMP)
 
 lint: deps
