@@ -90,7 +90,21 @@ class PipTrack:
     off_r: list[float]
 
 
+def _core_box(blob: np.ndarray, x: int, y: int, w: int, h: int) -> tuple[int, int, int, int]:
+    """The PIP's box inside the blob's bounding box: the rows and columns the mask mostly fills.
+    An edge row where PIP and trailer share their luma is found only by colour, which
+    shrink_by_chroma_bleed erodes away; the few pixels left there stretch the bounding box one
+    row past the PIP's solid edge, and its corner squares would then sit on an empty row (seed 5)."""
+    inner = blob[y:y + h, x:x + w]
+    rows = np.flatnonzero(inner.mean(axis=1) > 0.5)
+    cols = np.flatnonzero(inner.mean(axis=0) > 0.5)
+    if len(rows) < 4 or len(cols) < 4:
+        return x, y, w, h
+    return x + int(cols[0]), y + int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1)
+
+
 def _rounded(blob: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
+    x, y, w, h = _core_box(blob, x, y, w, h)
     c = 2  # corner squares of 2x2 px: empty when the radius is >= ~3 px
     corner_fill = np.mean([blob[y:y + c, x:x + c].mean(), blob[y:y + c, x + w - c:x + w].mean(),
                            blob[y + h - c:y + h, x:x + c].mean(), blob[y + h - c:y + h, x + w - c:x + w].mean()])
