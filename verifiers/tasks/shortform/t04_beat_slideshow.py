@@ -51,9 +51,10 @@ def zoom_gains_pct(labelled: list[Labelled], segs: list[Run], photos: dict[str, 
     for s in segs:
         if s.label is None:
             continue
-        # the run's own frames: its end is its last frame's time plus the probe's frame duration, and
-        # a 29.97 export's probed rate (29.97, rounded) is a hair slower than its frames (30000/1001),
-        # so the time window alone took in the next photo's first frame
+        # the run's own frames: its end is its last frame's time plus one frame duration, which is
+        # the next photo's first frame's time up to float rounding (the exact rate, export.frame_rate,
+        # leaves a 1-ulp tie; the rate rounded to 29.97 took that frame in outright), so the window
+        # is read together with the run's label
         inside = [x for x in labelled if s.start_s <= x.t_s < s.end_s and x.label == s.label]
         if len(inside) < 3:
             continue

@@ -106,6 +106,26 @@ class Patches:
         return [c >= MIN_STRUCTURE_CORR for c in self.identity]
 
 
+
+#: the inside side of the neutrals near-miss pair (|a*| <= 3): the oracle's own grey carries a
+#: per-instance a* (its 8-bit rounding of the removed cast; seed 13: a fixed gain that read 2.79 at
+#: seed 0 read over 3), so the cast's gain is set on the rendered clip to land here
+NEAR_MISS_A = 2.5
+
+
+def gain_for_a(render, magenta, neutral_rect: list[int]) -> float:
+    """The magenta gain putting clip 2's neutral patch at a* = NEAR_MISS_A before export: a* is
+    near-linear in the small gain, so one secant step from the oracle (gain 0) and gain 0.02."""
+    x, y, rw, rh = neutral_rect
+    per = len(render()) // 8
+
+    def a_at(gain: float) -> float:
+        frames = render(lambda k, f: magenta(k, f, gain=gain))[per:2 * per]
+        return float(np.mean([mean_lab(f[y:y + rh, x:x + rw])[1] for f in frames]))
+
+    a0, a1 = a_at(0.0), a_at(0.02)
+    return 0.02 * (NEAR_MISS_A - a0) / (a1 - a0)
+
 class LookMatch(CheckedTask):
     task_id = TASK
 
@@ -271,8 +291,10 @@ class LookMatch(CheckedTask):
                     render(magenta), FPS)
         # near miss at the seed's |a*| ≤ 3 on neutrals: the same cast weaker (a* ≈ +2.7 on grey; the
         # clip2_magenta mutant above is the just-outside side at a* ≈ +3.4)
-        write_video(inst.mutant("near_miss_magenta_inside", [], "clip 2 with a magenta cast of a* ≈ 2.7: within 3")
-                    / OUTPUT, render(lambda k, f: magenta(k, f, gain=0.0165)), FPS)
+        near_gain = gain_for_a(render, magenta, rects["neutral"])
+        write_video(inst.mutant("near_miss_magenta_inside", [], f"clip 2 with a magenta cast of a* ≈ {NEAR_MISS_A:g} "
+                                "before export: within 3") / OUTPUT,
+                    render(lambda k, f: magenta(k, f, gain=near_gain)), FPS)
         write_video(inst.mutant("clip3_sky_cyan", [N.sky_hue], "clip 3's sky pushed to cyan") / OUTPUT,
                     render(sky_cyan), FPS)
         write_video(inst.mutant("clip5_skin_red", [N.skin_match, N.consistency], "clip 5's skin pushed red")
