@@ -4,7 +4,6 @@ sources, labelled frames, and the runs (segments) of an edit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -199,38 +198,7 @@ def playing_share(labelled: list[Labelled]) -> float:
     a few frames, still plays because the run as a whole advances (T08's 40 % PIP mutant: frame by
     frame, 4 % of its frames did not step forward)."""
     n = len(labelled)
-    return sum(bridge_glitches(labelled, playing_flags(labelled))) / n if n else 0.0
-
-
-#: T08's 40 % PIP drops the talk's NCC to about MIN_NCC, and the frames of a quarter second in the
-#: middle of the talk playing flicker between "no source" and the talk held (seed 7: 6 frames, 98 %,
-#: three checks lowered). Such a stretch between two playing spans of one source, in step with
-#: each other, shows that playback: up to BRIDGE_S long, offsets (source - output time) within
-#: IN_STEP_S
-BRIDGE_S = 0.5
-IN_STEP_S = 0.1
-
-
-def _offset_s(labelled: list[Labelled], i: int, j: int) -> float:
-    """Median source-minus-output time of frames i..j (a mismatched frame does not move it)."""
-    return float(np.median([x.src_t_s - x.t_s for x in labelled[i:j + 1]]))
-
-
-def bridge_glitches(labelled: list[Labelled], flags: list[bool]) -> list[bool]:
-    """`flags` with each short stretch (≤ BRIDGE_S) of non-playing frames set to playing when the
-    playing spans on both sides show the same source in step (the same offset): the stretch is
-    that playback, misread; a held, black or unrelated picture has no such neighbours."""
-    out = list(flags)
-    spans = _spans(labelled)
-    plays = [k for k, (i, _) in enumerate(spans) if flags[i]]
-    for a, b in pairwise(plays):
-        (ai, aj), (bi, bj) = spans[a], spans[b]
-        if b == a + 1 or labelled[ai].label != labelled[bi].label:
-            continue
-        short = labelled[bi].t_s - labelled[aj].t_s <= BRIDGE_S
-        if short and abs(_offset_s(labelled, ai, aj) - _offset_s(labelled, bi, bj)) <= IN_STEP_S:
-            out[aj + 1:bi] = [True] * (bi - aj - 1)
-    return out
+    return sum(playing_flags(labelled)) / n if n else 0.0
 
 
 def playing_flags(labelled: list[Labelled], step_s: float | None = None) -> list[bool]:
