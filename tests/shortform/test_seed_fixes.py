@@ -8,33 +8,8 @@ from fractions import Fraction
 import numpy as np
 
 from verifiers.measure.streams import StreamProbe
-from verifiers.tasks.shortform._shared.clips import Labelled, bridge_glitches, playing_flags, playing_share
 from verifiers.tasks.shortform._shared.export import frame_rate
 from verifiers.tasks.shortform.t16_reaction_pip import _rounded
-
-
-def _talk(t0: int, n: int, fps: float = 24.0, offset_s: float = 3.0, label: str | None = "head") -> list[Labelled]:
-    return [Labelled((t0 + k) / fps, label, (t0 + k) / fps + offset_s, 0.9) for k in range(n)]
-
-
-def test_a_flicker_between_two_in_step_plays_of_one_source_plays() -> None:
-    # the talk playing, six frames that flicker to no source / a held talk frame, the talk again in step
-    held = [Labelled((21 + k) / 24, "head", 21 / 24 + 3.0, 0.62) for k in range(2)]
-    lab = _talk(0, 20) + _talk(20, 1, label=None) + held + _talk(23, 3, label=None) + _talk(26, 30)
-    assert playing_share(lab) == 1.0
-    assert sum(playing_flags(lab)) == 50  # without the bridge the six frames do not play
-
-
-def test_no_bridge_out_of_step_too_long_or_between_sources() -> None:
-    gap = _talk(20, 6, label=None)
-    late = _talk(26, 30, offset_s=3.5)  # the talk resumes 0.5 s further on: a cut, not a flicker
-    assert bridge_glitches(_talk(0, 20) + gap + late, playing_flags(_talk(0, 20) + gap + late))[20:26] == [False] * 6
-    long_gap = _talk(20, 13, label=None)  # 0.54 s > BRIDGE_S
-    lab = _talk(0, 20) + long_gap + _talk(33, 30)
-    assert not any(bridge_glitches(lab, playing_flags(lab))[20:33])
-    other = [Labelled(x.t_s, "broll", x.src_t_s, x.ncc) for x in _talk(26, 30)]
-    lab = _talk(0, 20) + gap + other
-    assert not any(bridge_glitches(lab, playing_flags(lab))[20:26])
 
 
 def test_frame_rate_is_the_exact_rate_of_the_timestamps() -> None:
