@@ -369,7 +369,7 @@ class CaptionVersions(CheckedTask):
         w, h = 540, 960  # half of 1080x1920: 24-px captions (48 at full size); at 1/3 the OCR dropped ~2% of kanji
         texts = {
             "en": ["Light from the side", "Focus on the eyes", "Keep the horizon level", "Shoot at golden hour"],
-            "es": ["Ilumina desde un lado", "Enfoca los ojos", "Mantén el horizonte recto", "Graba al atardecer"],
+            "es": ["Alumbra desde un lado", "Enfoca los ojos", "Mantén el horizonte recto", "Graba al atardecer"],
             "ja": ["横から光を当てる", "目に焦点を合わせる", "水平線を真っ直ぐ保つ", "夕方の光で人物を写す"],
         }
         # the project's timing (frame multiples; captions 2 and 3 are back to back)
@@ -426,6 +426,8 @@ class CaptionVersions(CheckedTask):
         untranslated[2] = texts["en"][2]
         solve(inst.mutant("es_cue_untranslated", [N.spanish], "Spanish caption 3 left in English"),
               es={"lines": untranslated})
+        # the Spanish lines avoid OCR traps: "Ilumina" (capital I + l) read "Humina" on every frame at
+        # seeds 5 and 13, so the CER near misses measured the OCR, not the scorer ("Alumbra": 7 letters too)
         # near misses: timing_identical's ±1 frame (judged as ±1.5 frames of the measured edges) and
         # spanish's CER <= 3 % of 69 letters (2 wrong letters 2.9 %, 3 are 4.3 %)
         late = [(a + k / FPS, b + k / FPS) for k in (1, 2) for a, b in times]
@@ -435,7 +437,7 @@ class CaptionVersions(CheckedTask):
         solve(inst.mutant("near_miss_es_2_frames_late", [N.timing_identical], "Spanish captions 2 frames late"),
               es={"lines": texts["es"], "cue_times": late[4:]})
         solve(inst.mutant("near_miss_es_3_letters", [N.spanish], "three wrong letters in the Spanish captions (4.3 %)"),
-              es={"lines": ["Ilumina desde un lodo", "Enfoca los ajos", "Mantén el horizonte resto", texts["es"][3]]})
+              es={"lines": ["Alumbra desde un lodo", "Enfoca los ajos", "Mantén el horizonte resto", texts["es"][3]]})
         solve(inst.mutant("ja_tofu", [N.japanese], "Japanese kept the Latin caption font: tofu boxes"),
               ja={"lines": texts["ja"], "font": LATIN_FONT})
         solve(inst.mutant("ja_too_low", [N.japanese], "Japanese captions at the bottom edge, outside the safe area"),
