@@ -56,10 +56,14 @@ class ClipMatcher:
     """Fingerprint index over several source clips: which clip, which moment an output frame shows."""
 
     def __init__(self, sources: dict[str, Path], images: dict[str, np.ndarray] | None = None,
-                 variants: list[tuple[str, np.ndarray]] | None = None, fill_aspect: float | None = None) -> None:
+                 variants: list[tuple[str, np.ndarray]] | None = None, fill_aspect: float | None = None,
+                 exhaustive: bool = False) -> None:
         """`images`: one still per label; `variants`: more stills under a label (e.g. a photo zoomed
         in); `fill_aspect`: source frames centre-cropped to that width/height first (a slot of
-        another shape filled by the source)."""
+        another shape filled by the source); `exhaustive`: every source frame's NCC is taken, not
+        only the pHash shortlist's (`match_frame`): an overlay that moves the hash (a caption's
+        pill) can push the true moment of a clip whose moments look alike out of the shortlist."""
+        self.exhaustive = exhaustive
         frames, times, labels = [], [], []
         for label, rgb in [*(images or {}).items(), *(variants or [])]:
             frames.append(_to_width(rgb, MATCH_WIDTH_PX))
@@ -79,7 +83,7 @@ class ClipMatcher:
         self.index = FrameIndex.from_frames(frames, times, keep=True)
 
     def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float, int]:
-        m = match_frame(rgb, self.index)
+        m = match_frame(rgb, self.index, candidates=len(self.labels)) if self.exhaustive else match_frame(rgb, self.index)
         if m.ncc < MIN_NCC:
             return None, m.t_s, m.ncc, m.index
         return self.labels[m.index], m.t_s, m.ncc, m.index
