@@ -57,7 +57,10 @@ TASK = "R06.04.01.04-T13"
 N = check_names(TASK)
 SOURCE = "fixtures/tips_en/media/tips.mp4"
 LANGS = ("en", "es", "ja")
-TRACK_WIDTH_PX = 180  # on/off tracking size (a 54-px caption at 1080x1920 is 9 px there)
+# on/off tracking size: a 48-px caption at 1080x1920 is 12 px there. At 180 (8 px) a white glyph
+# with its black stroke over mid-grey footage averaged to the footage, below DIFF_LEVEL (seed 13,
+# ja_too_low: caption 3 changed 14 px < 20 and was missed, so timing_identical fell too)
+TRACK_WIDTH_PX = 270
 FPS = 24.0
 
 
