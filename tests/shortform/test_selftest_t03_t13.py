@@ -77,6 +77,18 @@ def test_two_lines_are_two_lines():
     assert look.lines[0].y1 < look.lines[1].y0
 
 
+def test_a_codec_speck_far_from_the_caption_does_not_stretch_its_box():
+    """T13 seed 5, CRF 23: a speck of a few changed pixels at the top put a bottom caption outside
+    the safe area when the box was that of every changed pixel."""
+    f = _footage(h=480, w=270)[0]
+    clean = draw_caption(f, ["目に焦点を合わせる"], font_px=24, baseline_y_px=400)
+    specked = clean.copy()
+    specked[40:42, 100:104] = 255  # 8 px, kept by caption_mask (>= 3 px), far from the text
+    a, b = measure_look(clean, f), measure_look(specked, f)
+    assert b.mask[40:42, 100:104].all()  # the speck is in the mask...
+    assert b.bbox == a.bbox and a.bbox[1] > 300  # ...but not in the caption's box
+
+
 def test_tofu_boxes_are_counted_and_real_glyphs_are_not():
     f = _footage(640, 360)[0]
     text = "水平線を真っ直ぐ保つ"

@@ -83,10 +83,14 @@ class ClipMatcher:
     """Fingerprint index over several source clips: which clip, which moment an output frame shows."""
 
     def __init__(self, sources: dict[str, Path], images: dict[str, np.ndarray] | None = None,
-                 variants: list[tuple[str, np.ndarray]] | None = None, fill_aspect: float | None = None) -> None:
+                 variants: list[tuple[str, np.ndarray]] | None = None, fill_aspect: float | None = None,
+                 exhaustive: bool = False) -> None:
         """`images`: one still per label; `variants`: more stills under a label (e.g. a photo zoomed
         in); `fill_aspect`: source frames centre-cropped to that width/height first (a slot of
-        another shape filled by the source)."""
+        another shape filled by the source); `exhaustive`: every source frame's NCC is taken, not
+        only the pHash shortlist's (`match_frame`): an overlay that moves the hash (a caption's
+        pill) can push the true moment of a clip whose moments look alike out of the shortlist."""
+        self.exhaustive = exhaustive
         frames, times, labels = [], [], []
         for label, rgb in [*(images or {}).items(), *(variants or [])]:
             frames.append(_to_width(rgb, MATCH_WIDTH_PX))
@@ -107,8 +111,9 @@ class ClipMatcher:
 
     def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float, int]:
         """The source and moment `rgb` shows, and its NCC: the whole-frame NCC of the best candidate,
-        or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`visible_ncc`)."""
-        m = match_frame(rgb, self.index)
+        or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`visible_ncc`). With
+        `exhaustive`, every source frame is a candidate, not only the fingerprint-nearest few."""
+        m = match_frame(rgb, self.index, candidates=len(self.labels)) if self.exhaustive else match_frame(rgb, self.index)
         ncc = m.ncc if m.ncc >= MIN_NCC else max(m.ncc, visible_ncc(thumbnail(rgb), self.index.thumbs[m.index]))
         if ncc < MIN_NCC:
             return None, m.t_s, ncc, m.index
