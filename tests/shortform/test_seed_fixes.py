@@ -8,20 +8,19 @@ from fractions import Fraction
 import numpy as np
 
 from verifiers.measure.streams import StreamProbe
-from verifiers.tasks.shortform._shared.export import frame_rate
 from verifiers.tasks.shortform.t16_reaction_pip import _rounded
 
 
-def test_frame_rate_is_the_exact_rate_of_the_timestamps() -> None:
+def test_exact_rate_is_the_exact_rate_of_the_timestamps() -> None:
     v = StreamProbe(index=0, type="video", codec="h264", time_base=Fraction(1, 30000), start_s=0.0,
                     avg_fps=29.97, pts=np.arange(0, 1001 * 10, 1001)[[0, 2, 1, 3, 4, 6, 5, 7, 8, 9]])
-    assert frame_rate(v) == Fraction(30000, 1001)
+    assert v.exact_rate == Fraction(30000, 1001)
     v24 = StreamProbe(index=0, type="video", codec="h264", time_base=Fraction(1, 12288), start_s=0.0,
                       pts=np.arange(0, 512 * 5, 512))
-    assert frame_rate(v24) == 24
+    assert v24.exact_rate == 24
     one = StreamProbe(index=0, type="video", codec="h264", time_base=Fraction(1, 90000), start_s=0.0,
                       avg_fps=25.0, pts=np.zeros(1, np.int64))
-    assert frame_rate(one) == 25
+    assert one.exact_rate == 25
 
 
 def _pip(radius: int, top_row_lost: bool) -> tuple[np.ndarray, int, int, int, int]:

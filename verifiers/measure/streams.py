@@ -76,6 +76,20 @@ class StreamProbe:
             return self.packets / dur
         return self.avg_fps or self.base_fps
 
+    @property
+    def exact_rate(self) -> Fraction:
+        """The video's frame rate, exact: one over the median step of its presentation timestamps in
+        its own time base (a 29.97 export: 1001/30000 s, so 30000/1001). A rate rounded for display
+        (29.97) is a hair slower than the frames, and frame times computed from it drift off the
+        stream's own (short-form T04 took a next photo's first frame into a segment's window).
+        Without two packets: the container's average rate; no rate at all: 0."""
+        pts = np.unique(self.pts)
+        if len(pts) > 1:
+            step = int(np.median(np.diff(pts)))
+            if step > 0:
+                return 1 / (step * self.time_base)
+        return Fraction(self.avg_fps or 0.0).limit_denominator(1001)
+
     def keyframe_times_s(self) -> np.ndarray:
         return np.sort(self.pts_s[self.keyframe])
 

@@ -8,11 +8,8 @@ has no such file, so the catalog sizes apply unchanged (scale 1).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
-
-import numpy as np
 
 from verifiers.base import AgentOutputError, Checks, ScoreContext
 from verifiers.checks import CheckedTask, provides
@@ -20,7 +17,7 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.errors import MediaError
 from verifiers.measure.frames import iter_frames
-from verifiers.measure.streams import MediaProbe, StreamProbe, probe
+from verifiers.measure.streams import MediaProbe, probe
 from verifiers.provenance import refuse_outside_writes
 
 #: the tasks whose miniatures write gt/render.json
@@ -86,25 +83,11 @@ def probe_first_export(ctx: ScoreContext, folder: str = "out", pattern: str = "*
     return probe_artifact(ctx, str(files[0].relative_to(ctx.workdir)))
 
 
-def frame_rate(v: StreamProbe) -> Fraction:
-    """The video's frame rate, exact: one over the median step of its presentation timestamps in
-    its own time base (a 29.97 export: 1001/30000 s, so 30000/1001). A rate rounded for display
-    (29.97) is a hair slower than the frames, and frame times computed from it drift off the
-    stream's own (T04 took a next photo's first frame into a segment's window). Without two
-    packets: the container's average rate; no rate at all: 0."""
-    pts = np.unique(v.pts)
-    if len(pts) > 1:
-        step = int(np.median(np.diff(pts)))
-        if step > 0:
-            return 1 / (step * v.time_base)
-    return Fraction(v.avg_fps or 0.0).limit_denominator(1001)
-
-
 def video_facts(pr: MediaProbe) -> dict:
     """Size, frame rate (fps as a float for reading and comparing with a spec; frame_rate as the
     exact "num/den"), and length of the export's first video stream."""
     v = pr.first("video")
-    rate = frame_rate(v)
+    rate = v.exact_rate  # exact (measure.streams): frame times compared with it do not drift
     return {"width_px": v.width, "height_px": v.height, "fps": float(rate),
             "frame_rate": f"{rate.numerator}/{rate.denominator}", "duration_s": round(pr.duration_s or 0.0, 3)}
 
