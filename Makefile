@@ -61,36 +61,45 @@ PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider
 # collection took 9.2 CPU-s, 4.9 with the cache warm) and every `tally` subprocess compiled the
 # project's modules again. __pycache__/ is gitignored.
 unexport PYTHONDONTWRITEBYTECODE
-# $(call lanes,BACKGROUND,FOREGROUND): run two commands at once, print BACKGROUND's output after
-# FOREGROUND's, fail when either failed (exit 5, nothing selected, is not a failure). Both share one
-# instance folder and one OCR folder (tests/conftest.py SESSION_FOLDERS; kept when set by the caller):
-# a task's synthetic instance or a frame's reading made in one lane is not made again in the other
-# (the sweep tests' instances took 31 s in a lane of their own).
+# $(call lanes,BACKGROUND,FOREGROUND[,BACKGROUND2]): run two (or three) commands at once, print the
+# background ones' output after FOREGROUND's, fail when any failed (exit 5, nothing selected, is not a
+# failure). All share one instance folder and one OCR folder (tests/conftest.py SESSION_FOLDERS; kept
+# when set by the caller): a task's synthetic instance or a frame's reading made in one lane is not
+# made again in another (the sweep tests' instances took 31 s in a lane of their own).
 lanes = session=$$(mktemp -d); trap 'rm -rf $$session' EXIT; \
 	export TALLY_INSTANCE_CACHE=$${TALLY_INSTANCE_CACHE:-$$session/instances} \
 	TALLY_OCR_CACHE_DIR=$${TALLY_OCR_CACHE_DIR:-$$session/ocr}; mkdir -p $$TALLY_INSTANCE_CACHE $$TALLY_OCR_CACHE_DIR; \
-	log=$$(mktemp); bg=0; fg=0; \
+	log=$$session/bg.log; log2=$$session/bg2.log; bg=0; bg2=0; fg=0; pid2=; \
 	$(1) > $$log 2>&1 & pid=$$!; \
+	$(if $(3),$(3) > $$log2 2>&1 & pid2=$$!;) \
 	$(2) || fg=$$?; \
-	wait $$pid || bg=$$?; cat $$log; rm -f $$log; \
-	for rc in $$fg $$bg; do [ $$rc = 0 ] || [ $$rc = 5 ] || exit 1; done
+	wait $$pid || bg=$$?; cat $$log; \
+	if [ -n "$$pid2" ]; then wait $$pid2 || bg2=$$?; cat $$log2; fi; \
+	for rc in $$fg $$bg $$bg2; do [ $$rc = 0 ] || [ $$rc = 5 ] || exit 1; done
 NOT_REALAPP := not obs and not realtime
-# the waits lane collects only its own modules (a whole collection is ~5-10 CPU-s), unless PYTEST_ARGS
-# names a subset
-WAITS_ONLY = $(or $(PYTEST_ARGS),$$($(VENV)/bin/python -c "from tests.conftest import WAITS_MODULES as m; print(*sorted(m))"))
+# the waits and filler lanes collect only their own modules (a whole collection is ~5-10 CPU-s),
+# unless PYTEST_ARGS names a subset
+modules_of = $(or $(PYTEST_ARGS),$$($(VENV)/bin/python -c "from tests.conftest import $(1) as m; print(*sorted(m))"))
 test: deps lint
-	@echo "phase 1: -m '$(NOT_REALAPP)': waits lane + 2 xdist workers"
-	@$(call lanes,$(PYTEST) -m "waits and $(NOT_REALAPP)" --durations=10 $(WAITS_ONLY),\
-	nice -n $(CPU_NICE) $(PYTEST) -n 2 --dist loadgroup -m "not waits and $(NOT_REALAPP)" --durations=25 $(PYTEST_ARGS))
-	$(MAKE) --no-print-directory test-realapp
+	@echo "phase 1: -m '$(NOT_REALAPP) and not filler': waits lane + 2 xdist workers"
+	@$(call lanes,$(PYTEST) -m "waits and $(NOT_REALAPP)" --durations=10 $(call modules_of,WAITS_MODULES),\
+	nice -n $(CPU_NICE) $(PYTEST) -n 2 --dist loadgroup -m "not waits and not filler and $(NOT_REALAPP)" --durations=25 $(PYTEST_ARGS))
+	$(MAKE) --no-print-directory test-realapp FILLER=1
 
+# FILLER=1 (what `make test` passes): a third lane runs the `filler` modules (tests/conftest.py
+# FILLER_MODULES: the sound tests and the streaming self-tests, CPU-bound) on two xdist workers at
+# nice 19, on the cores the real-app lanes leave idle (they keep 2 cores about half busy); what is
+# left when the real-app lanes end runs on both cores. `make test-realapp` alone runs only the
+# real-app tests.
+FILLER ?= 0
+FILLER_LANE = $(if $(filter 1,$(FILLER)),nice -n 19 $(PYTEST) -n 2 --dist loadgroup -m "filler and $(NOT_REALAPP)" --durations=10 $(call modules_of,FILLER_MODULES))
 test-realapp: deps
 ifeq ($(REALAPP_SPLIT),1)
-	@echo "phase 2: -m 'obs or realtime': app_heavy and light lanes"
+	@echo "phase 2: -m 'obs or realtime': app_heavy and light lanes$(if $(FILLER_LANE), + filler lane at nice 19)"
 	@$(call lanes,$(PYTEST) -m "(obs or realtime) and not app_heavy" --durations=10 $(PYTEST_ARGS),\
-	$(PYTEST) -m "(obs or realtime) and app_heavy" --durations=10 $(PYTEST_ARGS))
+	$(PYTEST) -m "(obs or realtime) and app_heavy" --durations=10 $(PYTEST_ARGS),$(FILLER_LANE))
 else
-	$(PYTEST) -m "obs or realtime" --durations=10 $(PYTEST_ARGS) || [ $$? = 5 ]
+	@$(call lanes,$(FILLER_LANE),$(PYTEST) -m "obs or realtime" --durations=10 $(PYTEST_ARGS))
 endif
 
 deps: apt $(STAMP)

@@ -54,6 +54,20 @@ WAITS_MODULES = frozenset({
     "tests/sweep/test_ship.py", "tests/sweep/test_stats.py", "tests/sweep/test_sweep_report_html.py",
 })
 
+#: CPU-bound modules that `make test` runs in its second phase, on two xdist workers at nice 19 beside
+#: the two real-app lanes, instead of on the phase-1 workers. Why: the real-app phase leaves about
+#: half the machine idle (measured 2026-12-03, idle 2-core machine, 1-s samples of /proc/stat: 1.02
+#: of 2 cores over 269 s: OBS and the publishers wait for real time), while phase 1 is bound by its
+#: two cores. Every sound test module (they share the sound instances; ~175 CPU-s by
+#: TALLY_TEST_CPU_LOG) and the streaming self-tests (~122 CPU-s; the real-OBS tests of phase 2 reuse
+#: their instances) fill that half; what the idle half cannot hold runs on both cores after the
+#: real-app lanes end, as fast as in phase 1. At nice 19 a real-app process that wakes gets its core
+#: at once (CFS weight 1024 against 15), and every real-app test still reads its app's health and
+#: retries with the reason (tests/app_health.py). Marked `filler`; a module here is in no other list.
+FILLER_MODULES = frozenset(
+    {str(p.relative_to(Path(__file__).parent.parent)) for p in (Path(__file__).parent / "sound").glob("test_*.py")}
+    | {"tests/streaming/test_selftest.py"})
+
 #: per-session folders (environment variable -> what it holds), made by the process that starts the
 #: session; xdist workers and `tally` subprocesses inherit the variables
 SESSION_FOLDERS = {
@@ -97,6 +111,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.app_heavy)
         if module in WAITS_MODULES:
             item.add_marker(pytest.mark.waits)
+        if module in FILLER_MODULES:
+            item.add_marker(pytest.mark.filler)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     modules: dict[str, list[pytest.Item]] = {}

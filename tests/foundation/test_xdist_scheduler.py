@@ -54,9 +54,11 @@ def test_other_dist_modes_are_xdists_own():
 
 
 def test_marker_module_lists_name_existing_disjoint_modules():
-    """APP_HEAVY_MODULES and WAITS_MODULES are paths: a renamed module would silently leave its lane."""
-    from tests.conftest import APP_HEAVY_MODULES, WAITS_MODULES
+    """APP_HEAVY_MODULES, WAITS_MODULES and FILLER_MODULES are paths: a renamed module would silently
+    leave its lane; a module in two lists would run in neither phase-1 lane or twice."""
+    from tests.conftest import APP_HEAVY_MODULES, FILLER_MODULES, WAITS_MODULES
 
-    for module in APP_HEAVY_MODULES | WAITS_MODULES:
+    for module in APP_HEAVY_MODULES | WAITS_MODULES | FILLER_MODULES:
         assert (ROOT / module).is_file(), module
     assert not APP_HEAVY_MODULES & WAITS_MODULES
+    assert not FILLER_MODULES & (APP_HEAVY_MODULES | WAITS_MODULES)
