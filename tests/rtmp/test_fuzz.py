@@ -40,6 +40,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 _COUNTS = {"handshake": 0, "chunk": 0, "amf0": 0}
 
 
+@pytest.fixture(scope="module")
+def fuzz_counts() -> dict[str, int]:
+    """The three targets' input counts, for test_fuzz_total_inputs.
+
+    Module-scoped on purpose: tests/conftest.py's xdist scheduler sends a module that builds a module
+    fixture to one worker whole, in file order, so the total always runs in the process that ran the
+    three targets. Handed out one test at a time, it met none, some or all of their counts and
+    skipped in some runs (phase 1 showed 2 or 3 skips from run to run)."""
+    return _COUNTS
+
+
 def _valid_chunk_stream() -> bytes:
     w = ChunkWriter(chunk_size=64)
     msgs = [RawMessage(2, 1, 0, 0, (64).to_bytes(4, "big")),
@@ -173,9 +184,10 @@ def test_fuzz_codec_configs(first: bytes, seed: int) -> None:
                 continue
 
 
-def test_fuzz_total_inputs() -> None:
-    """Runs after the three targets in file order: proves the input count claimed above."""
-    if any(v == 0 for v in _COUNTS.values()):
+def test_fuzz_total_inputs(fuzz_counts: dict[str, int]) -> None:
+    """Runs after the three targets in file order: proves the input count claimed above (skipped
+    only when a selection such as -k left the targets out)."""
+    if any(v == 0 for v in fuzz_counts.values()):
         pytest.skip("run together with the fuzz targets to count inputs")
-    assert sum(_COUNTS.values()) >= 3 * EXAMPLES * PER_EXAMPLE
-    print(f"fuzz inputs: {_COUNTS} total {sum(_COUNTS.values())}")
+    assert sum(fuzz_counts.values()) >= 3 * EXAMPLES * PER_EXAMPLE
+    print(f"fuzz inputs: {fuzz_counts} total {sum(fuzz_counts.values())}")
