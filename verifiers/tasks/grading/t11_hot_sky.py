@@ -157,10 +157,9 @@ class HotSky(GradingTask):
         # by frame on the scorer's statistic so that the empty share sits one code either side of the line
         core = interior(sky, self.core_band_px)
 
-        def posterised(i: int, share: float) -> np.ndarray:
+        def posterised(i: int, share: float) -> np.ndarray:  # share 0: the oracle's frame, 1: its whole sky
             frame, codes = oracle[i:i + 1].copy(), sky_codes(oracle[i], core[i])
-            lo, hi = np.percentile(codes, [2, 98])
-            sel = core[i:i + 1] & (np.round(luma(frame) * 255) <= lo + share * (hi - lo))
+            sel = core[i:i + 1] & (np.round(luma(frame) * 255) < codes.min() + share * (codes.max() + 1 - codes.min()))
             frame[sel] = (frame[sel] // 4) * 4
             return frame
 
