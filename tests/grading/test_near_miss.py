@@ -10,7 +10,7 @@ from scipy.ndimage import gaussian_filter
 from verifiers.measure.colour import delta_e2000, rgb_to_lab
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.gain import linear_y, log2_gain
-from verifiers.tasks.grading._shared.near_miss import gain_to_p95
+from verifiers.tasks.grading._shared.near_miss import bisect_frames, gain_to_p95
 
 
 def _shot(n: int = 3, h: int = 40, w: int = 48) -> tuple[np.ndarray, np.ndarray]:
@@ -46,3 +46,20 @@ def test_gain_to_p95_reads_the_line_on_the_scorers_gain_map() -> None:
         p95 = np.array([np.percentile(gm[i][mask[i]], 95) for i in range(len(src))])
         assert np.all(p95 >= target) if above else np.all(p95 <= target), p95
         assert np.all(np.abs(p95 - target) < 0.015), p95
+
+
+def test_bisect_frames_returns_each_frame_on_the_asked_side_whichever_way_the_statistic_runs() -> None:
+    src, _mask = _shot()
+
+    def darker(i: int, x: float) -> np.ndarray:  # the mean falls as x grows, like an edge softening
+        return np.clip(np.round(src[i:i + 1] * (1.0 - x)), 0, 255).astype(np.uint8)
+
+    def mean(i: int, frame: np.ndarray) -> float:
+        return float(frame.mean())
+
+    line = 0.6 * float(src.mean())
+    below = bisect_frames(len(src), darker, mean, line, x_below=1.0, x_above=0.0, above=False)
+    above = bisect_frames(len(src), darker, mean, line, x_below=1.0, x_above=0.0, above=True)
+    m_below, m_above = below.reshape(len(src), -1).mean(axis=1), above.reshape(len(src), -1).mean(axis=1)
+    assert np.all(m_below <= line) and np.all(m_above > line), (m_below, m_above, line)
+    assert np.all(m_above - m_below < 1.0), (m_below, m_above)  # adjacent: 12 steps over the whole range

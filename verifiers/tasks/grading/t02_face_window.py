@@ -23,8 +23,12 @@ from verifiers.paramtypes.grading import Halo
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
 from verifiers.tasks.grading._shared.face_window import EDGE_GUARD_PX, HALO_SMOOTH_PX, no_halo, window_checks
-from verifiers.tasks.grading._shared.gain import frame_gradient_ratio, linear_y, log2_gain
-from verifiers.tasks.grading._shared.near_miss import gain_to_p95, render_writer, write_pair
+from verifiers.tasks.grading._shared.near_miss import (
+    gain_to_p95,
+    render_writer,
+    softened_to_ratio,
+    write_pair,
+)
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, outside
 
@@ -122,19 +126,8 @@ def softened_to_halo(src8: np.ndarray, face: np.ndarray, window: Any, target_rat
     reads `target_ratio`, just `above` it or just below: the pair at the no-halo line."""
     ring = bbox_region(face, 2.0) & outside(face, EDGE_GUARD_PX)
     centres = face_centres(len(src8))
-    y0 = np.log2(linear_y(src8) + 1e-3)
-    out = src8.copy()
-    for i in range(len(src8)):
-        def graded(soft_px: float, i: int = i) -> np.ndarray:
-            return g.grade_gain(src8[i:i + 1], window(centres, soft_px=soft_px)[i:i + 1], 0.3)
 
-        def ratio(soft_px: float, i: int = i) -> float:
-            raw = log2_gain(linear_y(src8[i:i + 1]), linear_y(graded(soft_px)), smooth_px=0)[0]
-            return frame_gradient_ratio(raw, y0[i], ring[i], HALO_SMOOTH_PX)
+    def graded(i: int, soft_px: float) -> np.ndarray:
+        return g.grade_gain(src8[i:i + 1], window(centres, soft_px=soft_px)[i:i + 1], 0.3)
 
-        soft, hard = 7.0, 0.0   # the ratio falls as the edge softens
-        for _ in range(12):
-            mid = (soft + hard) / 2
-            soft, hard = (soft, mid) if ratio(mid) > target_ratio else (mid, hard)
-        out[i:i + 1] = graded(hard if above else soft)
-    return out
+    return softened_to_ratio(src8, ring, graded, target_ratio, soft_px=7.0, smooth_px=HALO_SMOOTH_PX, above=above)

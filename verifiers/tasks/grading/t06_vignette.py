@@ -26,7 +26,7 @@ from verifiers.tasks.grading._shared.gain import (
     log2_gain,
     per_frame_gain,
 )
-from verifiers.tasks.grading._shared.near_miss import write_pair
+from verifiers.tasks.grading._shared.near_miss import softened_to_ratio, write_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, outside
@@ -173,6 +173,19 @@ class Vignette(GradingTask):
                                 above=True), write,
                    "1.5 % of the subject below −0.1 stop: just inside the 98 % protected line",
                    "2.5 % below −0.1 stop: just outside 98 %")
+        # the soft-edge line (gradient ratio ≤ SOFT_MAX_RATIO, the project's constant): the window's softness
+        # bisected frame by frame on the scorer's statistic to read 0.1 under / over it
+        band = bbox_region(subject, BAND_SCALE) & outside(subject, 3)
+
+        def softened(i: int, soft_px: float) -> np.ndarray:
+            return g.grade_gain(src[i:i + 1], 1.0 - np.clip(g.soften(window[i:i + 1], soft_px), 0, 1), -0.5)
+
+        write_pair(inst, "soft_edges", N.soft_edges,
+                   *(softened_to_ratio(src, band, softened, SOFT_MAX_RATIO + d, soft_px=8.0, smooth_px=1.0, above=d > 0,
+                                       steps=8)
+                     for d in (-0.1, 0.1)), write,
+                   f"window edge as hard as reads a gradient ratio {SOFT_MAX_RATIO - 0.1:.1f}: just inside {SOFT_MAX_RATIO}",
+                   f"{SOFT_MAX_RATIO + 0.1:.1f}: just outside {SOFT_MAX_RATIO}")
 
 
 def caught_share(render8: np.ndarray, src8: np.ndarray, subject: np.ndarray, target_pct: float,

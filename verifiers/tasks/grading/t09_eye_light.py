@@ -21,8 +21,14 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import EyeOffset, GainOutsideBox, GainRange
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.gain import gain_map_stops, p95_abs_gain_above_floor, per_frame_gain
-from verifiers.tasks.grading._shared.near_miss import gain_to_p95, render_writer, write_pair
+from verifiers.tasks.grading._shared.gain import (
+    gain_map_stops,
+    linear_y,
+    log2_gain,
+    p95_abs_gain_above_floor,
+    per_frame_gain,
+)
+from verifiers.tasks.grading._shared.near_miss import bisect_frames, gain_to_p95, render_writer, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import bbox_region, frame_share, mask_centroid
 from verifiers.tasks.grading._shared.shot import Shot
@@ -137,9 +143,11 @@ class EyeLight(GradingTask):
         g.write_shot(inst, src, masks, {"eye_centres": [left.round(2).tolist(), right.round(2).tolist()]})
         n = len(src)
 
-        def light(lc: np.ndarray, rc: np.ndarray, stops: float = 0.25, soft_px: float = 2.5) -> np.ndarray:
-            win = g.ellipse(n, lc, (EYE_R[0] * 1.2, EYE_R[1] * 1.3)) | g.ellipse(n, rc, (EYE_R[0] * 1.2, EYE_R[1] * 1.3))
-            return g.grade_gain(src, np.clip(g.soften(win, soft_px), 0, 1), stops)
+        def light(lc: np.ndarray, rc: np.ndarray, stops: float = 0.25, soft_px: float = 2.5,
+                  frames: slice = slice(None)) -> np.ndarray:
+            k = len(lc)
+            win = g.ellipse(k, lc, (EYE_R[0] * 1.2, EYE_R[1] * 1.3)) | g.ellipse(k, rc, (EYE_R[0] * 1.2, EYE_R[1] * 1.3))
+            return g.grade_gain(src[frames], np.clip(g.soften(win, soft_px), 0, 1), stops)
 
         g.write_video(inst.oracle / OUTPUT, light(left, right))
 
@@ -178,3 +186,20 @@ class EyeLight(GradingTask):
         write_pair(inst, "skin", N.skin_unchanged, gain_to_p95(oracle, src, skin, 0.025, above=False),
                    gain_to_p95(oracle, src, skin, 0.035, above=True), write,
                    "face skin p95 |gain| 0.025 stop: just inside the 0.03 stop line", "0.035 stop: just outside 0.03")
+        # the soft-edge line (edge width ≥ MIN_SOFT_PX_AT_144 px, the project's constant): the eye windows'
+        # softness bisected frame by frame on the scorer's own width statistic to read 0.2 px over / under it
+        zone = bbox_region(masks["eye_l"], 3.0) | bbox_region(masks["eye_r"], 3.0)
+        limit_px = MIN_SOFT_PX_AT_144 * src.shape[1] / 144
+
+        def softened(i: int, soft_px: float) -> np.ndarray:
+            return light(left[i:i + 1], right[i:i + 1], soft_px=soft_px, frames=slice(i, i + 1))
+
+        def width(i: int, frame: np.ndarray) -> float:
+            return edge_width_px(log2_gain(linear_y(src[i:i + 1]), linear_y(frame), smooth_px=0)[0], zone[i])
+
+        # the width grows with the softness: a hard edge reads below the line, the oracle's 2.5 px above
+        write_pair(inst, "soft_edges", N.soft_edges,
+                   bisect_frames(n, softened, width, limit_px + 0.2, x_below=0.0, x_above=2.5, above=True, steps=8),
+                   bisect_frames(n, softened, width, limit_px - 0.2, x_below=0.0, x_above=2.5, above=False, steps=8),
+                   write, f"eye-window edge {limit_px + 0.2:.1f} px wide: just inside the {limit_px:g} px line",
+                   f"{limit_px - 0.2:.1f} px: just outside {limit_px:g} px")

@@ -18,9 +18,9 @@ from verifiers.params import NoParams
 from verifiers.paramtypes.grading import CloudDetail, HighlightsLowered
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import render_writer, untouched_pair, write_pair
+from verifiers.tasks.grading._shared.near_miss import bisect_frames, render_writer, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.preservation import GradingTask
-from verifiers.tasks.grading._shared.regions import frame_share, untouched
+from verifiers.tasks.grading._shared.regions import frame_share, interior, untouched
 
 OUTPUT = "out/desert_sky.mov"
 MAX_EMPTY_CODES_PCT = 10.0
@@ -105,8 +105,7 @@ class HotSky(GradingTask):
     @check(N.no_banding)
     def no_banding(self, p: NoParams, curve: Curve) -> Result:
         shot, sky = self.shot, self.core
-        codes = np.round(luma(shot.out) * 255).astype(int)
-        empty = np.array([empty_codes_pct(codes[i][sky[i]]) for i in range(shot.n)])
+        empty = np.array([empty_codes_pct(sky_codes(shot.out[i], sky[i])) for i in range(shot.n)])
         sc, pct = frame_share(curve, empty <= MAX_EMPTY_CODES_PCT)
         return Result(sc, {"max_empty_codes_pct": float(empty.max()), "limit_pct": MAX_EMPTY_CODES_PCT,
                            "frames_ok_pct": pct},
@@ -153,3 +152,29 @@ class HotSky(GradingTask):
                    "cloud L* std up ≈ 32 %: just inside the 30 % edge", "std up ≈ 27 %: just outside 30 %")
 
         untouched_pair(inst, N.road_car_unchanged, oracle, src, [masks["road"], masks["car"]], 1.5, write, "road_car")
+        # the banding line (≤ MAX_EMPTY_CODES_PCT empty luma codes, the project's constant): the posterised_sky
+        # mistake (codes in steps of 4) on the darker part of the sky only, that part's top code bisected frame
+        # by frame on the scorer's statistic so that the empty share sits one code either side of the line
+        core = interior(sky, self.core_band_px)
+
+        def posterised(i: int, share: float) -> np.ndarray:  # share 0: the oracle's frame, 1: its whole sky
+            frame, codes = oracle[i:i + 1].copy(), sky_codes(oracle[i], core[i])
+            sel = core[i:i + 1] & (np.round(luma(frame) * 255) < codes.min() + share * (codes.max() + 1 - codes.min()))
+            frame[sel] = (frame[sel] // 4) * 4
+            return frame
+
+        def empty_pct(i: int, frame: np.ndarray) -> float:
+            return empty_codes_pct(sky_codes(frame[0], core[i]))
+
+        write_pair(inst, "banding", N.no_banding,
+                   bisect_frames(len(oracle), posterised, empty_pct, MAX_EMPTY_CODES_PCT, x_below=0.0, x_above=1.0,
+                                 above=False, steps=10),
+                   bisect_frames(len(oracle), posterised, empty_pct, MAX_EMPTY_CODES_PCT + 1e-6, x_below=0.0,
+                                 x_above=1.0, above=True, steps=10), write,
+                   f"the darker sky posterised up to {MAX_EMPTY_CODES_PCT:g} % empty codes: just inside the line",
+                   "one more code posterised: just over the line")
+
+
+def sky_codes(frame8: np.ndarray, core: np.ndarray) -> np.ndarray:
+    """The 8-bit luma codes of one frame's sky core, as no_banding reads them."""
+    return np.round(luma(frame8) * 255).astype(int)[core]

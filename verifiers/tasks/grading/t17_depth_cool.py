@@ -15,11 +15,12 @@ from scipy.ndimage import gaussian_filter
 
 from verifiers.checks import Result, check, check_names
 from verifiers.curves import Curve
+from verifiers.measure.colour import rgb_to_lab
 from verifiers.params import NoParams
 from verifiers.paramtypes.grading import BShift
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.near_miss import untouched_pair
+from verifiers.tasks.grading._shared.near_miss import bisect_frames, untouched_pair, write_pair
 from verifiers.tasks.grading._shared.node_graph import node_check
 from verifiers.tasks.grading._shared.preservation import GradingTask
 from verifiers.tasks.grading._shared.regions import frame_share, masked_mean, untouched
@@ -61,6 +62,15 @@ def b_shift(shot: Shot) -> np.ndarray:
     return shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
 
 
+def worst_b_step(db_frame: np.ndarray, band: np.ndarray) -> float:
+    """One frame's 99.5th percentile of neighbour steps of the b* shift inside the transition band, the
+    shift smoothed SMOOTH_PX first (codec noise is not a transition): what smooth_transitions judges."""
+    db_smooth = gaussian_filter(db_frame, SMOOTH_PX)
+    dy = np.abs(np.diff(db_smooth, axis=0))[band[1:] & band[:-1]]
+    dx = np.abs(np.diff(db_smooth, axis=1))[band[:, 1:] & band[:, :-1]]
+    return float(np.percentile(np.concatenate([dy, dx]), 99.5)) if len(dy) + len(dx) else 0.0
+
+
 class DepthCool(GradingTask):
     task_id = TASK
     output = OUTPUT
@@ -83,12 +93,8 @@ class DepthCool(GradingTask):
     @check(N.smooth_transitions)
     def smooth_transitions(self, p: NoParams, curve: Curve) -> Result:
         shot, band = self.shot, self.shot.mask("transition")
-        db_smooth = gaussian_filter(b_shift(shot), (0, SMOOTH_PX, SMOOTH_PX))  # codec noise is not a transition
-        steps = np.zeros(shot.n)
-        for i in range(shot.n):
-            dy = np.abs(np.diff(db_smooth[i], axis=0))[band[i][1:] & band[i][:-1]]
-            dx = np.abs(np.diff(db_smooth[i], axis=1))[band[i][:, 1:] & band[i][:, :-1]]
-            steps[i] = float(np.percentile(np.concatenate([dy, dx]), 99.5)) if len(dy) + len(dx) else 0.0
+        db = b_shift(shot)
+        steps = np.array([worst_b_step(db[i], band[i]) for i in range(shot.n)])
         sc, pct = frame_share(curve, steps <= MAX_STEP_B)
         return Result(sc, {"worst_b_step": float(steps.max()), "limit": MAX_STEP_B,
                            "statistic": "99.5th percentile of neighbour b* shift steps", "frames_ok_pct": pct},
@@ -134,3 +140,20 @@ class DepthCool(GradingTask):
 
         untouched_pair(inst, N.foreground_unchanged, g.grade_lab(src, soft, db=-6), src, [masks["foreground"]], 1.5,
                        write, "foreground")
+        # the smooth-transition line (b* step ≤ MAX_STEP_B, the project's constant): the depth key's soft
+        # range narrowed about its middle (0.6), its width bisected frame by frame on the scorer's statistic
+        # to read 0.1 under / 0.01 over the line (a hard key reads only ≈ 1.55: the smoothing caps a −6 b*
+        # step's neighbour difference there); the far shadows keep their full −6 b*
+        src_b = rgb_to_lab(src)[..., 2]
+
+        def keyed(i: int, width: float) -> np.ndarray:
+            return g.grade_lab(src[i:i + 1], smoothstep(depth[i:i + 1], 0.6 - width / 2, 0.6 + width / 2), db=-6)
+
+        def b_step(i: int, frame: np.ndarray) -> float:
+            return worst_b_step(rgb_to_lab(frame)[0, ..., 2] - src_b[i], masks["transition"][i])
+
+        write_pair(inst, "transitions", N.smooth_transitions,
+                   *(bisect_frames(len(src), keyed, b_step, MAX_STEP_B + d, x_below=0.3, x_above=0.01, above=d > 0,
+                                   steps=10) for d in (-0.1, 0.01)), write,
+                   f"depth key as narrow as reads a b* step {MAX_STEP_B - 0.1:.1f}: just inside {MAX_STEP_B}",
+                   f"{MAX_STEP_B + 0.01:.2f}: just outside {MAX_STEP_B}")

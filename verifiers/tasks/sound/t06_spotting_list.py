@@ -187,7 +187,9 @@ def spotting_cases(inst: InstanceWriter, events: list[dict], start: int) -> None
     (base / "header_only.csv").write_text("timecode,category,description\n")
     inst.baseline_case("header_only", [(OUTPUT, "copy:baselines/header_only.csv"), *audit],
                        why="the CSV header and no rows")
-    rng = np.random.default_rng(inst.seed)
+    # deterministic per seed, but not the synth's own stream: default_rng(inst.seed) replayed the draws that
+    # placed the GT events (a row's timecode and an event's spacing came from the same numbers)
+    rng = np.random.default_rng(np.random.SeedSequence(inst.seed).spawn(1)[0])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["timecode", "category", "description"])

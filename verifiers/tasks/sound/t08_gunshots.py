@@ -260,7 +260,7 @@ class LayeredGunshots(CheckedTask):
         small_tail = fftconvolve(tail, small)
         small_tail = 0.3 * small_tail / np.max(np.abs(small_tail))
 
-        def shot(space: str, *, with_body: bool = True, slap: float = slap_ms, room: str = "warehouse") -> np.ndarray:
+        def shot(space: str, *, with_body: bool = True, slap: float | None = slap_ms, room: str = "warehouse") -> np.ndarray:
             n = int(1.9 * sr)
             x = np.zeros(n)
             x[: len(transient)] += transient
@@ -272,9 +272,10 @@ class LayeredGunshots(CheckedTask):
                 x[:k] += wt[:k]
             else:
                 x[: len(tail)] += tail
-                d = round(slap / 1000 * sr)
-                dry = x.copy()
-                x[d:] += 0.4 * dry[: n - d]  # the building's reflection, 8 dB down
+                if slap is not None:  # None: the dry tail alone, no building
+                    d = round(slap / 1000 * sr)
+                    dry = x.copy()
+                    x[d:] += 0.4 * dry[: n - d]  # the building's reflection, 8 dB down
             # levelled shot to shot as a designer would (the check's peak in the 50 ms after the onset):
             # the two spaces' tails add to the transient's peak differently, and on seed 11 the
             # unlevelled oracle read a peak CV of 15.1 % (max 15 %)
@@ -300,6 +301,12 @@ class LayeredGunshots(CheckedTask):
                            why="transient, body, the warehouse tail, the exterior tail and the slapback on every shot: "
                                "declared keep (catalog notes) of sync 30, layering 25, level 20, the seed's properties "
                                "the pile has; the spaces (acoustics 25) pay 0")
+        # what the pile's 75 is worth: the same layers, synced and levelled, with the spaces ignored (every shot
+        # dry: no warehouse IR, no slapback) earns the same 75; the pile gains nothing by carrying both spaces
+        dry = sfx.place(length, 2, [(round(fr / FPS * sr), shot("exterior", slap=None)) for fr in frames])
+        write_wav(inst.mutant("spaces_ignored", [N.acoustics],
+                              "every shot dry (no IR, no slapback): layered, synced, levelled; 75 like the pile") / OUTPUT,
+                  dry * (0.9 / np.max(np.abs(dry))))
         write_wav(inst.mutant("shot_2_frames_late", [N.sync], "shot 3 lands 2 frames after the flash") / OUTPUT,
                   render(late={2: 2}))
         write_wav(inst.mutant("no_body_layer", [N.layering], "two shots without the body layer") / OUTPUT,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.synthkit import grading as g
-from verifiers.tasks.grading._shared.gain import linear_y, log2_gain
+from verifiers.tasks.grading._shared.gain import frame_gradient_ratio, linear_y, log2_gain
 
 #: how far either side of an untouched-region line (mean ΔE2000) the pair sits
 UNTOUCHED_MARGIN_DE2000 = 0.2
@@ -59,3 +59,36 @@ def gain_to_p95(render8: np.ndarray, src8: np.ndarray, mask: np.ndarray, target_
 
     return g.bisect_region(render8, src8, mask, target_stops, above=above,
                            apply=lambda px, st: g.grade_gain(px, 1.0, st), measure=p95, max_x=0.5)
+
+
+def bisect_frames(n_frames: int, make: Callable[[int, float], np.ndarray], measure: Callable[[int, np.ndarray], float],
+                  target: float, *, x_below: float, x_above: float, above: bool, steps: int = 12) -> np.ndarray:
+    """Frames `make(i, x)` ((1, h, w, 3) uint8), x set frame by frame by bisection between `x_below` (where
+    `measure(i, frame)` reads below `target`) and `x_above` (where it reads above), returning the frame
+    just `above` the target or just below. Why: a near-miss pair at a line on a statistic of the whole
+    picture (an edge's softness, a key's width, a band of posterised codes) rather than of a region's
+    pixels, which `synthkit.grading.bisect_region` covers; `measure` is the scorer's own statistic."""
+    out = []
+    for i in range(n_frames):
+        lo, hi = x_below, x_above
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if measure(i, make(i, mid)) > target else (mid, hi)
+        out.append(make(i, hi if above else lo))
+    return np.concatenate(out)
+
+
+def softened_to_ratio(src8: np.ndarray, ring: np.ndarray, graded: Callable[[int, float], np.ndarray], target_ratio: float,
+                      *, soft_px: float, smooth_px: float, above: bool, steps: int = 12) -> np.ndarray:
+    """Frames `graded(i, softness_px)` with the window's softness set frame by frame (between a hard edge
+    and `soft_px`) so that the edge statistic of T02's no_halo and T06's soft_edges (`gain.frame_gradient_ratio`
+    in `ring`: p99 gradient of the unsmoothed gain map over the source's median log2-Y gradient, both
+    smoothed `smooth_px`) reads `target_ratio`, just `above` it or just below: the pair at a soft-edge line."""
+    y0 = np.log2(linear_y(src8) + 1e-3)
+
+    def ratio(i: int, frame: np.ndarray) -> float:
+        raw = log2_gain(linear_y(src8[i:i + 1]), linear_y(frame), smooth_px=0)[0]
+        return frame_gradient_ratio(raw, y0[i], ring[i], smooth_px)
+
+    # the ratio falls as the edge softens: `soft_px` (the oracle's softness) reads below, a hard edge above
+    return bisect_frames(len(src8), graded, ratio, target_ratio, x_below=soft_px, x_above=0.0, above=above, steps=steps)
