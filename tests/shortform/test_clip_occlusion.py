@@ -43,3 +43,51 @@ def test_an_unrelated_black_or_mostly_hidden_frame_does_not_match() -> None:
     half = src.copy()
     half[:, :40] = 20  # 5/8 of the frame hidden (> MAX_HIDDEN_SHARE): no match
     assert visible_ncc(thumbnail(half), thumbnail(src)) < MIN_NCC
+
+
+def _picture(seed: int, width_px: int, height_px: int) -> np.ndarray:
+    """A made-up frame of a source clip: the bright blurred-noise scene scaled up."""
+    import cv2
+
+    return cv2.resize(_scene(seed), (width_px, height_px), interpolation=cv2.INTER_CUBIC)
+
+
+def _sticker(rgb: np.ndarray) -> np.ndarray:
+    """A dark sticker over the middle fifth of the height, 5/8 of the width (an overlay the
+    edit adds over the source)."""
+    out = rgb.copy()
+    h, w = rgb.shape[:2]
+    out[2 * h // 5:3 * h // 5, w // 8:3 * w // 4] = 20
+    return out
+
+
+def test_a_sticker_over_stock_footage_still_identifies_the_shot(tmp_path) -> None:
+    """T18's StockMatcher (the only stock_footage user; T03 reads no stock) takes the same identify path as ClipMatcher (clips.identify_frame)."""
+    from verifiers.measure.fingerprint import match_frame
+    from verifiers.synthkit.shortform_video import write_video
+    from verifiers.tasks.shortform._shared.stock_footage import StockMatcher, placements
+
+    frames = [_picture(seed, 320, 180) for seed in (11, 12, 13, 14)]  # landscape stock, 4 moments
+    write_video(tmp_path / "shot.mp4", frames, 4.0)
+    matcher = StockMatcher({"shot": tmp_path / "shot.mp4"}, 90, 160)
+    canvas = placements(frames[2], 160, 284)["fill"]  # filled on a 9:16 canvas, 160 px wide
+    query = _sticker(canvas)
+    assert max(match_frame(matcher.crop(query, r), ix).ncc for r, ix in matcher.index.items()) < MIN_NCC
+    m, _ = matcher.identify(query)
+    assert m.ncc >= MIN_NCC and matcher.labels[m.index] == "shot" and m.t_s == 0.5
+    assert matcher.identify(_sticker(placements(_picture(99, 320, 180), 160, 284)["fill"]))[0].ncc < MIN_NCC
+
+
+def test_a_sticker_over_the_trailers_bottom_half_still_dates_it() -> None:
+    """T16 finds the trailer's moment from the bottom half of the frame through clips.identify_frame."""
+    from verifiers.measure.fingerprint import FrameIndex, match_frame
+    from verifiers.tasks.shortform.t16_reaction_pip import Trailer
+
+    frames = [_picture(seed, 160, 90) for seed in (21, 22, 23, 24)]
+    trailer = Trailer(frames, FrameIndex.from_frames([f[45:] for f in frames], [0.0, 0.5, 1.0, 1.5]))
+    query = frames[2].copy()
+    query[45:] = _sticker(query[45:])
+    assert match_frame(query[45:], trailer.index).ncc < MIN_NCC
+    m = trailer.moment(query)
+    assert m is not None and m.index == 2
+    assert trailer.moment(_picture(98, 160, 90)) is None

@@ -38,9 +38,8 @@ from verifiers.tasks.shortform._shared.caption_track import (
     CaptionTrack,
     Look,
     is_white,
-    measure_look,
+    looks_at,
     ocr_lines,
-    paired_frames_at,
     text_key,
     track_captions,
 )
@@ -120,10 +119,7 @@ class Reads:
 def read_captions(tr: Track, sp: StylePosition, scale: float) -> Reads:
     out = Reads()
     by_mid = {s.mid_s: s for s in tr.track.spans}
-    for t, e, src in paired_frames_at(tr.path, tr.source, by_mid):
-        look = measure_look(e, src)
-        if look is None:
-            continue
+    for t, e, look in looks_at(tr.path, tr.source, by_mid):
         s = by_mid[t]
         crit = style_criteria(look, e.shape[1], e.shape[0], sp, scale)
         out.looks.append(crit)

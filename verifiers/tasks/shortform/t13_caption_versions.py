@@ -41,9 +41,8 @@ from verifiers.tasks.shortform._shared.caption_track import (
     Span,
     hollow_boxes,
     lcs_len,
-    measure_look,
+    looks_at,
     ocr_lines,
-    paired_frames_at,
     readable,
     reference_hollow_boxes,
     text_key,
@@ -122,10 +121,7 @@ class Version:
         self.ocr_error: str | None = None
         self.frame_wh = (0, 0)
         by_mid = {s.mid_s: s for s in self.track.spans}
-        for t, e, src in paired_frames_at(path, footage, by_mid):
-            look = measure_look(e, src)
-            if look is None:
-                continue
+        for t, e, look in looks_at(path, footage, by_mid):
             self.frame_wh = (e.shape[1], e.shape[0])
             line_h = max((ln.height_px for ln in look.lines), default=0)
             text = None
@@ -152,11 +148,9 @@ class Version:
         reads = {c.span: [t] for c, t in zip(self.captions, self.read(), strict=True)}
         at = {c.span.mid_s: c.span for c in self.captions}  # the fill alone of the frame read first
         at |= {c.span.start_s + f * (c.span.end_s - c.span.start_s): c.span for c in self.captions for f in (0.25, 0.75)}
-        for t, e, src in paired_frames_at(self.path, self.footage, at):
-            look = measure_look(e, src)
-            if look is not None:
-                burned = [] if t == at[t].mid_s else [_read(e, look)]
-                reads[at[t]] += [*burned, _read(e, look, fill_only=True)]
+        for t, e, look in looks_at(self.path, self.footage, at):
+            burned = [] if t == at[t].mid_s else [_read(e, look)]
+            reads[at[t]] += [*burned, _read(e, look, fill_only=True)]
         return [max(r, key=lambda x: lcs_len(ref, text_key(x))) for r in reads.values()]
 
 

@@ -21,14 +21,14 @@ from verifiers.curves import Curve
 from verifiers.gtfiles import GTFile, gt_field
 from verifiers.measure.audio_io import load_audio
 from verifiers.measure.errors import MediaError
-from verifiers.measure.fingerprint import FrameIndex, match_frame
+from verifiers.measure.fingerprint import FrameIndex, FrameMatch
 from verifiers.measure.frames import Frame, iter_frames
 from verifiers.params import NoParams
 from verifiers.paramtypes.shortform import Ducking, PipGeometry, SyncFrames
 from verifiers.synth import InstanceWriter
 from verifiers.synthkit.shortform_video import clip_frames, resize, write_video
 from verifiers.tasks.shortform._shared.cases import register_video_cases
-from verifiers.tasks.shortform._shared.clips import MIN_NCC, ClipMatcher
+from verifiers.tasks.shortform._shared.clips import MIN_NCC, ClipMatcher, identify_frame
 from verifiers.tasks.shortform._shared.export import ExportTask, instance_scale
 from verifiers.tasks.shortform._shared.luma import frame_luma, luma_codes, shrink_by_chroma_bleed
 
@@ -76,6 +76,12 @@ class Trailer:
 
     frames: list[np.ndarray]
     index: FrameIndex
+
+    def moment(self, rgb: np.ndarray) -> FrameMatch | None:
+        """The trailer frame an export frame shows, found from its bottom half (`clips.identify_frame`:
+        a caption or sticker there is scored on what it leaves visible); None below MIN_NCC."""
+        m = identify_frame(rgb[rgb.shape[0] // 2:], self.index)
+        return m if m.ncc >= MIN_NCC else None
 
 
 @dataclass(frozen=True)
@@ -142,8 +148,8 @@ def mean_blob_rounded(blobs: list[np.ndarray]) -> bool:
 def track_pip(path: Path, trailer: Trailer, r_match: ClipMatcher) -> PipTrack:
     out = PipTrack([], [], [], [], [])
     for fr in iter_frames(path, every_s=0.5):
-        m = match_frame(fr.rgb[fr.rgb.shape[0] // 2:], trailer.index)
-        if m.ncc < MIN_NCC:
+        m = trailer.moment(fr.rgb)
+        if m is None:
             continue
         out.off_t.append(m.t_s - fr.t_s)
         src = trailer.frames[m.index]

@@ -347,6 +347,16 @@ def measure_look(export_rgb: np.ndarray, source_rgb: np.ndarray) -> Look | None:
                 lines=text_lines(fill), fill=fill, mask=m)
 
 
+def looks_at(export: Path, source: Path, times_s: Iterable[float]) -> Iterator[tuple[float, np.ndarray, Look]]:
+    """(t, export frame, its caption's look) at each time that shows a caption, ascending: the one
+    way T03 and T13 read a caption (`paired_frames_at`, then `measure_look`); a frame with nothing
+    burned in is skipped."""
+    for t, e, src in paired_frames_at(export, source, times_s):
+        look = measure_look(e, src)
+        if look is not None:
+            yield t, e, look
+
+
 def is_white(rgb: tuple[int, int, int], min_level: int = 200, max_spread: int = 35) -> bool:
     """White caption fill: every channel bright and nearly equal (yellow 255,220,0 is not)."""
     return min(rgb) >= min_level and max(rgb) - min(rgb) <= max_spread

@@ -3,14 +3,14 @@ sources, labelled frames, and the runs (segments) of an edit."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from verifiers.base import AgentOutputError, GTError
 from verifiers.measure.errors import MediaError
-from verifiers.measure.fingerprint import FrameIndex, match_frame, thumbnail
+from verifiers.measure.fingerprint import FrameIndex, FrameMatch, match_frame, thumbnail
 from verifiers.measure.frames import iter_frames
 
 MATCH_WIDTH_PX = 160  # frames are matched as 160-px-wide thumbnails: enough for 64x36 NCC
@@ -69,6 +69,18 @@ def visible_ncc(query: np.ndarray, source: np.ndarray) -> float:
     return float(sc @ qc) / norm if norm > 0 else 0.0
 
 
+def identify_frame(rgb: np.ndarray, index: FrameIndex, exhaustive: bool = False) -> FrameMatch:
+    """The index frame `rgb` shows (`match_frame`: the pHash shortlist's best, or with `exhaustive`
+    every frame's) with its NCC: the whole-frame NCC of the winner or, below MIN_NCC, its NCC over
+    the pixels an overlay leaves visible (`visible_ncc`). The one path every short-form matcher
+    takes (ClipMatcher, StockMatcher, T16's trailer), so a caption or sticker over a frame is
+    judged alike in all."""
+    m = match_frame(rgb, index, candidates=len(index.times_s)) if exhaustive else match_frame(rgb, index)
+    if m.ncc >= MIN_NCC:
+        return m
+    return replace(m, ncc=max(m.ncc, visible_ncc(thumbnail(rgb), index.thumbs[m.index])))
+
+
 @dataclass(frozen=True)
 class Labelled:
     t_s: float  # output time
@@ -113,11 +125,10 @@ class ClipMatcher:
         """The source and moment `rgb` shows, and its NCC: the whole-frame NCC of the best candidate,
         or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`visible_ncc`). With
         `exhaustive`, every source frame is a candidate, not only the fingerprint-nearest few."""
-        m = match_frame(rgb, self.index, candidates=len(self.labels)) if self.exhaustive else match_frame(rgb, self.index)
-        ncc = m.ncc if m.ncc >= MIN_NCC else max(m.ncc, visible_ncc(thumbnail(rgb), self.index.thumbs[m.index]))
-        if ncc < MIN_NCC:
-            return None, m.t_s, ncc, m.index
-        return self.labels[m.index], m.t_s, ncc, m.index
+        m = identify_frame(rgb, self.index, self.exhaustive)
+        if m.ncc < MIN_NCC:
+            return None, m.t_s, m.ncc, m.index
+        return self.labels[m.index], m.t_s, m.ncc, m.index
 
     def source_frame(self, idx: int) -> np.ndarray:
         return self.index.frames[idx]

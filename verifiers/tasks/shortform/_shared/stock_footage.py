@@ -16,9 +16,9 @@ import numpy as np
 
 from verifiers.base import AgentOutputError, GTError
 from verifiers.measure.errors import MediaError
-from verifiers.measure.fingerprint import FrameIndex, apply_crop, match_frame
+from verifiers.measure.fingerprint import FrameIndex, FrameMatch, apply_crop
 from verifiers.measure.frames import iter_frames
-from verifiers.tasks.shortform._shared.clips import MATCH_WIDTH_PX, MIN_NCC, Labelled
+from verifiers.tasks.shortform._shared.clips import MATCH_WIDTH_PX, MIN_NCC, Labelled, identify_frame
 
 DECODE_WIDTH_PX = 480  # stock is decoded this wide: enough to crop a 9:16 strip from a 16:9 frame
 TOP_SHARE = 0.55  # the top region of a frame matched on its own (captions sit lower in 9:16 explainers)
@@ -85,6 +85,13 @@ class StockMatcher:
     def crop(self, rgb: np.ndarray, region: str) -> np.ndarray:
         return apply_crop(rgb, self.regions[region])
 
+    def identify(self, rgb: np.ndarray) -> tuple[FrameMatch, str]:
+        """The entry a (160-px) export frame shows and the region that matched it best, each region
+        through `clips.identify_frame` (a sticker or caption over the shot is scored on what it
+        leaves visible, as for every other short-form source)."""
+        return max(((identify_frame(self.crop(rgb, r), ix), r) for r, ix in self.index.items()),
+                   key=lambda mr: mr[0].ncc)
+
     def label_video(self, path: Path) -> list[Labelled]:
         """Every frame of the export: the stock clip it shows (None below MIN_NCC), kept at 160 px.
         `src_index` is the entry; `region_of[i]` says which region matched frame i."""
@@ -92,9 +99,7 @@ class StockMatcher:
         self.region_of: list[str] = []
         try:
             for fr in iter_frames(path, width=MATCH_WIDTH_PX):
-                best = max(((match_frame(self.crop(fr.rgb, r), ix), r) for r, ix in self.index.items()),
-                           key=lambda mr: mr[0].ncc)
-                m, region = best
+                m, region = self.identify(fr.rgb)
                 label = self.labels[m.index] if m.ncc >= MIN_NCC else None
                 out.append(Labelled(fr.t_s, label, m.t_s, m.ncc, m.index, fr.rgb))
                 self.region_of.append(region)
