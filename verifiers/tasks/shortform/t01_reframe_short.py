@@ -98,9 +98,9 @@ def read_selects(text: str) -> list[tuple[float, float]]:
 class StripLocator:
     """Where in which source frame does a vertical reframe come from.
 
-    Coarse: template-match the output (as grey, 45 px high) in every source frame; fine: re-match the
-    best few candidates at 90 px height, where the moving details that tell neighbouring frames
-    apart are visible.
+    Coarse: template-match the output (as grey, 45 px high) in every source frame (OpenCV runs only
+    where an FFT upper bound can reach the best few: `_coarse_scores`); fine: re-match the best few
+    candidates at 90 px height, where the moving details that tell neighbouring frames apart are visible.
     """
 
     def __init__(self, source) -> None:
