@@ -29,13 +29,14 @@ from verifiers.tasks.grading._shared.shot import Shot
 
 OUTPUT = "out/alley_depth.mov"
 DRX = "state/grade.drx"
-#: transition width line, px (the b* shift's span across the band / its worst neighbour step, the width the
-#: shift would take at its steepest). Why 8: after the SMOOTH_PX smoothing any hard key reads σ·√(2π) ≈
-#: 3.8 px whatever its size (measured 3.8–4.0 at −4 … −8 b*), and 4:2:0 chroma plus the codec's ringing
-#: widen it to ≈ 5.2 px in an 8-bit H.264 export (crf 23); the soft depth blend reads ≈ 22.7 px lossless,
-#: 21.6 in ProRes 422 and 12.3 in H.264 crf 23. 8 px — twice the smoothed hard step — is a width no
-#: export of a hard key reaches and every honest export of the blend clears.
-MIN_WIDTH_PX = 8.0
+#: transition width line, px (the b* shift's span across the band / its worst neighbour step: the width the
+#: shift would take at its steepest). Why 9: after the SMOOTH_PX smoothing a hard key reads σ·√(2π) ≈ 3.8 px
+#: whatever its size (measured 3.8–4.0 at −4 … −8 b*); 4:2:0 chroma (a 2 px box, then the decoder's
+#: bilinear upsampling) widens that to ≈ 4.5 px, and the codec's ringing to at most 7.0 (seed 7, −4 … −8 b*,
+#: H.264 crf 18–28 and ProRes 422). The soft depth blend reads 22.7 px lossless and no less than 11.7 in
+#: any export at −4 … −8 b*. 9 — twice the 4:2:0 hard edge, the geometric middle of 7.0 and 11.7 — is
+#: a width no export of a hard key reaches and every honest export of the blend clears.
+MIN_WIDTH_PX = 9.0
 #: how far either side of MIN_WIDTH_PX the near-miss pair's key is bisected to (renders are lossless)
 PAIR_MARGIN_PX = 0.2
 #: a b* span across the band under this shows no edge to judge (≈ 1 ΔE, the just-noticeable difference)
