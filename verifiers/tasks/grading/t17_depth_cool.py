@@ -121,7 +121,8 @@ class DepthCool(GradingTask):
         widths = np.array([transition_width_px(db[i], band[i]) for i in range(shot.n)])
         sc, pct = frame_share(curve, widths >= MIN_WIDTH_PX)
         worst = float(widths.min())
-        return Result(sc, {"narrowest_width_px": worst, "limit_px": MIN_WIDTH_PX, "frames_ok_pct": pct,
+        return Result(sc, {"narrowest_width_px": worst if np.isfinite(worst) else None,  # inf: no edge to judge
+                           "limit_px": MIN_WIDTH_PX, "frames_ok_pct": pct,
                            "statistic": "b* shift span across the band / 99.5th percentile neighbour step"},
                       "" if sc == 1 else f"b* shift rises over only {worst:.1f} px (hard key)")
 
