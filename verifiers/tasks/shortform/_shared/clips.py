@@ -21,6 +21,14 @@ MAX_HIDDEN_SHARE = 0.5
 #: a thumbnail pixel is hidden when its residual (after the gain and offset fitted on the whole
 #: frame) lies further than this many robust sigmas (1.4826 MAD) from the median residual
 HIDDEN_SIGMAS = 3.0
+#: a frame below MIN_NCC re-scored by `visible_ncc` counts as its winner only at or above this:
+#: what an overlay leaves visible is the source itself, so it matches as the same picture does.
+#: Measured (vncc22, docs/shortform.md): the right moment under an overlay re-scores to 0.95-1.00
+#: (self-tests T10 seed 5 0.975, T12 seed 13, T08 seed 7's 40 % PIP; made-up boxes 1.00), while a
+#: frame of an unrelated look-alike clip, which trimming its tails lifts, re-scores mostly to 0.6-0.83
+#: (synthetic clips: 0.56 -> 0.64, 0.32 -> 0.65; 22 of 28 lifts). MIN_NCC would let those count
+#: as the source (content identity, docs/catalog.md rule 2)
+VISIBLE_MIN_NCC = 0.9
 
 
 def _to_width(rgb: np.ndarray, width_px: int) -> np.ndarray:
@@ -72,13 +80,15 @@ def visible_ncc(query: np.ndarray, source: np.ndarray) -> float:
 def identify_frame(rgb: np.ndarray, index: FrameIndex, exhaustive: bool = False) -> FrameMatch:
     """The index frame `rgb` shows (`match_frame`: the pHash shortlist's best, or with `exhaustive`
     every frame's) with its NCC: the whole-frame NCC of the winner or, below MIN_NCC, its NCC over
-    the pixels an overlay leaves visible (`visible_ncc`). The one path every short-form matcher
+    the pixels an overlay leaves visible (`visible_ncc`) when that reaches VISIBLE_MIN_NCC (else the
+    whole-frame NCC stands: a look-alike's trimmed NCC is no proof of the source). The one path every short-form matcher
     takes (ClipMatcher, StockMatcher, T16's trailer), so a caption or sticker over a frame is
     judged alike in all."""
     m = match_frame(rgb, index, candidates=len(index.times_s)) if exhaustive else match_frame(rgb, index)
     if m.ncc >= MIN_NCC:
         return m
-    return replace(m, ncc=max(m.ncc, visible_ncc(thumbnail(rgb), index.thumbs[m.index])))
+    visible = visible_ncc(thumbnail(rgb), index.thumbs[m.index])
+    return replace(m, ncc=visible) if visible >= VISIBLE_MIN_NCC else m
 
 
 @dataclass(frozen=True)
@@ -123,7 +133,7 @@ class ClipMatcher:
 
     def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float, int]:
         """The source and moment `rgb` shows, and its NCC: the whole-frame NCC of the best candidate,
-        or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`visible_ncc`). With
+        or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`identify_frame`). With
         `exhaustive`, every source frame is a candidate, not only the fingerprint-nearest few."""
         m = identify_frame(rgb, self.index, self.exhaustive)
         if m.ncc < MIN_NCC:
