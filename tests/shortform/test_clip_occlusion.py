@@ -91,3 +91,35 @@ def test_a_sticker_over_the_trailers_bottom_half_still_dates_it() -> None:
     m = trailer.moment(query)
     assert m is not None and m.index == 2
     assert trailer.moment(_picture(98, 160, 90)) is None
+
+
+def _fill_clip(seed: int) -> list[np.ndarray]:
+    """48 frames of a synthetic clip as a 9:16 slot filled with it shows them (160-px frames, centre
+    cut): mostly gradient and flat rectangles, so clips of other seeds look alike."""
+    from verifiers.synthkit.shortform_video import clip_frames
+    from verifiers.tasks.shortform._shared.clips import _to_width, fill_crop
+
+    return [fill_crop(_to_width(f, 160), 9 / 16) for f in clip_frames(seed, 48)]
+
+
+def test_a_look_alike_of_another_clip_is_not_lifted_but_a_boxed_moment_is() -> None:
+    """The re-score passes only at VISIBLE_MIN_NCC: a frame of clip 8 against clip 7 (plain NCC
+    0.55-0.6; trimming its residual tails lifts it over MIN_NCC) stays unmatched, while a dark box
+    over a frame of clip 1 (plain NCC below MIN_NCC) still finds that frame."""
+    from verifiers.measure.fingerprint import FrameIndex, match_frame
+    from verifiers.tasks.shortform._shared.clips import VISIBLE_MIN_NCC, identify_frame
+
+    times_s = [i / 24 for i in range(48)]
+    other = FrameIndex.from_frames(_fill_clip(7), times_s, keep=True)
+    look_alike = _fill_clip(8)[15]
+    plain = match_frame(look_alike, other, candidates=48)
+    assert 0.55 <= plain.ncc < MIN_NCC
+    assert visible_ncc(thumbnail(look_alike), other.thumbs[plain.index]) >= MIN_NCC  # what the old re-score took
+    assert identify_frame(look_alike, other, exhaustive=True).ncc < MIN_NCC
+
+    frames = _fill_clip(1)
+    own = FrameIndex.from_frames(frames, times_s, keep=True)
+    boxed = _sticker(frames[5])
+    assert match_frame(boxed, own, candidates=48).ncc < MIN_NCC
+    m = identify_frame(boxed, own, exhaustive=True)
+    assert m.ncc >= VISIBLE_MIN_NCC and m.index == 5

@@ -21,6 +21,15 @@ MAX_HIDDEN_SHARE = 0.5
 #: a thumbnail pixel is hidden when its residual (after the gain and offset fitted on the whole
 #: frame) lies further than this many robust sigmas (1.4826 MAD) from the median residual
 HIDDEN_SIGMAS = 3.0
+#: a frame below MIN_NCC re-scored by `visible_ncc` counts as its winner only at or above this:
+#: what an overlay leaves visible is the source itself, so it matches nearly as the same picture does.
+#: Measured (vncc22, docs/shortform.md): the right moment under an overlay re-scores to 0.80-1.00
+#: (self-tests T10 seed 5 0.97-0.98, T12 seed 13 0.97-1.00, T08 seed 7's 40 % PIP 0.80-0.93, the
+#: lowest; made-up boxes 1.00); frames of unrelated look-alike synthetic clips that trimming lifts
+#: over MIN_NCC re-score to 0.60-0.98 (shortmend22's 0.64 and 0.65; 54 of 150 lifts below 0.75).
+#: MIN_NCC would let all of those count as the source (content identity, docs/catalog.md rule 2);
+#: a higher line would drop T08's PIP. Look-alikes above it are not told apart from an overlay.
+VISIBLE_MIN_NCC = 0.75
 
 
 def _to_width(rgb: np.ndarray, width_px: int) -> np.ndarray:
@@ -72,13 +81,15 @@ def visible_ncc(query: np.ndarray, source: np.ndarray) -> float:
 def identify_frame(rgb: np.ndarray, index: FrameIndex, exhaustive: bool = False) -> FrameMatch:
     """The index frame `rgb` shows (`match_frame`: the pHash shortlist's best, or with `exhaustive`
     every frame's) with its NCC: the whole-frame NCC of the winner or, below MIN_NCC, its NCC over
-    the pixels an overlay leaves visible (`visible_ncc`). The one path every short-form matcher
+    the pixels an overlay leaves visible (`visible_ncc`) when that reaches VISIBLE_MIN_NCC (else the
+    whole-frame NCC stands: a look-alike's trimmed NCC is no proof of the source). The one path every short-form matcher
     takes (ClipMatcher, StockMatcher, T16's trailer), so a caption or sticker over a frame is
     judged alike in all."""
     m = match_frame(rgb, index, candidates=len(index.times_s)) if exhaustive else match_frame(rgb, index)
     if m.ncc >= MIN_NCC:
         return m
-    return replace(m, ncc=max(m.ncc, visible_ncc(thumbnail(rgb), index.thumbs[m.index])))
+    visible = visible_ncc(thumbnail(rgb), index.thumbs[m.index])
+    return replace(m, ncc=visible) if visible >= VISIBLE_MIN_NCC else m
 
 
 @dataclass(frozen=True)
@@ -123,7 +134,7 @@ class ClipMatcher:
 
     def identify(self, rgb: np.ndarray) -> tuple[str | None, float, float, int]:
         """The source and moment `rgb` shows, and its NCC: the whole-frame NCC of the best candidate,
-        or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`visible_ncc`). With
+        or, below MIN_NCC, its NCC over the pixels an overlay leaves visible (`identify_frame`). With
         `exhaustive`, every source frame is a candidate, not only the fingerprint-nearest few."""
         m = identify_frame(rgb, self.index, self.exhaustive)
         if m.ncc < MIN_NCC:
