@@ -238,13 +238,22 @@ class FanotifyWatcher:
             if mask & FAN_OPEN_EXEC:
                 self.on_exec({**process_info(pid), "exe_opened": path, "mono_ns": mono_ns})
             if mask & FAN_CLOSE_WRITE and self._under_root(path) and not self._excluded(path):
-                info = process_info(pid)
-                source = "close"
-                if info["exe"] is None:
-                    early = self.snapshot(pid)
-                    if early is not None and early.get("exe"):
-                        info, source = early, "open"
+                info, source = self._writer_info(pid)
                 self.on_write({**info, "path": path, "mono_ns": mono_ns, "identified_at": source})
+
+    def _writer_info(self, pid: int) -> tuple[Record, str]:
+        """The writer's /proc facts at close time, or the open-time snapshot when the close-time read
+        is incomplete. A short-lived writer (cp) can exit between the reads of one `process_info`:
+        its exe was still there and its cmdline already gone (seen in CI: cp named, argv None). The
+        snapshot was read while the writer sat blocked in open() awaiting our answer, so it is whole;
+        it is taken only when it shows the same image (or the close-time read found none)."""
+        info = process_info(pid)
+        if info["exe"] is not None and info["cmdline"] is not None:
+            return info, "close"
+        early = self.snapshot(pid)
+        if early is not None and early.get("exe") and info["exe"] in (None, early["exe"]):
+            return early, "open"
+        return info, "close"
 
     def _under_root(self, path: str) -> bool:
         return path == str(self.root) or path.startswith(str(self.root) + os.sep)
