@@ -74,24 +74,20 @@ def b_shift(shot: Shot) -> np.ndarray:
     return shot.lab("out")[..., 2] - shot.lab("src")[..., 2]
 
 
-def b_steps(db_frame: np.ndarray, band: np.ndarray) -> tuple[float, float]:
-    """One frame's (99.5th percentile of neighbour steps, 1st-to-99th percentile span) of the b* shift
-    inside the transition band, the shift smoothed SMOOTH_PX first (codec noise is not a transition)."""
+def transition_width_px(db_frame: np.ndarray, band: np.ndarray) -> float:
+    """One frame's transition width in px: the b* shift (smoothed SMOOTH_PX first: codec noise is not
+    a transition) spans its 1st-to-99th percentile across the band, divided by the 99.5th percentile
+    of its neighbour steps there — the distance the shift would take to rise at its steepest,
+    whatever its size, so a hard key reads the same at −4 b* as at −8 (what smooth_transitions
+    judges). A span under MIN_SPAN_B, or no neighbour pair in the band, carries no visible edge to
+    judge: infinite width."""
     db_smooth = gaussian_filter(db_frame, SMOOTH_PX)
     dy = np.abs(np.diff(db_smooth, axis=0))[band[1:] & band[:-1]]
     dx = np.abs(np.diff(db_smooth, axis=1))[band[:, 1:] & band[:, :-1]]
     if not len(dy) + len(dx):
-        return 0.0, 0.0
+        return float("inf")
     lo, hi = np.percentile(db_smooth[band], [1, 99])
-    return float(np.percentile(np.concatenate([dy, dx]), 99.5)), float(hi - lo)
-
-
-def transition_width_px(db_frame: np.ndarray, band: np.ndarray) -> float:
-    """One frame's transition width in px: the b* shift's span across the band divided by its worst
-    neighbour step — the distance the shift would take to rise at its steepest, whatever its size, so
-    a hard key reads the same at −4 b* as at −8 (what smooth_transitions judges). A span under
-    MIN_SPAN_B carries no visible edge to judge: infinite width."""
-    step_b, span_b = b_steps(db_frame, band)
+    step_b, span_b = float(np.percentile(np.concatenate([dy, dx]), 99.5)), float(hi - lo)
     return float("inf") if span_b < MIN_SPAN_B or step_b == 0 else span_b / step_b
 
 

@@ -82,9 +82,9 @@ def identify_frame(rgb: np.ndarray, index: FrameIndex, exhaustive: bool = False)
     """The index frame `rgb` shows (`match_frame`: the pHash shortlist's best, or with `exhaustive`
     every frame's) with its NCC: the whole-frame NCC of the winner or, below MIN_NCC, its NCC over
     the pixels an overlay leaves visible (`visible_ncc`) when that reaches VISIBLE_MIN_NCC (else the
-    whole-frame NCC stands: a look-alike's trimmed NCC is no proof of the source). The one path every short-form matcher
-    takes (ClipMatcher, StockMatcher, T16's trailer), so a caption or sticker over a frame is
-    judged alike in all."""
+    whole-frame NCC stands: a look-alike's trimmed NCC is no proof of the source). The one path
+    every short-form matcher takes (ClipMatcher, StockMatcher, T16's trailer), so a caption or
+    sticker over a frame is judged alike in all."""
     m = match_frame(rgb, index, candidates=len(index.times_s)) if exhaustive else match_frame(rgb, index)
     if m.ncc >= MIN_NCC:
         return m
