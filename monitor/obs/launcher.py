@@ -362,7 +362,7 @@ class ObsInstance:
                 client = ObsClient(host="127.0.0.1", port=self.ws_port, password=self.ws_password, timeout=3)
                 try:
                     client.authenticate()
-                    resp = client.req("GetVersion")
+                    resp = self._ready_request(client)
                     if resp.get("requestStatus", {}).get("result"):
                         self.version = resp.get("responseData", {})
                         self._ready_mono = time.monotonic()
@@ -374,6 +374,15 @@ class ObsInstance:
             time.sleep(0.5)
         raise ObsLaunchError(f"OBS websocket on port {self.ws_port} did not answer within "
                              f"{self.start_timeout_s:.0f} s ({last_err})\n{self.log_tail()}")
+
+    @staticmethod
+    def _ready_request(client: Any) -> dict[str, Any]:
+        """GetVersion numbered as tally's own (`tally-…`, monitor/observers/obs_log.py client_of):
+        obsws-python's `req` numbers it at random, and OBS's request log then counts the
+        launcher's readiness probe as a request of the agent's script (T17's evidence)."""
+        client.ws.send(json.dumps({"op": 6, "d": {"requestType": "GetVersion", "requestId": "tally-launcher-ready"}}))
+        reply = json.loads(client.ws.recv())
+        return reply.get("d", {}) if isinstance(reply, dict) and reply.get("op") == 7 else {}
 
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of OBS's newest log file (or its stdout) for error messages."""

@@ -96,6 +96,11 @@ _OP_KINDS = {1: "in", 6: "in", 8: "in", 2: "out", 7: "out", 9: "out", 5: "event"
 PENDING_MS = 1000
 #: a reply whose id was torn is paired with a pending request of its type read this close before it
 MATCH_BY_TYPE_MS = 100
+#: requests reported without their reply are remembered (at most this many, for this long after
+#: their message), so that a reply logged after PENDING_MS (OBS busy: seen in CI on a loaded
+#: machine) is not reported as a second request
+REPORTED_MEMORY = 256
+LATE_REPLY_MS = 10_000
 
 
 def normalise_remote(addr: str) -> str:
@@ -114,6 +119,15 @@ def request_names(data: Any) -> dict[str, str]:
     if not isinstance(data, dict):
         return {}
     return {k: data[k][:MAX_NAME_CHARS] for k in NAME_FIELDS if isinstance(data.get(k), str)}
+
+
+def torn_id_of(rid: Any, request_id: Any) -> bool:
+    """True when `rid` (read from a reply) is `request_id` cut short by a torn line (`303` read as
+    `30`, `tally-12` as `tally-1`): a strict prefix of the same kind of id."""
+    if rid is None or request_id is None or isinstance(rid, str) != isinstance(request_id, str):
+        return False
+    full, cut = str(request_id), str(rid)
+    return len(cut) < len(full) and full.startswith(cut)
 
 
 def _rid(rid: Any) -> Any:
@@ -148,6 +162,8 @@ class WsLogParser:
         self._unidentified: deque[int] = deque()
         self._demux = BlockDemux()
         self._pending: list[_Pending] = []
+        #: (type, id) of requests already reported without a reply, newest last
+        self._reported: deque[tuple[str | None, Any, str]] = deque(maxlen=REPORTED_MEMORY)
         self.debug_seen = False
 
     def feed(self, line: str, now_s: float | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -275,14 +291,17 @@ class WsLogParser:
         message's type (a reply logged while the client's next request is logged can take that
         request's "requestType" line) or a torn id (`303` read as `30`). In order: the pending
         request with this id, whatever its type (its own type wins); the request message still
-        open with this id; a pending request of this type and client read within
+        open with this id; a pending request of this type whose id starts with the reply's (a
+        torn id, however late the reply); a pending request of this type and client read within
         MATCH_BY_TYPE_MS (a script waits for each reply, so there is rarely more than one); a
         pending one whose own id was lost; an open one without an id line from the same moment.
-        A reply that names no type and matches nothing is dropped: it says nothing about what
-        was done."""
+        A reply to a request already reported without its reply (the reply came after
+        PENDING_MS) adds nothing. A reply that names no type and matches nothing is dropped: it
+        says nothing about what was done."""
         client = client_of(rid) if rid is not None else None
         match = (self._take_pending(lambda p: p.request_id is not None and p.request_id == rid)
                  or self._claim_open_request(rtype, rid, log_time, by_id_only=True)
+                 or self._take_pending(lambda p: rtype in (None, p.request_type) and torn_id_of(rid, p.request_id))
                  or (self._take_pending(lambda p: p.request_type == rtype
                                         and (client is None or p.request_id is None
                                              or client_of(p.request_id) == client)
@@ -291,6 +310,8 @@ class WsLogParser:
                  or self._take_pending(lambda p: p.request_id is None
                                        and (rtype is None or p.request_type in (None, rtype)))
                  or self._claim_open_request(rtype, rid, log_time, by_id_only=False))
+        if match is None and self._already_reported(rtype, rid, log_time):
+            return []
         if match is None:  # the request's own message was lost: the reply still says it was made
             if rtype is None:
                 return []
@@ -298,6 +319,13 @@ class WsLogParser:
         rid_out = match.request_id if match.request_id is not None else rid
         return [self._event(match.request_type or rtype, rid_out, match.names, match.log_time, ok=ok, code=code,
                             truncated=match.truncated)]
+
+    def _already_reported(self, rtype: str | None, rid: Any, log_time: str) -> bool:
+        """Whether a reply belongs to a request reported before its reply came (same id, or the
+        reply's id torn from it, no other type, message at most LATE_REPLY_MS before the reply)."""
+        return rid is not None and any(
+            rtype in (None, t) and (r == rid or torn_id_of(rid, r))
+            and distance_ms(at or None, log_time or None) <= LATE_REPLY_MS for t, r, at in self._reported)
 
     def _take_pending(self, pred: Callable[[_Pending], bool]) -> _Pending | None:
         """Remove and return the oldest pending request matching `pred`."""
@@ -331,6 +359,7 @@ class WsLogParser:
     def _report(self, due: list[_Pending]) -> list[tuple[str, dict[str, Any]]]:
         for p in due:
             self._pending.remove(p)
+            self._reported.append((p.request_type, p.request_id, p.log_time))
         return [self._event(p.request_type, p.request_id, p.names, p.log_time, truncated=p.truncated) for p in due]
 
     def _identified(self, d: dict[str, Any], log_time: str) -> tuple[str, dict[str, Any]]:

@@ -22,11 +22,15 @@ message limit) goes stale and is handed back for salvage.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
 #: `HH:MM:SS.mmm: ` as OBS's do_log prefixes every line
 STAMP = re.compile(r"(\d\d):(\d\d):(\d\d)\.(\d{3}): ")
+#: an obs-websocket line glued behind another write whose own stamp was torn down to its tail
+#: (`  "op": 1:03.034: [obs-websocket] [WebSocketServer::onOpen] New WebSocket client ...`)
+GLUED_TAG = re.compile(r"(?<=\d: )\[obs-websocket\] ")
 #: a block untouched for this long (log time) or this many segments is given up
 STALE_MS = 1000
 STALE_SEGMENTS = 400
@@ -50,16 +54,28 @@ def stamp_ms(stamp: str) -> int | None:
 def split_segments(raw: str) -> list[tuple[str | None, str]]:
     """A physical log line -> [(stamp or None, text)]: one segment per `HH:MM:SS.mmm: ` stamp.
     Text before the first stamp comes first with stamp None (a torn piece, or a line OBS did not
-    stamp); an empty torn piece is dropped."""
+    stamp); an empty torn piece is dropped. An `[obs-websocket] ` line glued behind another write
+    with the tail of a torn stamp in front (GLUED_TAG) is cut off as its own segment, stamp None:
+    otherwise it rides inside a JSON line that a block takes, and a connect line or a message
+    header is lost."""
     out: list[tuple[str | None, str]] = []
     marks = list(STAMP.finditer(raw))
     head = raw[: marks[0].start()] if marks else raw
     if head or not marks:
-        out.append((None, head))
+        out.extend(_cut_glued(None, head))
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(raw)
-        out.append((m.group(0)[:-2], raw[m.end():end]))
+        out.extend(_cut_glued(m.group(0)[:-2], raw[m.end():end]))
     return out
+
+
+def _cut_glued(stamp: str | None, text: str) -> list[tuple[str | None, str]]:
+    """`text` cut before every GLUED_TAG after its first character: [(stamp, head), (None, tag line), ...]."""
+    cuts = [m.start() for m in GLUED_TAG.finditer(text, 1)]
+    if not cuts:
+        return [(stamp, text)]
+    bounds = [0, *cuts, len(text)]
+    return [(stamp if i == 0 else None, text[a:b]) for i, (a, b) in enumerate(itertools.pairwise(bounds))]
 
 
 def distance_ms(a: str | None, b: str | None) -> int:

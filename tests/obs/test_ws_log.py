@@ -210,6 +210,56 @@ def test_torn_replies_pair_with_their_request_and_add_no_request() -> None:
         ("SetInputMute", 505, {"inputName": "C"}, None, None)]
 
 
+def test_a_connect_line_glued_behind_a_json_line_is_still_read() -> None:
+    """A write torn so that an obs-websocket line, with only the tail of its own stamp, lands
+    behind a JSON line of another message (`  "op": 1:03.034: [obs-websocket] ...`): the JSON
+    line fits the open block, which used to swallow the connect line with it (a CI run under
+    load saw two of three connections). The glued line is read; the request after it too."""
+    ident = block({"op": 1, "d": {"eventSubscriptions": 0, "rpcVersion": 1}})
+    glued = ident[-2] + ":00.034: " + connect(45628)[len(T):]
+    scene = block({"op": 6, "d": {"requestId": 7, "requestType": "CreateScene", "requestData": {"sceneName": "S"}}})
+    lines = [connect(45616), *ident[:-2], glued, ident[-1], *scene, *reply("CreateScene", 7), disconnect(45628)]
+    got = parse(lines)
+    assert [p["remote"] for k, p in got if k == "ws/client_connected"] == ["127.0.0.1:45616", "127.0.0.1:45628"]
+    assert [p["session"] for k, p in got if k == "ws/client_disconnected"] == [2]
+    assert [(p["request_type"], p["ok"]) for k, p in got if k == "ws/request"] == [("CreateScene", True)]
+
+
+def test_a_reply_later_than_a_second_adds_no_request() -> None:
+    """CI on a loaded machine (stop 30): OBS logged a reply more than PENDING_MS after its request,
+    so the request had been reported already (ok null) and the reply, matching nothing pending,
+    was reported as an 18th request of a 17-request script. Late replies, by log time or wall
+    time, whole or with a torn id, add nothing; a reply to a request never seen still counts."""
+    def req(rid: int, rtype: str, ts: str) -> list[str]:
+        return block({"op": 6, "d": {"requestId": rid, "requestType": rtype, "requestData": {"sceneName": "S"}}}, ts)
+
+    lines = (req(751, "CreateScene", "10:00:00.000: ") + reply("CreateScene", 751, ts="10:00:01.400: ")
+             + req(203, "CreateInput", "10:00:02.000: ") + reply("CreateInput", 20, ts="10:00:03.300: ")  # torn id
+             + req(17, "SetInputMute", "10:00:04.000: ") + reply("RemoveScene", 99, ts="10:00:05.500: "))
+    reqs = [p for k, p in parse(lines) if k == "ws/request"]
+    assert [(r["request_type"], r["request_id"], r["ok"], r.get("recovered")) for r in reqs] == [
+        ("CreateScene", 751, None, None), ("CreateInput", 203, None, None), ("SetInputMute", 17, None, None),
+        ("RemoveScene", 99, True, "reply")]
+    p = WsLogParser()                                   # by wall time: the follower's expire()
+    assert [ev for ln in req(9, "CreateScene", T) for ev in p.feed(ln, now_s=100.0)] == []
+    assert len(p.expire(101.2)) == 1
+    assert [ev for ln in reply("CreateScene", 9) for ev in p.feed(ln, now_s=101.5)] == []
+    assert p.close() == []
+    late = reply("CreateScene", 9, ts="10:00:30.000: ")  # an id reused long after is a new request
+    assert [v["recovered"] for ln in late for k, v in p.feed(ln) if k == "ws/request"] == ["reply"]
+
+
+def test_a_torn_reply_id_pairs_with_its_request_however_late() -> None:
+    """A reply with a torn id (`404` read as `40`) logged 300 ms after its request (beyond
+    MATCH_BY_TYPE_MS: OBS busy) pairs with the request whose id it starts, not with another."""
+    lines = (block({"op": 6, "d": {"requestId": 404, "requestType": "CreateInput", "requestData": {"inputName": "B"}}},
+                   "10:00:00.100: ")
+             + reply("CreateInput", 40, ts="10:00:00.400: "))
+    reqs = [p for k, p in parse(lines) if k == "ws/request"]
+    assert [(r["request_type"], r["request_id"], r["names"], r["ok"]) for r in reqs] == [
+        ("CreateInput", 404, {"inputName": "B"}, True)]
+
+
 def test_a_request_without_reply_is_reported_after_a_second() -> None:
     p = WsLogParser()
     lines = block({"op": 6, "d": {"requestId": 9, "requestType": "CreateScene", "requestData": {"sceneName": "S"}}})
