@@ -55,9 +55,9 @@ def split_segments(raw: str) -> list[tuple[str | None, str]]:
     """A physical log line -> [(stamp or None, text)]: one segment per `HH:MM:SS.mmm: ` stamp.
     Text before the first stamp comes first with stamp None (a torn piece, or a line OBS did not
     stamp); an empty torn piece is dropped. An `[obs-websocket] ` line glued behind another write
-    with the tail of a torn stamp in front (GLUED_TAG) is cut off as its own segment, stamp None:
-    otherwise it rides inside a JSON line that a block takes, and a connect line or a message
-    header is lost."""
+    with the tail of a torn stamp in front (GLUED_TAG) is cut off as a segment of its own with the
+    stamp of the text it was glued to (written the same moment; its own is torn): otherwise it
+    rides inside a JSON line that a block takes, and a connect line or a message header is lost."""
     out: list[tuple[str | None, str]] = []
     marks = list(STAMP.finditer(raw))
     head = raw[: marks[0].start()] if marks else raw
@@ -70,12 +70,11 @@ def split_segments(raw: str) -> list[tuple[str | None, str]]:
 
 
 def _cut_glued(stamp: str | None, text: str) -> list[tuple[str | None, str]]:
-    """`text` cut before every GLUED_TAG after its first character: [(stamp, head), (None, tag line), ...]."""
+    """`text` cut before every GLUED_TAG after its first character: [(stamp, head), (stamp, tag line), ...]."""
     cuts = [m.start() for m in GLUED_TAG.finditer(text, 1)]
     if not cuts:
         return [(stamp, text)]
-    bounds = [0, *cuts, len(text)]
-    return [(stamp if i == 0 else None, text[a:b]) for i, (a, b) in enumerate(itertools.pairwise(bounds))]
+    return [(stamp, text[a:b]) for a, b in itertools.pairwise([0, *cuts, len(text)])]
 
 
 def distance_ms(a: str | None, b: str | None) -> int:

@@ -168,3 +168,35 @@ def test_runqueue_wait_of_two_processes_sharing_one_cpu() -> None:
     assert shares["a"] + shares["b"] >= 0.8, shares
     assert shares["sleeper"] < 0.05, shares
     assert runqueue_wait_s(2**22 + 7) == 0.0  # above any pid_max: no such process, nothing explained
+
+
+def test_torn_obs_log_lines_are_counted_and_a_failed_try_runs_once_more(tmp_path, capsys) -> None:
+    """Torn lines: two writes on one line, or a line without its stamp; whole lines are not."""
+    import asyncio
+    from pathlib import Path
+
+    from tests.app_health import obs_log_torn_lines, retry_once_on_torn_log
+
+    log = "\n".join(["10:00:00.000: whole", "10:00:00.001:   \"op\": 110:00:00.001: }", "Data\": {", ""])
+    assert obs_log_torn_lines(log) == 2
+    tries: list[Path] = []
+
+    def save(folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "obs-log.txt").write_text(log)
+
+    async def flaky(folder: Path) -> None:
+        save(folder)
+        tries.append(folder)
+        assert len(tries) > 1, "6 of 7 inputs"
+
+    asyncio.run(retry_once_on_torn_log(flaky, tmp_path))
+    assert [t.name for t in tries] == ["try1", "try2"]
+    assert "6 of 7 inputs — OBS tore 2 lines of its log; trying once more" in capsys.readouterr().out
+
+    async def broken(folder: Path) -> None:
+        save(folder)
+        raise AssertionError("the parser's own miss")
+
+    with pytest.raises(AssertionError, match="parser's own miss"):   # the second failure is not forgiven
+        asyncio.run(retry_once_on_torn_log(broken, tmp_path / "b"))

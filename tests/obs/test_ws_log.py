@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import secrets
 import shutil
@@ -346,10 +347,18 @@ async def wait_for(pred: Any, timeout_s: float = 15.0) -> None:
 @pytest.mark.skipif(shutil.which("obs") is None or shutil.which("Xvfb") is None,
                     reason="obs-studio and xvfb not installed")
 async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path) -> None:
+    """(One retry when OBS tore its log beyond repair: tests/app_health.py retry_once_on_torn_log.)"""
+    from tests.app_health import retry_once_on_torn_log
+
+    await retry_once_on_torn_log(_script_and_tally_attempt, tmp_path)
+
+
+async def _script_and_tally_attempt(tmp_path: Path) -> None:
     from monitor.observers.obs import ObsObserver
     from monitor.observers.obs_client import ALLOWED_REQUESTS
     from verifiers.scoring import score_task
     from verifiers.synth import InstanceWriter, load_solution_events, overlay, synth_instance
+    os.makedirs(tmp_path, exist_ok=True)
 
     inst = synth_instance(T17, tmp_path / "inst", seed=7)
     workdir = inst / "workdir"
@@ -373,6 +382,7 @@ async def test_real_obs_script_and_tally_told_apart_and_t17_gate(tmp_path: Path)
         observer.close()
         await follower.stop()
         log_text = "\n".join(p.read_text(errors="replace") for p in (o.config_dir / "logs").glob("*.txt"))
+        (tmp_path / "obs-log.txt").write_text(log_text)
         assert await o.astop() == 0
         save_obs_config(o, solution, "Weekly_Stream.json")
 
